@@ -1,0 +1,3 @@
+from autocomp.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Caption grammar, minimal templates and the semantic-preservation check."""

@@ -1,0 +1,196 @@
+"""Semantic-preservation check (Auto-Comp section 3, METHODS.md section 2).
+
+Every binding of the concept must appear in the caption:
+  attribute:  <Article> [<Word>] a_i o_i                       ("an elegant red chair")
+  relation:   <Article> [<Word>] o_i [is|which is] r_i <Article> [<Word>] o_{i+1}
+
+The relation pattern also accepts a copula between the subject and the relation ("a chair
+is under a lamp", "a lamp, which is above a cup"): without it the paper's own minimal
+caption of a 3-object chain would fail the paper's check on its second relation.
+
+A match keeps the character spans of every part (article, modifier, value, noun,
+predicate), so contextual negatives can substitute words inside them and nowhere else.
+An object name does not match inside a longer object name of the vocabulary ("tape" in
+"tape measure", "truck" in "pickup truck").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from autocomp.captions.grammar import Noun
+from autocomp.scene import SceneGraph
+
+DETERMINERS = ("a pair of", "the pair of", "a", "an", "the", "one", "another", "some", "this",
+               "that", "its", "his", "her", "their", "our", "your", "each")
+_ART = "|".join(re.escape(d).replace(r"\ ", r"\s+") for d in sorted(DETERMINERS, key=len,
+                                                                     reverse=True))
+_WORD = r"[^\W_][\w'-]*"
+_VERB = r"(?:\s*,)?\s+(?:(?:which|that)\s+)?(?P<verb>is|are)"
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One binding of a concept: an attribute of an object, or a relation."""
+
+    kind: str  # "attribute" | "relation"
+    index: int  # object index (attribute) or relation index (relation)
+    attribute: int = 0  # which attribute of the object
+
+    def label(self, graph: SceneGraph) -> str:
+        if self.kind == "attribute":
+            obj = graph.objects[self.index]
+            return f"{obj.attributes[self.attribute]} {obj.name}"
+        rel = graph.relations[self.index]
+        return f"{graph.objects[rel.subject].name} {rel.predicate} {graph.objects[rel.object].name}"
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A noun phrase inside a match: article, optional modifier and value, the noun."""
+
+    slot: int  # the object's index in the graph
+    article: Span
+    modifier: Span | None
+    value: Span | None
+    noun: Span
+
+
+@dataclass(frozen=True)
+class BindingMatch:
+    binding: Binding
+    span: Span
+    phrases: tuple[Phrase, ...]
+    predicate: Span | None = None
+    verb: Span | None = None
+
+    def to_dict(self) -> dict:
+        return {"kind": self.binding.kind, "index": self.binding.index,
+                "attribute": self.binding.attribute, "span": list(self.span),
+                "phrases": [_phrase_dict(p) for p in self.phrases],
+                "predicate": _opt(self.predicate), "verb": _opt(self.verb)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> BindingMatch:
+        phrases = tuple(Phrase(p["slot"], tuple(p["article"]), _span(p["modifier"]),
+                               _span(p["value"]), tuple(p["noun"])) for p in d["phrases"])
+        return cls(Binding(d["kind"], d["index"], d["attribute"]), tuple(d["span"]), phrases,
+                   _span(d["predicate"]), _span(d["verb"]))
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    passed: bool
+    matches: tuple[BindingMatch, ...]
+    failed: tuple[str, ...]  # labels of the bindings that matched nowhere
+
+    def to_dict(self) -> dict:
+        return {"passed": self.passed, "matches": [m.to_dict() for m in self.matches],
+                "failed": list(self.failed)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> CheckResult:
+        return cls(d["passed"], tuple(BindingMatch.from_dict(m) for m in d["matches"]),
+                   tuple(d["failed"]))
+
+
+def bindings(graph: SceneGraph) -> list[Binding]:
+    out = [Binding("attribute", i, j) for i, o in enumerate(graph.objects)
+           for j in range(len(o.attributes))]
+    return out + [Binding("relation", k) for k in range(len(graph.relations))]
+
+
+def check_caption(caption: str, graph: SceneGraph, noun: Callable[[str], Noun],
+                  vocabulary: Iterable[str] = ()) -> CheckResult:
+    """Match every binding of `graph` in `caption`.
+
+    `noun` gives the written forms of an object name; `vocabulary` lists the object names
+    (and forms) a match must not be a part of.
+    """
+    longer = tuple(sorted({f for name in vocabulary for f in noun(name).forms}))
+    matches, failed = [], []
+    for b in bindings(graph):
+        m = _match(caption, graph, b, noun, longer)
+        if m is None:
+            failed.append(b.label(graph))
+        else:
+            matches.append(m)
+    return CheckResult(not failed, tuple(matches), tuple(failed))
+
+
+def _match(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
+    if b.kind == "attribute":
+        obj = graph.objects[b.index]
+        pattern = _np("s", obj.attributes[b.attribute], noun(obj.name).forms)
+        slots = (b.index,)
+    else:
+        rel = graph.relations[b.index]
+        subj, objn = (graph.objects[i].name for i in (rel.subject, rel.object))
+        pattern = (_np("s", None, noun(subj).forms) + f"(?:{_VERB})?" + r"\s+(?P<pred>"
+                   + _words(rel.predicate) + r")\s+" + _np("o", None, noun(objn).forms))
+        slots = (rel.subject, rel.object)
+    regex = _compile(pattern)
+    pos = 0
+    while (m := regex.search(caption, pos)) is not None:
+        phrases = tuple(_phrase(m, p, slot) for p, slot in zip("so", slots))
+        if not any(_inside_longer(caption, ph.noun, longer) for ph in phrases):
+            pred = m.span("pred") if b.kind == "relation" else None
+            verb = m.span("verb") if b.kind == "relation" and m.group("verb") else None
+            return BindingMatch(b, m.span(), phrases, pred, verb)
+        pos = m.start() + 1
+    return None
+
+
+def _words(phrase: str) -> str:
+    return r"\s+".join(re.escape(w) for w in phrase.split())
+
+
+def _np(prefix: str, value: str | None, forms: tuple[str, ...]) -> str:
+    alts = "|".join(_words(f) for f in sorted(forms, key=len, reverse=True))
+    val = rf"(?P<{prefix}val>{_words(value)})\s+" if value else ""
+    return (rf"\b(?P<{prefix}art>{_ART})\s+(?:(?P<{prefix}mod>{_WORD})\s+)?{val}"
+            rf"(?P<{prefix}noun>{alts})\b")
+
+
+@lru_cache(maxsize=4096)
+def _compile(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _phrase(m: re.Match, p: str, slot: int) -> Phrase:
+    groups = m.re.groupindex
+    value = m.span(f"{p}val") if f"{p}val" in groups else None
+    mod = m.span(f"{p}mod") if m.group(f"{p}mod") else None
+    return Phrase(slot, m.span(f"{p}art"), mod, value, m.span(f"{p}noun"))
+
+
+def _inside_longer(text: str, span: Span, longer: tuple[str, ...]) -> bool:
+    """True when the noun at `span` is part of a longer vocabulary name written there."""
+    found = text[span[0]:span[1]].lower()
+    for name in longer:
+        offset = f" {name} ".find(f" {found} ")
+        if name == found or offset < 0:
+            continue
+        start, end = span[0] - offset, span[0] - offset + len(name)
+        if (start >= 0 and text[start:end].lower() == name
+                and not text[start - 1:start].isalnum() and not text[end:end + 1].isalnum()):
+            return True
+    return False
+
+
+def _opt(span):
+    return None if span is None else list(span)
+
+
+def _span(value):
+    return None if value is None else tuple(value)
+
+
+def _phrase_dict(p: Phrase) -> dict:
+    return {"slot": p.slot, "article": list(p.article), "modifier": _opt(p.modifier),
+            "value": _opt(p.value), "noun": list(p.noun)}

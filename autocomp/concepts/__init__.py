@@ -1,0 +1,1 @@
+"""Vocabularies, task definitions and concept sampling."""

@@ -1,0 +1,87 @@
+"""Concept sampling: deterministic from a seed, distinct objects and values, no duplicates."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from dataclasses import dataclass
+
+from autocomp.concepts.task import Task
+from autocomp.errors import AutocompError
+from autocomp.scene import SceneGraph, attribute_graph, chain_graph
+
+
+@dataclass(frozen=True)
+class Concept:
+    task: str
+    n: int
+    graph: SceneGraph
+
+    @property
+    def id(self) -> str:
+        """Stable id: a hash of the task name and the scene graph."""
+        return hashlib.sha256(f"{self.task}\n{self.graph.to_json()}".encode()).hexdigest()[:16]
+
+    @property
+    def seed(self) -> int:
+        """The concept's image seed, shared by its minimal and contextual images."""
+        return int(self.id[:8], 16)
+
+    def to_record(self) -> dict:
+        return {"id": self.id, "task": self.task, "n": self.n, "seed": self.seed,
+                "graph": self.graph.to_dict(), "counts": self.graph.counts}
+
+    @classmethod
+    def from_record(cls, record: dict) -> Concept:
+        return cls(record["task"], int(record["n"]), SceneGraph.from_dict(record["graph"]))
+
+
+def concept_graph(task: Task, names, values) -> SceneGraph:
+    if task.is_relation:
+        return chain_graph(names, values)
+    return attribute_graph(names, values)
+
+
+def max_distinct_concepts(task: Task, n: int) -> int:
+    """An upper bound on the number of concepts with different meanings."""
+    n_obj, n_val, k = len(task.objects), len(task.values), task.value_slots(n)
+    values = math.perm(n_val, k) if task.distinct_values else n_val**k
+    if task.is_relation:
+        return math.perm(n_obj, n) * values
+    return math.comb(n_obj, n) * values  # object order does not change an attribute concept
+
+
+def sample_concepts(task: Task, n: int, count: int, seed: int = 0) -> list[Concept]:
+    """`count` concepts of complexity n, the same for the same (task, n, seed).
+
+    Two concepts that state the same facts (same bindings in another order, or a relation
+    chain read backwards with inverse relations) count as duplicates.
+    """
+    problem = task.capacity_problem(n)
+    if problem:
+        raise AutocompError(f"task '{task.name}': {problem}", file=task.path or None)
+    limit = max_distinct_concepts(task, n)
+    if count > limit:
+        raise AutocompError(f"task '{task.name}': asked for {count} concepts of N={n} but its "
+                            f"vocabularies allow at most {limit} distinct ones",
+                            file=task.path or None)
+    rng = random.Random(f"autocomp:{task.name}:{n}:{seed}")
+    objects, values, k = task.objects.names, task.values.names, task.value_slots(n)
+    seen: set = set()
+    out: list[Concept] = []
+    misses = 0
+    while len(out) < count:
+        names = rng.sample(objects, n)
+        vals = rng.sample(values, k) if task.distinct_values else rng.choices(values, k=k)
+        graph = concept_graph(task, names, vals)
+        key = graph.meaning_key(task.inverses)
+        if key in seen:
+            misses += 1
+            if misses > 1000 + 20 * count:
+                raise AutocompError(f"task '{task.name}': found only {len(out)} distinct "
+                                    f"concepts of N={n} after {misses} repeats; ask for fewer")
+            continue
+        seen.add(key)
+        out.append(Concept(task.name, n, graph))
+    return out

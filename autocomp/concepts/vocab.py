@@ -1,0 +1,218 @@
+"""Concept vocabularies: YAML files of objects, attribute values or relations.
+
+A vocabulary file:
+
+    name: colors
+    kind: attributes            # objects | attributes | relations
+    description: ...            # optional
+    entries:
+      - red                     # a plain name, or a mapping with the fields below
+      - {name: blue, rgb: [0, 0, 255]}
+
+Fields per kind (all optional but `name`):
+  objects:    article (a | an | some | a pair of), plural, pair (true/false)
+  attributes: rgb ([r, g, b], 0-255)
+  relations:  inverse (another entry of the same file), geometry (a mapping)
+
+Built-in vocabularies live in the `concepts/vocab/` folder; a user's file loads the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from autocomp.captions.grammar import ARTICLES, Noun, indefinite_article, plural
+from autocomp.errors import AutocompError
+from autocomp.resources import data_dir
+
+KINDS = ("objects", "attributes", "relations")
+FIELDS = {
+    "objects": {"name", "article", "plural", "pair"},
+    "attributes": {"name", "rgb"},
+    "relations": {"name", "inverse", "geometry"},
+}
+TOP_FIELDS = {"name", "kind", "description", "entries"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    article: str = ""
+    plural: str = ""
+    rgb: tuple[int, int, int] | None = None
+    inverse: str | None = None
+    geometry: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def pair(self) -> bool:
+        return self.article == "a pair of"
+
+    def noun(self) -> Noun:
+        return Noun(self.name, self.article, self.plural)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    name: str
+    kind: str
+    entries: tuple[Entry, ...]
+    path: str = ""
+    description: str = ""
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.entries)
+
+    def __getitem__(self, name: str) -> Entry:
+        for e in self.entries:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    @property
+    def inverses(self) -> dict[str, str]:
+        """Predicate -> its inverse, both ways round ("under" <-> "above")."""
+        pairs = {e.name: e.inverse for e in self.entries if e.inverse}
+        return {**{v: k for k, v in pairs.items()}, **pairs}
+
+
+def builtin_vocabularies() -> dict[str, Path]:
+    return {p.stem: p for p in sorted((data_dir("concepts") / "vocab").glob("*.yaml"))}
+
+
+def resolve(ref: str, base: Path | None = None) -> Path:
+    """A vocabulary reference: a built-in name, or a path (relative to `base`)."""
+    builtin = builtin_vocabularies()
+    if ref in builtin:
+        return builtin[ref]
+    path = Path(ref).expanduser()
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    if path.is_file():
+        return path
+    known = ", ".join(builtin)
+    raise AutocompError(f"no vocabulary '{ref}' (not a file; built-in ones: {known})")
+
+
+def load_vocabulary(ref: str | Path, base: Path | None = None) -> Vocabulary:
+    path = ref if isinstance(ref, Path) else resolve(ref, base)
+    return parse_vocabulary(read_yaml(path), path)
+
+
+def read_yaml(path: Path):
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise AutocompError(f"cannot read file ({exc.strerror})", file=path) from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where else ""
+        raise AutocompError(f"not valid YAML{line}", file=path) from None
+
+
+def parse_vocabulary(data, path: Path | str = "<memory>") -> Vocabulary:
+    if not isinstance(data, dict):
+        raise AutocompError("a vocabulary file must be a mapping with name, kind, entries",
+                            file=path)
+    unknown = sorted(set(data) - TOP_FIELDS)
+    if unknown:
+        raise AutocompError(f"unknown field '{unknown[0]}' (allowed: {sorted(TOP_FIELDS)})",
+                            file=path)
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise AutocompError(f"field 'kind' must be one of {', '.join(KINDS)}, got {kind!r}",
+                            file=path)
+    name = data.get("name") or Path(str(path)).stem
+    entries = data.get("entries")
+    if not isinstance(entries, list) or not entries:
+        raise AutocompError("field 'entries' must be a non-empty list", file=path)
+    parsed = []
+    seen = {}
+    for i, raw in enumerate(entries, 1):
+        entry = _parse_entry(raw, kind, path, i)
+        if entry.name in seen:
+            raise AutocompError(f"duplicate name '{entry.name}' (also entry {seen[entry.name]})",
+                                file=path, entry=f"{i} ('{entry.name}')")
+        seen[entry.name] = i
+        parsed.append(entry)
+    vocab = Vocabulary(str(name), kind, tuple(parsed), str(path), str(data.get("description", "")))
+    _check_inverses(vocab, path)
+    return vocab
+
+
+def _parse_entry(raw, kind: str, path, i: int) -> Entry:
+    if isinstance(raw, str):
+        raw = {"name": raw}
+    if not isinstance(raw, dict):
+        raise AutocompError(f"an entry must be a name or a mapping, got {raw!r}",
+                            file=path, entry=i)
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise AutocompError(f"field 'name' must be a non-empty string, got {name!r}",
+                            file=path, entry=i)
+    name = " ".join(name.lower().split())
+    where = f"{i} ('{name}')"
+
+    def fail(problem):
+        return AutocompError(problem, file=path, entry=where)
+
+    unknown = sorted(set(raw) - FIELDS[kind])
+    if unknown:
+        raise fail(f"unknown field '{unknown[0]}' for {kind} (allowed: {sorted(FIELDS[kind])})")
+    if kind == "objects":
+        return _object_entry(name, raw, fail)
+    if kind == "attributes":
+        rgb = raw.get("rgb")
+        if rgb is not None:
+            if not (isinstance(rgb, list) and len(rgb) == 3 and all(
+                    isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in rgb)):
+                raise fail(f"field 'rgb' must be three integers 0-255, got {rgb!r}")
+            rgb = tuple(rgb)
+        return Entry(name, rgb=rgb)
+    inverse = raw.get("inverse")
+    if inverse is not None and not isinstance(inverse, str):
+        raise fail(f"field 'inverse' must be a relation name, got {inverse!r}")
+    geometry = raw.get("geometry") or {}
+    if not isinstance(geometry, dict):
+        raise fail(f"field 'geometry' must be a mapping, got {geometry!r}")
+    return Entry(name, inverse=inverse and " ".join(inverse.lower().split()), geometry=geometry)
+
+
+def _object_entry(name: str, raw: dict, fail) -> Entry:
+    pair = raw.get("pair", False)
+    if not isinstance(pair, bool):
+        raise fail(f"field 'pair' must be true or false, got {pair!r}")
+    article = raw.get("article")
+    if article is None:
+        article = "a pair of" if pair else indefinite_article(name)
+    if article not in ARTICLES:
+        raise fail(f"field 'article' must be one of {', '.join(ARTICLES)}, got {article!r}")
+    if pair != (article == "a pair of"):
+        raise fail(f"field 'pair' is {str(pair).lower()} but 'article' is {article!r}")
+    plural_form = raw.get("plural")
+    if plural_form is None:
+        plural_form = name if article == "some" else plural(name)
+    if not isinstance(plural_form, str) or not plural_form.strip():
+        raise fail(f"field 'plural' must be a non-empty string, got {plural_form!r}")
+    return Entry(name, article=article, plural=" ".join(plural_form.lower().split()))
+
+
+def _check_inverses(vocab: Vocabulary, path) -> None:
+    names = set(vocab.names)
+    for i, e in enumerate(vocab.entries, 1):
+        if e.inverse is None:
+            continue
+        where = f"{i} ('{e.name}')"
+        if e.inverse not in names:
+            raise AutocompError(f"field 'inverse' names '{e.inverse}', which is not in this "
+                                "vocabulary", file=path, entry=where)
+        back = vocab[e.inverse].inverse
+        if back is not None and back != e.name:
+            raise AutocompError(f"field 'inverse' is '{e.inverse}' but '{e.inverse}' gives "
+                                f"'{back}' as its inverse", file=path, entry=where)

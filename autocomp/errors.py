@@ -1,0 +1,14 @@
+"""One error type for bad user input: it names the file, the entry and the problem."""
+
+from __future__ import annotations
+
+
+class AutocompError(ValueError):
+    """A problem with user input, reported as one line without a traceback."""
+
+    def __init__(self, problem: str, *, file: object = None, entry: object = None):
+        self.problem = problem
+        self.file = None if file is None else str(file)
+        self.entry = entry
+        parts = [p for p in (self.file, None if entry is None else f"entry {entry}") if p]
+        super().__init__(": ".join([*parts, problem]))

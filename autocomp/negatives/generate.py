@@ -1,0 +1,179 @@
+"""Hard negatives as scene-graph edits (Auto-Comp section 3, Phase 3; METHODS.md section 4).
+
+Every negative is an edited copy of the concept's graph, rendered by the same renderer as
+the positive, so the two differ only in the edited words (articles re-rendered). Words
+are placed by slot from the positive's own lists, never replaced one after the other, so
+substitutions cannot chain.
+
+  swap       attribute tasks: permute the N values over the fixed objects;
+             relation tasks: permute the N objects over the fixed relations. N! - 1.
+  confusion  attribute tasks: objects into the N object slots with replacement (N^N) times
+             values into the N value slots with replacement (N^N): N^2N - 1.
+             relation tasks: N^N object arrangements times (N-1)^(N-1) arrangements of the
+             concept's own relations: N^N (N-1)^(N-1) - 1.
+  vary_value / vary_object   (N = 1 sanity check) every other value / object of the
+             whole vocabulary in the single slot.
+
+A negative whose caption repeats the positive's or another negative's is removed and
+counted. A negative that states the same facts as the positive (same bindings in another
+order: "a blue lamp and a red chair"; a chain read backwards with inverse relations: "a cup
+under a lamp, which is above a chair") is kept, as the paper's counts and chance levels
+include it, and flagged `same_meaning` so evaluation can leave it out.
+
+Categories (attribute tasks, Auto-Comp Table 6), from whether the negative repeats an
+object name and whether it repeats a value, compared with the positive:
+  "swapped values"                  no repeats: the concept's own bindings re-paired
+  "same value / different objects"  a value repeats, objects do not
+  "same value / same object"        both repeat
+  "same object / different values"  an object repeats, values do not
+For N = 3 "repeats" means "any two slots share it" (so "a red chair, a red lamp and a blue
+cup" is "same value / different objects"); the edit also records how many distinct
+objects and values the negative has, for finer analysis.
+Relation tasks: "<objects> / <relations>" with objects one of "same objects", "swapped
+objects", "repeated object" and relations one of "same relations", "swapped relations",
+"repeated relation".
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from autocomp.concepts.task import Task
+from autocomp.scene import Object, SceneGraph
+
+KINDS = ("swap", "confusion", "vary_value", "vary_object")
+
+
+@dataclass(frozen=True)
+class Negative:
+    kind: str
+    graph: SceneGraph
+    caption: str
+    edit: dict
+    category: str | None
+    same_meaning: bool
+
+    def to_dict(self) -> dict:
+        return {"caption": self.caption, "kind": self.kind, "edit": self.edit,
+                "category": self.category, "same_meaning": self.same_meaning}
+
+
+@dataclass(frozen=True)
+class NegativeSet:
+    kind: str
+    positive: str
+    negatives: tuple[Negative, ...]
+    duplicates: int  # candidates removed because their caption was already there
+
+    @property
+    def chance(self) -> float:
+        """Probability that a random pick among positive + negatives is the positive."""
+        return 1.0 / (1 + len(self.negatives))
+
+    @property
+    def chance_distinct_meaning(self) -> float:
+        """The same, leaving out negatives that mean the same as the positive."""
+        return 1.0 / (1 + sum(not n.same_meaning for n in self.negatives))
+
+
+def values_of(graph: SceneGraph, task: Task) -> list[str]:
+    """The concept's value slots: one attribute per object, or the chain's predicates."""
+    if task.is_relation:
+        if not graph.is_chain():
+            raise ValueError(f"task '{task.name}' needs a relation chain, got {graph.to_dict()}")
+        return [r.predicate for r in graph.relations]
+    if any(len(o.attributes) != 1 for o in graph.objects) or graph.relations:
+        raise ValueError(f"task '{task.name}' needs one attribute per object and no relations, "
+                         f"got {graph.to_dict()}")
+    return [o.attributes[0] for o in graph.objects]
+
+
+def rebuild(graph: SceneGraph, task: Task, names, values) -> SceneGraph:
+    if task.is_relation:
+        return graph.with_objects(Object(n) for n in names).with_predicates(values)
+    return graph.with_objects(Object(n, (v,)) for n, v in zip(names, values))
+
+
+def _arrangements(graph, task, kind) -> Iterator[tuple[list[str], list[str], dict]]:
+    names, values = list(graph.names), values_of(graph, task)
+    n, k = len(names), len(values)
+    vkey = "relations" if task.is_relation else "values"
+    if kind == "swap":
+        permuted, fixed = (names, values) if task.is_relation else (values, names)
+        for perm in itertools.permutations(range(len(permuted))):
+            if list(perm) == list(range(len(permuted))):
+                continue
+            moved = [permuted[i] for i in perm]
+            if task.is_relation:
+                yield moved, fixed, {"objects": list(perm), vkey: list(range(k))}
+            else:
+                yield fixed, moved, {"objects": list(range(n)), vkey: list(perm)}
+    elif kind == "confusion":
+        for objs in itertools.product(range(n), repeat=n):
+            for vals in itertools.product(range(k), repeat=k):
+                if objs == tuple(range(n)) and vals == tuple(range(k)):
+                    continue
+                yield ([names[i] for i in objs], [values[j] for j in vals],
+                       {"objects": list(objs), vkey: list(vals)})
+    elif kind in ("vary_value", "vary_object"):
+        if task.is_relation or n != 1:
+            raise ValueError(f"{kind} is the N = 1 check of attribute tasks; task "
+                             f"'{task.name}' concept has N={n}")
+        vocab = task.values if kind == "vary_value" else task.objects
+        current = values[0] if kind == "vary_value" else names[0]
+        for other in vocab.names:
+            if other == current:
+                continue
+            edit = {"slot": 0, "field": kind[5:], "from": current, "to": other}
+            yield ((names, [other], edit) if kind == "vary_value" else ([other], values, edit))
+    else:
+        raise ValueError(f"unknown negative kind '{kind}' (known: {', '.join(KINDS)})")
+
+
+def category(task: Task, pos_names, pos_values, names, values, edit) -> str | None:
+    if "slot" in edit:
+        return None
+    if task.is_relation:
+        objs = ("same objects" if names == pos_names else "swapped objects"
+                if len(set(names)) == len(set(pos_names)) else "repeated object")
+        rels = ("same relations" if values == pos_values else "swapped relations"
+                if sorted(values) == sorted(pos_values) else "repeated relation")
+        return f"{objs} / {rels}"
+    same_obj = len(set(names)) < len(set(pos_names))
+    same_val = len(set(values)) < len(set(pos_values))
+    if same_val:
+        return "same value / same object" if same_obj else "same value / different objects"
+    return "same object / different values" if same_obj else "swapped values"
+
+
+def make_negatives(graph: SceneGraph, task: Task, kind: str,
+                   render: Callable[[SceneGraph], str]) -> NegativeSet:
+    """All negatives of one kind for a concept, rendered by `render`, duplicates removed."""
+    positive = render(graph)
+    key = graph.meaning_key(task.inverses)
+    pos_names, pos_values = list(graph.names), values_of(graph, task)
+    seen, out, duplicates = {positive}, [], 0
+    for names, values, edit in _arrangements(graph, task, kind):
+        neg = rebuild(graph, task, names, values)
+        caption = render(neg)
+        if caption in seen:
+            duplicates += 1
+            continue
+        seen.add(caption)
+        edit = {**edit, "distinct_objects": len(set(names)), "distinct_values": len(set(values))}
+        out.append(Negative(kind, neg, caption, edit,
+                            category(task, pos_names, pos_values, names, values, edit),
+                            neg.meaning_key(task.inverses) == key))
+    return NegativeSet(kind, positive, tuple(out), duplicates)
+
+
+def expected_count(task: Task, n: int, kind: str) -> int:
+    """The paper's formula for the number of negatives of a concept with distinct values."""
+    if kind == "swap":
+        return math.factorial(n) - 1
+    if kind == "confusion":
+        return n**n * (n - 1) ** (n - 1) - 1 if task.is_relation else n ** (2 * n) - 1
+    return len(task.values if kind == "vary_value" else task.objects) - 1

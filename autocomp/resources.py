@@ -1,0 +1,26 @@
+"""Built-in data folders (`concepts/`, `prompts/`), found through importlib.resources.
+
+In a wheel they live in `autocomp/_data/`; in a source checkout (editable install) they are
+the repository's top-level folders.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+
+def data_dir(name: str) -> Path:
+    """The folder of built-in data `name` ("concepts" or "prompts")."""
+    packaged = files("autocomp") / "_data" / name
+    if packaged.is_dir():
+        return Path(str(packaged))
+    checkout = Path(__file__).resolve().parent.parent / name
+    if checkout.is_dir():
+        return checkout
+    raise FileNotFoundError(f"autocomp's built-in '{name}' folder is missing from this install")
+
+
+def prompt_text(name: str) -> str:
+    """The text of the prompt template `name` (a file in `prompts/`)."""
+    return (data_dir("prompts") / name).read_text(encoding="utf-8")
