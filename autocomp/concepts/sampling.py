@@ -6,9 +6,11 @@ import hashlib
 import math
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 from autocomp.concepts.task import Task
 from autocomp.errors import AutocompError
+from autocomp.records import write_jsonl
 from autocomp.scene import SceneGraph, attribute_graph, chain_graph
 
 
@@ -85,3 +87,11 @@ def sample_concepts(task: Task, n: int, count: int, seed: int = 0) -> list[Conce
         seen.add(key)
         out.append(Concept(task.name, n, graph))
     return out
+
+
+def write_concepts(task: Task, ns, count: int, seed: int, out) -> tuple:
+    """Sample `count` concepts per N and write them to OUT/concepts/<task>.jsonl."""
+    per_n = {n: sample_concepts(task, n, count, seed) for n in ns}
+    path = Path(out) / "concepts" / f"{task.name}.jsonl"
+    write_jsonl(path, (c.to_record() for cs in per_n.values() for c in cs))
+    return path, {n: len(cs) for n, cs in per_n.items()}

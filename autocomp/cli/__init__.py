@@ -1,0 +1,47 @@
+"""The `autocomp` command. Subcommands live in their own modules, imported only when run,
+so `autocomp --help` stays fast and never imports heavy libraries."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from autocomp import __version__
+from autocomp.errors import AutocompError
+
+COMMANDS = {
+    "vocab": ("autocomp.cli.vocab:vocab", "List built-in vocabularies and tasks; check a file."),
+    "concepts": ("autocomp.cli.concepts:concepts", "Sample concepts of a task into records."),
+    "preview": ("autocomp.cli.preview:preview_cmd", "Show one concept, its caption and negatives."),
+    "chance": ("autocomp.cli.chance:chance", "Chance levels of the built-in tasks (Table 4)."),
+    "demo": ("autocomp.cli.demo:demo", "Run the embedded demo: concepts, previews, chance."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return list(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module, attr = COMMANDS[name][0].split(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, help_) for name, (_, help_) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except AutocompError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="autocomp")
+def main():
+    """autocomp: controlled compositional image-caption benchmarks for vision-language models."""

@@ -1,0 +1,20 @@
+"""`autocomp chance [--task T ...] [--json]`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from autocomp.concepts.task import builtin_tasks, load_task
+from autocomp.negatives.chance import chance_table, format_chance_table
+
+
+@click.command("chance")
+@click.option("--task", "tasks", multiple=True,
+              help="Task name or YAML file (repeatable); default: every built-in task.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
+def chance(tasks, as_json):
+    """Chance levels computed from the negatives, in the layout of Table 4."""
+    table = chance_table([load_task(t) for t in (tasks or builtin_tasks())])
+    click.echo(json.dumps(table, indent=2) if as_json else format_chance_table(table))

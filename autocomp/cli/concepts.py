@@ -1,0 +1,25 @@
+"""`autocomp concepts --task T --n N --count K --seed S --out DIR`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from autocomp.concepts.sampling import write_concepts
+from autocomp.concepts.task import load_task
+
+
+@click.command("concepts")
+@click.option("--task", "task_ref", required=True, help="Built-in task name or task YAML file.")
+@click.option("--n", "ns", type=int, multiple=True,
+              help="Complexity N (repeatable); default: every N the task allows.")
+@click.option("--count", type=int, required=True, help="Concepts per N.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Output folder.")
+def concepts(task_ref, ns, count, seed, out):
+    """Sample concepts and write them as JSON-lines records under OUT/concepts/."""
+    task = load_task(task_ref)
+    path, counts = write_concepts(task, ns or task.n, count, seed, out)
+    per_n = ", ".join(f"N={n}: {k}" for n, k in counts.items())
+    click.echo(f"wrote {sum(counts.values())} concepts of task '{task.name}' ({per_n}) to {path}")

@@ -1,0 +1,52 @@
+"""`autocomp vocab list` and `autocomp vocab check FILE...`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from autocomp.concepts.task import builtin_tasks, load_task, parse_task
+from autocomp.concepts.vocab import builtin_vocabularies, load_vocabulary, parse_vocabulary, read_yaml
+from autocomp.errors import AutocompError
+
+
+@click.group()
+def vocab():
+    """Vocabularies and task definitions."""
+
+
+@vocab.command("list")
+def list_():
+    """List the built-in vocabularies and tasks."""
+    click.echo("Vocabularies:")
+    for name, path in builtin_vocabularies().items():
+        v = load_vocabulary(path)
+        click.echo(f"  {name:<14} {v.kind:<11} {len(v):>4} entries  {v.description}")
+    click.echo("Tasks:")
+    for name, path in builtin_tasks().items():
+        t = load_task(path)
+        ns = ",".join(map(str, t.n))
+        click.echo(f"  {name:<14} {t.kind:<10} objects={t.objects.name} values={t.values.name} "
+                   f"N={ns}  {t.description}")
+
+
+@vocab.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+def check(files):
+    """Check vocabulary or task files; print one line per problem."""
+    failed = 0
+    for path in files:
+        try:
+            data = read_yaml(path)
+            if isinstance(data, dict) and "entries" not in data and "values" in data:
+                t = parse_task(data, path)
+                click.echo(f"ok: {path}: task '{t.name}' ({t.kind}, N={list(t.n)})")
+            else:
+                v = parse_vocabulary(data, path)
+                click.echo(f"ok: {path}: vocabulary '{v.name}' ({v.kind}, {len(v)} entries)")
+        except AutocompError as exc:
+            click.echo(f"error: {exc}", err=True)
+            failed += 1
+    if failed:
+        raise SystemExit(1)

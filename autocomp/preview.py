@@ -1,0 +1,58 @@
+"""One concept laid out for reading: its caption, matched bindings, negatives, counts."""
+
+from __future__ import annotations
+
+from autocomp.captions.check import check_caption
+from autocomp.captions.minimal import render_minimal
+from autocomp.concepts.sampling import sample_concepts
+from autocomp.concepts.task import Task
+from autocomp.negatives.chance import benchmarks_for, percent
+from autocomp.negatives.generate import expected_count, make_negatives
+
+def preview(task: Task, n: int, seed: int = 0, examples: int = 4) -> dict:
+    concept = sample_concepts(task, n, 1, seed)[0]
+    caption = render_minimal(concept.graph, task.noun)
+    check = check_caption(caption, concept.graph, task.noun, task.objects.names)
+    out = {"task": task.name, "n": n, "seed": seed, "concept": concept.to_record(),
+           "minimal": caption,
+           "bindings": [caption[m.span[0]:m.span[1]] for m in check.matches],
+           "benchmarks": {}}
+    for kind in benchmarks_for(task, n):
+        ns = make_negatives(concept.graph, task, kind, lambda g: render_minimal(g, task.noun))
+        out["benchmarks"][kind] = {
+            "negatives": len(ns.negatives),
+            "formula": expected_count(task, n, kind),
+            "duplicates_removed": ns.duplicates,
+            "same_meaning": sum(x.same_meaning for x in ns.negatives),
+            "chance": percent(ns.chance),
+            "examples": [x.to_dict() for x in _examples(ns.negatives, examples)],
+        }
+    return out
+
+
+def _examples(negatives, k: int):
+    """Up to k negatives, one per category first, so the preview shows the variety."""
+    picked, seen = [], set()
+    for neg in negatives:
+        if neg.category not in seen:
+            seen.add(neg.category)
+            picked.append(neg)
+    picked += [x for x in negatives if x not in picked]
+    return picked[:k]
+
+
+def format_preview(p: dict) -> str:
+    c = p["concept"]
+    counts = " ".join(f"{k}={v}" for k, v in c["counts"].items())
+    lines = [f"task {p['task']}, N={p['n']}, seed {p['seed']}: concept {c['id']}",
+             f"  minimal   {p['minimal']}",
+             f"  bindings  {' | '.join(p['bindings'])}",
+             f"  counts    {counts}"]
+    for kind, b in p["benchmarks"].items():
+        lines.append(f"  {kind:<10}{b['negatives']} negatives (formula: {b['formula']}), "
+                     f"{b['duplicates_removed']} duplicates removed, {b['same_meaning']} same "
+                     f"meaning as the positive, chance {b['chance']}%")
+        for ex in b["examples"]:
+            tag = f"  [{ex['category']}]" if ex["category"] else ""
+            lines.append(f"      - {ex['caption']}{tag}")
+    return "\n".join(lines)
