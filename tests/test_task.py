@@ -1,0 +1,64 @@
+import pytest
+
+from autocomp.concepts.task import builtin_tasks, load_task
+from autocomp.errors import AutocompError
+
+
+def test_builtin_tasks(tasks):
+    assert set(builtin_tasks()) == {"color", "position", "shape_color", "relative_size"}
+    assert tasks["color"].n == (1, 2, 3) and tasks["color"].kind == "attribute"
+    assert tasks["position"].n == (2, 3) and tasks["position"].kind == "relation"
+    assert tasks["shape_color"].n == (1, 2, 3) and tasks["shape_color"].objects.name == "shapes"
+    assert tasks["relative_size"].n == (2, 3) and tasks["relative_size"].values.name == "sizes"
+
+
+def test_new_task_from_one_yaml_file_and_no_python(tmp_path):
+    (tmp_path / "materials.yaml").write_text(
+        "name: materials\nkind: attributes\nentries: [wooden, metal, glass, plastic]\n")
+    task_file = tmp_path / "material.yaml"
+    task_file.write_text("name: material\nkind: attribute\nobjects: shapes\n"
+                         "values: materials.yaml\nn: 1-3\n")
+    task = load_task(str(task_file))
+    assert task.name == "material" and task.n == (1, 2, 3)
+    assert task.values.names == ("wooden", "metal", "glass", "plastic")
+
+    from autocomp.captions.minimal import render_minimal
+    from autocomp.concepts.sampling import sample_concepts
+    from autocomp.negatives.generate import make_negatives
+
+    concept = sample_concepts(task, 2, 1, seed=0)[0]
+    caption = render_minimal(concept.graph, task.noun)
+    assert caption.endswith("on a white background")
+    conf = make_negatives(concept.graph, task, "confusion",
+                          lambda g: render_minimal(g, task.noun))
+    assert len(conf.negatives) == 15
+
+
+@pytest.mark.parametrize("body, needle", [
+    ("name: t\nkind: binding\nobjects: objects\nvalues: colors\nn: [2]\n",
+     "field 'kind' must be attribute or relation"),
+    ("name: t\nkind: attribute\nobjects: objects\nvalues: relations\nn: [2]\n",
+     "field 'values' names vocabulary 'relations' of kind relations; a attribute task needs"),
+    ("name: t\nkind: attribute\nobjects: objects\nvalues: nope.yaml\nn: [2]\n",
+     "field 'values': no vocabulary 'nope.yaml'"),
+    ("name: t\nkind: relation\nobjects: objects\nvalues: sizes\nn: [2, 4]\n",
+     "field 'n': N=4 needs 3 distinct values but vocabulary 'sizes' has 2"),
+    ("name: t\nkind: attribute\nobjects: shapes\nvalues: colors\nn: [9]\n",
+     "field 'n': N=9 needs 9 distinct objects but vocabulary 'shapes' has 8"),
+    ("name: t\nkind: relation\nobjects: objects\nvalues: relations\nn: [1, 2]\n",
+     "a relation task needs N >= 2"),
+    ("name: t\nkind: attribute\nobjects: objects\nvalues: colors\nn: two\n",
+     "field 'n' must be integers"),
+    ("name: t\nkind: attribute\nobject: objects\nvalues: colors\nn: 2\n", "unknown field 'object'"),
+])
+def test_bad_task_files(tmp_path, body, needle):
+    path = tmp_path / "t.yaml"
+    path.write_text(body)
+    with pytest.raises(AutocompError) as err:
+        load_task(str(path))
+    assert str(err.value).startswith(str(path)) and needle in str(err.value)
+
+
+def test_unknown_task_lists_builtins():
+    with pytest.raises(AutocompError, match="built-in tasks: color"):
+        load_task("colour")
