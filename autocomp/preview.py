@@ -9,6 +9,7 @@ from autocomp.concepts.task import Task
 from autocomp.negatives.chance import benchmarks_for, percent
 from autocomp.negatives.generate import expected_count, make_negatives
 
+
 def preview(task: Task, n: int, seed: int = 0, examples: int = 4) -> dict:
     concept = sample_concepts(task, n, 1, seed)[0]
     caption = render_minimal(concept.graph, task.noun)

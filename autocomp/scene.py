@@ -126,7 +126,8 @@ class SceneGraph:
         return SceneGraph(tuple(objects), self.relations)
 
     def with_predicates(self, predicates) -> SceneGraph:
-        rels = [Relation(r.subject, p, r.object) for r, p in zip(self.relations, predicates)]
+        pairs = zip(self.relations, predicates, strict=True)
+        rels = [Relation(r.subject, p, r.object) for r, p in pairs]
         return SceneGraph(self.objects, tuple(rels))
 
 

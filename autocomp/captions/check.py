@@ -137,7 +137,7 @@ def _match(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
     regex = _compile(pattern)
     pos = 0
     while (m := regex.search(caption, pos)) is not None:
-        phrases = tuple(_phrase(m, p, slot) for p, slot in zip("so", slots))
+        phrases = tuple(_phrase(m, p, slot) for p, slot in zip("so", slots, strict=False))
         if not any(_inside_longer(caption, ph.noun, longer) for ph in phrases):
             pred = m.span("pred") if b.kind == "relation" else None
             verb = m.span("verb") if b.kind == "relation" and m.group("verb") else None

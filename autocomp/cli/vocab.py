@@ -7,7 +7,12 @@ from pathlib import Path
 import click
 
 from autocomp.concepts.task import builtin_tasks, load_task, parse_task
-from autocomp.concepts.vocab import builtin_vocabularies, load_vocabulary, parse_vocabulary, read_yaml
+from autocomp.concepts.vocab import (
+    builtin_vocabularies,
+    load_vocabulary,
+    parse_vocabulary,
+    read_yaml,
+)
 from autocomp.errors import AutocompError
 
 

@@ -94,7 +94,7 @@ def values_of(graph: SceneGraph, task: Task) -> list[str]:
 def rebuild(graph: SceneGraph, task: Task, names, values) -> SceneGraph:
     if task.is_relation:
         return graph.with_objects(Object(n) for n in names).with_predicates(values)
-    return graph.with_objects(Object(n, (v,)) for n, v in zip(names, values))
+    return graph.with_objects(Object(n, (v,)) for n, v in zip(names, values, strict=True))
 
 
 def _arrangements(graph, task, kind) -> Iterator[tuple[list[str], list[str], dict]]:

@@ -1,0 +1,92 @@
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from autocomp.cli import main
+
+
+def test_help_imports_nothing_heavy():
+    code = ("import sys; from autocomp.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('torch', 'numpy', 'inflect', 'diffusers', 'transformers', "
+            "'open_clip', 'yaml') if m in sys.modules]\nprint('HEAVY', heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "HEAVY []" in out.stdout
+
+
+def test_vocab_list():
+    result = CliRunner().invoke(main, ["vocab", "list"])
+    assert result.exit_code == 0
+    assert "objects" in result.output and "235 entries" in result.output
+    assert "position" in result.output and "N=2,3" in result.output
+
+
+def test_vocab_check_good_and_bad_files(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text("name: fruit\nkind: objects\nentries: [apple, pear]\n")
+    task = tmp_path / "task.yaml"
+    task.write_text("name: fruit_color\nkind: attribute\nobjects: good.yaml\nvalues: colors\n"
+                    "n: [1, 2]\n")
+    result = CliRunner().invoke(main, ["vocab", "check", str(good), str(task)])
+    assert result.exit_code == 0, result.output
+    assert "ok:" in result.output and "task 'fruit_color'" in result.output
+
+
+def test_vocab_check_malformed_exits_nonzero_one_line_no_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nkind: objects\nentries:\n  - chair\n  - {name: glove, pair: 2}\n")
+    proc = subprocess.run([sys.executable, "-m", "autocomp", "vocab", "check", str(bad)],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert proc.stderr.strip() == (f"error: {bad}: entry 2 ('glove'): field 'pair' must be "
+                                   "true or false, got 2")
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_bad_task_reference_is_a_one_line_error():
+    proc = subprocess.run([sys.executable, "-m", "autocomp", "preview", "--task", "colour",
+                           "--n", "2"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "no task 'colour'" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_concepts_command_writes_records(tmp_path):
+    result = CliRunner().invoke(main, ["concepts", "--task", "position", "--n", "3", "--count",
+                                       "12", "--seed", "5", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    lines = (tmp_path / "concepts" / "position.jsonl").read_text().splitlines()
+    records = [json.loads(x) for x in lines]
+    assert len(records) == 12 and all(r["n"] == 3 and r["task"] == "position" for r in records)
+    assert all(len(r["graph"]["relations"]) == 2 for r in records)
+    again = CliRunner().invoke(main, ["concepts", "--task", "position", "--n", "3", "--count",
+                                      "12", "--seed", "5", "--out", str(tmp_path)])
+    assert again.exit_code == 0
+    assert (tmp_path / "concepts" / "position.jsonl").read_text().splitlines() == lines
+
+
+def test_concepts_too_many_is_a_clear_error(tmp_path):
+    result = CliRunner().invoke(main, ["concepts", "--task", "shape_color", "--n", "1",
+                                       "--count", "1000", "--out", str(tmp_path)])
+    assert result.exit_code != 0
+    assert "at most 160 distinct" in result.output
+
+
+def test_preview_text_and_json():
+    result = CliRunner().invoke(main, ["preview", "--task", "color", "--n", "2", "--seed", "1"])
+    assert result.exit_code == 0
+    assert "on a white background" in result.output and "[swapped values]" in result.output
+    result = CliRunner().invoke(main, ["preview", "--task", "position", "--n", "3", "--json"])
+    data = json.loads(result.output)
+    assert data["benchmarks"]["swap"]["negatives"] == 5
+    assert data["benchmarks"]["confusion"]["negatives"] == 107
+    assert data["concept"]["counts"] == {"n_O": 3, "n_A": 0, "n_R": 2, "total": 5}
+    assert len(data["bindings"]) == 2
+
+
+def test_demo_runs(tmp_path):
+    result = CliRunner().invoke(main, ["demo", "--out", str(tmp_path), "--count", "5"])
+    assert result.exit_code == 0, result.output
+    assert "Random Chance" in result.output
+    assert len((tmp_path / "concepts" / "color.jsonl").read_text().splitlines()) == 15

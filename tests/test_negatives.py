@@ -1,0 +1,179 @@
+import math
+from collections import Counter
+
+import pytest
+
+from autocomp.captions.check import check_caption
+from autocomp.captions.minimal import render_minimal
+from autocomp.concepts.sampling import sample_concepts
+from autocomp.concepts.task import load_task
+from autocomp.negatives.contextual import substitute
+from autocomp.negatives.generate import expected_count, make_negatives
+from autocomp.scene import attribute_graph, chain_graph
+
+
+def minimal(task):
+    return lambda g: render_minimal(g, task.noun)
+
+
+@pytest.mark.parametrize("name", ["color", "position", "shape_color", "relative_size"])
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_counts_equal_formulas(tasks, name, n):
+    task = tasks[name]
+    if task.capacity_problem(n):
+        pytest.skip(task.capacity_problem(n))
+    for concept in sample_concepts(task, n, 3, seed=n):
+        for kind in ("swap", "confusion"):
+            ns = make_negatives(concept.graph, task, kind, minimal(task))
+            want = (math.factorial(n) - 1 if kind == "swap" else
+                    n**n * (n - 1) ** (n - 1) - 1 if task.is_relation else n ** (2 * n) - 1)
+            assert len(ns.negatives) == want == expected_count(task, n, kind)
+            captions = [x.caption for x in ns.negatives]
+            assert ns.positive not in captions
+            assert len(set(captions)) == len(captions)
+            assert ns.duplicates == 0
+            assert all(x.graph != concept.graph for x in ns.negatives)
+
+
+def test_vary_value_and_object_cover_the_vocabulary(tasks):
+    task = tasks["color"]
+    g = attribute_graph(["chair"], ["red"])
+    vv = make_negatives(g, task, "vary_value", minimal(task))
+    assert len(vv.negatives) == 19
+    assert {x.graph.objects[0].attributes[0] for x in vv.negatives} == set(task.values.names) - {
+        "red"}
+    assert vv.negatives[0].edit["from"] == "red" and vv.negatives[0].edit["field"] == "value"
+    vo = make_negatives(g, task, "vary_object", minimal(task))
+    assert len(vo.negatives) == 234
+    assert "a pair of red gloves on a white background" in {x.caption for x in vo.negatives}
+    with pytest.raises(ValueError, match="N = 1"):
+        make_negatives(attribute_graph(["chair", "lamp"], ["red", "blue"]), task, "vary_value",
+                       minimal(task))
+
+
+def test_color_confusion_categories_n2(tasks):
+    task = tasks["color"]
+    ns = make_negatives(attribute_graph(["chair", "lamp"], ["red", "blue"]), task, "confusion",
+                        minimal(task))
+    assert Counter(x.category for x in ns.negatives) == {
+        "swapped values": 3, "same value / different objects": 4,
+        "same value / same object": 4, "same object / different values": 4}
+    by_caption = {x.caption: x for x in ns.negatives}
+    same = by_caption["a blue lamp and a red chair on a white background"]
+    assert same.same_meaning and same.category == "swapped values"
+    assert same.edit["objects"] == [1, 0] and same.edit["values"] == [1, 0]
+    assert sum(x.same_meaning for x in ns.negatives) == 1
+    assert ns.chance == 1 / 16 and ns.chance_distinct_meaning == 1 / 15
+    rr = by_caption["a red chair and a red chair on a white background"]
+    assert rr.category == "same value / same object"
+
+
+def test_color_confusion_categories_n3(tasks):
+    task = tasks["color"]
+    g = attribute_graph(["chair", "lamp", "cup"], ["red", "blue", "green"])
+    ns = make_negatives(g, task, "confusion", minimal(task))
+    counts = Counter(x.category for x in ns.negatives)
+    # objects: 27 arrangements, 6 of them permutations; values likewise
+    assert counts == {"swapped values": 6 * 6 - 1, "same value / different objects": 6 * 21,
+                      "same value / same object": 21 * 21, "same object / different values": 21 * 6}
+    assert sum(x.same_meaning for x in ns.negatives) == 5  # the positive's bindings reordered
+    swap = make_negatives(g, task, "swap", minimal(task))
+    assert {x.category for x in swap.negatives} == {"swapped values"}
+    assert not any(x.same_meaning for x in swap.negatives)
+
+
+def test_relation_swap_flags_the_chain_read_backwards(tasks):
+    task = tasks["position"]
+    g = chain_graph(["chair", "lamp", "cup"], ["under", "above"])
+    ns = make_negatives(g, task, "swap", minimal(task))
+    same = [x for x in ns.negatives if x.same_meaning]
+    assert [x.caption for x in same] == [
+        "a cup under a lamp, which is above a chair, on a white background"]
+    g2 = chain_graph(["chair", "lamp", "cup"], ["under", "to the left of"])
+    assert not any(x.same_meaning for x in make_negatives(g2, task, "swap", minimal(task))
+                   .negatives)
+
+
+def test_repeated_relation_duplicates_are_removed_and_counted(tmp_path):
+    path = tmp_path / "stack.yaml"
+    path.write_text("name: stack\nkind: relation\nobjects: objects\nvalues: relations\n"
+                    "n: [3]\ndistinct_values: false\n")
+    task = load_task(str(path))
+    g = chain_graph(["chair", "lamp", "cup"], ["under", "under"])
+    ns = make_negatives(g, task, "confusion", minimal(task))
+    # 27 object arrangements x 4 relation arrangements, all 4 the same words
+    assert len(ns.negatives) == 26
+    assert ns.duplicates == 27 * 4 - 1 - 26
+    assert len({x.caption for x in ns.negatives}) == 26
+
+
+def test_no_chained_substitution_and_articles_rerendered(tasks):
+    task = tasks["color"]
+    g = attribute_graph(["umbrella", "chair"], ["red", "orange"])
+    swap = make_negatives(g, task, "swap", minimal(task)).negatives
+    assert [x.caption for x in swap] == [
+        "an orange umbrella and a red chair on a white background"]
+    task = tasks["position"]
+    g = chain_graph(["chair", "lamp", "umbrella"], ["under", "to the left of"])
+    captions = {x.caption for x in make_negatives(g, task, "swap", minimal(task)).negatives}
+    assert "a lamp under a chair, which is to the left of an umbrella, on a white background" \
+        in captions
+    assert "an umbrella under a lamp, which is to the left of a chair, on a white background" \
+        in captions
+
+
+# ---- contextual negatives --------------------------------------------------------------
+def contextual(task, caption, graph, kind):
+    chk = check_caption(caption, graph, task.noun, task.objects.names)
+    assert chk.passed, chk.failed
+    return make_negatives(graph, task, kind, lambda g: substitute(caption, chk, g, task.noun))
+
+
+def test_contextual_negatives_differ_only_inside_spans(tasks):
+    task = tasks["color"]
+    caption = "In a sunlit kitchen, an elegant red chair rests beside a blue umbrella today."
+    g = attribute_graph(["chair", "umbrella"], ["red", "blue"])
+    swap = contextual(task, caption, g, "swap").negatives
+    assert [x.caption for x in swap] == [
+        "In a sunlit kitchen, an elegant blue chair rests beside a red umbrella today."]
+    conf = {x.caption for x in contextual(task, caption, g, "confusion").negatives}
+    assert len(conf) == 15
+    assert "In a sunlit kitchen, an elegant red umbrella rests beside an blue umbrella today." \
+        not in conf
+    assert "In a sunlit kitchen, an elegant red umbrella rests beside a blue umbrella today." \
+        in conf
+    assert "In a sunlit kitchen, an elegant blue chair rests beside a blue chair today." in conf
+    for c in conf:
+        assert c.startswith("In a sunlit kitchen, an elegant ") and c.endswith(" today.")
+
+
+def test_contextual_articles_for_pairs_and_capitals(tasks):
+    task = tasks["color"]
+    caption = "A pair of red gloves lies next to an orange chair."
+    g = attribute_graph(["gloves", "chair"], ["red", "orange"])
+    conf = {x.caption for x in contextual(task, caption, g, "confusion").negatives}
+    assert "An orange chair lies next to a red chair." in conf
+    assert "A pair of orange gloves lies next to a pair of red gloves." in conf
+
+
+def test_contextual_relation_chain(tasks):
+    task = tasks["position"]
+    caption = "Upstairs, a chair under a dusty lamp, which is above an old cup, sits quietly."
+    g = chain_graph(["chair", "lamp", "cup"], ["under", "above"])
+    swap = [x.caption for x in contextual(task, caption, g, "swap").negatives]
+    assert "Upstairs, a lamp under a dusty chair, which is above an old cup, sits quietly." in swap
+    conf = contextual(task, caption, g, "confusion")
+    assert len(conf.negatives) == 107
+    assert ("Upstairs, a cup above a dusty cup, which is above an old cup, sits quietly."
+            in {x.caption for x in conf.negatives})
+
+
+def test_contextual_of_minimal_caption_equals_minimal_negatives(tasks):
+    for name in ("color", "position"):
+        task = tasks[name]
+        for concept in sample_concepts(task, 3, 5, seed=11):
+            caption = render_minimal(concept.graph, task.noun)
+            for kind in ("swap", "confusion"):
+                ctx = contextual(task, caption, concept.graph, kind)
+                mini = make_negatives(concept.graph, task, kind, minimal(task))
+                assert [x.caption for x in ctx.negatives] == [x.caption for x in mini.negatives]

@@ -1,0 +1,32 @@
+import subprocess
+import sys
+import zipfile
+
+from autocomp.resources import data_dir, prompt_text
+
+
+def test_data_folders_found_from_checkout():
+    assert (data_dir("concepts") / "vocab" / "objects.yaml").is_file()
+    assert "{obj_colors_text}" in prompt_text("contextual_user.txt")
+
+
+def test_wheel_ships_data_and_finds_it(tmp_path):
+    root = data_dir("concepts").parent
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(tmp_path / "dist"), str(root)], check=True)
+    wheel = next((tmp_path / "dist").glob("autocomp-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in ("objects", "colors", "relations", "shapes", "sizes"):
+        assert f"autocomp/_data/concepts/vocab/{name}.yaml" in names
+    for name in ("color", "position", "shape_color", "relative_size"):
+        assert f"autocomp/_data/concepts/tasks/{name}.yaml" in names
+    assert "autocomp/_data/prompts/contextual_system.txt" in names
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                    str(site), str(wheel)], check=True)
+    code = ("from autocomp.resources import data_dir; from autocomp.concepts.task import "
+            "load_task; print(data_dir('concepts')); print(len(load_task('color').objects))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, text=True,
+                         capture_output=True, env={"PYTHONPATH": str(site), "PATH": ""}).stdout
+    assert str(site) in out.splitlines()[0]
+    assert out.splitlines()[1] == "235"
