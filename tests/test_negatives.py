@@ -62,6 +62,9 @@ def test_color_confusion_categories_n2(tasks):
     same = by_caption["a blue lamp and a red chair on a white background"]
     assert same.same_meaning and same.category == "swapped values"
     assert same.edit["objects"] == [1, 0] and same.edit["values"] == [1, 0]
+    assert same.edit["changed_objects"] == [0, 1] and same.edit["changed_values"] == [0, 1]
+    one = by_caption["a red chair and a red lamp on a white background"]
+    assert one.edit["changed_objects"] == [] and one.edit["changed_values"] == [1]
     assert sum(x.same_meaning for x in ns.negatives) == 1
     assert ns.chance == 1 / 16 and ns.chance_distinct_meaning == 1 / 15
     rr = by_caption["a red chair and a red chair on a white background"]

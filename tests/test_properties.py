@@ -76,6 +76,10 @@ def assert_properties(task, n, seed):
         else:
             vocab = task.values if kind == "vary_value" else task.objects
             assert len(captions) == len(vocab) - 1
+        for neg in ns.negatives:  # the check rejects every negative that changes the meaning
+            if not neg.same_meaning:
+                assert not check_caption(neg.caption, concept.graph, task.noun,
+                                         task.objects.names).passed, neg.caption
         if n >= 2:  # contextual substitution in the minimal caption = minimal negatives
             ctx = make_negatives(concept.graph, task, kind,
                                  lambda g: substitute(caption, check, g, task.noun))

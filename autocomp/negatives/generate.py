@@ -163,11 +163,18 @@ def make_negatives(graph: SceneGraph, task: Task, kind: str,
             duplicates += 1
             continue
         seen.add(caption)
-        edit = {**edit, "distinct_objects": len(set(names)), "distinct_values": len(set(values))}
+        edit = {**edit, "changed_objects": _changed(pos_names, names),
+                "changed_values": _changed(pos_values, values),
+                "distinct_objects": len(set(names)), "distinct_values": len(set(values))}
         out.append(Negative(kind, neg, caption, edit,
                             category(task, pos_names, pos_values, names, values, edit),
                             neg.meaning_key(task.inverses) == key))
     return NegativeSet(kind, positive, tuple(out), duplicates)
+
+
+def _changed(before, after) -> list[int]:
+    """The slots whose word differs."""
+    return [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
 
 
 def expected_count(task: Task, n: int, kind: str) -> int:
