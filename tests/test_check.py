@@ -42,6 +42,8 @@ def test_color_captions_that_pass(check, caption, expected):
     ("A green sofa stands beside a yellow lamp.", ("green chair",)),
     # no article
     ("Green chair beside a yellow lamp.", ("green chair",)),
+    # the plural states another count
+    ("Some green chairs stand beside a yellow lamp.", ("green chair",)),
 ])
 def test_color_captions_that_fail_name_the_binding(check, caption, failed):
     r = check(caption, attribute_graph(["chair", "lamp"], ["green", "yellow"]))

@@ -73,8 +73,10 @@ class Noun:
 
     @property
     def forms(self) -> tuple[str, ...]:
-        """Every written form a caption may use for this object."""
-        return tuple(dict.fromkeys((self.form, self.name, self.plural)))
+        """The written forms a caption may use for one such object: the name, and for a pair
+        noun its plural too ("earphones"). The plural of a single object ("chairs") is not
+        one: it would state another count."""
+        return tuple(dict.fromkeys((self.form, self.name)))
 
     @classmethod
     def guess(cls, name: str, *, pair: bool = False) -> Noun:

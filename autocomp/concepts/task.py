@@ -4,7 +4,9 @@
     kind: attribute            # attribute (binding) | relation (binding)
     objects: objects           # object vocabulary: built-in name or path (relative to this file)
     values: colors             # attribute vocabulary, or relation vocabulary for kind relation
-    n: [1, 2, 3]               # allowed complexities: a list, one integer, or a range "1-3"
+    n: [1, 2, 3]               # the task's complexities (a list, one integer, or "1-3"); a
+                               # run uses these, and any other N the vocabularies can supply
+                               # may still be asked for explicitly
     distinct_values: true      # values distinct within a concept (default true)
 """
 
