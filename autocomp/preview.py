@@ -13,7 +13,7 @@ from autocomp.negatives.generate import expected_count, make_negatives
 def preview(task: Task, n: int, seed: int = 0, examples: int = 4) -> dict:
     concept = sample_concepts(task, n, 1, seed)[0]
     caption = render_minimal(concept.graph, task.noun)
-    check = check_caption(caption, concept.graph, task.noun, task.objects.names)
+    check = check_caption(caption, concept.graph, task.noun, task.object_forms)
     out = {"task": task.name, "n": n, "seed": seed, "concept": concept.to_record(),
            "minimal": caption,
            "bindings": [caption[m.span[0]:m.span[1]] for m in check.matches],

@@ -12,3 +12,15 @@ from autocomp.concepts.task import load_task  # noqa: E402
 def tasks():
     return {name: load_task(name) for name in ("color", "position", "shape_color",
                                                 "relative_size")}
+
+
+def assert_file_error(load, tmp_path, body: str, needle: str) -> None:
+    """Loading `body` from a file fails with one line naming the file and the problem."""
+    from autocomp.errors import AutocompError
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(body)
+    with pytest.raises(AutocompError) as err:
+        load(str(path))
+    message = str(err.value)
+    assert message.startswith(str(path)) and needle in message and "\n" not in message

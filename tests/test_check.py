@@ -9,7 +9,7 @@ def check(tasks):
     task = tasks["color"]
 
     def run(caption, graph):
-        return check_caption(caption, graph, task.noun, task.objects.names)
+        return check_caption(caption, graph, task.noun, task.object_forms)
     return run
 
 

@@ -127,7 +127,7 @@ def test_no_chained_substitution_and_articles_rerendered(tasks):
 
 # ---- contextual negatives --------------------------------------------------------------
 def contextual(task, caption, graph, kind):
-    chk = check_caption(caption, graph, task.noun, task.objects.names)
+    chk = check_caption(caption, graph, task.noun, task.object_forms)
     assert chk.passed, chk.failed
     return make_negatives(graph, task, kind, lambda g: substitute(caption, chk, g, task.noun))
 

@@ -55,7 +55,7 @@ def assert_properties(task, n, seed):
     assert caption.endswith(" on a white background")
     for obj in concept.graph.objects:
         assert task.noun(obj.name).form in caption
-    check = check_caption(caption, concept.graph, task.noun, task.objects.names)
+    check = check_caption(caption, concept.graph, task.noun, task.object_forms)
     assert check.passed, (caption, check.failed)
     for m in check.matches:
         text = caption[m.span[0]:m.span[1]]
@@ -79,7 +79,7 @@ def assert_properties(task, n, seed):
         for neg in ns.negatives:  # the check rejects every negative that changes the meaning
             if not neg.same_meaning:
                 assert not check_caption(neg.caption, concept.graph, task.noun,
-                                         task.objects.names).passed, neg.caption
+                                         task.object_forms).passed, neg.caption
         if n >= 2:  # contextual substitution in the minimal caption = minimal negatives
             ctx = make_negatives(concept.graph, task, kind,
                                  lambda g: substitute(caption, check, g, task.noun))

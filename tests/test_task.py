@@ -1,4 +1,5 @@
 import pytest
+from conftest import assert_file_error
 
 from autocomp.concepts.task import builtin_tasks, load_task
 from autocomp.errors import AutocompError
@@ -52,11 +53,7 @@ def test_new_task_from_one_yaml_file_and_no_python(tmp_path):
     ("name: t\nkind: attribute\nobject: objects\nvalues: colors\nn: 2\n", "unknown field 'object'"),
 ])
 def test_bad_task_files(tmp_path, body, needle):
-    path = tmp_path / "t.yaml"
-    path.write_text(body)
-    with pytest.raises(AutocompError) as err:
-        load_task(str(path))
-    assert str(err.value).startswith(str(path)) and needle in str(err.value)
+    assert_file_error(load_task, tmp_path, body, needle)
 
 
 def test_unknown_task_lists_builtins():

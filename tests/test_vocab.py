@@ -2,6 +2,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import assert_file_error
 
 from autocomp.concepts.vocab import builtin_vocabularies, load_vocabulary
 from autocomp.errors import AutocompError
@@ -81,14 +82,7 @@ def test_user_vocabulary_loads_like_a_builtin(tmp_path):
     ("name: x\nkind: objects\nentries: [a\n", "not valid YAML"),
 ])
 def test_malformed_vocabularies_name_file_entry_problem(tmp_path, body, needle):
-    path = tmp_path / "bad.yaml"
-    path.write_text(body)
-    with pytest.raises(AutocompError) as err:
-        load_vocabulary(str(path))
-    message = str(err.value)
-    assert message.startswith(str(path))
-    assert needle in message
-    assert "\n" not in message
+    assert_file_error(load_vocabulary, tmp_path, body, needle)
 
 
 def test_unknown_vocabulary_lists_builtins():

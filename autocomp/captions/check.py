@@ -109,10 +109,10 @@ def check_caption(caption: str, graph: SceneGraph, noun: Callable[[str], Noun],
                   vocabulary: Iterable[str] = ()) -> CheckResult:
     """Match every binding of `graph` in `caption`.
 
-    `noun` gives the written forms of an object name; `vocabulary` lists the object names
-    (and forms) a match must not be a part of.
+    `noun` gives the written forms of an object name; `vocabulary` lists the written forms
+    of the vocabulary's objects (`Task.object_forms`), which a match must not be a part of.
     """
-    longer = tuple(sorted({f for name in vocabulary for f in noun(name).forms}))
+    longer = tuple(vocabulary)
     matches, failed = [], []
     for b in bindings(graph):
         m = _match(caption, graph, b, noun, longer)

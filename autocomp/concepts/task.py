@@ -63,6 +63,11 @@ class Task:
     def nouns(self) -> dict[str, Noun]:
         return {e.name: e.noun() for e in self.objects.entries}
 
+    @cached_property
+    def object_forms(self) -> tuple[str, ...]:
+        """Every written form of the task's objects (for the semantic-preservation check)."""
+        return tuple(sorted({f for noun in self.nouns.values() for f in noun.forms}))
+
     def noun(self, name: str) -> Noun:
         return self.nouns.get(name) or Noun.guess(name)
 

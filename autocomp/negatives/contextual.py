@@ -15,10 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from autocomp.captions.check import CheckResult, Phrase
-from autocomp.captions.grammar import Noun, article_for
+from autocomp.captions.grammar import ARTICLES, Noun, article_for
 from autocomp.scene import SceneGraph
-
-INDEFINITE = ("a", "an", "some", "a pair of")
 
 
 def substitute(caption: str, check: CheckResult, negative: SceneGraph,
@@ -57,7 +55,7 @@ def _phrase_edits(caption: str, ph: Phrase, new: Noun, value: str | None):
         yield ph.value, value
     old_article = caption[ph.article[0]:ph.article[1]]
     article = " ".join(old_article.lower().split())
-    if article in INDEFINITE:
+    if article in ARTICLES:  # indefinite: agree with the new words
         following = " ".join(w for w in (
             caption[slice(*ph.modifier)] if ph.modifier else None, value, new.form) if w)
         article = article_for(new, following)
