@@ -6,9 +6,12 @@ from __future__ import annotations
 class AutocompError(ValueError):
     """A problem with user input, reported as one line without a traceback."""
 
-    def __init__(self, problem: str, *, file: object = None, entry: object = None):
+    def __init__(self, problem: str, *, file: object = None, entry: object = None,
+                 field: str | None = None):
         self.problem = problem
         self.file = None if file is None else str(file)
         self.entry = entry
-        parts = [p for p in (self.file, None if entry is None else f"entry {entry}") if p]
+        self.field = field
+        parts = [p for p in (self.file, None if entry is None else f"entry {entry}",
+                             None if field is None else f"field {field}") if p]
         super().__init__(": ".join([*parts, problem]))

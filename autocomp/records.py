@@ -38,3 +38,19 @@ def read_jsonl(path: Path) -> Iterator[dict]:
         for line in fh:
             if line.strip():
                 yield json.loads(line)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a text file atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

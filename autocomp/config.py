@@ -1,0 +1,249 @@
+"""Run configuration: a YAML file <-> frozen dataclasses, validated once, at load time.
+
+Every problem is one line naming the file and the field ("configs/x.yaml: field
+generate.batch_size: expected a positive integer, got 'ten'"). Backend options are checked
+by the backend class itself (`check_options`), and the generator is asked whether it can
+draw every task's vocabulary before anything runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from autocomp.errors import AutocompError
+
+TRACKS = ("minimal", "contextual")
+
+
+@dataclass(frozen=True)
+class ConceptSpec:
+    task: str  # a built-in task name or a path to a task YAML
+    n: tuple[int, ...]
+    count: int
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CaptionsConfig:
+    writer: Backend = Backend("template")
+    retries: int = 3
+    batch_size: int = 32
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    generator: Backend = Backend("procedural")
+    batch_size: int = 16
+
+
+@dataclass(frozen=True)
+class ValidateConfig:
+    detector: Backend = Backend("color-blobs")
+    answerer: Backend = Backend("pixels")
+    min_fraction: float = 0.7
+    min_gray: int = 190
+    batch_size: int = 16
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    benchmarks: tuple[str, ...] = ("swap", "confusion", "vary_value", "vary_object")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    name: str
+    concepts: tuple[ConceptSpec, ...]
+    seed: int = 0
+    processes: int = 1
+    captions: CaptionsConfig = CaptionsConfig()
+    generate: GenerateConfig = GenerateConfig()
+    validate: ValidateConfig = ValidateConfig()
+    build: BuildConfig = BuildConfig()
+    path: Path | None = None  # the file it came from (task paths are relative to it)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("path")
+        d["concepts"] = [{**c, "n": list(c["n"])} for c in d["concepts"]]
+        d["build"]["benchmarks"] = list(d["build"]["benchmarks"])
+        return d
+
+    def identity(self) -> dict:
+        """What decides the run's records (the process count does not)."""
+        d = self.to_dict()
+        d.pop("processes")
+        return d
+
+    def task_paths(self) -> dict[str, str]:
+        """Task reference -> what `load_task` should be given."""
+        base = self.path.parent if self.path else Path.cwd()
+        out = {}
+        for spec in self.concepts:
+            ref = spec.task
+            looks_like_path = ref.endswith((".yaml", ".yml")) or "/" in ref
+            out[ref] = str((base / ref).resolve()) if looks_like_path else ref
+        return out
+
+
+def load_config(path) -> RunConfig:
+    from autocomp.concepts.vocab import read_yaml
+
+    path = Path(path)
+    return parse_config(read_yaml(path), path)
+
+
+def parse_config(data, path=None) -> RunConfig:
+    p = _Parser(path)
+    top = p.mapping(data, "", {"name", "seed", "processes", "concepts", "captions", "generate",
+                               "validate", "build"})
+    specs = top.get("concepts")
+    if not isinstance(specs, list) or not specs:
+        raise p.error("concepts", "expected a non-empty list of {task, n, count}", specs)
+    concepts = tuple(p.concept(s, f"concepts[{i}]") for i, s in enumerate(specs))
+    cap = p.mapping(top.get("captions", {}), "captions", {"writer", "options", "retries",
+                                                          "batch_size"})
+    gen = p.mapping(top.get("generate", {}), "generate", {"generator", "options", "batch_size"})
+    val = p.mapping(top.get("validate", {}), "validate", {
+        "detector", "detector_options", "answerer", "answerer_options", "background",
+        "batch_size"})
+    bg = p.mapping(val.get("background", {}), "validate.background", {"min_fraction",
+                                                                      "min_gray"})
+    bld = p.mapping(top.get("build", {}), "build", {"benchmarks"})
+    cfg = RunConfig(
+        name=p.string(top.get("name", path.stem if path else "run"), "name"),
+        concepts=concepts,
+        seed=p.integer(top.get("seed", 0), "seed", minimum=0),
+        processes=p.integer(top.get("processes", 1), "processes", minimum=1),
+        captions=CaptionsConfig(
+            writer=p.backend("writer", cap.get("writer", "template"), cap.get("options", {}),
+                             "captions"),
+            retries=p.integer(cap.get("retries", 3), "captions.retries", minimum=0),
+            batch_size=p.integer(cap.get("batch_size", 32), "captions.batch_size", minimum=1)),
+        generate=GenerateConfig(
+            generator=p.backend("generator", gen.get("generator", "procedural"),
+                                gen.get("options", {}), "generate"),
+            batch_size=p.integer(gen.get("batch_size", 16), "generate.batch_size", minimum=1)),
+        validate=ValidateConfig(
+            detector=p.backend("detector", val.get("detector", "color-blobs"),
+                               val.get("detector_options", {}), "validate",
+                               options_field="detector_options"),
+            answerer=p.backend("answerer", val.get("answerer", "pixels"),
+                               val.get("answerer_options", {}), "validate",
+                               options_field="answerer_options"),
+            min_fraction=p.number(bg.get("min_fraction", 0.7), "validate.background.min_fraction",
+                                  0.0, 1.0),
+            min_gray=p.integer(bg.get("min_gray", 190), "validate.background.min_gray",
+                               minimum=0, maximum=255),
+            batch_size=p.integer(val.get("batch_size", 16), "validate.batch_size", minimum=1)),
+        build=BuildConfig(benchmarks=p.benchmarks(bld.get("benchmarks"))),
+        path=path,
+    )
+    return replace(cfg, concepts=p.check_tasks(cfg))
+
+
+class _Parser:
+    def __init__(self, path):
+        self.path = path
+
+    def error(self, fld: str, problem: str, value=None) -> AutocompError:
+        got = "" if value is None else f", got {value!r}"
+        return AutocompError(f"{problem}{got}", file=self.path, field=fld or None)
+
+    def mapping(self, data, fld: str, allowed: set[str]) -> dict:
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise self.error(fld or "(top level)", "expected a mapping", data)
+        for key in data:
+            if key not in allowed:
+                where = f"{fld}.{key}" if fld else str(key)
+                raise self.error(where, f"unknown field (known: {', '.join(sorted(allowed))})")
+        return data
+
+    def string(self, value, fld: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(fld, "expected a non-empty string", value)
+        return value
+
+    def integer(self, value, fld: str, minimum: int | None = None,
+                maximum: int | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(fld, "expected an integer", value)
+        if minimum is not None and value < minimum:
+            raise self.error(fld, f"expected an integer >= {minimum}", value)
+        if maximum is not None and value > maximum:
+            raise self.error(fld, f"expected an integer <= {maximum}", value)
+        return value
+
+    def number(self, value, fld: str, low: float, high: float) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                low <= value <= high):
+            raise self.error(fld, f"expected a number in [{low}, {high}]", value)
+        return float(value)
+
+    def concept(self, spec, fld: str) -> ConceptSpec:
+        spec = self.mapping(spec, fld, {"task", "n", "count"})
+        task = self.string(spec.get("task"), f"{fld}.task")
+        n = spec.get("n", [])
+        ns = [n] if isinstance(n, int) and not isinstance(n, bool) else n
+        if not isinstance(ns, list):
+            raise self.error(f"{fld}.n", "expected an integer or a list of integers", n)
+        ns = tuple(self.integer(x, f"{fld}.n", minimum=1) for x in ns)
+        count = self.integer(spec.get("count"), f"{fld}.count", minimum=1)
+        return ConceptSpec(task, ns, count)
+
+    def backend(self, family: str, name, options, section: str,
+                options_field: str = "options") -> Backend:
+        from autocomp.registry import resolve
+
+        name = self.string(name, f"{section}.{family}")
+        cls = resolve(family, name, file=self.path, field=f"{section}.{family}")
+        return Backend(name, cls.check_options(options or {}, file=self.path,
+                                               field=f"{section}.{options_field}"))
+
+    def benchmarks(self, value) -> tuple[str, ...]:
+        from autocomp.negatives.generate import KINDS
+
+        if value is None:
+            return BuildConfig().benchmarks
+        if not isinstance(value, list) or not value:
+            raise self.error("build.benchmarks", f"expected a list out of {', '.join(KINDS)}",
+                             value)
+        for v in value:
+            if v not in KINDS:
+                raise self.error("build.benchmarks",
+                                 f"unknown benchmark (known: {', '.join(KINDS)})", v)
+        return tuple(value)
+
+    def check_tasks(self, cfg: RunConfig) -> tuple[ConceptSpec, ...]:
+        """Load every task, check its complexities and the generator; fill default N."""
+        from autocomp.concepts.task import load_task
+        from autocomp.registry import resolve
+
+        generator = resolve("generator", cfg.generate.generator.name)
+        refs = cfg.task_paths()
+        filled = []
+        for i, spec in enumerate(cfg.concepts):
+            fld = f"concepts[{i}]"
+            try:
+                task = load_task(refs[spec.task])
+            except AutocompError as exc:
+                raise self.error(f"{fld}.task", exc.problem if exc.file is None else str(exc),
+                                 None) from None
+            filled.append(replace(spec, n=spec.n or tuple(task.n)))
+            for n in filled[-1].n:
+                problem = task.capacity_problem(n)
+                if problem:
+                    raise self.error(f"{fld}.n", problem, n)
+            problem = generator.cannot_draw(task)
+            if problem:
+                raise self.error(f"{fld}.task", f"generator '{cfg.generate.generator.name}' "
+                                 f"cannot draw task '{task.name}': {problem}")
+        return tuple(filled)

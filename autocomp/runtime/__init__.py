@@ -1,0 +1,1 @@
+"""Stage runner: records sharded by rank, append-only part files, resume, merge, stats."""

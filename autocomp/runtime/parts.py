@@ -1,0 +1,89 @@
+"""Part files of one stage: `<stage>/part-<rank>.jsonl`, append-only, one batch per write.
+
+A batch is written with one `write` call, flushed and fsynced before the next batch
+starts, so a killed process loses at most the batch in flight. A torn last line (the
+process died inside a write) is cut off when the rank opens its part file again, and every
+reader ignores a last line without its newline, so a half-written record is never read as
+whole. `merged.jsonl` (all ranks, in the stage's input order) and the stats are written
+with a temp name and a rename.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from autocomp.records import dumps
+
+MERGED = "merged.jsonl"
+
+
+def part_path(stage_dir: Path, rank: int) -> Path:
+    return Path(stage_dir) / f"part-{rank:05d}.jsonl"
+
+
+def part_files(stage_dir: Path) -> list[Path]:
+    return sorted(Path(stage_dir).glob("part-*.jsonl"))
+
+
+def read_part(path: Path) -> Iterator[dict]:
+    """The complete records of a part file; a torn last line is skipped."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    end = data.rfind(b"\n") + 1
+    for line in data[:end].splitlines():
+        if line.strip():
+            yield json.loads(line)
+
+
+def repair(path: Path) -> int:
+    """Cut a torn last line off `path`; returns the number of bytes removed."""
+    if not path.exists():
+        return 0
+    size = path.stat().st_size
+    with open(path, "rb+") as fh:
+        data = fh.read()
+        keep = data.rfind(b"\n") + 1
+        if keep < size:
+            fh.truncate(keep)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return size - keep
+
+
+def done_records(stage_dir: Path) -> dict[str, dict]:
+    """Every complete record of every rank's part file, by id (first one wins)."""
+    out: dict[str, dict] = {}
+    for path in part_files(stage_dir):
+        for record in read_part(path):
+            out.setdefault(record["id"], record)
+    return out
+
+
+class PartWriter:
+    """Appends batches of records to one rank's part file."""
+
+    def __init__(self, stage_dir: Path, rank: int):
+        self.path = part_path(stage_dir, rank)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        repair(self.path)
+        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+
+    def append(self, records: Iterable[dict]) -> int:
+        lines = [dumps(r) + "\n" for r in records]
+        if lines:
+            self._fh.write("".join(lines))
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        return len(lines)
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> PartWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

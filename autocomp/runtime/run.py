@@ -1,0 +1,98 @@
+"""A run directory: its resolved config (with provenance) and what its stages share."""
+
+from __future__ import annotations
+
+import platform
+import sys
+from functools import cached_property
+from importlib import metadata
+from pathlib import Path
+
+import yaml
+
+from autocomp import __version__
+from autocomp.config import RunConfig, parse_config
+from autocomp.errors import AutocompError
+from autocomp.records import read_jsonl
+
+CONFIG = "config.yaml"
+PACKAGES = ("numpy", "pillow", "scipy", "torch", "accelerate", "diffusers", "transformers",
+            "open_clip_torch", "inflect")
+
+
+def provenance() -> dict:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return {"autocomp": __version__, "python": sys.version.split()[0],
+            "platform": platform.platform(), "packages": versions}
+
+
+class Run:
+    """The run directory and its config; stages read and write under `dir`."""
+
+    def __init__(self, directory: Path, config: RunConfig):
+        self.dir = Path(directory)
+        self.config = config
+
+    @classmethod
+    def create(cls, config: RunConfig, directory: Path) -> Run:
+        """Start (or continue) a run in `directory`; refuses one made with another config."""
+        directory = Path(directory)
+        resolved = _resolved(config)
+        path = directory / CONFIG
+        if path.exists():
+            old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            old.pop("provenance", None)
+            old.pop("processes", None)
+            new = dict(resolved)
+            new.pop("processes", None)
+            if old != new:
+                raise AutocompError(
+                    "this run directory was made with another config; use a new --out "
+                    "(or delete the directory)", file=path)
+        directory.mkdir(parents=True, exist_ok=True)
+        text = yaml.safe_dump({**resolved, "provenance": provenance()}, sort_keys=False)
+        from autocomp.records import write_text
+
+        write_text(path, text)
+        return cls.open(directory)
+
+    @classmethod
+    def open(cls, directory: Path) -> Run:
+        path = Path(directory) / CONFIG
+        if not path.is_file():
+            raise AutocompError("not a run directory (no config.yaml)", file=directory)
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data.pop("provenance", None)
+        return cls(directory, parse_config(data, path))
+
+    @cached_property
+    def tasks(self):
+        """Task name -> Task, for every task of the config."""
+        from autocomp.concepts.task import load_task
+
+        out = {}
+        for ref in self.config.task_paths().values():
+            task = load_task(ref)
+            out[task.name] = task
+        return out
+
+    def records(self, stage: str) -> list[dict]:
+        """The merged records of a finished stage (empty when it has not run)."""
+        path = self.dir / stage / "merged.jsonl"
+        return list(read_jsonl(path)) if path.exists() else []
+
+    def path(self, relative: str) -> Path:
+        return self.dir / relative
+
+
+def _resolved(config: RunConfig) -> dict:
+    d = config.to_dict()
+    refs = config.task_paths()
+    for c in d["concepts"]:
+        c["task"] = refs[c["task"]]
+    return d

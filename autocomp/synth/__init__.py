@@ -1,0 +1,1 @@
+"""Text-to-image generators: procedural (embedded, CPU) and, later, diffusers."""

@@ -1,0 +1,111 @@
+"""2D renderings of the built-in 3D shapes, shared by the procedural generator and the
+color-blobs detector (which recognises a blob by its silhouette).
+
+Each shape is a list of faces in a unit box (x right, y down) with a tone: the base color,
+a lighter or a darker shade (flat shading), or a hole. The base face is the largest, so
+the most common color of an object is its concept color. Every face is outlined in ink
+(near black), so objects stand out from any background.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+INK = (24, 24, 24)
+INK_MAX = 48  # a pixel whose channels are all <= this is ink
+LIGHT, DARK = 0.4, 0.65
+
+
+@dataclass(frozen=True)
+class Face:
+    kind: str  # "polygon" | "ellipse"
+    points: tuple  # polygon vertices, or the ellipse box (x0, y0, x1, y1)
+    tone: str  # "base" | "light" | "dark" | "hole"
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    aspect: float  # width / height
+    faces: tuple[Face, ...]
+
+
+def _p(tone, *pts):
+    return Face("polygon", tuple(pts), tone)
+
+
+def _e(tone, x0, y0, x1, y1):
+    return Face("ellipse", (x0, y0, x1, y1), tone)
+
+
+SHAPES = {s.name: s for s in (
+    Shape("cube", 1.0, (
+        _p("base", (0, .3), (.7, .3), (.7, 1), (0, 1)),
+        _p("light", (0, .3), (.3, 0), (1, 0), (.7, .3)),
+        _p("dark", (.7, .3), (1, 0), (1, .7), (.7, 1)))),
+    Shape("sphere", 1.0, (_e("base", 0, 0, 1, 1), _e("light", .2, .15, .42, .37))),
+    Shape("pyramid", 1.15, (
+        _p("base", (.45, 0), (0, .85), (.62, 1)),
+        _p("dark", (.45, 0), (.62, 1), (1, .8)))),
+    Shape("cylinder", 0.7, (
+        _e("base", 0, .75, 1, 1), _p("base", (0, .125), (1, .125), (1, .875), (0, .875)),
+        _e("light", 0, 0, 1, .25))),
+    Shape("cone", 0.8, (
+        _e("dark", 0, .76, 1, 1), _p("base", (.5, 0), (1, .88), (0, .88)))),
+    Shape("torus", 2.0, (
+        _e("base", 0, 0, 1, 1), _e("dark", .3, .28, .7, .62), _e("hole", .33, .36, .67, .64))),
+    Shape("prism", 1.6, (
+        _p("base", (.34, 1), (.17, .3), (.83, 0), (1, .7)),
+        _p("dark", (0, 1), (.34, 1), (.17, .3)))),
+    Shape("capsule", 0.45, (
+        _e("base", 0, 0, 1, .45), _e("base", 0, .55, 1, 1),
+        _p("base", (0, .225), (1, .225), (1, .775), (0, .775)),
+        _p("light", (.18, .25), (.32, .25), (.32, .75), (.18, .75)))),
+)}
+
+
+def tone(rgb, which: str) -> tuple[int, int, int]:
+    r, g, b = rgb
+    if which == "light":
+        return tuple(round(c + (255 - c) * LIGHT) for c in (r, g, b))
+    if which == "dark":
+        return tuple(round(c * DARK) for c in (r, g, b))
+    return (r, g, b)
+
+
+def render(name: str, width: int, height: int, rgb, outline: int = 2) -> Image.Image:
+    """The shape drawn in a width x height RGBA tile (transparent outside it)."""
+    shape = SHAPES[name]
+    tile = Image.new("RGBA", (width, height), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(tile)
+    sx, sy = width - 1, height - 1
+    for face in shape.faces:
+        fill = (0, 0, 0, 0) if face.tone == "hole" else (*tone(rgb, face.tone), 255)
+        if face.kind == "ellipse":
+            x0, y0, x1, y1 = face.points
+            draw.ellipse((x0 * sx, y0 * sy, x1 * sx, y1 * sy), fill=fill,
+                         outline=(*INK, 255), width=outline)
+        else:
+            draw.polygon([(x * sx, y * sy) for x, y in face.points], fill=fill,
+                         outline=(*INK, 255), width=outline)
+    return tile
+
+
+@lru_cache(maxsize=4096)
+def silhouette(name: str, width: int, height: int) -> np.ndarray:
+    """The filled silhouette (holes filled) of a shape at this size, as a bool array."""
+    from scipy.ndimage import binary_fill_holes
+
+    alpha = np.asarray(render(name, width, height, (128, 128, 128)))[..., 3] > 0
+    return binary_fill_holes(alpha)
+
+
+@lru_cache(maxsize=64)
+def fill_fraction(name: str) -> float:
+    """The share of its box a shape's silhouette covers (measured at 200 px high)."""
+    h = 200
+    return float(silhouette(name, max(2, round(SHAPES[name].aspect * h)), h).mean())
