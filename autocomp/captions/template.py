@@ -1,0 +1,121 @@
+"""`template`: the embedded contextual caption writer. Deterministic (a concept's seed and
+the attempt number choose every word), varied, and written so the semantic-preservation
+check passes: "In a sunlit kitchen, a small red cube rests beside a blue sphere."
+
+`slip_rate` makes it behave like an imperfect LLM: with that probability an attempt leaves
+one binding out (a color unsaid, a relation softened to "near"), so the retry and drop
+rules run exactly as they do for a real writer.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from autocomp.captions.grammar import article_for, join
+from autocomp.captions.writers import CaptionRequest
+from autocomp.errors import AutocompError
+from autocomp.registry import check_options
+
+SETTINGS = (
+    "a sunlit kitchen", "a quiet attic", "a cluttered workshop", "a bright classroom",
+    "a cozy living room", "a dim garage", "a busy office", "a small studio",
+    "a hotel lobby", "a children's playroom", "a museum hall", "a sunny patio",
+    "a modern loft", "a rustic cabin", "a hospital waiting room", "a school library",
+    "a toy store", "a basement storeroom", "a glass greenhouse", "an empty warehouse",
+    "an art gallery", "an old farmhouse", "a science lab", "a train station",
+)
+PLACES = ("on a wooden table", "on the floor", "on a shelf", "on a windowsill",
+          "on a low bench", "on a tiled counter", "on a rug", "on a desk")
+MODIFIERS = ("small", "shiny", "matte", "glossy", "plastic", "large", "smooth", "tiny",
+             "painted", "polished")
+SIZE_WORDS = {"small", "large", "tiny"}  # left out where the concept is about size
+VERBS = ("sits", "rests", "stands", "lies")
+NEAR = ("beside", "next to", "near", "close to")
+
+
+class TemplateWriter:
+    OPTIONS = {"slip_rate": (int, float)}
+
+    def __init__(self, slip_rate: float = 0.0):
+        self.slip_rate = float(slip_rate)
+
+    @classmethod
+    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
+        out = check_options(options, cls.OPTIONS, file=file, field=field)
+        if not 0 <= out.get("slip_rate", 0) <= 1:
+            raise AutocompError(f"expected a rate in [0, 1], got {out['slip_rate']!r}",
+                                file=file, field=f"{field}.slip_rate")
+        return out
+
+    def write(self, requests: Sequence[CaptionRequest]) -> list[str]:
+        return [self.write_one(r) for r in requests]
+
+    def write_one(self, req: CaptionRequest) -> str:
+        rng = random.Random(f"template:{req.seed}:{req.id}:{req.attempt}")
+        slip = rng.random() < self.slip_rate
+        if req.task.is_relation:
+            return _relation(req, rng, slip)
+        return _attribute(req, rng, slip)
+
+
+def _phrase(noun, words: list[str], rng, capital=False, modifiers=MODIFIERS) -> str:
+    if rng.random() < 0.5:
+        words = [rng.choice(modifiers), *words]
+    text = " ".join([*words, noun.form])
+    out = f"{article_for(noun, text)} {text}"
+    return out[:1].upper() + out[1:] if capital else out
+
+
+def _attribute(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
+    objs = list(req.graph.objects)
+    dropped = rng.randrange(len(objs)) if slip else -1
+    phrases = []
+    for i, o in enumerate(objs):
+        values = [] if i == dropped else list(o.attributes)
+        phrases.append(lambda cap, o=o, v=values: _phrase(req.task.noun(o.name), v, rng, cap))
+    setting, place = rng.choice(SETTINGS), rng.choice(PLACES)
+    noun0 = req.task.noun(objs[0].name)
+    verb = rng.choice(VERBS)
+    if noun0.plural_verb:
+        verb = verb[:-1]
+    form = rng.randrange(3) if len(objs) > 1 else 3 + rng.randrange(2)
+    if form == 0:
+        rest = join([p(False) for p in phrases[1:]])
+        return f"In {setting}, {phrases[0](False)} {verb} {rng.choice(NEAR)} {rest}."
+    if form == 1:
+        all_ = join([phrases[0](True), *[p(False) for p in phrases[1:]]])
+        return f"{all_} are arranged {place} in {setting}."
+    if form == 2:
+        rest = join([p(False) for p in phrases[1:]])
+        return f"{phrases[0](True)} {verb} {place}, {rng.choice(NEAR)} {rest}, in {setting}."
+    if form == 3:
+        return f"In {setting}, {phrases[0](False)} {verb} {place}."
+    return f"{phrases[0](True)} {verb} {place} in {setting}."
+
+
+def _relation(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
+    g = req.graph
+    softened = rng.randrange(len(g.relations)) if slip else -1
+    sized = any("size" in (e.geometry or {}) for e in req.task.values.entries)
+    mods = tuple(m for m in MODIFIERS if m not in SIZE_WORDS) if sized else MODIFIERS
+    phrase = [_phrase(req.task.noun(o.name), [], rng, modifiers=mods) for o in g.objects]
+    rels = [rng.choice(NEAR) if k == softened else r.predicate
+            for k, r in enumerate(g.relations)]
+    noun0 = req.task.noun(g.objects[0].name)
+    be = "are" if noun0.plural_verb else "is"
+    if rng.random() < 0.5:  # "a cube is under a sphere"
+        body = f"{phrase[0]} {be} {rels[0]} {phrase[1]}"
+    else:  # "there is a cube under a sphere"
+        body = f"there {be} {phrase[0]} {rels[0]} {phrase[1]}"
+    for k, r in enumerate(g.relations[1:], start=1):
+        verb = "are" if req.task.noun(g.objects[r.subject].name).plural_verb else "is"
+        body += f", which {verb} {rels[k]} {phrase[r.object]}"
+    setting = rng.choice(SETTINGS)
+    form = rng.randrange(3)
+    if form == 0:
+        return f"In {setting}, {body}."
+    if form == 1:
+        tail = "," if len(g.relations) > 1 else ""
+        return f"{body[:1].upper()}{body[1:]}{tail} {rng.choice(PLACES)} in {setting}."
+    return f"The photo shows {setting} where {body}."

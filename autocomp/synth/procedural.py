@@ -1,0 +1,200 @@
+"""`procedural`: the embedded generator. It draws a concept on a canvas with exact ground
+truth: the built-in 3D shapes in the concept's colors, placed so its relations hold, on
+white (minimal track) or in a cluttered room (contextual track).
+
+Fault injection (off by default) gives validators real failures to catch. Each fault is
+drawn independently per image with its rate, from a generator seeded by the concept seed
+and the track, and recorded with what it changed:
+  drop_object      one object is not drawn                    -> the object check must fail
+  wrong_color      one object gets another vocabulary color   -> the attribute check must fail
+  swap             attribute tasks: two objects trade colors;
+                   relation tasks: the two objects of one relation trade places (or sizes)
+                                                              -> the attribute check must fail
+  grey_background  minimal track: a grey background           -> the background check must fail
+The layout depends on the concept seed only, so both tracks of a concept share it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+from autocomp.concepts.task import Task
+from autocomp.errors import AutocompError
+from autocomp.registry import check_options
+from autocomp.synth import background
+from autocomp.synth.base import GeneratedImage, ImageRequest
+from autocomp.synth.layout import layout, overlaps
+from autocomp.synth.shapes import SHAPES, render
+
+FAULTS = ("drop_object", "wrong_color", "swap", "grey_background")
+PALETTE = ((230, 25, 75), (60, 130, 230), (60, 180, 75), (255, 200, 25), (245, 130, 48),
+           (145, 30, 180), (70, 220, 220), (240, 50, 230))
+
+
+class ProceduralGenerator:
+    OPTIONS = {"size": int, "faults": dict, "outline": int}
+
+    def __init__(self, size: int = 256, faults: dict | None = None, outline: int = 2):
+        self.size = size
+        self.faults = dict(faults or {})
+        self.outline = outline
+
+    @classmethod
+    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
+        out = check_options(options, cls.OPTIONS, file=file, field=field)
+        if "size" in out and not 64 <= out["size"] <= 2048:
+            raise AutocompError(f"expected an image size in [64, 2048], got {out['size']}",
+                                file=file, field=f"{field}.size")
+        if "outline" in out and not 1 <= out["outline"] <= 8:
+            raise AutocompError(f"expected an outline width in [1, 8], got {out['outline']}",
+                                file=file, field=f"{field}.outline")
+        for key, rate in out.get("faults", {}).items():
+            if key not in FAULTS:
+                raise AutocompError(f"unknown fault (known: {', '.join(FAULTS)})", file=file,
+                                    field=f"{field}.faults.{key}")
+            if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
+                raise AutocompError(f"expected a rate in [0, 1], got {rate!r}", file=file,
+                                    field=f"{field}.faults.{key}")
+        return out
+
+    @classmethod
+    def cannot_draw(cls, task: Task) -> str | None:
+        """Why this generator cannot draw the task's concepts, or None."""
+        missing = [n for n in task.objects.names if n not in SHAPES]
+        if missing:
+            return (f"it draws only the shapes {', '.join(SHAPES)}; vocabulary "
+                    f"'{task.objects.name}' has {', '.join(repr(m) for m in missing[:5])}"
+                    f"{' ...' if len(missing) > 5 else ''} (use the diffusers generator)")
+        for entry in task.values.entries:
+            if task.is_relation:
+                g = entry.geometry or {}
+                if not ({"dx", "dy"} <= set(g) or "size" in g):
+                    return (f"relation '{entry.name}' of vocabulary '{task.values.name}' has "
+                            "no geometry (dx/dy or size) to draw")
+            elif entry.rgb is None:
+                return (f"value '{entry.name}' of vocabulary '{task.values.name}' has no rgb; "
+                        "the procedural generator draws color attributes only")
+        return None
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[GeneratedImage]:
+        return [self.generate_one(r) for r in requests]
+
+    def generate_one(self, req: ImageRequest) -> GeneratedImage:
+        task, graph, size = req.task, req.graph, self.size
+        names = list(graph.names)
+        relations = [(r.subject, r.predicate, r.object) for r in graph.relations]
+        geometry = {e.name: e.geometry for e in task.values.entries} if task.is_relation else {}
+        rng = random.Random(f"procedural:{req.seed}")
+        boxes = layout(names, relations, geometry, size, rng)
+        if task.is_relation:
+            colors = [None] * len(names)
+            start = rng.randrange(len(PALETTE))
+            rgbs = [PALETTE[(start + i) % len(PALETTE)] for i in range(len(names))]
+        else:
+            colors = [o.attributes[0] for o in graph.objects]
+            rgbs = [task.values[c].rgb for c in colors]
+        scene = {"boxes": boxes, "colors": colors, "rgbs": rgbs, "drawn": [True] * len(names),
+                 "background": "white" if req.track == "minimal" else "room"}
+        faults = self._inject(req, scene, names, relations, geometry)
+        img = (background.room(size, rng) if scene["background"] == "room" else
+               background.plain(size, background.GREY if scene["background"] == "grey"
+                                else (255, 255, 255)))
+        for name, box, rgb, drawn in zip(names, scene["boxes"], scene["rgbs"], scene["drawn"],
+                                         strict=True):
+            if drawn:
+                x0, y0, x1, y1 = box
+                tile = render(name, x1 - x0, y1 - y0, rgb, self.outline)
+                img.paste(tile, (x0, y0), tile)
+        truth = {"background": scene["background"], "objects": [
+            {"slot": i, "name": n, "box": list(b), "color": c, "rgb": list(rgb), "drawn": d}
+            for i, (n, b, c, rgb, d) in enumerate(zip(names, scene["boxes"], scene["colors"],
+                                                      scene["rgbs"], scene["drawn"],
+                                                      strict=True))]}
+        truth["expect"] = expected_outcomes(faults, req.track)
+        return GeneratedImage(img, truth, faults)
+
+    def _inject(self, req, scene, names, relations, geometry) -> list[dict]:
+        rng = random.Random(f"faults:{req.seed}:{req.track}")
+        draws = {f: rng.random() for f in FAULTS}  # one draw each, whatever applies
+        picks = random.Random(f"fault-picks:{req.seed}:{req.track}")
+        faults = []
+        n = len(names)
+        if draws["swap"] < self.faults.get("swap", 0) and n >= 2:
+            done = self._swap(req.task, scene, names, relations, geometry, picks)
+            if done:
+                faults.append(done)
+        if (draws["wrong_color"] < self.faults.get("wrong_color", 0)
+                and not req.task.is_relation):
+            slot = picks.randrange(n)
+            taken = {scene["colors"][slot], req.graph.objects[slot].attributes[0]}
+            other = picks.choice([v for v in req.task.values.names if v not in taken])
+            faults.append({"kind": "wrong_color", "slot": slot, "from": scene["colors"][slot],
+                           "to": other})
+            scene["colors"][slot] = other
+            scene["rgbs"][slot] = req.task.values[other].rgb
+        if draws["drop_object"] < self.faults.get("drop_object", 0):
+            slot = picks.randrange(n)
+            scene["drawn"][slot] = False
+            faults.append({"kind": "drop_object", "slot": slot, "name": names[slot]})
+        if (draws["grey_background"] < self.faults.get("grey_background", 0)
+                and req.track == "minimal"):
+            scene["background"] = "grey"
+            faults.append({"kind": "grey_background"})
+        return faults
+
+    def _swap(self, task, scene, names, relations, geometry, rng) -> dict | None:
+        if not task.is_relation:
+            a, b = rng.sample(range(len(names)), 2)
+            for key in ("colors", "rgbs"):
+                scene[key][a], scene[key][b] = scene[key][b], scene[key][a]
+            return {"kind": "swap", "slots": [a, b], "what": "colors"}
+        order = list(range(len(relations)))
+        rng.shuffle(order)
+        for k in order:
+            s, pred, o = relations[k]
+            boxes = list(scene["boxes"])
+            what = "places" if "dx" in geometry[pred] else "sizes"
+            boxes[s], boxes[o] = _trade(boxes[s], boxes[o], names[s], names[o], what)
+            inside = all(0 <= b[0] and 0 <= b[1] and b[2] <= self.size and b[3] <= self.size
+                         for b in boxes)
+            apart = not any(overlaps(p, q, 2) for i, p in enumerate(boxes)
+                            for q in boxes[i + 1:])
+            if inside and apart:
+                scene["boxes"] = boxes
+                return {"kind": "swap", "slots": [s, o], "relation": k, "what": what}
+        return None
+
+
+def _trade(box_s, box_o, name_s, name_o, what):
+    """Two boxes after their objects trade places (keeping their own sizes) or sizes
+    (keeping their own places, each taking the other's box area)."""
+    def at(centre, w, h):
+        cx, cy = centre
+        return (round(cx - w / 2), round(cy - h / 2), round(cx - w / 2) + round(w),
+                round(cy - h / 2) + round(h))
+
+    def dims(b):
+        return b[2] - b[0], b[3] - b[1]
+
+    def centre(b):
+        return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+
+    if what == "places":
+        return at(centre(box_o), *dims(box_s)), at(centre(box_s), *dims(box_o))
+    (ws, hs), (wo, ho) = dims(box_s), dims(box_o)
+    new_hs = math.sqrt(wo * ho / SHAPES[name_s].aspect)
+    new_ho = math.sqrt(ws * hs / SHAPES[name_o].aspect)
+    return (at(centre(box_s), SHAPES[name_s].aspect * new_hs, new_hs),
+            at(centre(box_o), SHAPES[name_o].aspect * new_ho, new_ho))
+
+
+def expected_outcomes(faults: list[dict], track: str) -> dict:
+    """What each validation check should conclude, given the injected faults."""
+    kinds = {f["kind"] for f in faults}
+    out = {"objects": "drop_object" not in kinds,
+           "attributes": not ({"wrong_color", "swap"} & kinds)}
+    if track == "minimal":
+        out["background"] = "grey_background" not in kinds
+    return out

@@ -1,0 +1,1 @@
+"""Validators: object presence and count, background, attributes and relations."""
