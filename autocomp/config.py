@@ -8,7 +8,7 @@ draw every task's vocabulary before anything runs.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autocomp.errors import AutocompError
@@ -69,11 +69,25 @@ class RunConfig:
     path: Path | None = None  # the file it came from (task paths are relative to it)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d.pop("path")
-        d["concepts"] = [{**c, "n": list(c["n"])} for c in d["concepts"]]
-        d["build"]["benchmarks"] = list(d["build"]["benchmarks"])
-        return d
+        """The config in the YAML file's own layout (parse_config reads it back)."""
+        c, g, v = self.captions, self.generate, self.validate
+        return {
+            "name": self.name, "seed": self.seed, "processes": self.processes,
+            "concepts": [{"task": s.task, "n": list(s.n), "count": s.count}
+                         for s in self.concepts],
+            "captions": {"writer": c.writer.name, "options": dict(c.writer.options),
+                         "retries": c.retries, "batch_size": c.batch_size},
+            "generate": {"generator": g.generator.name, "options": dict(g.generator.options),
+                         "batch_size": g.batch_size},
+            "validate": {"detector": v.detector.name,
+                         "detector_options": dict(v.detector.options),
+                         "answerer": v.answerer.name,
+                         "answerer_options": dict(v.answerer.options),
+                         "background": {"min_fraction": v.min_fraction,
+                                        "min_gray": v.min_gray},
+                         "batch_size": v.batch_size},
+            "build": {"benchmarks": list(self.build.benchmarks)},
+        }
 
     def identity(self) -> dict:
         """What decides the run's records (the process count does not)."""

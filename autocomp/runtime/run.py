@@ -71,15 +71,16 @@ class Run:
         return cls(directory, parse_config(data, path))
 
     @cached_property
-    def tasks(self):
-        """Task name -> Task, for every task of the config."""
+    def task_of_spec(self) -> dict:
+        """A concept spec's task reference (as written in the config) -> Task."""
         from autocomp.concepts.task import load_task
 
-        out = {}
-        for ref in self.config.task_paths().values():
-            task = load_task(ref)
-            out[task.name] = task
-        return out
+        return {ref: load_task(resolved) for ref, resolved in self.config.task_paths().items()}
+
+    @cached_property
+    def tasks(self) -> dict:
+        """Task name -> Task, for every task of the config."""
+        return {task.name: task for task in self.task_of_spec.values()}
 
     def records(self, stage: str) -> list[dict]:
         """The merged records of a finished stage (empty when it has not run)."""

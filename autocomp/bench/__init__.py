@@ -1,0 +1,1 @@
+"""Benchmarks: positive sets (minimal, contextual, paired) and hard-negative items."""

@@ -1,0 +1,99 @@
+"""The build stage: positive sets and benchmark items (Auto-Comp Phase 3).
+
+  bench/sets/{minimal,contextual,paired}.jsonl   validated images of each track; paired:
+      the concepts whose minimal AND contextual images both passed (one line per concept)
+  bench/<task>-n<N>/<track>-<kind>.jsonl   one item per validated image: the image, its
+      positive caption and every negative (caption, edit, category, same_meaning).
+      N >= 2: swap and confusion; N = 1: vary_value and vary_object.
+Minimal negatives are rendered by the minimal template; contextual ones are substituted
+into the writer's caption inside the spans the check matched, so each differs from its
+positive only there. Items say whether their concept is in the paired set.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+from autocomp.captions.check import CheckResult
+from autocomp.captions.minimal import render_minimal
+from autocomp.config import TRACKS
+from autocomp.negatives.contextual import substitute
+from autocomp.negatives.generate import make_negatives
+from autocomp.records import write_jsonl, write_text
+from autocomp.runtime.run import Run
+from autocomp.scene import SceneGraph
+
+N1_KINDS = ("vary_value", "vary_object")
+
+
+def kinds_for(task, n: int, wanted) -> list[str]:
+    if n == 1:
+        return [k for k in wanted if k in N1_KINDS and not task.is_relation]
+    return [k for k in wanted if k not in N1_KINDS]
+
+
+def build(run: Run) -> dict:
+    """Write the positive sets and the benchmark items; returns the counts (Table 2)."""
+    concepts = {r["id"]: r for r in run.records("concepts")}
+    captions = {r["id"]: r for r in run.records("captions")}
+    images = {r["id"]: r for r in run.records("images")}
+    passed: dict[str, dict[str, dict]] = defaultdict(dict)  # concept -> track -> validation
+    for v in run.records("validation"):
+        if v["passed"]:
+            passed[v["concept"]][v["track"]] = v
+    bench = run.dir / "bench"
+    sets = {t: [] for t in (*TRACKS, "paired")}
+    items: dict[tuple, list[dict]] = defaultdict(list)
+    table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys((*TRACKS, "paired"), 0))
+    for cid, concept in concepts.items():  # concept order = config order
+        tracks = passed.get(cid, {})
+        if not tracks:
+            continue
+        task = run.tasks[concept["task"]]
+        graph = SceneGraph.from_dict(concept["graph"])
+        cap = captions[cid]
+        paired = all(t in tracks for t in TRACKS)
+        key = f"{task.name} N={concept['n']}"
+        for track, v in tracks.items():
+            sets[track].append({"id": v["id"], "concept": cid, "task": task.name,
+                                "n": concept["n"], "track": track, "image": v["image"],
+                                "caption": cap[track], "seed": images[v["id"]]["seed"]})
+            table[key][track] += 1
+        if paired:
+            sets["paired"].append({"concept": cid, "task": task.name, "n": concept["n"],
+                                   **{t: tracks[t]["image"] for t in TRACKS},
+                                   **{f"{t}_caption": cap[t] for t in TRACKS}})
+            table[key]["paired"] += 1
+        for kind in kinds_for(task, concept["n"], run.config.build.benchmarks):
+            for track in tracks:
+                items[(task.name, concept["n"], track, kind)].append(
+                    _item(tracks[track], concept, cap, graph, task, track, kind, paired))
+    for name, rows in sets.items():
+        write_jsonl(bench / "sets" / f"{name}.jsonl", rows)
+    files = {}
+    for (task_name, n, track, kind), rows in sorted(items.items()):
+        rel = f"bench/{task_name}-n{n}/{track}-{kind}.jsonl"
+        write_jsonl(run.dir / rel, rows)
+        files[rel] = len(rows)
+    stats = {"stage": "build", "validated": {k: dict(v) for k, v in sorted(table.items())},
+             "sets": {k: len(v) for k, v in sets.items()}, "benchmarks": files}
+    write_text(run.dir / "stats" / "build.json", json.dumps(stats, indent=1))
+    return stats
+
+
+def _item(v, concept, cap, graph, task, track, kind, paired) -> dict:
+    if track == "minimal":
+        def render(g):
+            return render_minimal(g, task.noun)
+    else:
+        check = CheckResult.from_dict(cap["check"])
+        text = cap["contextual"]
+
+        def render(g):
+            return text if g == graph else substitute(text, check, g, task.noun)
+    negs = make_negatives(graph, task, kind, render)
+    return {"id": f"{v['id']}-{kind}", "concept": concept["id"], "task": task.name,
+            "n": concept["n"], "track": track, "kind": kind, "image": v["image"],
+            "paired": paired, "positive": negs.positive, "duplicates": negs.duplicates,
+            "negatives": [n.to_dict() for n in negs.negatives]}

@@ -1,0 +1,56 @@
+"""The captions stage: each concept's minimal caption, and its contextual caption written,
+checked, retried and kept or dropped (Auto-Comp Phase 1)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from autocomp.captions.minimal import render_minimal
+from autocomp.captions.writers import write_with_retries
+from autocomp.registry import resolve
+from autocomp.runtime.stage import Item, Stage
+from autocomp.scene import SceneGraph
+
+
+class CaptionStage(Stage):
+    name = "captions"
+
+    def __init__(self, run, device: str = "cpu"):
+        super().__init__(run, device)
+        self.batch_size = run.config.captions.batch_size
+        self._writer = None
+
+    @property
+    def writer(self):
+        if self._writer is None:
+            spec = self.run.config.captions.writer
+            self._writer = resolve("writer", spec.name)(**spec.options)
+        return self._writer
+
+    def items(self) -> list[Item]:
+        return [Item(r["id"], r) for r in self.run.records("concepts")]
+
+    def process(self, batch: Sequence[Item]) -> list[dict]:
+        concepts = []
+        for it in batch:
+            task = self.run.tasks[it.data["task"]]
+            concepts.append((it.id, SceneGraph.from_dict(it.data["graph"]), task,
+                             it.data["seed"]))
+        written = write_with_retries(self.writer, concepts, self.run.config.captions.retries)
+        out = []
+        for cid, graph, task, _ in concepts:
+            w = written[cid]
+            passed = w["caption"] is not None
+            out.append({
+                "id": cid, "task": task.name, "n": graph.n_objects, "passed": passed,
+                "minimal": render_minimal(graph, task.noun),
+                "contextual": w["caption"], "check": w["check"], "attempts": w["attempts"],
+                "tried": w["tried"],
+                "reason": "" if passed else f"contextual caption failed the check after "
+                                            f"{w['attempts']} attempts"})
+        return out
+
+    def stats(self, records: list[dict]) -> dict:
+        passed = sum(r["passed"] for r in records)
+        return {"passed": passed, "dropped": len(records) - passed,
+                "attempts": sum(r["attempts"] for r in records)}

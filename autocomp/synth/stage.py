@@ -1,0 +1,86 @@
+"""The images stage: one image per concept and track (minimal, contextual), both from the
+concept's seed. Images are written with a temp name and a rename, then recorded."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from autocomp.config import TRACKS
+from autocomp.registry import resolve
+from autocomp.runtime.stage import Item, Stage
+from autocomp.scene import SceneGraph
+from autocomp.synth.base import ImageRequest
+
+
+def image_path(image_id: str) -> str:
+    """Relative path of an image in the run directory: images/<shard>/<id>.png."""
+    return f"images/{image_id[:2]}/{image_id}.png"
+
+
+def save_png(image, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            image.save(fh, format="PNG")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class ImageStage(Stage):
+    name = "images"
+
+    def __init__(self, run, device: str = "cpu"):
+        super().__init__(run, device)
+        self.batch_size = run.config.generate.batch_size
+        self._generator = None
+
+    @property
+    def generator(self):
+        if self._generator is None:
+            spec = self.run.config.generate.generator
+            self._generator = resolve("generator", spec.name)(**spec.options)
+        return self._generator
+
+    def items(self) -> list[Item]:
+        concepts = {r["id"]: r for r in self.run.records("concepts")}
+        out = []
+        for cap in self.run.records("captions"):
+            if not cap["passed"]:
+                continue
+            for track in TRACKS:
+                out.append(Item(f"{cap['id']}-{track}", {
+                    "concept": concepts[cap["id"]], "track": track, "prompt": cap[track]}))
+        return out
+
+    def process(self, batch: Sequence[Item]) -> list[dict]:
+        requests = []
+        for it in batch:
+            c = it.data["concept"]
+            requests.append(ImageRequest(it.id, SceneGraph.from_dict(c["graph"]),
+                                         self.run.tasks[c["task"]], it.data["track"], c["seed"],
+                                         it.data["prompt"]))
+        images = self.generator.generate(requests)
+        out = []
+        for it, req, gen in zip(batch, requests, images, strict=True):
+            rel = image_path(it.id)
+            save_png(gen.image, self.run.dir / rel)
+            out.append({"id": it.id, "concept": it.data["concept"]["id"],
+                        "task": req.task.name, "n": req.graph.n_objects, "track": req.track,
+                        "seed": req.seed, "image": rel, "width": gen.image.width,
+                        "height": gen.image.height, "faults": gen.faults, "truth": gen.truth})
+        return out
+
+    def stats(self, records: list[dict]) -> dict:
+        faults: dict[str, int] = {}
+        for r in records:
+            for f in r["faults"]:
+                faults[f["kind"]] = faults.get(f["kind"], 0) + 1
+        return {"faults": faults}

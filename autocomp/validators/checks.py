@@ -1,0 +1,88 @@
+"""The validation cascade of one image (Auto-Comp Phase 2; METHODS.md section 3).
+
+  objects     detected classes and counts equal the concept's (a pair noun: 1 or 2)
+  background  minimal track only: >= 70% of the non-object pixels have grayscale >= 190
+  attributes  every binding question answered with the concept's value
+A check runs only if the ones before it passed, as in the paper (later checks would only
+be wasted on an image already rejected).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from autocomp.concepts.task import Task
+from autocomp.scene import SceneGraph
+from autocomp.validators.background import background_check
+from autocomp.validators.base import CheckResult, Detection
+from autocomp.validators.questions import questions
+
+CHECKS = ("objects", "background", "attributes")
+
+
+def objects_check(detections: list[Detection], graph: SceneGraph, task: Task) -> CheckResult:
+    want = Counter(graph.names)
+    got = Counter(d.label for d in detections if d.label is not None)
+    unnamed = [list(d.box) for d in detections if d.label is None]
+    problems = []
+    for name, count in want.items():
+        allowed = {count, 2 * count} if task.noun(name).pair else {count}
+        if got.get(name, 0) not in allowed:
+            problems.append(f"{name}: expected {count}, found {got.get(name, 0)}")
+    for name, count in got.items():
+        if name not in want:
+            problems.append(f"{name}: not in the concept, found {count}")
+    if unnamed:
+        problems.append(f"{len(unnamed)} unrecognised blob(s)")
+    evidence = {"detections": [d.to_dict() for d in detections]}
+    if problems:
+        return CheckResult("objects", False, "; ".join(problems), evidence)
+    return CheckResult("objects", True, f"found {', '.join(sorted(want))}", evidence)
+
+
+def attributes_check(image: np.ndarray, detections, graph: SceneGraph, task: Task,
+                     answerer) -> CheckResult:
+    qs = questions(graph, task)
+    answers = answerer.answer(image, qs, detections)
+    wrong = []
+    evidence = {"answers": []}
+    for q, a in zip(qs, answers, strict=True):
+        ok = _whole_word(a["answer"], q.expected, q.choices)
+        evidence["answers"].append({"question": q.text.split(" Answer with")[0],
+                                    "expected": q.expected, "answer": a["answer"],
+                                    "correct": ok, "evidence": a.get("evidence", {})})
+        if not ok:
+            wrong.append(f"{q.text.split(' Answer with')[0]} expected {q.expected}, "
+                         f"answered {a['answer']}")
+    if wrong:
+        return CheckResult("attributes", False, "; ".join(wrong), evidence)
+    return CheckResult("attributes", True, f"{len(qs)} of {len(qs)} answers right", evidence)
+
+
+def _whole_word(answer: str, expected: str, choices) -> bool:
+    """The answer names the expected value as a whole phrase and no other choice."""
+    import re
+
+    text = f" {' '.join(re.findall(r'[a-z]+', answer.lower()))} "
+    named = {c for c in choices if f" {c.lower()} " in text}
+    # a longer choice containing a shorter one ("light blue" vs "blue") counts as the longer
+    named = {c for c in named if not any(c != o and f" {c} " in f" {o} " for o in named)}
+    return named == {expected}
+
+
+def validate_image(image: np.ndarray, graph: SceneGraph, task: Task, track: str, detector,
+                   answerer, min_fraction: float, min_gray: int) -> list[CheckResult]:
+    detections = detector.detect(image, list(graph.names))
+    results = [objects_check(detections, graph, task)]
+    if not results[-1].passed:
+        return results
+    if track == "minimal":
+        masks = [d.mask for d in detections if d.mask is not None]
+        mask = np.logical_or.reduce(masks) if masks else None
+        results.append(background_check(image, mask, min_fraction, min_gray))
+        if not results[-1].passed:
+            return results
+    results.append(attributes_check(image, detections, graph, task, answerer))
+    return results

@@ -1,0 +1,79 @@
+"""The validation stage: every image through the check cascade; evidence into the record."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from autocomp.registry import resolve
+from autocomp.runtime.stage import Item, Stage
+from autocomp.scene import SceneGraph
+from autocomp.validators.base import CheckResult
+from autocomp.validators.checks import validate_image
+
+
+class ValidateStage(Stage):
+    name = "validation"
+
+    def __init__(self, run, device: str = "cpu"):
+        super().__init__(run, device)
+        cfg = run.config.validate
+        self.batch_size = cfg.batch_size
+        self._detector = self._answerer = None
+
+    @property
+    def detector(self):
+        if self._detector is None:
+            spec = self.run.config.validate.detector
+            self._detector = resolve("detector", spec.name)(**spec.options)
+        return self._detector
+
+    @property
+    def answerer(self):
+        if self._answerer is None:
+            spec = self.run.config.validate.answerer
+            self._answerer = resolve("answerer", spec.name)(**spec.options)
+        return self._answerer
+
+    def items(self) -> list[Item]:
+        concepts = {r["id"]: r for r in self.run.records("concepts")}
+        return [Item(r["id"], {"image": r, "concept": concepts[r["concept"]]})
+                for r in self.run.records("images")]
+
+    def process(self, batch: Sequence[Item]) -> list[dict]:
+        cfg = self.run.config.validate
+        out = []
+        for it in batch:
+            img, concept = it.data["image"], it.data["concept"]
+            task = self.run.tasks[concept["task"]]
+            graph = SceneGraph.from_dict(concept["graph"])
+            try:
+                array = load_rgb(self.run.dir / img["image"])
+            except (OSError, ValueError, SyntaxError) as exc:  # PIL raises all three
+                reason = f"cannot read image {img['image']}: {exc}"
+                results = [CheckResult("objects", False, reason, {"error": type(exc).__name__})]
+            else:
+                results = validate_image(array, graph, task, img["track"], self.detector,
+                                         self.answerer, cfg.min_fraction, cfg.min_gray)
+            failed = next((r.name for r in results if not r.passed), None)
+            out.append({"id": it.id, "concept": concept["id"], "task": task.name,
+                        "n": concept["n"], "track": img["track"], "image": img["image"],
+                        "passed": failed is None, "failed_at": failed,
+                        "checks": [r.to_dict() for r in results]})
+        return out
+
+    def stats(self, records: list[dict]) -> dict:
+        failed: dict[str, int] = {}
+        for r in records:
+            if r["failed_at"]:
+                failed[r["failed_at"]] = failed.get(r["failed_at"], 0) + 1
+        return {"passed": sum(r["passed"] for r in records), "failed_at": failed}
+
+
+def load_rgb(path) -> np.ndarray:
+    from PIL import Image
+
+    with Image.open(path) as im:
+        im.load()
+        return np.asarray(im.convert("RGB"))
