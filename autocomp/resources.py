@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 def data_dir(name: str) -> Path:
-    """The folder of built-in data `name` ("concepts" or "prompts")."""
+    """The folder of built-in data `name` ("concepts", "prompts" or "configs")."""
     packaged = files("autocomp") / "_data" / name
     if packaged.is_dir():
         return Path(str(packaged))

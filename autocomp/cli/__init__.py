@@ -11,6 +11,11 @@ from autocomp import __version__
 from autocomp.errors import AutocompError
 
 COMMANDS = {
+    "run": ("autocomp.cli.run:run", "Run every stage of a run config; print the funnel."),
+    "generate": ("autocomp.cli.run:generate", "Concepts, captions and images of a run."),
+    "validate": ("autocomp.cli.run:validate", "Validate the images of a run."),
+    "build": ("autocomp.cli.run:build", "Build a run's positive sets and benchmarks."),
+    "status": ("autocomp.cli.status:status", "Progress and survival funnel of a run."),
     "vocab": ("autocomp.cli.vocab:vocab", "List built-in vocabularies and tasks; check a file."),
     "concepts": ("autocomp.cli.concepts:concepts", "Sample concepts of a task into records."),
     "preview": ("autocomp.cli.preview:preview_cmd", "Show one concept, its caption and negatives."),

@@ -1,0 +1,97 @@
+"""`autocomp run CONFIG`: every stage of a benchmark run; and one stage at a time:
+`autocomp generate|validate|build DIR`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from autocomp.errors import AutocompError
+
+PROCESSES = click.option(
+    "--processes", type=click.IntRange(min=1), default=None,
+    help="Processes for the heavy stages (one per GPU), started with accelerate launch; "
+         "default: the config's `processes`.")
+NO_PROGRESS = click.option("--no-progress", is_flag=True, help="No progress bars.")
+
+
+def config_path(ref: str) -> Path:
+    """A config file, or the name of a built-in one ("demo")."""
+    path = Path(ref)
+    if path.is_file():
+        return path
+    from autocomp.resources import data_dir
+
+    builtin = data_dir("configs") / f"{ref}.yaml"
+    if "/" not in ref and builtin.is_file():
+        return builtin
+    names = ", ".join(p.stem for p in sorted(data_dir("configs").glob("*.yaml")))
+    raise AutocompError(f"no config file '{ref}' (built-in configs: {names})")
+
+
+def _open(run_dir: Path, config: str | None):
+    from autocomp.config import load_config
+    from autocomp.runtime.run import Run
+
+    if config:
+        return Run.create(load_config(config_path(config)), run_dir)
+    return Run.open(run_dir)
+
+
+def _go(run, stages, processes, no_progress, report: bool):
+    from autocomp.report.summary import format_summary, summarize
+    from autocomp.runtime.pipeline import run_pipeline
+
+    start = time.perf_counter()
+    run_pipeline(run, processes or run.config.processes, stages, progress=not no_progress)
+    seconds = time.perf_counter() - start
+    if report:
+        click.echo(format_summary(summarize(run)))
+    click.echo(f"\n{', '.join(stages)}: done in {seconds:.1f} s -> {run.dir}")
+
+
+@click.command("run")
+@click.argument("config")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Run directory (default: runs/<config name>). Re-running resumes it.")
+@PROCESSES
+@NO_PROGRESS
+def run(config, out, processes, no_progress):
+    """Run every stage of CONFIG (a YAML file, or a built-in name such as `demo`):
+    concepts, captions, images, validation, benchmarks; print the survival funnel."""
+    from autocomp.config import load_config
+    from autocomp.runtime.pipeline import ALL
+    from autocomp.runtime.run import Run
+
+    cfg = load_config(config_path(config))
+    handle = Run.create(cfg, out or Path("runs") / cfg.name)
+    _go(handle, ALL, processes, no_progress, report=True)
+
+
+@click.command("generate")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--config", default=None, help="Start RUN_DIR from this config (file or name).")
+@PROCESSES
+@NO_PROGRESS
+def generate(run_dir, config, processes, no_progress):
+    """Concepts, captions and images of RUN_DIR (resumes)."""
+    _go(_open(run_dir, config), ("concepts", "captions", "images"), processes, no_progress,
+        report=False)
+
+
+@click.command("validate")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@PROCESSES
+@NO_PROGRESS
+def validate(run_dir, processes, no_progress):
+    """Check every image of RUN_DIR: objects, background, attributes (resumes)."""
+    _go(_open(run_dir, None), ("validation",), processes, no_progress, report=False)
+
+
+@click.command("build")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+def build(run_dir):
+    """Positive sets and benchmark items of RUN_DIR; print the funnel; draw the figures."""
+    _go(_open(run_dir, None), ("build",), 1, True, report=True)

@@ -1,0 +1,78 @@
+"""The survival funnel (Auto-Comp Table 3): the share of a benchmark's concepts still alive
+after each stage, per track. Computed from the merged records, so it is right after a
+resume and whatever the number of processes.
+
+Columns: Captions (the contextual caption passed the check; a dropped concept loses its
+minimal caption too), then per track the cumulative share after the object check, the
+background check (minimal only) and the attribute check.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from autocomp.config import TRACKS
+
+COLUMNS = (("captions", "Captions"), ("minimal:objects", "Min Obj."),
+           ("minimal:background", "Min BG"), ("minimal:attributes", "Min Attr."),
+           ("contextual:objects", "Ctx Obj."), ("contextual:attributes", "Ctx Attr."))
+ORDER = ("objects", "background", "attributes")
+
+
+def funnel(concepts: list[dict], captions: list[dict], validation: list[dict]) -> list[dict]:
+    """One row per (task, N): counts and survival percentages."""
+    rows: dict[tuple, dict] = {}
+    for c in concepts:
+        key = (c["task"], c["n"])
+        rows.setdefault(key, {"task": c["task"], "n": c["n"], "concepts": 0,
+                              "counts": defaultdict(int)})["concepts"] += 1
+    key_of = {c["id"]: (c["task"], c["n"]) for c in concepts}
+    for cap in captions:
+        if cap["passed"]:
+            rows[key_of[cap["id"]]]["counts"]["captions"] += 1
+    for v in validation:
+        row = rows[key_of[v["concept"]]]
+        results = {ch["name"]: ch["passed"] for ch in v["checks"]}
+        for name in ORDER:
+            if name == "background" and v["track"] != "minimal":
+                continue
+            if not results.get(name, False):
+                break
+            row["counts"][f"{v['track']}:{name}"] += 1
+    out = []
+    for key in sorted(rows):
+        row = rows[key]
+        counts = {col: row["counts"].get(col, 0) for col, _ in COLUMNS}
+        pct = {col: round(100.0 * n / row["concepts"], 1) if row["concepts"] else 0.0
+               for col, n in counts.items()}
+        out.append({"task": row["task"], "n": row["n"], "concepts": row["concepts"],
+                    "counts": counts, "percent": pct})
+    return out
+
+
+def format_funnel(rows: list[dict]) -> str:
+    """Table 3 layout, as plain text."""
+    head = ["Benchmark", "Concepts", *[label for _, label in COLUMNS]]
+    body = [[f"{r['task']} N={r['n']}", str(r["concepts"]),
+             *[f"{r['percent'][col]:.1f}%" for col, _ in COLUMNS]] for r in rows]
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+    lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w)
+                       for i, (h, w) in enumerate(zip(row, widths, strict=True)))
+             for row in [head, *body]]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def validated_values(concepts: list[dict], validation: list[dict]) -> dict:
+    """task -> track -> value (color or relation) -> validated images (Fig. 3)."""
+    graph_of = {c["id"]: c for c in concepts}
+    out: dict = defaultdict(lambda: {t: defaultdict(int) for t in TRACKS})
+    for v in validation:
+        if not v["passed"]:
+            continue
+        g = graph_of[v["concept"]]["graph"]
+        values = ([r[1] for r in g["relations"]] if g["relations"] else
+                  [a for o in g["objects"] for a in o["attributes"]])
+        for value in values:
+            out[v["task"]][v["track"]][value] += 1
+    return {t: {tr: dict(vals) for tr, vals in d.items()} for t, d in out.items()}

@@ -1,0 +1,79 @@
+"""What a run reports at the end and in `autocomp status`: per-stage progress, the funnel,
+validator agreement, the validated counts (Table 2) and the figures."""
+
+from __future__ import annotations
+
+import json
+
+from autocomp.records import write_text
+from autocomp.report.agreement import agreement, format_agreement
+from autocomp.report.funnel import format_funnel, funnel, validated_values
+from autocomp.runtime.parts import done_records
+from autocomp.runtime.run import Run
+
+
+def stage_status(run: Run) -> list[dict]:
+    """expected / done / passed of every stage (works on a run that is still going)."""
+    from autocomp.runtime.pipeline import PARALLEL, make_stage
+
+    out = []
+    concepts = run.records("concepts")
+    out.append({"stage": "concepts", "expected": sum(s.count * len(s.n)
+                                                     for s in run.config.concepts),
+                "done": len(concepts), "passed": len(concepts)})
+    for name in PARALLEL:
+        stage = make_stage(name, run)
+        done = done_records(run.dir / name)
+        items = stage.items()
+        ids = {it.id for it in items}
+        mine = [r for i, r in done.items() if i in ids]
+        out.append({"stage": name, "expected": len(items), "done": len(mine),
+                    "passed": sum(bool(r.get("passed", True)) for r in mine)})
+    build = run.dir / "stats" / "build.json"
+    if build.exists():
+        sets = json.loads(build.read_text(encoding="utf-8"))["sets"]
+        out.append({"stage": "build", "expected": None, "done": sum(sets.values()),
+                    "passed": sets.get("paired", 0)})
+    return out
+
+
+def summarize(run: Run, figures: bool = True) -> dict:
+    concepts, validation = run.records("concepts"), run.records("validation")
+    rows = funnel(concepts, run.records("captions"), validation)
+    agree = agreement(run.records("images"), validation)
+    summary = {"stages": stage_status(run), "funnel": rows, "agreement": agree}
+    build = run.dir / "stats" / "build.json"
+    if build.exists():
+        summary["validated"] = json.loads(build.read_text(encoding="utf-8"))["validated"]
+    write_text(run.dir / "stats" / "funnel.json", json.dumps(rows, indent=1))
+    write_text(run.dir / "stats" / "agreement.json", json.dumps(agree, indent=1))
+    if figures and validation:
+        from autocomp.report.figures import distribution_figure, funnel_figure
+
+        summary["figures"] = [
+            str(funnel_figure(rows, run.dir / "figures" / "funnel.png")
+                .relative_to(run.dir)),
+            str(distribution_figure(validated_values(concepts, validation),
+                                    run.dir / "figures" / "distribution.png")
+                .relative_to(run.dir))]
+    return summary
+
+
+def format_summary(summary: dict) -> str:
+    lines = ["Stages:", f"  {'stage':<11} {'expected':>8} {'done':>6} {'passed':>6}"]
+    for s in summary["stages"]:
+        exp = "" if s["expected"] is None else s["expected"]
+        lines.append(f"  {s['stage']:<11} {exp!s:>8} {s['done']:>6} {s['passed']:>6}")
+    lines += ["", "Survival funnel (% of concepts, Auto-Comp Table 3 layout):",
+              format_funnel(summary["funnel"])]
+    if summary.get("validated"):
+        lines += ["", "Validated samples (Table 2 layout):",
+                  f"  {'benchmark':<22} {'minimal':>7} {'contextual':>10} {'paired':>6}"]
+        for key, c in summary["validated"].items():
+            lines.append(f"  {key:<22} {c['minimal']:>7} {c['contextual']:>10} "
+                         f"{c['paired']:>6}")
+    if summary["agreement"]:
+        lines += ["", format_agreement(summary["agreement"])]
+    if summary.get("figures"):
+        lines += ["", "Figures: " + ", ".join(summary["figures"])]
+    return "\n".join(lines)
