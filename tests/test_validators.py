@@ -1,0 +1,109 @@
+"""Embedded validators: color-blobs detector, background check, pixels answerer."""
+
+import numpy as np
+import pytest
+
+from autocomp.concepts.sampling import sample_concepts
+from autocomp.concepts.task import load_task
+from autocomp.synth.base import ImageRequest
+from autocomp.synth.layout import relation_component
+from autocomp.synth.procedural import ProceduralGenerator
+from autocomp.synth.shapes import SHAPES, fill_fraction, silhouette
+from autocomp.validators.background import background_check, grayscale
+from autocomp.validators.blobs import ColorBlobDetector, _iou_centred
+from autocomp.validators.checks import _whole_word, validate_image
+from autocomp.validators.pixels import PixelAnswerer, read_relation
+
+
+def test_background_rule_is_70_percent_at_gray_190():
+    img = np.full((10, 10, 3), 255, np.uint8)
+    img.reshape(-1, 3)[:30] = 189  # 30% dark: 70% bright, passes
+    assert background_check(img, None).passed
+    img.reshape(-1, 3)[30] = 189  # 31% dark: fails
+    result = background_check(img, None)
+    assert not result.passed and result.evidence["bright_fraction"] == 0.69
+    mask = np.zeros((10, 10), bool)
+    mask.reshape(-1)[:31] = True  # the dark pixels are the object: masked out
+    assert background_check(img, mask).passed
+    assert not background_check(img, np.ones((10, 10), bool)).passed
+
+
+def test_grayscale_is_pil_luma():
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    arr = rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)
+    assert (grayscale(arr) == np.asarray(Image.fromarray(arr).convert("L"))).all()
+
+
+def test_geneval_rule():
+    # subject centred 100 px below the object, both 40 px boxes: dy = (100 - 8) / 100
+    obj, sub = (0, 0, 40, 40), (0, 100, 40, 140)
+    assert relation_component(sub, obj, 0, 1) == pytest.approx(0.92)
+    assert relation_component(sub, obj, 0, -1) == pytest.approx(-0.92)
+    # diagonal at 45 degrees: each component (100 - 8) / 141.4 = 0.65: both hold
+    diag = (100, 100, 140, 140)
+    assert relation_component(diag, obj, 1, 0) == pytest.approx(92 / (100 * 2 ** 0.5))
+    # boxes side by side but overlapping in extent: offset shrinks to 0
+    assert relation_component((5, 0, 45, 40), obj, 1, 0) == 0.0
+    hints = {"under": {"dx": 0, "dy": 1}, "to the right of": {"dx": 1, "dy": 0}}
+    assert read_relation(sub, obj, hints) == "under"
+    assert read_relation((300, 10, 340, 50), obj, hints) == "to the right of"
+    sizes = {"larger than": {"size": 1}, "smaller than": {"size": -1}}
+    assert read_relation((0, 0, 60, 60), obj, sizes) == "larger than"
+    assert read_relation((0, 0, 42, 42), obj, sizes) == "unknown"
+
+
+def test_shape_silhouettes_are_told_apart():
+    for a in SHAPES:
+        for b in SHAPES:
+            ha = 80
+            sa = silhouette(a, round(SHAPES[a].aspect * ha), ha)
+            hb = round(np.sqrt(sa.sum() / (fill_fraction(b) * SHAPES[b].aspect)))
+            sb = silhouette(b, round(SHAPES[b].aspect * hb), hb)
+            iou = _iou_centred(sa, sb)
+            if a == b:
+                assert iou > 0.97
+            else:
+                assert iou < 0.9, (a, b, iou)  # closest pair: cube / sphere, 0.87
+
+
+@pytest.mark.parametrize("task_name", ["shape_color", "shape_position", "shape_size"])
+def test_detector_and_answerer_read_back_clean_images(task_name):
+    task = load_task(task_name)
+    gen, det, ans = ProceduralGenerator(256), ColorBlobDetector(), PixelAnswerer()
+    for n in task.n:
+        for concept in sample_concepts(task, n, 15, seed=7):
+            for track in ("minimal", "contextual"):
+                out = gen.generate_one(ImageRequest("x", concept.graph, task, track,
+                                                    concept.seed, ""))
+                results = validate_image(np.asarray(out.image), concept.graph, task, track,
+                                         det, ans, 0.7, 190)
+                assert all(r.passed for r in results), [r.reason for r in results]
+                assert [r.name for r in results][-1] == "attributes"
+
+
+def test_each_fault_is_caught_by_its_check():
+    task = load_task("shape_color")
+    det, ans = ColorBlobDetector(), PixelAnswerer()
+    expected = {"drop_object": "objects", "wrong_color": "attributes", "swap": "attributes",
+                "grey_background": "background"}
+    for fault, check in expected.items():
+        gen = ProceduralGenerator(256, faults={fault: 1.0})
+        for concept in sample_concepts(task, 3, 5, seed=8):
+            out = gen.generate_one(ImageRequest("x", concept.graph, task, "minimal",
+                                                concept.seed, ""))
+            results = validate_image(np.asarray(out.image), concept.graph, task, "minimal",
+                                     det, ans, 0.7, 190)
+            failed = [r for r in results if not r.passed]
+            assert [r.name for r in failed] == [check], (fault, [r.reason for r in results])
+            assert failed[0].reason
+
+
+def test_whole_word_answers():
+    choices = ("red", "blue", "light blue")
+    assert _whole_word("Red.", "red", choices)
+    assert not _whole_word("reddish", "red", choices)
+    assert not _whole_word("red or blue", "red", choices)
+    assert _whole_word("it is light blue", "light blue", choices)
+    assert not _whole_word("light blue", "blue", choices)
