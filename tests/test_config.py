@@ -1,0 +1,85 @@
+"""Run configs: loading, defaults, and one-line errors naming the field."""
+
+import subprocess
+import sys
+
+import pytest
+
+from autocomp.config import load_config, parse_config
+from autocomp.errors import AutocompError
+from conftest import assert_file_error
+
+GOOD = """
+name: small
+seed: 3
+concepts:
+  - {task: shape_color, n: [2], count: 5}
+  - {task: shape_position, count: 4}
+generate:
+  generator: procedural
+  options: {size: 128, faults: {swap: 0.5}}
+"""
+
+
+def test_good_config_and_defaults(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(GOOD)
+    cfg = load_config(path)
+    assert cfg.name == "small" and cfg.seed == 3 and cfg.processes == 1
+    assert cfg.concepts[1].n == (2, 3)  # the task's default complexities
+    assert cfg.captions.writer.name == "template" and cfg.captions.retries == 3
+    assert cfg.validate.min_fraction == 0.7 and cfg.validate.min_gray == 190
+    assert cfg.generate.generator.options == {"size": 128, "faults": {"swap": 0.5}}
+    again = parse_config(cfg.to_dict(), path)
+    assert again.to_dict() == cfg.to_dict()
+
+
+@pytest.mark.parametrize("body, needle", [
+    ("concepts: []\n", "field concepts: expected a non-empty list"),
+    ("concepts: [{task: shape_color, count: 5}]\nspeed: 3\n", "field speed: unknown field"),
+    ("concepts: [{task: shape_color, count: ten}]\n", "field concepts[0].count: expected an"),
+    ("concepts: [{task: nothing, count: 5}]\n", "field concepts[0].task: no task 'nothing'"),
+    ("concepts: [{task: shape_color, n: [9], count: 5}]\n", "field concepts[0].n: N=9"),
+    ("concepts: [{task: color, count: 5}]\n", "field concepts[0].task: generator 'procedural'"
+                                              " cannot draw task 'color'"),
+    ("concepts: [{task: shape_color, count: 5}]\ngenerate: {generator: dalle}\n",
+     "field generate.generator: unknown generator 'dalle' (known: procedural)"),
+    ("concepts: [{task: shape_color, count: 5}]\ngenerate: {batch_size: 0}\n",
+     "field generate.batch_size: expected an integer >= 1"),
+    ("concepts: [{task: shape_color, count: 5}]\ngenerate: {options: {faults: {fog: 1}}}\n",
+     "field generate.options.faults.fog: unknown fault"),
+    ("concepts: [{task: shape_color, count: 5}]\nvalidate: {background: {min_fraction: 2}}\n",
+     "field validate.background.min_fraction: expected a number in [0.0, 1.0], got 2"),
+    ("concepts: [{task: shape_color, count: 5}]\ncaptions: {options: {slip_rate: x}}\n",
+     "field captions.options.slip_rate: expected int/float"),
+    ("concepts: [{task: shape_color, count: 5}]\nbuild: {benchmarks: [swapp]}\n",
+     "field build.benchmarks: unknown benchmark"),
+    ("concepts: [{task: shape_color, count: 5}\n", "YAML"),
+])
+def test_malformed_config_one_line_error(tmp_path, body, needle):
+    assert_file_error(load_config, tmp_path, body, needle)
+
+
+def test_cli_malformed_config_no_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("concepts: [{task: shape_color, count: 5}]\ngenerate: {batch_size: -1}\n")
+    proc = subprocess.run([sys.executable, "-m", "autocomp", "run", str(bad), "--out",
+                           str(tmp_path / "run")], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == [f"Error: {bad}: field generate.batch_size: expected an integer >= 1, "
+                     "got -1"]
+    assert not (tmp_path / "run").exists()
+
+
+def test_run_directory_refuses_another_config(tmp_path):
+    from autocomp.runtime.run import Run
+
+    a = tmp_path / "a.yaml"
+    a.write_text(GOOD)
+    Run.create(load_config(a), tmp_path / "run")
+    Run.create(load_config(a), tmp_path / "run")  # the same config: fine (resume)
+    a.write_text(GOOD.replace("seed: 3", "seed: 4"))
+    with pytest.raises(AutocompError, match="another config"):
+        Run.create(load_config(a), tmp_path / "run")
