@@ -83,10 +83,3 @@ def test_preview_text_and_json():
     assert data["benchmarks"]["confusion"]["negatives"] == 107
     assert data["concept"]["counts"] == {"n_O": 3, "n_A": 0, "n_R": 2, "total": 5}
     assert len(data["bindings"]) == 2
-
-
-def test_demo_runs(tmp_path):
-    result = CliRunner().invoke(main, ["demo", "--out", str(tmp_path), "--count", "5"])
-    assert result.exit_code == 0, result.output
-    assert "Random Chance" in result.output
-    assert len((tmp_path / "concepts" / "color.jsonl").read_text().splitlines()) == 15

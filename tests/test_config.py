@@ -4,10 +4,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import assert_file_error
 
 from autocomp.config import load_config, parse_config
 from autocomp.errors import AutocompError
-from conftest import assert_file_error
 
 GOOD = """
 name: small

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from autocomp.cli import main
 from autocomp.config import load_config
+from autocomp.records import read_jsonl
 from autocomp.runtime.parts import part_files, read_part
 from autocomp.runtime.pipeline import run_pipeline
 from autocomp.runtime.run import Run
@@ -61,7 +62,7 @@ def test_run_directory_holds_everything(done_run):
     assert (d / "config.yaml").exists()
     cfg = (d / "config.yaml").read_text()
     assert "provenance" in cfg and "numpy" in cfg
-    images = [json.loads(line) for line in open(d / "images" / "merged.jsonl")]
+    images = list(read_jsonl(d / "images" / "merged.jsonl"))
     assert len(images) == 2 * sum(1 for c in done_run.records("captions") if c["passed"])
     assert all((d / r["image"]).is_file() for r in images)
     validation = done_run.records("validation")
@@ -76,8 +77,8 @@ def test_run_directory_holds_everything(done_run):
 
 def test_benchmark_items(done_run):
     d = done_run.dir
-    swap = [json.loads(line) for line in open(d / "bench" / "shape_color-n3" /
-                                               "contextual-swap.jsonl")]
+    swap = list(read_jsonl(d / "bench" / "shape_color-n3" /
+                                               "contextual-swap.jsonl"))
     assert swap
     for item in swap:
         assert len(item["negatives"]) == 5  # 3! - 1
@@ -85,14 +86,14 @@ def test_benchmark_items(done_run):
         for neg in item["negatives"]:
             assert neg["caption"] != item["positive"]
             assert neg["edit"]["changed_values"]
-    conf = [json.loads(line) for line in open(d / "bench" / "shape_position-n3" /
-                                               "minimal-confusion.jsonl")]
+    conf = list(read_jsonl(d / "bench" / "shape_position-n3" /
+                                               "minimal-confusion.jsonl"))
     assert all(len(i["negatives"]) + i["duplicates"] == 3**3 * 2**2 - 1 for i in conf)
     n1 = list((d / "bench" / "shape_color-n1").glob("*.jsonl"))
     assert sorted(p.name for p in n1) == ["contextual-vary_object.jsonl",
                                           "contextual-vary_value.jsonl",
                                           "minimal-vary_object.jsonl", "minimal-vary_value.jsonl"]
-    paired = [json.loads(line) for line in open(d / "bench" / "sets" / "paired.jsonl")]
+    paired = list(read_jsonl(d / "bench" / "sets" / "paired.jsonl"))
     passed = {(v["concept"], v["track"]) for v in done_run.records("validation") if v["passed"]}
     assert {p["concept"] for p in paired} == {c for c, t in passed if (c, "minimal") in passed
                                               and (c, "contextual") in passed}

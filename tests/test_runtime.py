@@ -1,10 +1,10 @@
 """The stage runner: part files, torn tails, sharding, resume, merge."""
 
-import json
 
 import pytest
 
 from autocomp.config import parse_config
+from autocomp.records import read_jsonl
 from autocomp.runtime.parts import PartWriter, done_records, part_path, read_part, repair
 from autocomp.runtime.run import Run
 from autocomp.runtime.runner import merge, run_stage, shard
@@ -64,7 +64,7 @@ def test_resume_skips_done_ids_and_merge_keeps_input_order(run):
     assert timing["items"] == 4 and timing["skipped"] == 6
     stats = merge(again)
     assert stats["expected"] == stats["done"] == 10
-    merged = [json.loads(line) for line in open(run.dir / "squares" / "merged.jsonl")]
+    merged = list(read_jsonl(run.dir / "squares" / "merged.jsonl"))
     assert [r["id"] for r in merged] == [f"i{k:02d}" for k in range(10)]
     assert [r["square"] for r in merged] == [k * k for k in range(10)]
 

@@ -6,7 +6,8 @@ from autocomp.errors import AutocompError
 
 
 def test_builtin_tasks(tasks):
-    assert set(builtin_tasks()) == {"color", "position", "shape_color", "relative_size"}
+    assert set(builtin_tasks()) == {"color", "position", "shape_color",
+                                    "relative_size", "shape_position", "shape_size"}
     assert tasks["color"].n == (1, 2, 3) and tasks["color"].kind == "attribute"
     assert tasks["position"].n == (2, 3) and tasks["position"].kind == "relation"
     assert tasks["shape_color"].n == (1, 2, 3) and tasks["shape_color"].objects.name == "shapes"

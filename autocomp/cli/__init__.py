@@ -20,7 +20,6 @@ COMMANDS = {
     "concepts": ("autocomp.cli.concepts:concepts", "Sample concepts of a task into records."),
     "preview": ("autocomp.cli.preview:preview_cmd", "Show one concept, its caption and negatives."),
     "chance": ("autocomp.cli.chance:chance", "Chance levels of the built-in tasks (Table 4)."),
-    "demo": ("autocomp.cli.demo:demo", "Run the embedded demo: concepts, previews, chance."),
 }
 
 

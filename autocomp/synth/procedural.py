@@ -157,7 +157,7 @@ class ProceduralGenerator:
             boxes = list(scene["boxes"])
             what = "places" if "dx" in geometry[pred] else "sizes"
             boxes[s], boxes[o] = _trade(boxes[s], boxes[o], names[s], names[o], what)
-            inside = all(0 <= b[0] and 0 <= b[1] and b[2] <= self.size and b[3] <= self.size
+            inside = all(b[0] >= 0 and b[1] >= 0 and b[2] <= self.size and b[3] <= self.size
                          for b in boxes)
             apart = not any(overlaps(p, q, 2) for i, p in enumerate(boxes)
                             for q in boxes[i + 1:])
