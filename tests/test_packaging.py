@@ -21,12 +21,16 @@ def test_wheel_ships_data_and_finds_it(tmp_path):
     for name in ("color", "position", "shape_color", "relative_size"):
         assert f"autocomp/_data/concepts/tasks/{name}.yaml" in names
     assert "autocomp/_data/prompts/contextual_system.txt" in names
+    assert "autocomp/_data/prompts/contextual_retry.txt" in names
+    assert "autocomp/_data/configs/demo.yaml" in names
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
                     str(site), str(wheel)], check=True)
     code = ("from autocomp.resources import data_dir; from autocomp.concepts.task import "
-            "load_task; print(data_dir('concepts')); print(len(load_task('color').objects))")
+            "load_task; from autocomp.cli.run import config_path; print(data_dir('concepts')); "
+            "print(len(load_task('color').objects)); print(config_path('demo'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, text=True,
                          capture_output=True, env={"PYTHONPATH": str(site), "PATH": ""}).stdout
     assert str(site) in out.splitlines()[0]
     assert out.splitlines()[1] == "235"
+    assert out.splitlines()[2].startswith(str(site))  # `autocomp run demo` from a wheel

@@ -30,10 +30,10 @@ def stage_status(run: Run) -> list[dict]:
         out.append({"stage": name, "expected": len(items), "done": len(mine),
                     "passed": sum(bool(r.get("passed", True)) for r in mine)})
     build = run.dir / "stats" / "build.json"
-    if build.exists():
-        sets = json.loads(build.read_text(encoding="utf-8"))["sets"]
-        out.append({"stage": "build", "expected": None, "done": sum(sets.values()),
-                    "passed": sets.get("paired", 0)})
+    if build.exists():  # done: benchmark items written
+        items = json.loads(build.read_text(encoding="utf-8"))["benchmarks"]
+        out.append({"stage": "build", "expected": None, "done": sum(items.values()),
+                    "passed": None})
     return out
 
 
@@ -63,7 +63,9 @@ def format_summary(summary: dict) -> str:
     lines = ["Stages:", f"  {'stage':<11} {'expected':>8} {'done':>6} {'passed':>6}"]
     for s in summary["stages"]:
         exp = "" if s["expected"] is None else s["expected"]
-        lines.append(f"  {s['stage']:<11} {exp!s:>8} {s['done']:>6} {s['passed']:>6}")
+        passed = "" if s["passed"] is None else s["passed"]
+        note = "  (benchmark items)" if s["stage"] == "build" else ""
+        lines.append(f"  {s['stage']:<11} {exp!s:>8} {s['done']:>6} {passed!s:>6}{note}")
     lines += ["", "Survival funnel (% of concepts, Auto-Comp Table 3 layout):",
               format_funnel(summary["funnel"])]
     if summary.get("validated"):
