@@ -75,6 +75,8 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     from autocomp.bench.build import build
     from autocomp.concepts.stage import make_concepts
 
+    if processes > 1 and any(s in PARALLEL for s in stages):
+        _need_accelerate()
     if "concepts" in stages:
         make_concepts(run)
     parallel = [s for s in PARALLEL if s in stages]
@@ -87,12 +89,15 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
         build(run)
 
 
-def _launch(run_dir: Path, processes: int, stages) -> None:
-    try:
-        import accelerate  # noqa: F401
-    except ImportError:
+def _need_accelerate() -> None:
+    from importlib.util import find_spec
+
+    if find_spec("accelerate") is None or find_spec("torch") is None:
         raise AutocompError("--processes > 1 needs accelerate and torch: pip install "
-                            "'autocomp[multi]'") from None
+                            "'autocomp[multi]'")
+
+
+def _launch(run_dir: Path, processes: int, stages) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     proc = subprocess.run(launch_command(run_dir, processes, stages), env=env)
     if proc.returncode != 0:

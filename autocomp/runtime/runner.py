@@ -63,11 +63,13 @@ def merge(stage: Stage) -> dict:
 
 
 def _timing(run_dir: Path, name: str) -> dict:
-    ranks = []
-    for path in sorted((run_dir / "stats").glob(f"{name}.rank-*.json")):
-        ranks.append(json.loads(path.read_text(encoding="utf-8")))
+    paths = sorted((run_dir / "stats").glob(f"{name}.rank-*.json"),
+                   key=lambda p: p.stat().st_mtime)
+    ranks = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
     if not ranks:
         return {}
+    world = ranks[-1]["world_size"]  # the latest launch; older, larger ones leave files behind
+    ranks = [r for r in ranks if r["world_size"] == world]
     seconds = max(r["seconds"] for r in ranks)
     items = sum(r["items"] for r in ranks)
     return {"processes": len(ranks), "items": items, "seconds": seconds,
