@@ -86,6 +86,16 @@ def test_benchmark_items(done_run):
         for neg in item["negatives"]:
             assert neg["caption"] != item["positive"]
             assert neg["edit"]["changed_values"]
+    caps = {c["id"]: c for c in done_run.records("captions")}
+    for item in swap:
+        cap = caps[item["concept"]]
+        assert item["positive"] == cap["contextual"]
+        spans = [m["span"] for m in cap["check"]["matches"]]
+        start, end = min(s[0] for s in spans), max(s[1] for s in spans)
+        tail = len(item["positive"]) - end
+        for neg in item["negatives"]:  # the negatives differ only inside the matched spans
+            assert neg["caption"][:start] == item["positive"][:start]
+            assert neg["caption"][len(neg["caption"]) - tail:] == item["positive"][end:]
     conf = list(read_jsonl(d / "bench" / "shape_position-n3" /
                                                "minimal-confusion.jsonl"))
     assert all(len(i["negatives"]) + i["duplicates"] == 3**3 * 2**2 - 1 for i in conf)

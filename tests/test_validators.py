@@ -107,3 +107,37 @@ def test_whole_word_answers():
     assert not _whole_word("red or blue", "red", choices)
     assert _whole_word("it is light blue", "light blue", choices)
     assert not _whole_word("light blue", "blue", choices)
+
+
+def test_white_shape_on_white_is_found_by_its_outline():
+    from autocomp.scene import attribute_graph
+
+    task = load_task("shape_color")
+    graph = attribute_graph(["cube", "sphere"], ["white", "silver"])
+    out = ProceduralGenerator(160).generate_one(ImageRequest("w", graph, task, "minimal", 5, ""))
+    results = validate_image(np.asarray(out.image), graph, task, "minimal",
+                             ColorBlobDetector(), PixelAnswerer(), 0.7, 190)
+    assert all(r.passed for r in results), [r.reason for r in results]
+    answers = results[-1].evidence["answers"]
+    assert [a["answer"] for a in answers] == ["white", "silver"]
+
+
+def test_object_check_counts_and_pairs():
+    from autocomp.scene import attribute_graph
+    from autocomp.validators.base import Detection
+    from autocomp.validators.checks import objects_check
+
+    task = load_task("color")
+
+    def det(label):
+        return Detection(label, (0, 0, 1, 1), 1.0)
+
+    graph = attribute_graph(["gloves", "chair"], ["red", "blue"])  # gloves: a pair noun
+    assert objects_check([det("gloves"), det("chair")], graph, task).passed
+    assert objects_check([det("gloves"), det("gloves"), det("chair")], graph, task).passed
+    three = objects_check([det("gloves")] * 3 + [det("chair")], graph, task)
+    assert not three.passed and "gloves: expected 1, found 3" in three.reason
+    extra = objects_check([det("gloves"), det("chair"), det("chair")], graph, task)
+    assert not extra.passed and "chair: expected 1, found 2" in extra.reason
+    stray = objects_check([det("gloves"), det("chair"), det("lamp"), det(None)], graph, task)
+    assert "lamp: not in the concept" in stray.reason and "1 unrecognised" in stray.reason
