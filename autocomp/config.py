@@ -238,6 +238,7 @@ class _Parser:
 
     def check_tasks(self, cfg: RunConfig) -> tuple[ConceptSpec, ...]:
         """Load every task, check its complexities and the generator; fill default N."""
+        from autocomp.concepts.sampling import max_distinct_concepts
         from autocomp.concepts.task import load_task
         from autocomp.registry import resolve
 
@@ -256,6 +257,10 @@ class _Parser:
                 problem = task.capacity_problem(n)
                 if problem:
                     raise self.error(f"{fld}.n", problem, n)
+                most = max_distinct_concepts(task, n)
+                if spec.count > most:
+                    raise self.error(f"{fld}.count", f"task '{task.name}' has at most {most} "
+                                     f"distinct concepts of N={n}", spec.count)
             problem = generator.cannot_draw(task)
             if problem:
                 raise self.error(f"{fld}.task", f"generator '{cfg.generate.generator.name}' "

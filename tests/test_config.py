@@ -40,6 +40,8 @@ def test_good_config_and_defaults(tmp_path):
     ("concepts: [{task: shape_color, count: ten}]\n", "field concepts[0].count: expected an"),
     ("concepts: [{task: nothing, count: 5}]\n", "field concepts[0].task: no task 'nothing'"),
     ("concepts: [{task: shape_color, n: [9], count: 5}]\n", "field concepts[0].n: N=9"),
+    ("concepts: [{task: shape_color, n: [1], count: 500}]\n",
+     "field concepts[0].count: task 'shape_color' has at most 160 distinct concepts of N=1"),
     ("concepts: [{task: color, count: 5}]\n", "field concepts[0].task: generator 'procedural'"
                                               " cannot draw task 'color'"),
     ("concepts: [{task: shape_color, count: 5}]\ngenerate: {generator: dalle}\n",
