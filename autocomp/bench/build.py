@@ -95,5 +95,6 @@ def _item(v, concept, cap, graph, task, track, kind, paired) -> dict:
     negs = make_negatives(graph, task, kind, render)
     return {"id": f"{v['id']}-{kind}", "concept": concept["id"], "task": task.name,
             "n": concept["n"], "track": track, "kind": kind, "image": v["image"],
+            "graph": concept["graph"],
             "paired": paired, "positive": negs.positive, "duplicates": negs.duplicates,
             "negatives": [n.to_dict() for n in negs.negatives]}

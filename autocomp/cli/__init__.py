@@ -16,6 +16,8 @@ COMMANDS = {
     "validate": ("autocomp.cli.run:validate", "Validate the images of a run."),
     "build": ("autocomp.cli.run:build", "Build a run's positive sets and benchmarks."),
     "status": ("autocomp.cli.status:status", "Progress and survival funnel of a run."),
+    "eval": ("autocomp.cli.eval:eval_cmd", "Score models on a run's benchmarks."),
+    "report": ("autocomp.cli.report:report", "Tables (Auto-Comp layouts) from eval results."),
     "vocab": ("autocomp.cli.vocab:vocab", "List built-in vocabularies and tasks; check a file."),
     "concepts": ("autocomp.cli.concepts:concepts", "Sample concepts of a task into records."),
     "preview": ("autocomp.cli.preview:preview_cmd", "Show one concept, its caption and negatives."),

@@ -1,0 +1,63 @@
+"""`autocomp eval RUN_DIR --model SPEC ...`: score models on a run's benchmarks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("eval")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--model", "models", multiple=True,
+              help="FAMILY:NAME[@PRETRAINED], repeatable: open_clip:ViT-B-32@laion2b_s34b_b79k, "
+                   "open_clip:local-dir:/w, hf:google/siglip-base-patch16-224, hf:/w, "
+                   "reference:oracle|bag-of-concepts|random, blind:unigram, blind:lm@gpt2.")
+@click.option("--models-file", type=click.Path(path_type=Path), default=None,
+              help="A model-set YAML (e.g. configs/models/autocomp-cp.yaml).")
+@click.option("--benchmark", "patterns", multiple=True,
+              help="Only benchmarks matching this glob (e.g. 'color-n2/*-swap'); repeatable.")
+@click.option("--output", type=click.Path(path_type=Path), default=None,
+              help="Results folder (default: RUN_DIR/results).")
+@click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
+              help="Embedding cache folder (default: RUN_DIR/cache).")
+@click.option("--skip_existing", "--skip-existing", is_flag=True,
+              help="Leave cells whose result file exists.")
+@click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if any).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
+@click.option("--distributed", is_flag=True,
+              help="Share the cells among the processes of `accelerate launch`.")
+def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_existing, device,
+             batch_size, distributed):
+    """Score every model on every benchmark of RUN_DIR; one JSON per (model, benchmark)."""
+    from autocomp.errors import AutocompError
+    from autocomp.eval.cells import evaluate, load_model_set
+
+    specs = list(models)
+    if models_file:
+        from autocomp.cli.run import config_path
+
+        path = models_file if models_file.is_file() else config_path(f"models/{models_file}")
+        specs += load_model_set(path)
+    if not specs:
+        raise AutocompError("name at least one --model (or --models-file)")
+    rank, world = 0, 1
+    if distributed:
+        from autocomp.runtime.pipeline import distributed as dist
+
+        rank, world, _, dev = dist()
+        device = device or dev
+    device = device or _default_device()
+    evaluate(run_dir, specs, output or Path(run_dir) / "results", patterns,
+             cache_dir or Path(run_dir) / "cache", skip_existing, device, batch_size, rank,
+             world, echo=click.echo)
+
+
+def _default_device() -> str:
+    from importlib.util import find_spec
+
+    if find_spec("torch") is None:
+        return "cpu"
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"

@@ -1,0 +1,1 @@
+"""Evaluation: scorers (a lazy registry), the batched and cached harness, results files."""

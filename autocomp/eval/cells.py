@@ -1,0 +1,90 @@
+"""Evaluate models x benchmarks: one result JSON per cell (CLIP_benchmark style).
+
+results/<model>/<benchmark>.json              {benchmark, model, pretrained, metrics, n_items,
+                                              chance, autocomp_version, ...}
+results/<model>/<benchmark>.predictions.jsonl one line per item
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from autocomp import __version__
+from autocomp.errors import AutocompError
+from autocomp.eval.benchmarks import Benchmark, find_benchmarks
+from autocomp.eval.cache import slug
+from autocomp.eval.harness import Harness, write_json
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: str
+    bench: Benchmark
+
+    def path(self, out: Path) -> Path:
+        return Path(out) / slug(self.model) / f"{self.bench.slug}.json"
+
+
+def load_model_set(path) -> list[str]:
+    """Model specs from a YAML model-set file: {models: [{spec: ..., label: ...}, ...]}."""
+    from autocomp.concepts.vocab import read_yaml
+
+    path = Path(path)
+    data = read_yaml(path)
+    models = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(models, list) or not models:
+        raise AutocompError("expected 'models: [ {spec: FAMILY:NAME@TAG, label: ...}, ...]'",
+                            file=path)
+    out = []
+    for i, m in enumerate(models):
+        spec = m.get("spec") if isinstance(m, dict) else m
+        if not isinstance(spec, str):
+            raise AutocompError(f"expected a model spec string, got {spec!r}", file=path,
+                                entry=i)
+        out.append(spec)
+    return out
+
+
+def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir=None,
+             skip_existing: bool = False, device: str = "cpu", batch_size: int = 64,
+             rank: int = 0, world_size: int = 1, echo=print) -> list[dict]:
+    from autocomp.eval.scorers import load_scorer
+    from autocomp.runtime.run import Run
+
+    run = Run.open(run_dir)
+    benches = find_benchmarks(run.dir, patterns)
+    cells = [Cell(m, b) for m in models for b in benches][rank::world_size]
+    results, by_model = [], {}
+    for cell in cells:
+        target = cell.path(out)
+        if skip_existing and target.exists():
+            echo(f"skip   {cell.model} {cell.bench.name} (exists)")
+            continue
+        if cell.model not in by_model:
+            for h in by_model.values():
+                h.close()
+            scorer = load_scorer(cell.model, device=device, batch_size=batch_size)
+            by_model = {cell.model: Harness(scorer, run.dir, run.tasks, cache_dir)}
+        harness = by_model[cell.model]
+        got = harness.run(cell.bench, target.with_suffix(".predictions.jsonl"))
+        s = harness.scorer
+        result = {"benchmark": cell.bench.name, "model": cell.model, "family": s.family,
+                  "name": s.name, "pretrained": s.pretrained, "task": cell.bench.task,
+                  "n": cell.bench.n, "track": cell.bench.track, "kind": cell.bench.kind,
+                  "metrics": got["metrics"], "n_items": got["n_items"],
+                  "chance": got["metrics"]["chance"], "seconds": got["seconds"],
+                  "run": str(run.dir), "autocomp_version": __version__}
+        write_json(target, result)
+        m = got["metrics"]
+        echo(f"done   {cell.model} {cell.bench.name}: acc {_f(m['accuracy'])} "
+             f"(tie-aware {_f(m['accuracy_tie_aware'])}, chance {_f(m['chance'])}) "
+             f"n={got['n_items']} {got['seconds']:.1f}s")
+        results.append(result)
+    for h in by_model.values():
+        h.close()
+    return results
+
+
+def _f(x) -> str:
+    return "n/a" if x is None else f"{x:.1f}"

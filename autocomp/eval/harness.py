@@ -1,0 +1,160 @@
+"""The harness: score one (scorer, benchmark) cell, streaming.
+
+Items are read in chunks; for each chunk the images and captions the cache lacks are
+encoded in batches and stored (committed per batch), then every item is scored from the
+cached vectors. Memory holds one chunk, never the benchmark. A caption is encoded once per
+scorer across every benchmark (swap captions are a subset of confusion captions; N = 1
+captions repeat across concepts; paired items reuse both tracks), an image once per file
+content. Per-item predictions go to a file next to the cell's result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from autocomp.eval.benchmarks import Benchmark, negative_graph
+from autocomp.eval.cache import EmbeddingCache, file_key, text_key
+from autocomp.eval.metrics import Tally, outcome
+from autocomp.records import dumps
+from autocomp.scene import SceneGraph
+
+
+def _chunks(items: Iterator[dict], size: int) -> Iterator[list[dict]]:
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def captions_of(item: dict) -> list[str]:
+    return [item["positive"], *[n["caption"] for n in item["negatives"]]]
+
+
+class Harness:
+    def __init__(self, scorer, run_dir: Path, tasks: dict, cache_dir: Path | None,
+                 chunk_items: int = 128):
+        self.scorer, self.run_dir, self.tasks = scorer, Path(run_dir), tasks
+        self.chunk_items = chunk_items
+        self.cache = (EmbeddingCache(cache_dir, scorer.cache_id)
+                      if scorer.kind != "item" and cache_dir is not None else None)
+        self.encoded = {"images": 0, "captions": 0}
+
+    # -- filling the cache -------------------------------------------------------------
+    def _fill_images(self, paths: list[str]) -> dict[str, str]:
+        keys = {p: file_key(self.run_dir / p) for p in dict.fromkeys(paths)}
+        missing = set(self.cache.missing(keys.values()))
+        todo = [p for p, k in keys.items() if k in missing]
+        todo = list({keys[p]: p for p in todo}.values())  # one file per content
+        bs = self.scorer.batch_size
+        for i in range(0, len(todo), bs):
+            batch = todo[i:i + bs]
+            vecs = self.scorer.encode_images([_open(self.run_dir / p) for p in batch])
+            self.cache.put_many([keys[p] for p in batch], vecs)
+            self.encoded["images"] += len(batch)
+        return keys
+
+    def _fill_texts(self, texts: list[str]) -> dict[str, str]:
+        keys = {t: text_key(t) for t in dict.fromkeys(texts)}
+        missing = set(self.cache.missing(keys.values()))
+        todo = [t for t, k in keys.items() if k in missing]
+        bs = self.scorer.batch_size
+        encode = (self.scorer.encode_texts if self.scorer.kind == "dual"
+                  else self.scorer.score_texts)
+        for i in range(0, len(todo), bs):
+            batch = todo[i:i + bs]
+            self.cache.put_many([keys[t] for t in batch], encode(batch))
+            self.encoded["captions"] += len(batch)
+        return keys
+
+    # -- scoring ---------------------------------------------------------------------------
+    def _scores(self, chunk: list[dict]) -> list[np.ndarray]:
+        kind = self.scorer.kind
+        if kind == "item":
+            out = []
+            for item in chunk:
+                task = self.tasks[item["task"]]
+                graph = SceneGraph.from_dict(item["graph"])
+                cands = [graph, *[negative_graph(graph, task, n["edit"])
+                                  for n in item["negatives"]]]
+                out.append(np.asarray(self.scorer.score_item(
+                    item, cands, {"graph": graph, "task": task}), dtype=np.float64))
+            return out
+        tkeys = self._fill_texts([c for item in chunk for c in captions_of(item)])
+        ikeys = self._fill_images([i["image"] for i in chunk]) if kind == "dual" else {}
+        vecs = self.cache.get_many([*tkeys.values(), *ikeys.values()])
+        out = []
+        for item in chunk:
+            texts = np.stack([vecs[tkeys[c]] for c in captions_of(item)])
+            if kind == "dual":
+                out.append(texts.astype(np.float64) @ vecs[ikeys[item["image"]]]
+                           .astype(np.float64))
+            else:
+                out.append(texts[:, 0].astype(np.float64))
+        return out
+
+    def run(self, bench: Benchmark, predictions: Path) -> dict:
+        start = time.perf_counter()
+        tally = Tally()
+        predictions.parent.mkdir(parents=True, exist_ok=True)
+        tmp = predictions.with_name(f".{predictions.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                for chunk in _chunks(bench.items(), self.chunk_items):
+                    lines = []
+                    for item, scores in zip(chunk, self._scores(chunk), strict=True):
+                        lines.append(dumps(self._judge(item, scores, tally)) + "\n")
+                    fh.write("".join(lines))
+            os.replace(tmp, predictions)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return {"metrics": tally.metrics(), "n_items": tally.n,
+                "seconds": round(time.perf_counter() - start, 3),
+                "encoded": dict(self.encoded)}
+
+    def _judge(self, item: dict, scores: np.ndarray, tally: Tally) -> dict:
+        negs = item["negatives"]
+        same = np.array([n.get("same_meaning", False) for n in negs], dtype=bool)
+        result = outcome(scores, same)
+        chosen = negs[result["chosen"] - 1] if result["chosen"] else None
+        graph = item.get("graph") or {}
+        group = None
+        if item["n"] == 2 and graph.get("relations"):
+            group = graph["relations"][0][1]
+        tally.add(result, len(scores), 1 + int((~same).sum()), item.get("paired", False),
+                  group, chosen["category"] if chosen else None)
+        return {"id": item["id"], "concept": item["concept"], "correct": result["strict"],
+                "tie_credit": round(result["tie_credit"], 6),
+                "correct_distinct_meaning": result["distinct"], "paired": item.get("paired"),
+                "positive_score": round(float(scores[0]), 6),
+                "best_negative_score": round(float(scores[1:].max()), 6) if len(negs) else None,
+                "chosen": chosen["caption"] if chosen else item["positive"],
+                "chosen_edit": chosen["edit"] if chosen else None,
+                "chosen_category": chosen["category"] if chosen else None,
+                "relation": group}
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+
+
+def _open(path: Path):
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return im.convert("RGB")
+
+
+def write_json(path: Path, data: dict) -> None:
+    from autocomp.records import write_text
+
+    write_text(path, json.dumps(data, indent=1, sort_keys=True))

@@ -1,0 +1,79 @@
+"""Item outcomes and the metrics of a cell.
+
+strict      the positive scores strictly above every negative (the papers' metric)
+tie_aware   ties at the top broken uniformly at random: 1/k credit when the positive ties
+            with k-1 negatives for the top score, 0 when a negative is above it
+distinct    strict, counting only negatives that do not mean the same as the positive
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def outcome(scores: np.ndarray, same_meaning: np.ndarray | None = None) -> dict:
+    """scores[0] is the positive's. Returns strict, tie credit, distinct, chosen index."""
+    scores = np.asarray(scores, dtype=np.float64)
+    pos, negs = scores[0], scores[1:]
+    top = scores.max()
+    strict = bool(len(negs) == 0 or pos > negs.max())
+    credit = 1.0 / int((scores == top).sum()) if pos == top else 0.0
+    if same_meaning is not None and len(negs):
+        keep = negs[~same_meaning]
+        distinct = bool(len(keep) == 0 or pos > keep.max())
+    else:
+        distinct = strict
+    chosen = 0 if strict else int(np.argmax(negs)) + 1  # the best-scoring negative
+    return {"strict": strict, "tie_credit": credit, "distinct": distinct, "chosen": chosen}
+
+
+@dataclass
+class Tally:
+    n: int = 0
+    strict: float = 0.0
+    tie: float = 0.0
+    distinct: float = 0.0
+    chance: float = 0.0
+    chance_distinct: float = 0.0
+    paired_n: int = 0
+    paired_strict: float = 0.0
+    groups: dict = field(default_factory=dict)  # e.g. per relation: [n, correct]
+    errors: dict = field(default_factory=dict)  # category of the negative chosen -> count
+
+    def add(self, result: dict, n_candidates: int, n_distinct: int, paired: bool,
+            group: str | None, error_category: str | None = None) -> None:
+        self.n += 1
+        self.strict += result["strict"]
+        self.tie += result["tie_credit"]
+        self.distinct += result["distinct"]
+        self.chance += 1.0 / n_candidates
+        self.chance_distinct += 1.0 / n_distinct
+        if paired:
+            self.paired_n += 1
+            self.paired_strict += result["strict"]
+        if group is not None:
+            g = self.groups.setdefault(group, [0, 0])
+            g[0] += 1
+            g[1] += result["strict"]
+        if not result["strict"] and error_category:
+            self.errors[error_category] = self.errors.get(error_category, 0) + 1
+
+    def metrics(self) -> dict:
+        def pct(a, b):
+            return round(100.0 * a / b, 4) if b else None
+
+        out = {"accuracy": pct(self.strict, self.n),
+               "accuracy_tie_aware": pct(self.tie, self.n),
+               "accuracy_distinct_meaning": pct(self.distinct, self.n),
+               "chance": pct(self.chance, self.n),
+               "chance_distinct_meaning": pct(self.chance_distinct, self.n),
+               "paired_items": self.paired_n,
+               "accuracy_paired": pct(self.paired_strict, self.paired_n)}
+        if self.errors:
+            out["errors_by_category"] = dict(sorted(self.errors.items()))
+        if self.groups:
+            out["by_relation"] = {k: {"n": v[0], "accuracy": pct(v[1], v[0])}
+                                  for k, v in sorted(self.groups.items())}
+        return out

@@ -1,0 +1,40 @@
+"""Scorers, resolved lazily from a model spec "family:name[@pretrained]".
+
+  open_clip:ViT-B-32@laion2b_s34b_b79k   open_clip:hf-hub:timm/ViT-B-16-SigLIP
+  open_clip:local-dir:/weights/my-clip    hf:google/siglip-base-patch16-224   hf:/weights/clip
+  reference:oracle   reference:bag-of-concepts   reference:random[@seed]
+  blind:unigram      blind:lm@gpt2            blind:lm@/weights/my-lm
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from autocomp.errors import AutocompError
+
+SCORERS = {
+    "open_clip": "autocomp.eval.scorers.openclip_scorer:OpenClipScorer",
+    "hf": "autocomp.eval.scorers.hf_scorer:HFScorer",
+    "reference": "autocomp.eval.scorers.reference:make_reference",
+    "blind": "autocomp.eval.scorers.blind:make_blind",
+}
+
+
+def parse_spec(spec: str) -> tuple[str, str, str | None]:
+    """"family:name@pretrained" -> (family, name, pretrained or None)."""
+    family, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise AutocompError(f"model '{spec}' is not FAMILY:NAME[@PRETRAINED] (families: "
+                            f"{', '.join(SCORERS)}; e.g. open_clip:ViT-B-32@laion2b_s34b_b79k)")
+    name, at, pretrained = rest.rpartition("@") if "@" in rest else (rest, "", "")
+    return family, name, (pretrained or None) if at else None
+
+
+def load_scorer(spec: str, device: str = "cpu", batch_size: int = 64):
+    family, name, pretrained = parse_spec(spec)
+    if family not in SCORERS:
+        raise AutocompError(f"unknown model family '{family}' in '{spec}' (known: "
+                            f"{', '.join(SCORERS)})")
+    module, attr = SCORERS[family].split(":")
+    factory = getattr(importlib.import_module(module), attr)
+    return factory(name, pretrained, device=device, batch_size=batch_size)

@@ -1,0 +1,81 @@
+"""The three kinds of scorer the harness knows.
+
+  dual   encode_images / encode_texts give L2-normalised vectors; the harness scores a pair
+         by their dot product (cosine similarity). Embeddings are cached by content.
+  text   score_texts gives one number per caption, image unseen (blind baselines); cached
+         per caption like a 1-d embedding.
+  item   score_item sees the item and its ground truth (reference scorers); not cached.
+Heavy models load on first use, never in __init__.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class Scorer:
+    kind = "dual"
+    family = ""
+
+    def __init__(self, name: str, pretrained: str | None = None, device: str = "cpu",
+                 batch_size: int = 64):
+        self.name, self.pretrained = name, pretrained
+        self.device, self.batch_size = device, batch_size
+
+    @property
+    def spec(self) -> str:
+        return f"{self.family}:{self.name}" + (f"@{self.pretrained}" if self.pretrained else "")
+
+    @property
+    def cache_id(self) -> str:
+        """What the cached vectors depend on (the spec, plus a fingerprint of local weights)."""
+        return self.spec
+
+
+class DualEncoder(Scorer):
+    kind = "dual"
+
+    def encode_images(self, images: Sequence) -> np.ndarray:
+        raise NotImplementedError
+
+    def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class TextScorer(Scorer):
+    kind = "text"
+
+    def score_texts(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class ItemScorer(Scorer):
+    kind = "item"
+
+    def score_item(self, item: dict, candidates: list[dict], truth: dict) -> list[float]:
+        """Scores for [positive, *negatives]; `candidates` carry each one's scene graph."""
+        raise NotImplementedError
+
+
+def normalise(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+def fingerprint(path) -> str:
+    """A cheap fingerprint of a local model folder: file names, sizes and mtimes."""
+    import hashlib
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.exists():
+        return ""
+    files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file())
+    h = hashlib.sha256()
+    for f in files:
+        st = f.stat()
+        h.update(f"{f.relative_to(p) if p.is_dir() else f.name}:{st.st_size}:{st.st_mtime_ns}"
+                 .encode())
+    return h.hexdigest()[:12]

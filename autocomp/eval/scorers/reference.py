@@ -1,0 +1,63 @@
+"""Reference scorers: they read the item's ground truth instead of looking at pixels.
+
+  oracle           1 for the caption whose scene graph is the image's, 0 for the others:
+                   100% by construction (a check of the harness, not of a model)
+  bag-of-concepts  knows which objects and which values the image has, not how they bind:
+                   a caption scores the number of the image's objects and values it names
+                   (distinct). Every swap negative ties with the positive.
+  random           a uniform score per (seed, item, caption): sits at chance
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from autocomp.errors import AutocompError
+from autocomp.eval.scorers.base import ItemScorer
+from autocomp.negatives.generate import values_of
+
+
+class Oracle(ItemScorer):
+    family = "reference"
+
+    def score_item(self, item, candidates, truth):
+        return [1.0 if g == truth["graph"] else 0.0 for g in candidates]
+
+
+class BagOfConcepts(ItemScorer):
+    family = "reference"
+
+    def score_item(self, item, candidates, truth):
+        task, graph = truth["task"], truth["graph"]
+        objects, values = set(graph.names), set(values_of(graph, task))
+        return [float(len(set(g.names) & objects) + len(set(values_of(g, task)) & values))
+                for g in candidates]
+
+
+class Random(ItemScorer):
+    family = "reference"
+
+    def __init__(self, name, pretrained=None, **kw):
+        super().__init__(name, pretrained, **kw)
+        try:
+            self.seed = int(pretrained or 0)
+        except ValueError:
+            raise AutocompError(f"reference:random@SEED needs an integer seed, got "
+                                f"'{pretrained}'") from None
+
+    def score_item(self, item, candidates, truth):
+        out = []
+        for i in range(len(candidates)):
+            h = hashlib.sha256(f"{self.seed}:{item['id']}:{i}".encode()).digest()
+            out.append(int.from_bytes(h[:8], "big") / 2**64)
+        return out
+
+
+REFERENCES = {"oracle": Oracle, "bag-of-concepts": BagOfConcepts, "random": Random}
+
+
+def make_reference(name, pretrained=None, **kw):
+    if name not in REFERENCES:
+        raise AutocompError(f"unknown reference scorer '{name}' (known: "
+                            f"{', '.join(REFERENCES)})")
+    return REFERENCES[name](name, pretrained, **kw)
