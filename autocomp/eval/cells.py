@@ -28,6 +28,14 @@ class Cell:
 
 def load_model_set(path) -> list[str]:
     """Model specs from a YAML model-set file: {models: [{spec: ..., label: ...}, ...]}."""
+    return [spec for spec, _ in _model_entries(path)]
+
+
+def model_labels(path) -> dict[str, str]:
+    return {spec: label for spec, label in _model_entries(path) if label}
+
+
+def _model_entries(path) -> list[tuple[str, str | None]]:
     from autocomp.concepts.vocab import read_yaml
 
     path = Path(path)
@@ -42,7 +50,7 @@ def load_model_set(path) -> list[str]:
         if not isinstance(spec, str):
             raise AutocompError(f"expected a model spec string, got {spec!r}", file=path,
                                 entry=i)
-        out.append(spec)
+        out.append((spec, m.get("label") if isinstance(m, dict) else None))
     return out
 
 

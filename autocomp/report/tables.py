@@ -1,0 +1,246 @@
+"""Result tables in the Auto-Comp layouts, from a folder of eval results.
+
+  Table 4   accuracy per task x N x track x (swap, confusion), a Random Chance row first
+  Table 5   paired set: Min vs Ctx (swap / confusion) and the deltas
+  Table 6   error categories of confusion mistakes (attribute tasks), averaged per family
+  Table 8   N = 1: vary value / vary object, per track
+  Table 13  per-relation accuracy on relation tasks, N = 2 swap
+Numbers are rounded half up to one decimal, as the paper prints them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+from autocomp.errors import AutocompError
+
+TRACK_SHORT = {"minimal": "Min", "contextual": "Ctx"}
+KIND_SHORT = {"swap": "Swap", "confusion": "Conf.", "vary_value": "Vary value",
+              "vary_object": "Vary obj."}
+ATTRIBUTE_CATEGORIES = ("swapped values", "same value / different objects",
+                        "same value / same object", "same object / different values")
+
+
+def r1(x) -> str:
+    if x is None:
+        return "-"
+    return str(Decimal(repr(float(x))).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+
+
+def load_results(folder: Path) -> list[dict]:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise AutocompError("no results folder (run `autocomp eval` first)", file=folder)
+    out = []
+    for path in sorted(folder.rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
+            out.append(data)
+    if not out:
+        raise AutocompError("no result files (*.json from `autocomp eval`)", file=folder)
+    return out
+
+
+def family_of(model: str) -> str:
+    fam = model.split(":", 1)[0]
+    if fam in ("reference", "blind"):
+        return fam
+    return "SigLIP" if "siglip" in model.lower() else "CLIP"
+
+
+class Table:
+    def __init__(self, title: str, header: list[str], rows: list[list[str]]):
+        self.title, self.header, self.rows = title, header, rows
+
+    def render(self, fmt: str) -> str:
+        if fmt == "csv":
+            import csv
+            import io
+
+            buf = io.StringIO()
+            w = csv.writer(buf)
+            w.writerow([self.title])
+            w.writerow(self.header)
+            w.writerows(self.rows)
+            return buf.getvalue()
+        if fmt == "latex":
+            def esc(s):
+                return str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
+            cols = "l" + "r" * (len(self.header) - 1)
+            lines = [f"% {self.title}", rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
+                     " & ".join(esc(h) for h in self.header) + r" \\", r"\midrule"]
+            lines += [" & ".join(esc(c) for c in row) + r" \\" for row in self.rows]
+            lines += [r"\bottomrule", r"\end{tabular}"]
+            return "\n".join(lines)
+        lines = [f"**{self.title}**", "", "| " + " | ".join(self.header) + " |",
+                 "|" + "|".join("---" for _ in self.header) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        return "\n".join(lines)
+
+
+def _index(results):
+    idx = {}
+    for r in results:
+        idx[(r["model"], r["task"], r["n"], r["track"], r["kind"])] = r
+    models = list(dict.fromkeys(r["model"] for r in results))
+    return idx, models
+
+
+def table4(results, labels=None) -> Table | None:
+    labels = labels or {}
+    idx, models = _index(results)
+    cols = sorted({(r["task"], r["n"], r["track"], r["kind"]) for r in results
+                   if r["kind"] in ("swap", "confusion")},
+                  key=lambda c: (c[0], c[1], c[2] != "minimal", c[3] != "swap"))
+    if not cols:
+        return None
+    header = ["Model", *[f"{t} N={n} {TRACK_SHORT.get(tr, tr)} {KIND_SHORT[k]}"
+                         for t, n, tr, k in cols]]
+    chance = []
+    for c in cols:
+        cell = next((r for (m, *key), r in idx.items() if tuple(key) == c), None)
+        chance.append(r1(cell["chance"]) if cell else "-")
+    rows = [["Random Chance", *chance]]
+    for m in models:
+        rows.append([labels.get(m, m), *[
+            r1(idx[(m, *c)]["metrics"]["accuracy"]) if (m, *c) in idx else "-" for c in cols]])
+    return Table("Table 4: accuracy (%), positive strictly above every negative", header, rows)
+
+
+def table5(results, labels=None) -> Table | None:
+    labels = labels or {}
+    idx, models = _index(results)
+    groups = sorted({(r["task"], r["n"]) for r in results if r["kind"] in ("swap", "confusion")})
+    header, rows = ["Model"], []
+    for t, n in groups:
+        header += [f"{t} N={n} Min", f"{t} N={n} Ctx", f"{t} N={n} ΔS", f"{t} N={n} ΔC"]
+    any_value = False
+    for m in models:
+        row = [labels.get(m, m)]
+        for t, n in groups:
+            acc = {(tr, k): (idx.get((m, t, n, tr, k)) or {}).get("metrics", {}).get(
+                "accuracy_paired") for tr in ("minimal", "contextual")
+                for k in ("swap", "confusion")}
+            any_value |= any(v is not None for v in acc.values())
+            row += [f"{r1(acc['minimal', 'swap'])}/{r1(acc['minimal', 'confusion'])}",
+                    f"{r1(acc['contextual', 'swap'])}/{r1(acc['contextual', 'confusion'])}",
+                    _delta(acc["contextual", "swap"], acc["minimal", "swap"]),
+                    _delta(acc["contextual", "confusion"], acc["minimal", "confusion"])]
+        rows.append(row)
+    if not groups or not any_value:
+        return None
+    return Table("Table 5: paired set, Min vs Ctx accuracy (%) swap/confusion, deltas in "
+                 "points", header, rows)
+
+
+def _delta(a, b) -> str:
+    if a is None or b is None:
+        return "-"
+    d = Decimal(repr(float(a) - float(b))).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+    return f"+{d}" if d > 0 else str(d)
+
+
+def table6(results) -> list[Table]:
+    out = []
+    tasks = sorted({r["task"] for r in results if r["kind"] == "confusion"
+                    and any(k in ATTRIBUTE_CATEGORIES for k in
+                            r["metrics"].get("errors_by_category", {}))})
+    for task in tasks:
+        ns = sorted({r["n"] for r in results if r["task"] == task and r["kind"] == "confusion"})
+        per_family: dict[str, list[dict]] = defaultdict(list)
+        for r in results:
+            if r["task"] != task or r["kind"] != "confusion":
+                continue
+            errs = r["metrics"].get("errors_by_category", {})
+            total = sum(errs.values())
+            if total:
+                share = {c: 100.0 * errs.get(c, 0) / total for c in ATTRIBUTE_CATEGORIES}
+                per_family[family_of(r["model"])].append({"n": r["n"], **share})
+        header = ["Model type", *[f"N={n} {c}" for n in ns for c in ATTRIBUTE_CATEGORIES]]
+        rows = []
+        everyone = [x for xs in per_family.values() for x in xs]
+        for fam, shares in [*sorted(per_family.items()), ("Total", everyone)]:
+            row = [fam]
+            for n in ns:
+                mine = [s for s in shares if s["n"] == n]
+                for c in ATTRIBUTE_CATEGORIES:
+                    row.append(f"{sum(s[c] for s in mine) / len(mine):.2f}" if mine else "-")
+            rows.append(row)
+        out.append(Table(f"Table 6: {task}, share (%) of confusion errors by the chosen "
+                         "negative's category, averaged over the cells of each family",
+                         header, rows))
+    return out
+
+
+def table8(results, labels=None) -> Table | None:
+    labels = labels or {}
+    idx, models = _index(results)
+    cols = sorted({(r["task"], r["track"], r["kind"]) for r in results if r["n"] == 1},
+                  key=lambda c: (c[0], c[1] != "minimal", c[2]))
+    if not cols:
+        return None
+    header = ["Model", *[f"{t} {TRACK_SHORT.get(tr, tr)} {KIND_SHORT[k]}" for t, tr, k in cols]]
+    rows = [[labels.get(m, m), *[r1(idx[(m, t, 1, tr, k)]["metrics"]["accuracy"])
+                                 if (m, t, 1, tr, k) in idx else "-" for t, tr, k in cols]]
+            for m in models]
+    return Table("Table 8: N=1 accuracy (%)", header, rows)
+
+
+def table13(results, labels=None) -> Table | None:
+    labels = labels or {}
+    cells = [r for r in results if r["kind"] == "swap" and r["n"] == 2
+             and r["metrics"].get("by_relation")]
+    if not cells:
+        return None
+    rels = sorted({k for r in cells for k in r["metrics"]["by_relation"]})
+    header = ["Model", "Task", "Track", *rels]
+    rows = [[labels.get(r["model"], r["model"]), r["task"], TRACK_SHORT.get(r["track"]),
+             *[r1(r["metrics"]["by_relation"].get(k, {}).get("accuracy")) for k in rels]]
+            for r in cells]
+    return Table("Table 13: per-relation accuracy (%), N=2 swap", header, rows)
+
+
+def all_tables(results, labels=None) -> list[Table]:
+    tables = [table4(results, labels), table5(results, labels), *table6(results),
+              table8(results, labels), table13(results, labels)]
+    return [t for t in tables if t is not None]
+
+
+def delta_figure(results, path: Path, labels=None) -> Path | None:
+    """Bars: contextual minus minimal accuracy on the paired set, per model and task/N."""
+    labels = labels or {}
+    idx, models = _index(results)
+    groups = sorted({(r["task"], r["n"]) for r in results if r["kind"] == "swap"})
+    data = {}
+    for m in models:
+        for t, n in groups:
+            a = (idx.get((m, t, n, "contextual", "swap")) or {}).get("metrics", {})
+            b = (idx.get((m, t, n, "minimal", "swap")) or {}).get("metrics", {})
+            if a.get("accuracy_paired") is not None and b.get("accuracy_paired") is not None:
+                data[(m, t, n)] = a["accuracy_paired"] - b["accuracy_paired"]
+    if not data:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(models) * len(groups)), 4))
+    width = 0.8 / max(1, len(groups))
+    for j, (t, n) in enumerate(groups):
+        xs = [i + j * width for i in range(len(models))]
+        ax.bar(xs, [data.get((m, t, n), 0.0) for m in models], width, label=f"{t} N={n}")
+    ax.set_xticks([i + width * (len(groups) - 1) / 2 for i in range(len(models))],
+                  [labels.get(m, m) for m in models], rotation=30, ha="right", fontsize=8)
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_ylabel("Ctx - Min swap accuracy (points)")
+    ax.set_title("Paired set: context helps (> 0) or hurts (< 0)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
