@@ -82,6 +82,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                   "n": cell.bench.n, "track": cell.bench.track, "kind": cell.bench.kind,
                   "metrics": got["metrics"], "n_items": got["n_items"],
                   "chance": got["metrics"]["chance"], "seconds": got["seconds"],
+                  "encoded": got["encoded"],
                   "run": str(run.dir), "autocomp_version": __version__}
         write_json(target, result)
         m = got["metrics"]

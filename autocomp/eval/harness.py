@@ -104,6 +104,7 @@ class Harness:
 
     def run(self, bench: Benchmark, predictions: Path) -> dict:
         start = time.perf_counter()
+        self.encoded = {"images": 0, "captions": 0}
         tally = Tally()
         predictions.parent.mkdir(parents=True, exist_ok=True)
         tmp = predictions.with_name(f".{predictions.name}.{os.getpid()}.tmp")

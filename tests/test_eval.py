@@ -1,0 +1,288 @@
+"""The evaluation harness, its scorers and the report, on a small embedded run."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from tiny_models import tiny_causal_lm, tiny_hf_clip, tiny_hf_siglip, tiny_open_clip
+
+from autocomp.cli import main
+from autocomp.concepts.sampling import sample_concepts
+from autocomp.concepts.task import load_task
+from autocomp.config import load_config, parse_config
+from autocomp.errors import AutocompError
+from autocomp.eval.benchmarks import find_benchmarks
+from autocomp.eval.cells import evaluate, load_model_set
+from autocomp.eval.harness import Harness
+from autocomp.eval.metrics import outcome
+from autocomp.eval.scorers import load_scorer
+from autocomp.negatives.generate import make_negatives
+from autocomp.records import read_jsonl, write_jsonl
+from autocomp.runtime.pipeline import run_pipeline
+from autocomp.runtime.run import Run
+
+CONFIG = """
+name: evalrun
+seed: 2
+concepts:
+  - {task: shape_color, n: [1, 2, 3], count: 6}
+  - {task: shape_position, n: [2, 3], count: 6}
+generate: {options: {size: 128}}
+"""
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("evalrun")
+    (tmp / "c.yaml").write_text(CONFIG)
+    r = Run.create(load_config(tmp / "c.yaml"), tmp / "run")
+    run_pipeline(r, progress=False)
+    return r
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("tiny")
+    return {"open_clip": f"open_clip:local-dir:{tiny_open_clip(tmp / 'oc')}",
+            "clip": f"hf:{tiny_hf_clip(tmp / 'clip')}",
+            "siglip": f"hf:{tiny_hf_siglip(tmp / 'siglip')}",
+            "lm": f"blind:lm@{tiny_causal_lm(tmp / 'lm')}"}
+
+
+def _results(out):
+    return {(r["model"], r["benchmark"]): r for r in
+            (json.loads(p.read_text()) for p in out.rglob("*.json"))}
+
+
+def test_outcome_strict_and_tie_aware():
+    assert outcome(np.array([0.9, 0.1, 0.2]))["strict"]
+    tie = outcome(np.array([0.5, 0.5, 0.5, 0.1]))
+    assert not tie["strict"] and tie["tie_credit"] == pytest.approx(1 / 3)
+    assert outcome(np.array([0.4, 0.5]))["tie_credit"] == 0.0
+    same = outcome(np.array([0.5, 0.6, 0.1]), np.array([True, False]))
+    assert not same["strict"] and same["distinct"]
+
+
+def test_reference_scorers(run, tmp_path):
+    out = tmp_path / "res"
+    evaluate(run.dir, ["reference:oracle", "reference:bag-of-concepts"], out,
+             cache_dir=tmp_path / "cache", echo=lambda *_: None)
+    res = _results(out)
+    benches = find_benchmarks(run.dir)
+    for b in benches:
+        oracle = res[("reference:oracle", b.name)]["metrics"]
+        assert oracle["accuracy"] == 100.0
+        bag = res[("reference:bag-of-concepts", b.name)]["metrics"]
+        if b.kind == "swap":  # every swap negative names the same objects and values
+            assert bag["accuracy"] == 0.0
+            assert bag["accuracy_tie_aware"] == pytest.approx(bag["chance"])
+        if b.n == 1:  # nothing to bind: the bag is enough
+            assert bag["accuracy"] == 100.0
+    preds = list(read_jsonl(out / "reference_bag-of-concepts" /
+                            "shape_color-n2-minimal-confusion.predictions.jsonl"))
+    assert preds and all(p["chosen_category"] == "swapped values" for p in preds)
+
+
+def _synthetic_run(tmp_path, count):
+    """A run directory with swap benchmarks only (no images): enough for item scorers."""
+    cfg = parse_config({"concepts": [{"task": "shape_color", "n": [2], "count": count}]})
+    run = Run.create(cfg, tmp_path / "synthetic")
+    task = load_task("shape_color")
+    from autocomp.captions.minimal import render_minimal
+
+    items = []
+    for c in sample_concepts(task, 2, count, seed=0):
+        negs = make_negatives(c.graph, task, "swap", lambda g: render_minimal(g, task.noun))
+        items.append({"id": c.id, "concept": c.id, "task": task.name, "n": 2,
+                      "track": "minimal", "kind": "swap", "image": "none.png",
+                      "graph": c.graph.to_dict(), "paired": False,
+                      "positive": negs.positive, "negatives": [n.to_dict() for n in
+                                                               negs.negatives]})
+    write_jsonl(run.dir / "bench" / "shape_color-n2" / "minimal-swap.jsonl", items)
+    return run
+
+
+def test_random_sits_at_chance_and_unigram_ties_on_swap(tmp_path):
+    run = _synthetic_run(tmp_path, 4000)
+    out = tmp_path / "res"
+    evaluate(run.dir, ["reference:random", "blind:unigram"], out, cache_dir=tmp_path / "c",
+             echo=lambda *_: None)
+    res = _results(out)
+    rnd = res[("reference:random", "shape_color-n2/minimal-swap")]
+    assert rnd["n_items"] == 4000
+    assert abs(rnd["metrics"]["accuracy"] - 50.0) < 2.0
+    uni = res[("blind:unigram", "shape_color-n2/minimal-swap")]["metrics"]
+    assert uni["accuracy"] == 0.0 and uni["accuracy_tie_aware"] == 50.0
+
+
+def test_tiny_open_clip_end_to_end_cache_and_skip(run, tiny, tmp_path):
+    runner = CliRunner()
+    args = ["eval", str(run.dir), "--model", tiny["open_clip"], "--output",
+            str(tmp_path / "a"), "--cache", str(tmp_path / "cache"), "--batch-size", "7",
+            "--benchmark", "shape_color-n2/*", "--benchmark", "shape_position-n3/*"]
+    first = runner.invoke(main, args)
+    assert first.exit_code == 0, first.output
+    res = _results(tmp_path / "a")
+    assert len(res) == 8
+    r = res[(tiny["open_clip"], "shape_color-n2/minimal-confusion")]
+    assert {"benchmark", "model", "pretrained", "metrics", "n_items", "chance",
+            "autocomp_version"} <= set(r)
+    assert r["metrics"]["chance"] == 6.25
+    swap = res[(tiny["open_clip"], "shape_color-n2/minimal-swap")]
+    assert swap["encoded"] == {"images": 0, "captions": 0}  # all came with confusion
+    again = runner.invoke(main, [*args, "--skip_existing"])
+    assert again.output.count("skip") == 8
+    other = runner.invoke(main, [*args[:5], str(tmp_path / "b"), *args[6:]])
+    assert other.exit_code == 0
+    res_b = _results(tmp_path / "b")
+    assert all(v["encoded"] == {"images": 0, "captions": 0} for v in res_b.values())
+    for key, value in res.items():
+        assert res_b[key]["metrics"] == value["metrics"]
+
+
+def test_harness_equals_per_item_loop(run, tiny):
+    from PIL import Image
+
+    scorer = load_scorer(tiny["open_clip"], batch_size=16)
+    bench = next(b for b in find_benchmarks(run.dir, ["shape_position-n3/minimal-confusion"]))
+    harness = Harness(scorer, run.dir, run.tasks, None)
+    harness.cache = None
+    for item in bench.items():
+        img = scorer.encode_images([Image.open(run.dir / item["image"]).convert("RGB")])[0]
+        texts = scorer.encode_texts([item["positive"], *[n["caption"] for n in
+                                                         item["negatives"]]])
+        ref = texts.astype(np.float64) @ img.astype(np.float64)
+        with_cache = Harness(scorer, run.dir, run.tasks, run.dir / "cache-eq")
+        got = with_cache._scores([item])[0]
+        with_cache.close()
+        assert np.allclose(got, ref, atol=1e-5)
+        assert outcome(got)["strict"] == outcome(ref)["strict"]
+        break
+
+
+def test_trimmed_context_gives_the_same_text_vectors(tiny):
+    scorer = load_scorer(tiny["open_clip"], batch_size=4)
+    texts = ["a red cube", "a green cone under a yellow torus, which is above a prism", "x"]
+    trimmed = scorer.encode_texts(texts)
+    scorer.trim_context = False
+    full = scorer.encode_texts(texts)
+    assert np.abs(trimmed - full).max() < 1e-5
+
+
+@pytest.mark.parametrize("which", ["clip", "siglip"])
+def test_hf_dual_encoders_batch_equals_one_by_one(tiny, which):
+    from PIL import Image
+
+    scorer = load_scorer(tiny[which], batch_size=3)
+    texts = ["a red cube", "a blue sphere and a green cone on a white background", "a torus"]
+    batch = scorer.encode_texts(texts)
+    single = np.concatenate([scorer.encode_texts([t]) for t in texts])
+    assert np.abs(batch - single).max() < 1e-5
+    assert len({tuple(np.round(v, 4)) for v in batch}) == 3
+    imgs = scorer.encode_images([Image.new("RGB", (40, 30), c) for c in ("red", "blue")])
+    assert imgs.shape[0] == 2 and np.allclose(np.linalg.norm(imgs, axis=1), 1, atol=1e-5)
+
+
+def test_siglip_pads_to_64(tiny):
+    scorer = load_scorer(tiny["siglip"])
+    tok = scorer._load()[0]
+    from autocomp.eval.scorers.hf_scorer import SIGLIP_TEXT_LENGTH
+
+    assert scorer.siglip and SIGLIP_TEXT_LENGTH == 64
+    enc = tok(["a red cube"], padding="max_length", max_length=64)
+    assert len(enc["input_ids"][0]) == 64
+
+
+def test_siglip_and_lm_run_end_to_end(run, tiny, tmp_path):
+    out = tmp_path / "res"
+    evaluate(run.dir, [tiny["siglip"], tiny["lm"]], out, ["shape_color-n2/*"],
+             cache_dir=tmp_path / "c", batch_size=8, echo=lambda *_: None)
+    res = _results(out)
+    assert len(res) == 8
+    for r in res.values():
+        assert 0.0 <= r["metrics"]["accuracy"] <= 100.0 and r["n_items"] > 0
+
+
+class _Dies:
+    """Wraps a scorer; raises after `limit` caption batches, counts what it encodes."""
+
+    def __init__(self, inner, limit=None):
+        self.inner, self.limit, self.texts = inner, limit, 0
+        self.kind, self.batch_size, self.cache_id = inner.kind, inner.batch_size, inner.cache_id
+
+    def encode_texts(self, texts):
+        if self.limit is not None and self.texts >= self.limit * self.batch_size:
+            raise KeyboardInterrupt
+        self.texts += len(texts)
+        return self.inner.encode_texts(texts)
+
+    def encode_images(self, images):
+        return self.inner.encode_images(images)
+
+
+def test_killed_eval_recomputes_nothing_cached(run, tiny, tmp_path):
+    bench = find_benchmarks(run.dir, ["shape_color-n3/minimal-confusion"])[0]
+    inner = load_scorer(tiny["open_clip"], batch_size=50)
+    dying = _Dies(inner, limit=3)
+    h = Harness(dying, run.dir, run.tasks, tmp_path / "cache")
+    with pytest.raises(KeyboardInterrupt):
+        h.run(bench, tmp_path / "p.jsonl")
+    h.close()
+    assert not (tmp_path / "p.jsonl").exists()
+    done_before = dying.texts
+    again = _Dies(inner)
+    h2 = Harness(again, run.dir, run.tasks, tmp_path / "cache")
+    h2.run(bench, tmp_path / "p.jsonl")
+    unique = {c for item in bench.items() for c in [item["positive"],
+                                                   *[n["caption"] for n in item["negatives"]]]}
+    assert done_before == 150 and again.texts == len(unique) - done_before
+
+
+def test_report_chance_row_is_the_papers(run, tmp_path):
+    out = tmp_path / "res"
+    evaluate(run.dir, ["reference:oracle"], out, cache_dir=tmp_path / "c",
+             echo=lambda *_: None)
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 0, result.output
+    chance = next(line for line in result.output.splitlines() if "Random Chance" in line)
+    cells = [c.strip() for c in chance.strip("|").split("|")][1:]
+    assert cells == ["50.0", "6.3", "50.0", "6.3", "16.7", "0.1", "16.7", "0.1",
+                     "50.0", "25.0", "50.0", "25.0", "16.7", "0.9", "16.7", "0.9"]
+    for fmt in ("csv", "latex"):
+        assert "Random Chance" in CliRunner().invoke(main, ["report", str(out), "--format",
+                                                            fmt]).output
+    assert "Table 8" in result.output and "Table 13" in result.output
+
+
+def test_model_set_has_table_4_and_real_open_clip_tags():
+    import open_clip
+
+    from autocomp.resources import data_dir
+
+    specs = load_model_set(data_dir("configs") / "models" / "autocomp-cp.yaml")
+    assert len(specs) == 20
+    known = {f"{a}@{t}" for a, t in open_clip.list_pretrained()}
+    for spec in specs:
+        family, _, rest = spec.partition(":")
+        assert family in ("open_clip", "hf")
+        if family == "open_clip":
+            assert rest in known, rest
+
+
+def test_clear_errors(run, tmp_path):
+    with pytest.raises(AutocompError, match="unknown model family 'clip'"):
+        load_scorer("clip:ViT-B-32")
+    with pytest.raises(AutocompError, match="open_clip has no model 'NoSuchNet'"):
+        load_scorer("open_clip:NoSuchNet").encode_texts(["a"])
+    with pytest.raises(AutocompError, match="no benchmarks here"):
+        find_benchmarks(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "autocomp", "eval", str(run.dir), "--model",
+                           "hf:someone/not-downloaded", "--benchmark", "shape_color-n2/*"],
+                          capture_output=True, text=True,
+                          env={"HF_HUB_OFFLINE": "1", "PATH": "", "HOME": str(tmp_path)})
+    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert proc.returncode != 0 and len(lines) == 1 and "Traceback" not in proc.stderr
+    assert "hf download someone/not-downloaded" in lines[0] and "hf:DIR" in lines[0]
