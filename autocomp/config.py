@@ -261,7 +261,7 @@ class _Parser:
                 if spec.count > most:
                     raise self.error(f"{fld}.count", f"task '{task.name}' has at most {most} "
                                      f"distinct concepts of N={n}", spec.count)
-            problem = generator.cannot_draw(task)
+            problem = generator.cannot_draw(task, dict(cfg.generate.generator.options))
             if problem:
                 raise self.error(f"{fld}.task", f"generator '{cfg.generate.generator.name}' "
                                  f"cannot draw task '{task.name}': {problem}")

@@ -277,6 +277,9 @@ def test_clear_errors(run, tmp_path):
         load_scorer("clip:ViT-B-32")
     with pytest.raises(AutocompError, match="open_clip has no model 'NoSuchNet'"):
         load_scorer("open_clip:NoSuchNet").encode_texts(["a"])
+    with pytest.raises(AutocompError, match="hf download laion/CLIP-ViT-B-32-laion2B-s34B-b79K "
+                       "--local-dir DIR.*open_clip:local-dir:DIR"):
+        load_scorer("open_clip:ViT-B-32@laion2b_s34b_b79k").encode_texts(["a"])
     with pytest.raises(AutocompError, match="no benchmarks here"):
         find_benchmarks(tmp_path)
     proc = subprocess.run([sys.executable, "-m", "autocomp", "eval", str(run.dir), "--model",

@@ -12,6 +12,10 @@ and the track, and recorded with what it changed:
                                                               -> the attribute check must fail
   grey_background  minimal track: a grey background           -> the background check must fail
 The layout depends on the concept seed only, so both tracks of a concept share it.
+
+`stand_ins: true` draws an object it has no drawing of ("chair") as a fixed stand-in shape,
+recorded in the truth; the color-blobs detector cannot name those, so such runs are for
+exercising scale and evaluation speed (scripts/bench_eval.py), not for faithful images.
 """
 
 from __future__ import annotations
@@ -34,12 +38,14 @@ PALETTE = ((230, 25, 75), (60, 130, 230), (60, 180, 75), (255, 200, 25), (245, 1
 
 
 class ProceduralGenerator:
-    OPTIONS = {"size": int, "faults": dict, "outline": int}
+    OPTIONS = {"size": int, "faults": dict, "outline": int, "stand_ins": bool}
 
-    def __init__(self, size: int = 256, faults: dict | None = None, outline: int = 2):
+    def __init__(self, size: int = 256, faults: dict | None = None, outline: int = 2,
+                 stand_ins: bool = False):
         self.size = size
         self.faults = dict(faults or {})
         self.outline = outline
+        self.stand_ins = stand_ins  # draw objects it has no shape for as a stand-in shape
 
     @classmethod
     def check_options(cls, options: dict, *, file=None, field="options") -> dict:
@@ -60,9 +66,11 @@ class ProceduralGenerator:
         return out
 
     @classmethod
-    def cannot_draw(cls, task: Task) -> str | None:
+    def cannot_draw(cls, task: Task, options: dict | None = None) -> str | None:
         """Why this generator cannot draw the task's concepts, or None."""
         missing = [n for n in task.objects.names if n not in SHAPES]
+        if (options or {}).get("stand_ins"):
+            missing = []
         if missing:
             return (f"it draws only the shapes {', '.join(SHAPES)}; vocabulary "
                     f"'{task.objects.name}' has {', '.join(repr(m) for m in missing[:5])}"
@@ -87,7 +95,8 @@ class ProceduralGenerator:
         relations = [(r.subject, r.predicate, r.object) for r in graph.relations]
         geometry = {e.name: e.geometry for e in task.values.entries} if task.is_relation else {}
         rng = random.Random(f"procedural:{req.seed}")
-        boxes = layout(names, relations, geometry, size, rng)
+        shapes = [n if n in SHAPES else stand_in(n) for n in names] if self.stand_ins else names
+        boxes = layout(shapes, relations, geometry, size, rng)
         if task.is_relation:
             colors = [None] * len(names)
             start = rng.randrange(len(PALETTE))
@@ -97,11 +106,11 @@ class ProceduralGenerator:
             rgbs = [task.values[c].rgb for c in colors]
         scene = {"boxes": boxes, "colors": colors, "rgbs": rgbs, "drawn": [True] * len(names),
                  "background": "white" if req.track == "minimal" else "room"}
-        faults = self._inject(req, scene, names, relations, geometry)
+        faults = self._inject(req, scene, shapes, relations, geometry)
         img = (background.room(size, rng) if scene["background"] == "room" else
                background.plain(size, background.GREY if scene["background"] == "grey"
                                 else (255, 255, 255)))
-        for name, box, rgb, drawn in zip(names, scene["boxes"], scene["rgbs"], scene["drawn"],
+        for name, box, rgb, drawn in zip(shapes, scene["boxes"], scene["rgbs"], scene["drawn"],
                                          strict=True):
             if drawn:
                 x0, y0, x1, y1 = box
@@ -113,6 +122,8 @@ class ProceduralGenerator:
                                                       scene["rgbs"], scene["drawn"],
                                                       strict=True))]}
         truth["expect"] = expected_outcomes(faults, req.track)
+        if shapes != names:
+            truth["stand_ins"] = dict(zip(names, shapes, strict=True))
         return GeneratedImage(img, truth, faults)
 
     def _inject(self, req, scene, names, relations, geometry) -> list[dict]:
@@ -165,6 +176,14 @@ class ProceduralGenerator:
                 scene["boxes"] = boxes
                 return {"kind": "swap", "slots": [s, o], "relation": k, "what": what}
         return None
+
+
+def stand_in(name: str) -> str:
+    """The shape drawn for an object the generator has no drawing of (same name, same shape)."""
+    import hashlib
+
+    keys = sorted(SHAPES)
+    return keys[int(hashlib.sha256(name.encode()).hexdigest(), 16) % len(keys)]
 
 
 def _trade(box_s, box_o, name_s, name_o, what):

@@ -3,19 +3,16 @@ on this machine (offline clusters: download once, then point autocomp at the fol
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from autocomp.errors import AutocompError
 
-OFFLINE_HINT = ("download it where there is network (`hf download {id} --local-dir DIR`, or "
-                "let the library fill HF_HOME) and copy it here, then use the folder: {how}")
-
-
-def not_available(spec: str, how: str, exc: BaseException) -> AutocompError:
-    first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-    return AutocompError(f"model '{spec}' could not be loaded ({type(exc).__name__}: {first}); "
-                         "if it is not on this machine, " +
-                         OFFLINE_HINT.format(id=spec.split(":", 1)[-1].split("@")[0], how=how))
+def not_available(spec: str, repo: str, how: str, exc: BaseException) -> AutocompError:
+    """One line: what failed, and how to bring the weights to an offline machine."""
+    text = " ".join(str(exc).split())
+    first = text.split(". ")[0][:160] if text else type(exc).__name__
+    return AutocompError(
+        f"model '{spec}' could not be loaded ({type(exc).__name__}: {first}). If it is not on "
+        f"this machine: where there is network run `hf download {repo} --local-dir DIR`, copy "
+        f"DIR here and use {how}")
 
 
 def hf_load(ref: str, kind: str, device: str = "cpu"):
@@ -26,7 +23,7 @@ def hf_load(ref: str, kind: str, device: str = "cpu"):
     except ImportError:
         raise AutocompError("hf and blind:lm scorers need torch and transformers: pip install "
                             "'autocomp[eval]'") from None
-    how = f"hf:{Path('DIR').as_posix()}" if kind != "causal-lm" else "blind:lm@DIR"
+    how = "hf:DIR" if kind != "causal-lm" else "blind:lm@DIR"
     try:
         tok = transformers.AutoTokenizer.from_pretrained(ref)
         if kind == "causal-lm":
@@ -36,4 +33,4 @@ def hf_load(ref: str, kind: str, device: str = "cpu"):
         model = transformers.AutoModel.from_pretrained(ref)
         return tok, proc, model.to(device).eval()
     except (OSError, ValueError) as exc:
-        raise not_available(ref, how, exc) from None
+        raise not_available(ref, ref, how, exc) from None

@@ -40,8 +40,12 @@ class OpenClipScorer(DualEncoder):
         except ImportError:
             raise AutocompError("open_clip scorers need open_clip_torch: pip install "
                                 "'autocomp[eval]'") from None
+        import logging
+
         from autocomp.eval.scorers.loading import not_available
 
+        level = logging.root.manager.disable
+        logging.disable(logging.ERROR)  # open_clip logs its own copy of the error
         try:
             model, _, preprocess = open_clip.create_model_and_transforms(
                 self.name, pretrained=self.pretrained, device=self.device)
@@ -51,12 +55,25 @@ class OpenClipScorer(DualEncoder):
                 raise AutocompError(f"open_clip has no model '{self.name}' (see "
                                     "open_clip.list_models(), or use hf-hub:ORG/REPO or "
                                     "local-dir:/path)") from None
-            raise not_available(self.spec, "open_clip:local-dir:DIR", exc) from None
+            raise not_available(self.spec, self._repo(), "open_clip:local-dir:DIR",
+                                exc) from None
         except (OSError, ValueError) as exc:
-            raise not_available(self.spec, "open_clip:local-dir:DIR", exc) from None
+            raise not_available(self.spec, self._repo(), "open_clip:local-dir:DIR",
+                                exc) from None
+        finally:
+            logging.disable(level)
         model.eval()
         self._parts = (model, preprocess, tokenizer)
         return self._parts
+
+    def _repo(self) -> str:
+        """The hub repository holding the weights, for the offline hint."""
+        import open_clip
+
+        if self.name.startswith("hf-hub:"):
+            return self.name[len("hf-hub:"):]
+        cfg = open_clip.get_pretrained_cfg(self.name, self.pretrained or "") or {}
+        return (cfg.get("hf_hub") or "").strip("/") or f"<the repo of {self.spec}>"
 
     def encode_images(self, images: Sequence) -> np.ndarray:
         import torch

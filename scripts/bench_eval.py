@@ -1,0 +1,194 @@
+"""The eval harness against a per-sample reference loop, on a full benchmark suite.
+
+    python scripts/bench_eval.py [--count 16] [--width 128] [--layers 4] [--out DIR]
+
+Builds a run of the built-in color (N = 1, 2, 3) and position (N = 2, 3) tasks with the
+template writer and procedural stand-in images (validation skipped: every image counts as
+validated; this measures scoring, not faithfulness), then scores every benchmark
+(swap, confusion with up to 729 captions per item, N = 1 variations, and the paired subsets
+as their own benchmarks) with one random open_clip CLIP loaded from a local folder:
+
+  reference  for each item: encode the image, encode all its captions (77 tokens), cosine,
+             correct if the positive is strictly above every negative (the way
+             SugarCrepe's main_eval.py scores); paired subsets are evaluated again
+  harness    autocomp's: captions once per scorer across the suite, batched, context cut
+             to the longest caption (causal text tower), embeddings cached on disk
+
+It asserts identical accuracy on every benchmark and prints the cold and warm speed
+ratios and the peak traced memory at 1x and 2x the items of the largest benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+
+def build_suite(out: Path, count: int) -> Path:
+    from autocomp.bench.build import build
+    from autocomp.config import parse_config
+    from autocomp.records import write_jsonl
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg = parse_config({
+        "name": "bench-eval", "seed": 0,
+        "concepts": [{"task": "color", "n": [1, 2, 3], "count": count},
+                     {"task": "position", "n": [2, 3], "count": count}],
+        "generate": {"options": {"size": 128, "stand_ins": True}}})
+    run = Run.create(cfg, out / "run")
+    run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
+    images = run.records("images")
+    write_jsonl(run.dir / "validation" / "merged.jsonl", [
+        {"id": r["id"], "concept": r["concept"], "task": r["task"], "n": r["n"],
+         "track": r["track"], "image": r["image"], "passed": True, "failed_at": None,
+         "checks": []} for r in images])
+    build(run)
+    return run.dir
+
+
+def make_model(out: Path, width: int, layers: int) -> Path:
+    import open_clip
+    import torch
+    from safetensors.torch import save_file
+
+    cfg = {"embed_dim": 64,
+           "vision_cfg": {"image_size": 64, "layers": layers, "width": width,
+                          "head_width": 32, "patch_size": 16},
+           "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": width,
+                        "heads": max(1, width // 32), "layers": layers}}
+    folder = out / "model"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "bench-ViT.json").write_text(json.dumps(cfg))
+    open_clip.add_model_config(folder)
+    torch.manual_seed(0)
+    model, _, _ = open_clip.create_model_and_transforms("bench-ViT", pretrained=None)
+    (folder / "open_clip_config.json").write_text(json.dumps({"model_cfg": cfg}))
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()},
+              str(folder / "open_clip_model.safetensors"))
+    return folder
+
+
+def reference_loop(run_dir: Path, weights: Path) -> dict:
+    """Per item: image and every caption encoded; paired subsets evaluated again."""
+    import open_clip
+    import torch
+    from PIL import Image
+
+    from autocomp.eval.benchmarks import find_benchmarks
+
+    model, _, preprocess = open_clip.create_model_and_transforms(f"local-dir:{weights}")
+    tokenizer = open_clip.get_tokenizer(f"local-dir:{weights}")
+    model.eval()
+    out = {}
+    for bench in find_benchmarks(run_dir):
+        for paired_only in (False, True):
+            correct = n = 0
+            for item in bench.items():
+                if paired_only and not item["paired"]:
+                    continue
+                with torch.inference_mode():
+                    img = preprocess(Image.open(run_dir / item["image"]).convert("RGB"))
+                    iv = model.encode_image(img[None]).float()
+                    caps = [item["positive"], *[c["caption"] for c in item["negatives"]]]
+                    tv = model.encode_text(tokenizer(caps)).float()
+                iv = (iv / iv.norm(dim=-1, keepdim=True)).numpy()[0].astype(np.float64)
+                tv = (tv / tv.norm(dim=-1, keepdim=True)).numpy().astype(np.float64)
+                s = tv @ iv
+                correct += bool(s[0] > s[1:].max()) if len(s) > 1 else True
+                n += 1
+            key = "accuracy_paired" if paired_only else "accuracy"
+            out.setdefault(bench.name, {})[key] = round(100.0 * correct / n, 4) if n else None
+    return out
+
+
+def harness(run_dir: Path, spec: str, results: Path, cache: Path) -> dict:
+    from autocomp.eval.cells import evaluate
+
+    got = evaluate(run_dir, [spec], results, cache_dir=cache, batch_size=256,
+                   echo=lambda *_: None)
+    return {r["benchmark"]: {"accuracy": r["metrics"]["accuracy"],
+                             "accuracy_paired": r["metrics"]["accuracy_paired"]} for r in got}
+
+
+def memory_at(run_dir: Path, spec: str, bench_name: str, factor: int, tmp: Path) -> float:
+    """Peak traced memory (MiB) scoring one benchmark with its items repeated `factor` x,
+    read in chunks of 8 items (so both sizes span several chunks)."""
+    from autocomp.eval.benchmarks import Benchmark, find_benchmarks
+    from autocomp.eval.harness import Harness
+    from autocomp.eval.scorers import load_scorer
+    from autocomp.records import read_jsonl, write_jsonl
+    from autocomp.runtime.run import Run
+
+    run = Run.open(run_dir)
+    bench = find_benchmarks(run_dir, [bench_name])[0]
+    path = tmp / f"x{factor}.jsonl"
+    items = list(read_jsonl(bench.path))
+    write_jsonl(path, (dict(it, id=f"{it['id']}#{k}") for k in range(factor) for it in items))
+    big = Benchmark(bench.name, bench.task, bench.n, bench.track, bench.kind, path)
+    h = Harness(load_scorer(spec, batch_size=256), run.dir, run.tasks, tmp / "cache-mem",
+                chunk_items=8)
+    h.run(big, tmp / "warmup.jsonl")  # fill the cache: memory of the steady state
+    tracemalloc.start()
+    h.run(big, tmp / f"p{factor}.jsonl")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    h.close()
+    return peak / 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=16, help="concepts per task and N")
+    parser.add_argument("--width", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    out = args.out or Path(tempfile.mkdtemp(prefix="bench_eval-"))
+    shutil.rmtree(out / "results", ignore_errors=True)
+    shutil.rmtree(out / "cache", ignore_errors=True)
+    t = time.perf_counter()
+    run_dir = build_suite(out, args.count)
+    weights = make_model(out, args.width, args.layers)
+    spec = f"open_clip:local-dir:{weights}"
+    stats = json.loads((run_dir / "stats" / "build.json").read_text())
+    n_items = sum(stats["benchmarks"].values())
+    print(f"suite: {len(stats['benchmarks'])} benchmarks, {n_items} items "
+          f"(built in {time.perf_counter() - t:.0f} s) -> {run_dir}")
+
+    t = time.perf_counter()
+    ref = reference_loop(run_dir, weights)
+    t_ref = time.perf_counter() - t
+    t = time.perf_counter()
+    cold = harness(run_dir, spec, out / "results" / "cold", out / "cache")
+    t_cold = time.perf_counter() - t
+    t = time.perf_counter()
+    warm = harness(run_dir, spec, out / "results" / "warm", out / "cache")
+    t_warm = time.perf_counter() - t
+
+    mismatches = [(b, ref[b], cold[b]) for b in ref if ref[b] != cold[b] or cold[b] != warm[b]]
+    for b, r, c in mismatches:
+        print(f"MISMATCH {b}: reference {r} harness {c}")
+    assert not mismatches, "harness and reference loop disagree"
+    print(f"accuracy: identical on all {len(ref)} benchmarks (and their paired subsets)")
+    print(f"reference loop {t_ref:7.1f} s")
+    print(f"harness cold   {t_cold:7.1f} s   speed ratio {t_ref / t_cold:5.1f}x")
+    print(f"harness warm   {t_warm:7.1f} s   speed ratio {t_ref / t_warm:5.1f}x")
+    name = "color-n3/minimal-confusion"  # 729 captions per item
+    with tempfile.TemporaryDirectory() as tmp:
+        m1 = memory_at(run_dir, spec, name, 2, Path(tmp))
+        m2 = memory_at(run_dir, spec, name, 4, Path(tmp))
+    print(f"peak traced memory on {name} (items repeated 2x / 4x): {m1:.1f} MiB / "
+          f"{m2:.1f} MiB (ratio {m2 / m1:.2f})")
+
+
+if __name__ == "__main__":
+    main()
