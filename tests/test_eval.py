@@ -289,3 +289,29 @@ def test_clear_errors(run, tmp_path):
     lines = [x for x in proc.stderr.splitlines() if x.strip()]
     assert proc.returncode != 0 and len(lines) == 1 and "Traceback" not in proc.stderr
     assert "hf download someone/not-downloaded" in lines[0] and "hf:DIR" in lines[0]
+
+
+def test_distinct_words_shortcut_on_confusion(run, tmp_path):
+    """A confusion positive never repeats a word; a blind rule that knows it beats chance."""
+    out = tmp_path / "res"
+    evaluate(run.dir, ["blind:distinct"], out, ["shape_color-n2/minimal-*",
+                                                "shape_position-n3/minimal-*"],
+             cache_dir=tmp_path / "c", echo=lambda *_: None)
+    res = _results(out)
+    conf = res[("blind:distinct", "shape_color-n2/minimal-confusion")]["metrics"]
+    # 1 / (2! 2!) = 25%, a little less where "white" also appears in the suffix
+    assert conf["chance"] == 6.25 and 18.0 <= conf["accuracy_tie_aware"] <= 25.0
+    pos3 = res[("blind:distinct", "shape_position-n3/minimal-confusion")]["metrics"]
+    assert pos3["accuracy_tie_aware"] == pytest.approx(100 / 12, abs=1e-3)  # 1 / (3! 2!)
+    swap = res[("blind:distinct", "shape_color-n2/minimal-swap")]["metrics"]
+    assert swap["accuracy_tie_aware"] == swap["chance"] == 50.0
+
+
+def test_distributed_ranks_share_the_cells(run, tmp_path):
+    out = tmp_path / "res"
+    got = [evaluate(run.dir, ["reference:oracle", "reference:random"], out, ["*-n2/*"],
+                    cache_dir=tmp_path / "c", rank=r, world_size=2, echo=lambda *_: None)
+           for r in (0, 1)]
+    cells = [(x["model"], x["benchmark"]) for g in got for x in g]
+    assert len(cells) == len(set(cells)) == 2 * len(find_benchmarks(run.dir, ["*-n2/*"]))
+    assert got[0] and got[1]

@@ -66,7 +66,8 @@ class Harness:
     def _fill_texts(self, texts: list[str]) -> dict[str, str]:
         keys = {t: text_key(t) for t in dict.fromkeys(texts)}
         missing = set(self.cache.missing(keys.values()))
-        todo = [t for t, k in keys.items() if k in missing]
+        # similar lengths batch together: a batch is padded (or cut) to its longest caption
+        todo = sorted((t for t, k in keys.items() if k in missing), key=len)
         bs = self.scorer.batch_size
         encode = (self.scorer.encode_texts if self.scorer.kind == "dual"
                   else self.scorer.score_texts)

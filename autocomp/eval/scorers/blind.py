@@ -3,6 +3,10 @@ beats chance, the captions carry a linguistic artifact that gives the positive a
 
   unigram   the sum of log10 word frequencies (wordfreq, English; its data ships with the
             package): prefers captions of common words
+  distinct  the number of distinct words: the "never repeat a word" shortcut. A confusion
+            positive never repeats an object or a value, many negatives do, so this rule
+            beats chance on Confusion without the image (ties with every all-distinct
+            negative): the ceiling a text-only shortcut reaches there
   lm@ID     a causal language model (any transformers id or local path): the caption's
             total log-likelihood after the BOS token
 """
@@ -31,6 +35,14 @@ class Unigram(TextScorer):
                                 "'autocomp[eval]'") from None
         return np.array([[sum(np.log10(word_frequency(w, "en", minimum=1e-8))
                               for w in _WORD.findall(t.lower()))] for t in texts],
+                        dtype=np.float32)
+
+
+class DistinctWords(TextScorer):
+    family = "blind"
+
+    def score_texts(self, texts: Sequence[str]) -> np.ndarray:
+        return np.array([[len(set(_WORD.findall(t.lower())))] for t in texts],
                         dtype=np.float32)
 
 
@@ -81,7 +93,8 @@ class CausalLM(TextScorer):
 
 
 def make_blind(name, pretrained=None, **kw):
-    blind = {"unigram": Unigram, "lm": CausalLM}
+    blind = {"unigram": Unigram, "distinct": DistinctWords, "lm": CausalLM}
     if name not in blind:
-        raise AutocompError(f"unknown blind scorer '{name}' (known: unigram, lm@MODEL)")
+        raise AutocompError(f"unknown blind scorer '{name}' (known: unigram, distinct, "
+                            "lm@MODEL)")
     return blind[name](name, pretrained, **kw)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from autocomp.errors import AutocompError
 
+
 def not_available(spec: str, repo: str, how: str, exc: BaseException) -> AutocompError:
     """One line: what failed, and how to bring the weights to an offline machine."""
     text = " ".join(str(exc).split())
