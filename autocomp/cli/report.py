@@ -16,7 +16,7 @@ import click
 @click.option("--figure/--no-figure", default=True, show_default=True,
               help="Also draw RESULTS_DIR/figures/min_vs_ctx.png.")
 def report(results_dir, fmt, models_file, figure):
-    """Print Tables 4, 5, 6, 8 and 13 (Auto-Comp layouts) for the results in RESULTS_DIR."""
+    """Print Tables 4, 5, 6, 8, 9 and 13 (Auto-Comp layouts) for the results in RESULTS_DIR."""
     from autocomp.report.tables import all_tables, delta_figure, load_results
 
     results = load_results(results_dir)
