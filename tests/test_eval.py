@@ -148,14 +148,12 @@ def test_harness_equals_per_item_loop(run, tiny):
 
     scorer = load_scorer(tiny["open_clip"], batch_size=16)
     bench = next(b for b in find_benchmarks(run.dir, ["shape_position-n3/minimal-confusion"]))
-    harness = Harness(scorer, run.dir, run.tasks, None)
-    harness.cache = None
     for item in bench.items():
         img = scorer.encode_images([Image.open(run.dir / item["image"]).convert("RGB")])[0]
         texts = scorer.encode_texts([item["positive"], *[n["caption"] for n in
                                                          item["negatives"]]])
         ref = texts.astype(np.float64) @ img.astype(np.float64)
-        with_cache = Harness(scorer, run.dir, run.tasks, run.dir / "cache-eq")
+        with_cache = Harness(scorer, run.dir, run.tasks, None)
         got = with_cache._scores([item])[0]
         with_cache.close()
         assert np.allclose(got, ref, atol=1e-5)
@@ -316,3 +314,11 @@ def test_distributed_ranks_share_the_cells(run, tmp_path):
     cells = [(x["model"], x["benchmark"]) for g in got for x in g]
     assert len(cells) == len(set(cells)) == 2 * len(find_benchmarks(run.dir, ["*-n2/*"]))
     assert got[0] and got[1]
+
+
+def test_builtin_model_set_by_name_and_unknown(run):
+    from autocomp.cli.eval import _models_file
+
+    assert _models_file(__import__("pathlib").Path("autocomp-cp")).name == "autocomp-cp.yaml"
+    result = CliRunner().invoke(main, ["eval", str(run.dir), "--models-file", "nope"])
+    assert result.exit_code != 0 and "no model-set file 'nope'" in result.output

@@ -35,10 +35,7 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
 
     specs = list(models)
     if models_file:
-        from autocomp.cli.run import config_path
-
-        path = models_file if models_file.is_file() else config_path(f"models/{models_file}")
-        specs += load_model_set(path)
+        specs += load_model_set(_models_file(models_file))
     if not specs:
         raise AutocompError("name at least one --model (or --models-file)")
     rank, world = 0, 1
@@ -51,6 +48,20 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
     evaluate(run_dir, specs, output or Path(run_dir) / "results", patterns,
              cache_dir or Path(run_dir) / "cache", skip_existing, device, batch_size, rank,
              world, echo=click.echo)
+
+
+def _models_file(path: Path) -> Path:
+    """A model-set file, or the name of a built-in one ("autocomp-cp")."""
+    from autocomp.errors import AutocompError
+    from autocomp.resources import data_dir
+
+    if path.is_file():
+        return path
+    builtin = data_dir("configs") / "models" / f"{path.stem}.yaml"
+    if builtin.is_file():
+        return builtin
+    known = ", ".join(p.stem for p in sorted((data_dir("configs") / "models").glob("*.yaml")))
+    raise AutocompError(f"no model-set file '{path}' (built-in: {known})")
 
 
 def _default_device() -> str:

@@ -27,17 +27,27 @@ def file_key(path: Path) -> str:
     return "f:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()[:32]
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:120] or "scorer"
+def slug(text: str, limit: int = 100) -> str:
+    """A file-name-safe form of `text`; long ones end with a hash, so they stay distinct."""
+    out = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "scorer"
+    if len(out) > limit:
+        out = f"{out[:limit - 11]}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+    return out
 
 
 class EmbeddingCache:
-    def __init__(self, directory: Path, scorer_id: str):
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256(scorer_id.encode()).hexdigest()[:10]
-        self.path = directory / f"{slug(scorer_id)}-{digest}.sqlite"
-        self._db = sqlite3.connect(self.path, timeout=120)
+    """Vectors by key, in `directory` (None: in memory, for one process's lifetime)."""
+
+    def __init__(self, directory: Path | None, scorer_id: str):
+        if directory is None:
+            self.path = None
+            self._db = sqlite3.connect(":memory:")
+        else:
+            directory = Path(directory)
+            directory.mkdir(parents=True, exist_ok=True)
+            digest = hashlib.sha256(scorer_id.encode()).hexdigest()[:10]
+            self.path = directory / f"{slug(scorer_id, 80)}-{digest}.sqlite"
+            self._db = sqlite3.connect(self.path, timeout=120)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB)")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")

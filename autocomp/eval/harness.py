@@ -43,10 +43,11 @@ def captions_of(item: dict) -> list[str]:
 class Harness:
     def __init__(self, scorer, run_dir: Path, tasks: dict, cache_dir: Path | None,
                  chunk_items: int = 128):
+        """`cache_dir` None keeps the vectors in memory (nothing reused across runs)."""
         self.scorer, self.run_dir, self.tasks = scorer, Path(run_dir), tasks
         self.chunk_items = chunk_items
         self.cache = (EmbeddingCache(cache_dir, scorer.cache_id)
-                      if scorer.kind != "item" and cache_dir is not None else None)
+                      if scorer.kind != "item" else None)
         self.encoded = {"images": 0, "captions": 0}
 
     # -- filling the cache -------------------------------------------------------------
