@@ -6,10 +6,16 @@ import importlib
 
 from autocomp.errors import AutocompError
 
-GENERATORS = {"procedural": "autocomp.synth.procedural:ProceduralGenerator"}
-WRITERS = {"template": "autocomp.captions.template:TemplateWriter"}
-DETECTORS = {"color-blobs": "autocomp.validators.blobs:ColorBlobDetector"}
-ANSWERERS = {"pixels": "autocomp.validators.pixels:PixelAnswerer"}
+GENERATORS = {"procedural": "autocomp.synth.procedural:ProceduralGenerator",
+              "diffusers": "autocomp.synth.diffusers_gen:DiffusersGenerator"}
+WRITERS = {"template": "autocomp.captions.template:TemplateWriter",
+           "transformers": "autocomp.captions.llm:TransformersWriter",
+           "openai": "autocomp.captions.openai_writer:OpenAIWriter"}
+DETECTORS = {"color-blobs": "autocomp.validators.blobs:ColorBlobDetector",
+             "grounding-dino+sam2": "autocomp.validators.grounded_sam:GroundedSam2Detector"}
+ANSWERERS = {"pixels": "autocomp.validators.pixels:PixelAnswerer",
+             "transformers": "autocomp.validators.vqa:TransformersAnswerer",
+             "openai": "autocomp.validators.vqa:OpenAIAnswerer"}
 
 FAMILIES = {"generator": GENERATORS, "writer": WRITERS, "detector": DETECTORS,
             "answerer": ANSWERERS}

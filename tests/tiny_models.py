@@ -117,3 +117,185 @@ def tiny_causal_lm(folder: Path) -> Path:
     T.GPT2LMHeadModel(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
+
+
+def _clip_vocab():
+    from tokenizers import pre_tokenizers
+
+    chars = sorted(pre_tokenizers.ByteLevel.alphabet())
+    vocab = {c: i for i, c in enumerate(chars)}
+    vocab.update({c + "</w>": len(chars) + i for i, c in enumerate(chars)})
+    vocab["<|startoftext|>"], vocab["<|endoftext|>"] = len(vocab), len(vocab) + 1
+    return vocab
+
+
+def tiny_sd3(folder: Path) -> Path:
+    """A 2-layer SD3 pipeline (two CLIP text encoders, no T5) for 32-64 px images."""
+    import torch
+    import transformers as T
+    from diffusers import (AutoencoderKL, FlowMatchEulerDiscreteScheduler,
+                           SD3Transformer2DModel, StableDiffusion3Pipeline)
+
+    vocab = _clip_vocab()
+    eos = vocab["<|endoftext|>"]
+
+    def tokenizer():
+        tok = T.CLIPTokenizer(vocab=vocab, merges=[])
+        tok.model_max_length = 77
+        return tok
+
+    def encoder(seed):
+        torch.manual_seed(seed)
+        return T.CLIPTextModelWithProjection(T.CLIPTextConfig(
+            vocab_size=len(vocab), hidden_size=32, intermediate_size=37, num_hidden_layers=2,
+            num_attention_heads=2, max_position_embeddings=77, projection_dim=32,
+            bos_token_id=eos - 1, eos_token_id=eos, pad_token_id=eos))
+
+    torch.manual_seed(0)
+    transformer = SD3Transformer2DModel(
+        sample_size=32, patch_size=2, in_channels=4, num_layers=2, attention_head_dim=8,
+        num_attention_heads=2, joint_attention_dim=64, caption_projection_dim=16,
+        pooled_projection_dim=64, out_channels=4)
+    vae = AutoencoderKL(in_channels=3, out_channels=3, latent_channels=4,
+                        down_block_types=["DownEncoderBlock2D"] * 2,
+                        up_block_types=["UpDecoderBlock2D"] * 2, block_out_channels=[8, 16],
+                        layers_per_block=1, norm_num_groups=8, sample_size=32,
+                        shift_factor=0.0609, scaling_factor=1.5035)
+    pipe = StableDiffusion3Pipeline(
+        transformer=transformer, vae=vae, scheduler=FlowMatchEulerDiscreteScheduler(),
+        text_encoder=encoder(1), tokenizer=tokenizer(), text_encoder_2=encoder(2),
+        tokenizer_2=tokenizer(), text_encoder_3=None, tokenizer_3=None)
+    pipe.save_pretrained(folder)
+    return folder
+
+
+CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}<start_of_turn>"
+    "{{ 'model' if m['role'] == 'assistant' else 'user' }}\n"
+    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
+    "{% if c['type'] == 'image' %}<start_of_image>{% else %}{{ c['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<end_of_turn>\n{% endfor %}"
+    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}")
+GEMMA_SPECIAL = ["<pad>", "<unk>", "<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>",
+                 "<start_of_image>", "<end_of_image>", "<image_soft_token>"]
+
+
+def _gemma_tokenizer():
+    import transformers as T
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tk = Tokenizer(models.BPE(unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    tk.train_from_iterator(SENTENCES * 4, trainers.BpeTrainer(
+        vocab_size=400, special_tokens=GEMMA_SPECIAL,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = T.PreTrainedTokenizerFast(
+        tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>", bos_token="<bos>",
+        eos_token="<eos>", chat_template=CHAT_TEMPLATE,
+        extra_special_tokens={"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>",
+                              "image_token": "<image_soft_token>"})
+    return tok, tk.get_vocab()
+
+
+def _gemma_text_config(ids, vocab_size):
+    return dict(vocab_size=vocab_size, hidden_size=32, intermediate_size=37,
+                num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                max_position_embeddings=512, sliding_window=64, pad_token_id=ids["<pad>"],
+                bos_token_id=ids["<bos>"], eos_token_id=ids["<eos>"])
+
+
+def tiny_gemma_lm(folder: Path) -> Path:
+    """A 2-layer Gemma-3 text model with a BPE tokenizer and a chat template."""
+    import torch
+    import transformers as T
+
+    tok, ids = _gemma_tokenizer()
+    torch.manual_seed(0)
+    T.Gemma3ForCausalLM(T.Gemma3TextConfig(**_gemma_text_config(ids, len(ids)))
+                        ).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def tiny_gemma_vlm(folder: Path) -> Path:
+    """A 2-layer Gemma-3 image-text-to-text model (4 image tokens, 32 px images)."""
+    import torch
+    import transformers as T
+
+    tok, ids = _gemma_tokenizer()
+    vision = T.SiglipVisionConfig(image_size=32, patch_size=8, hidden_size=32,
+                                  intermediate_size=37, num_hidden_layers=2,
+                                  num_attention_heads=2)
+    cfg = T.Gemma3Config(text_config=_gemma_text_config(ids, len(ids)),
+                         vision_config=vision.to_dict(), mm_tokens_per_image=4,
+                         boi_token_index=ids["<start_of_image>"],
+                         eoi_token_index=ids["<end_of_image>"],
+                         image_token_index=ids["<image_soft_token>"])
+    torch.manual_seed(0)
+    T.Gemma3ForConditionalGeneration(cfg).save_pretrained(folder)
+    T.Gemma3Processor(image_processor=T.Gemma3ImageProcessor(size={"height": 32, "width": 32}),
+                      tokenizer=tok, image_seq_length=4,
+                      chat_template=CHAT_TEMPLATE).save_pretrained(folder)
+    return folder
+
+
+def tiny_grounding_dino(folder: Path) -> Path:
+    import torch
+    import transformers as T
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "a", "pair", "of", "cube",
+             "sphere", "pyramid", "cylinder", "cone", "torus", "prism", "capsule", "chair",
+             "lamp", "gloves"]
+    tok = T.BertTokenizer(vocab={w: i for i, w in enumerate(words)})
+    text = T.BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=37, max_position_embeddings=64)
+    backbone = T.SwinConfig(image_size=64, patch_size=4, embed_dim=16, depths=[1, 1, 1, 1],
+                            num_heads=[1, 1, 1, 1], window_size=4,
+                            out_features=["stage2", "stage3", "stage4"], out_indices=[2, 3, 4])
+    cfg = T.GroundingDinoConfig(
+        backbone_config=backbone, text_config=text, d_model=32, encoder_layers=1,
+        decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
+        encoder_ffn_dim=37, decoder_ffn_dim=37, num_queries=10, num_feature_levels=3,
+        max_text_len=32, encoder_n_points=2, decoder_n_points=2, use_timm_backbone=False)
+    torch.manual_seed(0)
+    T.GroundingDinoForObjectDetection(cfg).save_pretrained(folder)
+    T.GroundingDinoProcessor(
+        image_processor=T.GroundingDinoImageProcessor(size={"shortest_edge": 64,
+                                                            "longest_edge": 64}),
+        tokenizer=tok).save_pretrained(folder)
+    return folder
+
+
+def tiny_sam2(folder: Path) -> Path:
+    import torch
+    import transformers as T
+
+    backbone = T.Sam2HieraDetConfig(
+        hidden_size=8, num_attention_heads=1, image_size=[64, 64], patch_kernel_size=[7, 7],
+        patch_stride=[4, 4], patch_padding=[3, 3], blocks_per_stage=[1, 2, 1, 1],
+        embed_dim_per_stage=[8, 16, 32, 64], num_attention_heads_per_stage=[1, 1, 1, 1],
+        window_size_per_stage=[2, 2, 2, 2], global_attention_blocks=[2],
+        window_positional_embedding_background_size=[2, 2])
+    cfg = T.Sam2Config(
+        vision_config=T.Sam2VisionConfig(backbone_config=backbone,
+                                         backbone_channel_list=[64, 32, 16, 8],
+                                         backbone_feature_sizes=[[16, 16], [8, 8], [4, 4]],
+                                         fpn_hidden_size=32),
+        prompt_encoder_config=T.Sam2PromptEncoderConfig(hidden_size=32, image_size=64,
+                                                        patch_size=16),
+        mask_decoder_config=T.Sam2MaskDecoderConfig(hidden_size=32, mlp_dim=64,
+                                                    num_attention_heads=2,
+                                                    iou_head_hidden_dim=32))
+    torch.manual_seed(0)
+    T.Sam2Model(cfg).save_pretrained(folder)
+    T.Sam2Processor(image_processor=T.Sam2ImageProcessorFast(size={"height": 64, "width": 64})
+                    ).save_pretrained(folder)
+    return folder
+
+
+def tiny_backends(folder: Path) -> dict:
+    """Every real backend's tiny model, built once: name -> folder."""
+    return {"sd3": tiny_sd3(folder / "sd3"), "gemma_lm": tiny_gemma_lm(folder / "gemma_lm"),
+            "gemma_vlm": tiny_gemma_vlm(folder / "gemma_vlm"),
+            "dino": tiny_grounding_dino(folder / "dino"), "sam2": tiny_sam2(folder / "sam2")}

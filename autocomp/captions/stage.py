@@ -25,6 +25,8 @@ class CaptionStage(Stage):
         if self._writer is None:
             spec = self.run.config.captions.writer
             self._writer = resolve("writer", spec.name)(**spec.options)
+            if hasattr(self._writer, "bind_device"):
+                self._writer.bind_device(self.device)
         return self._writer
 
     def items(self) -> list[Item]:

@@ -41,7 +41,7 @@ def launched() -> bool:
 def distributed():
     """(rank, world_size, barrier, device) of this process."""
     if not launched():
-        return 0, 1, lambda: None, "cpu"
+        return 0, 1, lambda: None, "auto"  # backends pick cuda when there is one
     import torch
     from accelerate import PartialState
 

@@ -23,3 +23,4 @@ class GeneratedImage:
     image: object  # a PIL image
     truth: dict = field(default_factory=dict)  # what was drawn, when the generator knows
     faults: list[dict] = field(default_factory=list)  # injected faults (ground truth)
+    meta: dict = field(default_factory=dict)  # how it was made: model, revision, settings

@@ -47,6 +47,8 @@ class ImageStage(Stage):
         if self._generator is None:
             spec = self.run.config.generate.generator
             self._generator = resolve("generator", spec.name)(**spec.options)
+            if hasattr(self._generator, "bind_device"):
+                self._generator.bind_device(self.device)
         return self._generator
 
     def items(self) -> list[Item]:
@@ -75,7 +77,8 @@ class ImageStage(Stage):
             out.append({"id": it.id, "concept": it.data["concept"]["id"],
                         "task": req.task.name, "n": req.graph.n_objects, "track": req.track,
                         "seed": req.seed, "image": rel, "width": gen.image.width,
-                        "height": gen.image.height, "faults": gen.faults, "truth": gen.truth})
+                        "height": gen.image.height, "faults": gen.faults, "truth": gen.truth,
+                        **({"generation": gen.meta} if gen.meta else {})})
         return out
 
     def stats(self, records: list[dict]) -> dict:

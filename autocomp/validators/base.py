@@ -13,7 +13,10 @@ class Detection:
     mask: object = None  # a bool array of the image's size, when the detector gives masks
 
     def to_dict(self) -> dict:
-        return {"label": self.label, "box": list(self.box), "score": round(self.score, 4)}
+        out = {"label": self.label, "box": list(self.box), "score": round(self.score, 4)}
+        if self.mask is not None:
+            out["mask_area"] = int(self.mask.sum())
+        return out
 
 
 @dataclass(frozen=True)

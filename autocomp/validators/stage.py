@@ -27,6 +27,8 @@ class ValidateStage(Stage):
         if self._detector is None:
             spec = self.run.config.validate.detector
             self._detector = resolve("detector", spec.name)(**spec.options)
+            if hasattr(self._detector, "bind_device"):
+                self._detector.bind_device(self.device)
         return self._detector
 
     @property
@@ -34,6 +36,8 @@ class ValidateStage(Stage):
         if self._answerer is None:
             spec = self.run.config.validate.answerer
             self._answerer = resolve("answerer", spec.name)(**spec.options)
+            if hasattr(self._answerer, "bind_device"):
+                self._answerer.bind_device(self.device)
         return self._answerer
 
     def items(self) -> list[Item]:

@@ -1,0 +1,68 @@
+"""Loading chat LLMs and VLMs through transformers, with clear errors."""
+
+from __future__ import annotations
+
+from autocomp.errors import AutocompError
+
+
+def _dtype(name: str, device: str):
+    import torch
+
+    if name == "auto":
+        return torch.bfloat16 if str(device).startswith("cuda") else torch.float32
+    return getattr(torch, name)
+
+
+def _transformers():
+    try:
+        import torch  # noqa: F401
+        import transformers
+    except ImportError:
+        raise AutocompError("this backend needs torch and transformers: pip install "
+                            "'autocomp[gen]'") from None
+    return transformers
+
+
+def _remote_code_error(ref: str, exc: BaseException) -> AutocompError | None:
+    text = str(exc)
+    if "trust_remote_code" in text or "custom code" in text:
+        return AutocompError(f"model '{ref}' needs its own remote code, which autocomp does not "
+                             "run unless asked: read that code, then set the backend option "
+                             "trust_remote_code: true")
+    return None
+
+
+def load_causal_lm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False):
+    """(tokenizer with left padding, model in eval mode on `device`)."""
+    from autocomp.eval.scorers.loading import not_available
+
+    T = _transformers()
+    try:
+        tok = T.AutoTokenizer.from_pretrained(ref, trust_remote_code=trust_remote_code)
+        model = T.AutoModelForCausalLM.from_pretrained(
+            ref, dtype=_dtype(dtype, device), trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as exc:
+        raise _remote_code_error(ref, exc) or not_available(
+            ref, ref, "options.model: DIR", exc) from None
+    tok.padding_side = "left"
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    return tok, model.to(device).eval()
+
+
+def load_vlm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False):
+    """(processor, image-text-to-text model in eval mode on `device`)."""
+    from autocomp.eval.scorers.loading import not_available
+
+    T = _transformers()
+    try:
+        proc = T.AutoProcessor.from_pretrained(ref, trust_remote_code=trust_remote_code)
+        model = T.AutoModelForImageTextToText.from_pretrained(
+            ref, dtype=_dtype(dtype, device), trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as exc:
+        raise _remote_code_error(ref, exc) or not_available(
+            ref, ref, "options.model: DIR", exc) from None
+    tokenizer = getattr(proc, "tokenizer", None)
+    if tokenizer is not None:
+        tokenizer.padding_side = "left"
+    return proc, model.to(device).eval()

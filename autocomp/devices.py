@@ -1,0 +1,12 @@
+"""Which torch device a backend runs on."""
+
+from __future__ import annotations
+
+
+def resolve_device(device: str | None) -> str:
+    """"auto" (or None) -> "cuda" when torch sees a GPU, else "cpu"; anything else as given."""
+    if device not in (None, "auto"):
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"

@@ -1,0 +1,128 @@
+"""`grounding-dino+sam2`: the paper's object check. GroundingDINO (default
+IDEA-Research/grounding-dino-tiny) is prompted with every object name in lower case,
+"a. b. c.", box threshold 0.4 and text threshold 0.3; its boxes prompt SAM2 (default
+facebook/sam2.1-hiera-large) for real masks, which the background check uses. Both load
+through transformers. Boxes, scores, labels and mask areas are kept as evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from autocomp.errors import AutocompError
+from autocomp.registry import check_options
+from autocomp.validators.base import Detection
+
+DINO = "IDEA-Research/grounding-dino-tiny"
+SAM2 = "facebook/sam2.1-hiera-large"
+
+
+def grounding_prompt(names: Sequence[str]) -> str:
+    """"chair. lamp. cup." : each distinct object name once, lower case, in order."""
+    return " ".join(f"{n.lower().strip()}." for n in dict.fromkeys(names))
+
+
+def match_label(label: str, names: Sequence[str]) -> str | None:
+    """The concept object a GroundingDINO text label names: the same words, or else the
+    longest name all of whose words are in the label; None when nothing fits."""
+    words = label.lower().replace(".", " ").split()
+    if not words:
+        return None
+    for n in names:
+        if n.lower().split() == words:
+            return n
+    fits = [n for n in names if set(n.lower().split()) <= set(words)]
+    return max(fits, key=lambda n: len(n.split())) if fits else None
+
+
+class GroundedSam2Detector:
+    OPTIONS = {"detector_model": str, "segmenter_model": str, "box_threshold": float,
+               "text_threshold": float, "device": str, "masks": bool}
+
+    def __init__(self, detector_model: str = DINO, segmenter_model: str = SAM2,
+                 box_threshold: float = 0.4, text_threshold: float = 0.3,
+                 device: str | None = None, masks: bool = True):
+        self.dino_ref, self.sam_ref = detector_model, segmenter_model
+        self.box_threshold, self.text_threshold = box_threshold, text_threshold
+        self.device, self.masks = device, masks
+        self._dino = self._sam = None
+
+    @classmethod
+    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
+        out = check_options(options, cls.OPTIONS, file=file, field=field)
+        for key in ("box_threshold", "text_threshold"):
+            if key in out and not 0 <= out[key] <= 1:
+                raise AutocompError(f"expected a number in [0, 1], got {out[key]}", file=file,
+                                    field=f"{field}.{key}")
+        return out
+
+    def bind_device(self, device: str) -> None:
+        from autocomp.devices import resolve_device
+
+        self.device = resolve_device(self.device or device)
+
+    def _load(self):
+        if self._dino is not None:
+            return self._dino, self._sam
+        from autocomp.captions.loading import _transformers
+        from autocomp.eval.scorers.loading import not_available
+
+        T = _transformers()
+        self.bind_device(self.device or "auto")
+        try:
+            proc = T.AutoProcessor.from_pretrained(self.dino_ref)
+            model = T.AutoModelForZeroShotObjectDetection.from_pretrained(self.dino_ref)
+            self._dino = (proc, model.to(self.device).eval())
+        except (OSError, ValueError) as exc:
+            raise not_available(self.dino_ref, self.dino_ref,
+                                "validate.detector_options.detector_model: DIR", exc) from None
+        if self.masks:
+            try:
+                sproc = T.Sam2Processor.from_pretrained(self.sam_ref)
+                smodel = T.Sam2Model.from_pretrained(self.sam_ref)
+                self._sam = (sproc, smodel.to(self.device).eval())
+            except (OSError, ValueError) as exc:
+                raise not_available(self.sam_ref, self.sam_ref,
+                                    "validate.detector_options.segmenter_model: DIR",
+                                    exc) from None
+        return self._dino, self._sam
+
+    def detect(self, image: np.ndarray, labels: Sequence[str] = ()) -> list[Detection]:
+        import torch
+        from PIL import Image
+
+        (proc, model), sam = self._load()
+        pil = Image.fromarray(np.asarray(image)[..., :3].astype(np.uint8), "RGB")
+        h, w = pil.height, pil.width
+        enc = proc(images=[pil], text=[grounding_prompt(labels)], return_tensors="pt")
+        enc = {k: v.to(self.device) for k, v in enc.items()}
+        with torch.inference_mode():
+            out = model(**enc)
+        res = proc.post_process_grounded_object_detection(
+            out, enc["input_ids"], threshold=self.box_threshold,
+            text_threshold=self.text_threshold, target_sizes=[(h, w)])[0]
+        boxes = res["boxes"].detach().float().cpu().numpy()
+        scores = res["scores"].detach().float().cpu().numpy()
+        texts = res.get("text_labels") or res.get("labels") or []
+        masks = self._masks(pil, boxes, sam) if len(boxes) and sam else [None] * len(boxes)
+        out_dets = []
+        for box, score, text, mask in zip(boxes, scores, texts, masks, strict=True):
+            x0, y0, x1, y1 = (int(round(float(v))) for v in box)
+            out_dets.append(Detection(match_label(str(text), labels),
+                                      (max(0, x0), max(0, y0), min(w, x1), min(h, y1)),
+                                      float(score), mask))
+        return out_dets
+
+    def _masks(self, pil, boxes: np.ndarray, sam) -> list[np.ndarray]:
+        import torch
+
+        sproc, smodel = sam
+        enc = sproc(images=[pil], input_boxes=[[[float(v) for v in b] for b in boxes]],
+                    return_tensors="pt")
+        enc = {k: v.to(self.device) for k, v in enc.items()}
+        with torch.inference_mode():
+            out = smodel(**enc, multimask_output=False)
+        masks = sproc.post_process_masks(out.pred_masks.cpu(), enc["original_sizes"].cpu())[0]
+        return [m[0].numpy().astype(bool) for m in masks]

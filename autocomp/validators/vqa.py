@@ -1,0 +1,110 @@
+"""VQA answerers: `transformers` (any image-text-to-text model, default gemma-3-12b-it) and
+`openai` (any OpenAI-compatible server; the image goes as a PNG data URL).
+
+Each binding question names the vocabulary to answer from ("What color is the monitor?
+Answer with one of: red, blue, ..."). Decoding is greedy and short; only the generated
+tokens are decoded (decoding the prompt too would make every listed choice "match"). The
+check then requires the answer to name the expected value, as a whole word, and no other
+choice (validators/checks.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+
+import numpy as np
+
+from autocomp.errors import AutocompError
+from autocomp.openai_chat import OPTIONS as CHAT_OPTIONS
+from autocomp.openai_chat import ChatClient
+from autocomp.registry import check_options
+from autocomp.validators.base import Question
+
+DEFAULT_MODEL = "google/gemma-3-12b-it"
+
+
+def _pil(image: np.ndarray):
+    from PIL import Image
+
+    return Image.fromarray(np.asarray(image)[..., :3].astype(np.uint8), "RGB")
+
+
+class TransformersAnswerer:
+    OPTIONS = {"model": str, "max_new_tokens": int, "dtype": str, "device": str,
+               "trust_remote_code": bool}
+
+    def __init__(self, model: str = DEFAULT_MODEL, max_new_tokens: int = 12, dtype: str = "auto",
+                 device: str | None = None, trust_remote_code: bool = False):
+        self.model_ref, self.max_new_tokens = model, max_new_tokens
+        self.dtype, self.device, self.trust_remote_code = dtype, device, trust_remote_code
+        self._proc = self._model = None
+
+    @classmethod
+    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
+        out = check_options(options, cls.OPTIONS, file=file, field=field)
+        if out.get("max_new_tokens", 12) < 1:
+            raise AutocompError("expected >= 1", file=file, field=f"{field}.max_new_tokens")
+        return out
+
+    def bind_device(self, device: str) -> None:
+        from autocomp.devices import resolve_device
+
+        self.device = resolve_device(self.device or device)
+
+    def _load(self):
+        if self._model is None:
+            from autocomp.captions.loading import load_vlm
+
+            self.bind_device(self.device or "auto")
+            self._proc, self._model = load_vlm(self.model_ref, self.device, self.dtype,
+                                               self.trust_remote_code)
+        return self._proc, self._model
+
+    def answer(self, image: np.ndarray, questions: Sequence[Question],
+               detections=()) -> list[dict]:
+        if not questions:
+            return []
+        import torch
+
+        proc, model = self._load()
+        pil = _pil(image)
+        convs = [[{"role": "user", "content": [{"type": "image", "image": pil},
+                                               {"type": "text", "text": q.text}]}]
+                 for q in questions]
+        enc = proc.apply_chat_template(convs, tokenize=True, return_dict=True,
+                                       return_tensors="pt", add_generation_prompt=True,
+                                       padding=True)
+        enc = {k: (v.to(model.device, dtype=model.dtype) if k == "pixel_values" else
+                   v.to(model.device)) for k, v in enc.items()}
+        with torch.inference_mode():
+            out = model.generate(**enc, do_sample=False, max_new_tokens=self.max_new_tokens)
+        texts = proc.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+        return [{"answer": " ".join(t.split()), "evidence": {"model": self.model_ref}}
+                for t in texts]
+
+
+class OpenAIAnswerer:
+    OPTIONS = {**CHAT_OPTIONS, "max_tokens": int}
+
+    def __init__(self, model: str = DEFAULT_MODEL, max_tokens: int = 12, **client):
+        self.chat = ChatClient(model, **client)
+        self.max_tokens = max_tokens
+
+    @classmethod
+    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
+        return check_options(options, cls.OPTIONS, file=file, field=field)
+
+    def answer(self, image: np.ndarray, questions: Sequence[Question],
+               detections=()) -> list[dict]:
+        buf = io.BytesIO()
+        _pil(image).save(buf, format="PNG")
+        url = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+        convs = [[{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+                                               {"type": "text", "text": q.text}]}]
+                 for q in questions]
+        params = [{"temperature": 0.0, "max_tokens": self.max_tokens}] * len(questions)
+        texts = self.chat.complete_many(convs, params)
+        return [{"answer": " ".join(t.split()), "evidence": {"model": self.chat.model}}
+                for t in texts]
