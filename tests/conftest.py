@@ -24,3 +24,20 @@ def assert_file_error(load, tmp_path, body: str, needle: str) -> None:
         load(str(path))
     message = str(err.value)
     assert message.startswith(str(path)) and needle in message and "\n" not in message
+
+
+@pytest.fixture(scope="session")
+def tiny_backends(tmp_path_factory):
+    """Tiny random SD3, Gemma-3 (text and vision), GroundingDINO and SAM2, saved to folders."""
+    from tiny_models import tiny_backends as build
+
+    return build(tmp_path_factory.mktemp("tiny-backends"))
+
+
+@pytest.fixture
+def fake_openai():
+    from fake_openai import FakeServer
+
+    server = FakeServer()
+    yield server
+    server.close()

@@ -24,6 +24,47 @@ def concepts():
     return out
 
 
+@pytest.fixture
+def make(tiny_backends, fake_openai):
+    """family, name -> a fresh instance wired to a tiny model or the fake server."""
+    t = {k: str(v) for k, v in tiny_backends.items()}
+    table = {
+        ("generator", "procedural"): lambda: resolve("generator", "procedural")(),
+        ("generator", "diffusers"): lambda: resolve("generator", "diffusers")(
+            model=t["sd3"], size=32, steps=2, device="cpu"),
+        ("writer", "template"): lambda: resolve("writer", "template")(),
+        ("writer", "transformers"): lambda: resolve("writer", "transformers")(
+            model=t["gemma_lm"], max_new_tokens=4, device="cpu"),
+        ("writer", "openai"): lambda: resolve("writer", "openai")(
+            model="m", base_url=fake_openai.url),
+        ("detector", "color-blobs"): lambda: resolve("detector", "color-blobs")(),
+        ("detector", "grounding-dino+sam2"): lambda: resolve("detector", "grounding-dino+sam2")(
+            detector_model=t["dino"], segmenter_model=t["sam2"], box_threshold=0.0,
+            text_threshold=0.0, device="cpu"),
+        ("answerer", "pixels"): lambda: resolve("answerer", "pixels")(),
+        ("answerer", "transformers"): lambda: resolve("answerer", "transformers")(
+            model=t["gemma_vlm"], max_new_tokens=3, device="cpu"),
+        ("answerer", "openai"): lambda: resolve("answerer", "openai")(
+            model="m", base_url=fake_openai.url),
+    }
+
+    def build(family, name):
+        return table[(family, name)]()
+
+    build.table = table
+    return build
+
+
+SAMPLED_WRITERS = {"transformers", "openai"}  # sampling: deterministic per batch only
+
+
+def test_every_registered_plugin_has_a_contract_instance(make):
+    registered = {(f, n) for f, reg in (("generator", GENERATORS), ("writer", WRITERS),
+                                        ("detector", DETECTORS), ("answerer", ANSWERERS))
+                  for n in reg}
+    assert registered == set(make.table)
+
+
 def _png(img) -> bytes:
     buf = io.BytesIO()
     img.save(buf, format="PNG")
@@ -31,62 +72,69 @@ def _png(img) -> bytes:
 
 
 @pytest.mark.parametrize("name", sorted(GENERATORS))
-def test_generator_contract(name, concepts):
-    cls = resolve("generator", name)
-    reqs = [ImageRequest(c.id, c.graph, t, "minimal", c.seed, "") for t, c in concepts]
-    batch = cls().generate(reqs)
-    single = [cls().generate([r])[0] for r in reqs]
-    assert [_png(b.image) for b in batch] == [_png(s.image) for s in single]
+def test_generator_contract(name, concepts, make):
+    reqs = [ImageRequest(c.id, c.graph, t, "minimal", c.seed, "a red cube")
+            for t, c in concepts]
+    gen = make("generator", name)
+    batch = gen.generate(reqs)
+    assert [_png(b.image) for b in batch] == [_png(b.image) for b in make(
+        "generator", name).generate(reqs)]  # seeded: same bytes
+    single = [gen.generate([r])[0] for r in reqs]
+    for b, s in zip(batch, single, strict=True):  # batch = one by one (float rounding aside)
+        assert np.abs(np.asarray(b.image, int) - np.asarray(s.image, int)).max() <= 2
     assert all(b.image.mode == "RGB" for b in batch)
     with pytest.raises(AutocompError, match="generate.options.nope"):
-        cls.check_options({"nope": 1}, field="generate.options")
+        resolve("generator", name).check_options({"nope": 1}, field="generate.options")
 
 
 @pytest.mark.parametrize("name", sorted(WRITERS))
-def test_writer_contract(name, concepts):
-    cls = resolve("writer", name)
+def test_writer_contract(name, concepts, make):
     reqs = [CaptionRequest(c.id, c.graph, t, c.seed, 0, "s", "u") for t, c in concepts]
-    batch = cls().write(reqs)
-    assert batch == [cls().write([r])[0] for r in reqs]
-    assert all(isinstance(x, str) and x for x in batch)
+    batch = make("writer", name).write(reqs)
+    assert batch == make("writer", name).write(reqs)
+    if name not in SAMPLED_WRITERS:
+        assert batch == [make("writer", name).write([r])[0] for r in reqs]
+    assert len(batch) == len(reqs) and all(isinstance(x, str) for x in batch)
     with pytest.raises(AutocompError, match="captions.options.nope"):
-        cls.check_options({"nope": 1}, field="captions.options")
+        resolve("writer", name).check_options({"nope": 1}, field="captions.options")
 
 
 @pytest.mark.parametrize("name", sorted(DETECTORS))
-def test_detector_contract(name, concepts):
-    cls = resolve("detector", name)
-    gen = resolve("generator", "procedural")()
-    for task, c in concepts:
+def test_detector_contract(name, concepts, make):
+    gen = resolve("generator", "procedural")(size=64)
+    det = make("detector", name)
+    for task, c in concepts[:2]:
         img = np.asarray(gen.generate_one(ImageRequest(c.id, c.graph, task, "minimal", c.seed,
                                                        "")).image)
-        a, b = cls().detect(img, c.graph.names), cls().detect(img, c.graph.names)
+        a, b = det.detect(img, c.graph.names), make("detector", name).detect(img, c.graph.names)
         assert [d.to_dict() for d in a] == [d.to_dict() for d in b]
         for d in a:
             assert d.mask is None or d.mask.shape == img.shape[:2]
-    blank = np.full((64, 64, 3), 255, np.uint8)
-    assert cls().detect(blank, ["cube"]) == []
+            assert d.label is None or d.label in c.graph.names or name == "color-blobs"
     with pytest.raises(AutocompError, match="validate.detector_options.nope"):
-        cls.check_options({"nope": 1}, field="validate.detector_options")
+        resolve("detector", name).check_options({"nope": 1}, field="validate.detector_options")
 
 
 @pytest.mark.parametrize("name", sorted(ANSWERERS))
-def test_answerer_contract(name, concepts):
-    cls = resolve("answerer", name)
+def test_answerer_contract(name, concepts, make):
     det = resolve("detector", "color-blobs")()
     gen = resolve("generator", "procedural")()
-    for task, c in concepts:
+    ans = make("answerer", name)
+    for task, c in concepts[:2]:
         img = np.asarray(gen.generate_one(ImageRequest(c.id, c.graph, task, "minimal", c.seed,
                                                        "")).image)
         dets = det.detect(img, c.graph.names)
         qs = questions(c.graph, task)
-        batch = cls().answer(img, qs, dets)
-        assert batch == [cls().answer(img, [q], dets)[0] for q in qs]
-        assert [a["answer"] for a in batch] == [q.expected for q in qs]
+        batch = ans.answer(img, qs, dets)
+        assert batch == [ans.answer(img, [q], dets)[0] for q in qs]
+        assert all(isinstance(a["answer"], str) for a in batch)
+        if name == "pixels":
+            assert [a["answer"] for a in batch] == [q.expected for q in qs]
     with pytest.raises(AutocompError, match="validate.answerer_options.nope"):
-        cls.check_options({"nope": 1}, field="validate.answerer_options")
+        resolve("answerer", name).check_options({"nope": 1}, field="validate.answerer_options")
 
 
 def test_unknown_backend_lists_the_known_ones():
-    with pytest.raises(AutocompError, match=r"unknown detector 'yolo' \(known: color-blobs\)"):
+    with pytest.raises(AutocompError, match=r"unknown detector 'yolo' \(known: color-blobs, "
+                                            r"grounding-dino\+sam2\)"):
         resolve("detector", "yolo")

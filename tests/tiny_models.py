@@ -133,8 +133,12 @@ def tiny_sd3(folder: Path) -> Path:
     """A 2-layer SD3 pipeline (two CLIP text encoders, no T5) for 32-64 px images."""
     import torch
     import transformers as T
-    from diffusers import (AutoencoderKL, FlowMatchEulerDiscreteScheduler,
-                           SD3Transformer2DModel, StableDiffusion3Pipeline)
+    from diffusers import (
+        AutoencoderKL,
+        FlowMatchEulerDiscreteScheduler,
+        SD3Transformer2DModel,
+        StableDiffusion3Pipeline,
+    )
 
     vocab = _clip_vocab()
     eos = vocab["<|endoftext|>"]

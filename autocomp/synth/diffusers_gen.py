@@ -80,9 +80,8 @@ class DiffusersGenerator:
         except ImportError:
             raise AutocompError("the diffusers generator needs torch and diffusers: pip "
                                 "install 'autocomp[gen]'") from None
-        from autocomp.eval.scorers.loading import not_available
-
         from autocomp.devices import resolve_device
+        from autocomp.eval.scorers.loading import not_available
 
         device = self.device = resolve_device(self.device)
         try:

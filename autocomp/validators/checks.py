@@ -50,15 +50,36 @@ def attributes_check(image: np.ndarray, detections, graph: SceneGraph, task: Tas
     evidence = {"answers": []}
     for q, a in zip(qs, answers, strict=True):
         ok = _whole_word(a["answer"], q.expected, q.choices)
-        evidence["answers"].append({"question": q.text.split(" Answer with")[0],
-                                    "expected": q.expected, "answer": a["answer"],
-                                    "correct": ok, "evidence": a.get("evidence", {})})
+        entry = {"question": q.text.split(" Answer with")[0], "expected": q.expected,
+                 "answer": a["answer"], "correct": ok, "evidence": a.get("evidence", {})}
+        if q.kind == "relation":
+            entry["geometry"] = geometry_cross_check(q, detections, a["answer"])
+        evidence["answers"].append(entry)
         if not ok:
             wrong.append(f"{q.text.split(' Answer with')[0]} expected {q.expected}, "
                          f"answered {a['answer']}")
     if wrong:
         return CheckResult("attributes", False, "; ".join(wrong), evidence)
     return CheckResult("attributes", True, f"{len(qs)} of {len(qs)} answers right", evidence)
+
+
+def geometry_cross_check(q, detections, answer: str) -> dict:
+    """The relation the detector's boxes show (GenEval rule), beside the answer, so a
+    disagreement between the VQA model and the geometry is visible in the record."""
+    from autocomp.validators.pixels import UNKNOWN, read_relation
+
+    def box(name):
+        found = [d for d in detections if d.label == name]
+        return found[0].box if len(found) == 1 else None
+
+    s, o = box(q.subject), box(q.object)
+    if s is None or o is None:
+        return {"relation": None, "why": "no single box for each object"}
+    seen = read_relation(s, o, q.hints)
+    return {"relation": None if seen == UNKNOWN else seen,
+            "agrees_with_answer": _whole_word(answer, seen, q.choices) if seen != UNKNOWN
+            else None,
+            "agrees_with_concept": seen == q.expected}
 
 
 def _whole_word(answer: str, expected: str, choices) -> bool:

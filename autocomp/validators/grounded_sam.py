@@ -21,7 +21,7 @@ SAM2 = "facebook/sam2.1-hiera-large"
 
 def grounding_prompt(names: Sequence[str]) -> str:
     """"chair. lamp. cup." : each distinct object name once, lower case, in order."""
-    return " ".join(f"{n.lower().strip()}." for n in dict.fromkeys(names))
+    return " ".join(f"{n}." for n in dict.fromkeys(n.lower().strip() for n in names))
 
 
 def match_label(label: str, names: Sequence[str]) -> str | None:
@@ -105,7 +105,8 @@ class GroundedSam2Detector:
             text_threshold=self.text_threshold, target_sizes=[(h, w)])[0]
         boxes = res["boxes"].detach().float().cpu().numpy()
         scores = res["scores"].detach().float().cpu().numpy()
-        texts = res.get("text_labels") or res.get("labels") or []
+        texts = list(res.get("text_labels") or res.get("labels") or [])
+        texts = (texts + [""] * len(boxes))[:len(boxes)]  # no boxes still gives [""]
         masks = self._masks(pil, boxes, sam) if len(boxes) and sam else [None] * len(boxes)
         out_dets = []
         for box, score, text, mask in zip(boxes, scores, texts, masks, strict=True):

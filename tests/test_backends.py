@@ -1,0 +1,222 @@
+"""The real backends (diffusers, transformers LLM/VLM, GroundingDINO + SAM2, openai), wired
+to tiny random models or a local fake server: loading, seeds, batching, error paths. Their
+quality logic (prompt, cleaning, label matching, counting) is tested as plain functions."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from autocomp.captions.chat import clean_caption
+from autocomp.captions.llm import TransformersWriter
+from autocomp.captions.openai_writer import OpenAIWriter
+from autocomp.captions.writers import CaptionRequest, write_with_retries
+from autocomp.concepts.sampling import sample_concepts
+from autocomp.concepts.task import load_task
+from autocomp.errors import AutocompError
+from autocomp.synth.base import ImageRequest
+from autocomp.synth.diffusers_gen import DiffusersGenerator
+from autocomp.validators.grounded_sam import GroundedSam2Detector, grounding_prompt, match_label
+from autocomp.validators.questions import questions
+from autocomp.validators.vqa import OpenAIAnswerer, TransformersAnswerer
+
+
+@pytest.fixture(scope="module")
+def concepts():
+    task = load_task("shape_color")
+    return task, sample_concepts(task, 2, 3, seed=0)
+
+
+def _png(img):
+    import io
+
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+# -- plain functions -----------------------------------------------------------------------
+def test_clean_caption():
+    assert clean_caption('Caption: "A red cube sits on a table."\n\nNote: ...') == \
+        "A red cube sits on a table."
+    assert clean_caption("**Caption:** A  red cube.") == "A red cube."
+    assert clean_caption("“A red cube.”") == "A red cube."
+    assert clean_caption(None) == "" and clean_caption("\n\n") == ""
+
+
+def test_grounding_prompt_and_labels():
+    assert grounding_prompt(["Chair", "tape measure", "chair"]) == "chair. tape measure."
+    names = ["tape measure", "tape", "chair"]
+    assert match_label("tape measure", names) == "tape measure"
+    assert match_label("tape", names) == "tape"
+    assert match_label("measure tape", names) == "tape measure"
+    assert match_label("chair lamp", names) == "chair"
+    assert match_label("lamp", names) is None and match_label("", names) is None
+
+
+# -- diffusers -------------------------------------------------------------------------------
+def test_diffusers_seeds_batches_and_record(tiny_backends, concepts):
+    task, cs = concepts
+    gen = DiffusersGenerator(model=str(tiny_backends["sd3"]), size=32, steps=2, device="cpu")
+    reqs = [ImageRequest(c.id, c.graph, task, "minimal", c.seed, "a red cube") for c in cs]
+    batch = gen.generate(reqs)
+    single = [gen.generate([r])[0] for r in reqs]
+    for b, s in zip(batch, single, strict=True):  # equal up to float rounding across batch sizes
+        diff = np.abs(np.asarray(b.image, int) - np.asarray(s.image, int))
+        assert diff.max() <= 2 and diff.mean() < 0.05
+    again = gen.generate(reqs)
+    assert [_png(b.image) for b in batch] == [_png(a.image) for a in again]
+    assert batch[0].image.size == (32, 32) and batch[0].image.mode == "RGB"
+    assert len({_png(b.image) for b in batch}) == 3  # three seeds, three images
+    ctx = gen.generate([ImageRequest(cs[0].id, cs[0].graph, task, "contextual", cs[0].seed,
+                                     "a red cube")])[0]
+    assert _png(ctx.image) == _png(batch[0].image)  # same seed and prompt, same image
+    meta = batch[0].meta
+    assert meta["seed"] == cs[0].seed and meta["steps"] == 2 and meta["guidance"] == 4.5
+    assert meta["revision"].startswith("local:") and meta["dtype"] == "float32"
+
+
+def test_diffusers_defaults_are_the_papers():
+    g = DiffusersGenerator()
+    assert (g.model, g.size, g.steps, g.guidance) == (
+        "stabilityai/stable-diffusion-3.5-large", 1024, 28, 4.5)
+
+
+def test_diffusers_missing_model_one_line(tmp_path):
+    gen = DiffusersGenerator(model=str(tmp_path / "nothing"), device="cpu")
+    with pytest.raises(AutocompError, match="hf download .* --local-dir DIR"):
+        gen.pipeline()
+
+
+# -- transformers caption writer ------------------------------------------------------------
+def test_llm_writer_decodes_only_new_tokens_and_reseeds_retries(tiny_backends, concepts):
+    task, cs = concepts
+    w = TransformersWriter(model=str(tiny_backends["gemma_lm"]), max_new_tokens=6,
+                           device="cpu", batch_size=2)
+
+    def reqs(attempt):
+        from autocomp.captions.prompts import contextual_prompt
+
+        out = []
+        for c in cs:
+            system, user = contextual_prompt(c.graph, task, attempt)
+            out.append(CaptionRequest(c.id, c.graph, task, c.seed, attempt, system, user))
+        return out
+
+    first, again = w.write(reqs(0)), w.write(reqs(0))
+    assert first == again  # seeded
+    assert w.write(reqs(1)) != first  # a retry samples anew
+    for caption in first:
+        assert "expert image caption writer" not in caption and "<start_of_turn>" not in caption
+    # a random model never passes the check: every concept is dropped after its retries
+    out = write_with_retries(w, [(c.id, c.graph, task, c.seed) for c in cs], retries=1)
+    assert all(v["caption"] is None and v["attempts"] == 2 for v in out.values())
+
+
+def test_remote_code_is_refused_with_what_to_do(tmp_path):
+    import json
+
+    (tmp_path / "config.json").write_text(json.dumps({
+        "model_type": "my-custom", "auto_map": {"AutoModelForCausalLM": "modeling.My"}}))
+    w = TransformersWriter(model=str(tmp_path), device="cpu")
+    with pytest.raises(AutocompError) as err:
+        w.write([])
+        w._load()
+    assert "trust_remote_code: true" in str(err.value) or "could not be loaded" in str(err.value)
+
+
+# -- GroundingDINO + SAM2 --------------------------------------------------------------------
+def test_grounded_sam_detections_have_masks(tiny_backends):
+    det = GroundedSam2Detector(detector_model=str(tiny_backends["dino"]),
+                               segmenter_model=str(tiny_backends["sam2"]), box_threshold=0.0,
+                               text_threshold=0.0, device="cpu")
+    img = np.full((48, 64, 3), 255, np.uint8)
+    img[10:30, 10:30] = (255, 0, 0)
+    dets = det.detect(img, ["cube", "sphere"])
+    assert dets
+    for d in dets:
+        assert d.mask.shape == (48, 64) and d.mask.dtype == bool
+        assert d.label in (None, "cube", "sphere")
+        assert 0 <= d.box[0] <= d.box[2] <= 64 and 0 <= d.box[1] <= d.box[3] <= 48
+        assert "mask_area" in d.to_dict()
+    strict = GroundedSam2Detector(detector_model=str(tiny_backends["dino"]),
+                                  segmenter_model=str(tiny_backends["sam2"]),
+                                  box_threshold=1.0, device="cpu")
+    assert strict.detect(img, ["cube"]) == []
+
+
+# -- VQA -------------------------------------------------------------------------------------
+def test_vlm_answerer_batch_equals_one_by_one(tiny_backends, concepts):
+    task, cs = concepts
+    ans = TransformersAnswerer(model=str(tiny_backends["gemma_vlm"]), max_new_tokens=4,
+                               device="cpu")
+    img = np.full((32, 32, 3), 200, np.uint8)
+    qs = questions(cs[0].graph, task)
+    batch = ans.answer(img, qs)
+    assert [a["answer"] for a in batch] == [ans.answer(img, [q])[0]["answer"] for q in qs]
+    assert all("What color" not in a["answer"] for a in batch)  # generated tokens only
+
+
+# -- openai-compatible server -------------------------------------------------------------
+def _writer(server, **kw):
+    return OpenAIWriter(model="gemma", base_url=server.url, **{"max_retries": 2, "timeout": 5,
+                                                                **kw})
+
+
+def test_openai_writer_captions_pass_the_check(fake_openai, concepts):
+    task, cs = concepts
+    out = write_with_retries(_writer(fake_openai), [(c.id, c.graph, task, c.seed) for c in cs],
+                             retries=0)
+    assert all(v["caption"] for v in out.values()), out
+    sent = fake_openai.requests[0]
+    assert sent["temperature"] == 0.7 and sent["top_p"] == 0.9 and sent["max_tokens"] == 150
+    assert sent["messages"][0]["role"] == "system" and "seed" in sent
+
+
+def test_openai_retries_5xx_and_reads_malformed_answers_as_failures(fake_openai, concepts):
+    task, cs = concepts
+    fake_openai.script = ["500", "500"]
+    w = _writer(fake_openai, concurrency=1)
+    out = write_with_retries(w, [(cs[0].id, cs[0].graph, task, cs[0].seed)], retries=0)
+    assert out[cs[0].id]["caption"]  # two 5xx, then a good answer
+    fake_openai.script = ["malformed", "empty"]
+    out = write_with_retries(w, [(cs[0].id, cs[0].graph, task, cs[0].seed)], retries=2)
+    assert out[cs[0].id]["attempts"] == 3 and out[cs[0].id]["caption"]
+    assert [t["caption"] for t in out[cs[0].id]["tried"]] == ["", ""]
+
+
+def test_openai_errors_are_one_clear_line(fake_openai, concepts):
+    task, cs = concepts
+    req = [CaptionRequest(cs[0].id, cs[0].graph, task, cs[0].seed, 0, "s", "u")]
+    fake_openai.script = ["500"] * 5
+    with pytest.raises(AutocompError, match=r"refused the request \(500"):
+        _writer(fake_openai, max_retries=1).write(req)
+    fake_openai.script = ["timeout"] * 3
+    with pytest.raises(AutocompError, match="cannot reach the chat server"):
+        OpenAIWriter(model="m", base_url=fake_openai.url, timeout=0.3, max_retries=1).write(req)
+    closed = fake_openai.url
+    fake_openai.close()
+    with pytest.raises(AutocompError, match=f"cannot reach the chat server at {closed}"):
+        OpenAIWriter(model="m", base_url=closed, max_retries=0).write(req)
+    fake_openai.close = lambda: None
+
+
+def test_openai_answerer_sends_the_image_as_data_url(fake_openai, concepts):
+    task, cs = concepts
+    ans = OpenAIAnswerer(model="vlm", base_url=fake_openai.url)
+    out = ans.answer(np.zeros((8, 8, 3), np.uint8), questions(cs[0].graph, task))
+    assert [a["answer"] for a in out] == ["red", "red"]
+    content = fake_openai.requests[0]["messages"][0]["content"]
+    assert content[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert fake_openai.requests[0]["temperature"] == 0.0
+
+
+def test_help_still_imports_nothing_heavy():
+    code = ("import sys; from autocomp.cli import main\n"
+            "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass\n"
+            "print([m for m in ('torch', 'diffusers', 'transformers', 'openai') "
+            "if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip().endswith("[]")
