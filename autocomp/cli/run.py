@@ -58,7 +58,14 @@ def _go(run, stages, processes, no_progress, report: bool):
               help="Run directory (default: runs/<config name>). Re-running resumes it.")
 @PROCESSES
 @NO_PROGRESS
-def run(config, out, processes, no_progress):
+@click.option("--stages", default=None,
+              help="Only these stages, comma-separated, in order (concepts, captions, images, "
+                   "validation, build); e.g. `--stages concepts` before a SLURM launch.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the plan (stages, models, counts, expected GPU-hours); run nothing.")
+@click.option("--cost", type=click.Path(path_type=Path, exists=True), default=None,
+              help="With --dry-run: per-unit GPU seconds measured by scripts/bench_generate.py.")
+def run(config, out, processes, no_progress, stages, dry_run, cost):
     """Run every stage of CONFIG (a YAML file, or a built-in name such as `demo`):
     concepts, captions, images, validation, benchmarks; print the survival funnel."""
     from autocomp.config import load_config
@@ -66,8 +73,20 @@ def run(config, out, processes, no_progress):
     from autocomp.runtime.run import Run
 
     cfg = load_config(config_path(config))
+    if dry_run:
+        from autocomp.runtime.plan import format_plan, plan
+
+        click.echo(format_plan(plan(cfg, cost, processes)))
+        return
+    chosen = ALL
+    if stages:
+        chosen = tuple(s.strip() for s in stages.split(",") if s.strip())
+        unknown = [s for s in chosen if s not in ALL]
+        if unknown:
+            raise AutocompError(f"unknown stage(s) {', '.join(unknown)} (stages: "
+                                f"{', '.join(ALL)})")
     handle = Run.create(cfg, out or Path("runs") / cfg.name)
-    _go(handle, ALL, processes, no_progress, report=True)
+    _go(handle, chosen, processes, no_progress, report="build" in chosen)
 
 
 @click.command("generate")
