@@ -114,16 +114,22 @@ def test_llm_writer_decodes_only_new_tokens_and_reseeds_retries(tiny_backends, c
     assert all(v["caption"] is None and v["attempts"] == 2 for v in out.values())
 
 
-def test_remote_code_is_refused_with_what_to_do(tmp_path):
+def test_remote_code_and_missing_models_are_one_clear_line(tmp_path):
     import json
 
     (tmp_path / "config.json").write_text(json.dumps({
-        "model_type": "my-custom", "auto_map": {"AutoModelForCausalLM": "modeling.My"}}))
-    w = TransformersWriter(model=str(tmp_path), device="cpu")
+        "model_type": "my-custom", "auto_map": {"AutoConfig": "configuration_my.MyConfig",
+                                                "AutoModelForCausalLM": "modeling_my.My"}}))
+    for backend in (TransformersWriter(model=str(tmp_path), device="cpu"),
+                    TransformersAnswerer(model=str(tmp_path), device="cpu")):
+        with pytest.raises(AutocompError, match="needs its own remote code.*trust_remote_code: "
+                                                "true"):
+            backend._load()
+    missing = TransformersWriter(model="someone/not-here", device="cpu")
     with pytest.raises(AutocompError) as err:
-        w.write([])
-        w._load()
-    assert "trust_remote_code: true" in str(err.value) or "could not be loaded" in str(err.value)
+        missing._load()
+    assert "hf download someone/not-here --local-dir DIR" in str(err.value)
+    assert "\n" not in str(err.value)
 
 
 # -- GroundingDINO + SAM2 --------------------------------------------------------------------
@@ -220,3 +226,24 @@ def test_help_still_imports_nothing_heavy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip().endswith("[]")
+
+
+def test_dry_run_plan_uses_the_papers_costs_or_measured_ones(tmp_path):
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run"])
+    assert out.exit_code == 0, out.output
+    assert "404,700 concepts, up to 809,400 images" in out.output
+    assert "stabilityai/stable-diffusion-3.5-large" in out.output
+    assert "google/gemma-3-12b-it" in out.output and "grounding-dino-tiny" in out.output
+    images = next(line for line in out.output.splitlines() if line.strip().startswith("images"))
+    assert "1100.78" in images  # 809,400 images x 4.896 s (8.5 h x 16 GPUs / 100k)
+    cost = tmp_path / "cost.json"
+    cost.write_text('{"device": "H100", "gpu_seconds": {"image": 1.0, "caption": 0.0, '
+                    '"detect": 0.0, "vqa": 0.0}}')
+    out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--cost", str(cost),
+                                    "--processes", "16"])
+    assert "224.8 GPU-hours" in out.output and "14.1 h on 16" in out.output
+    assert not (tmp_path / "runs").exists()

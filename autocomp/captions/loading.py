@@ -23,6 +23,19 @@ def _transformers():
     return transformers
 
 
+def check_config(ref: str, trust_remote_code: bool) -> None:
+    """Read the model's config first: a missing model or one that needs remote code fails
+    here, in one line, before any weights are read."""
+    from autocomp.eval.scorers.loading import not_available
+
+    T = _transformers()
+    try:
+        T.AutoConfig.from_pretrained(ref, trust_remote_code=bool(trust_remote_code))
+    except (OSError, ValueError) as exc:
+        raise _remote_code_error(ref, exc) or not_available(
+            ref, ref, "options.model: DIR", exc) from None
+
+
 def _remote_code_error(ref: str, exc: BaseException) -> AutocompError | None:
     text = str(exc)
     if "trust_remote_code" in text or "custom code" in text:
@@ -37,6 +50,7 @@ def load_causal_lm(ref: str, device: str, dtype: str = "auto", trust_remote_code
     from autocomp.eval.scorers.loading import not_available
 
     T = _transformers()
+    check_config(ref, trust_remote_code)
     try:
         tok = T.AutoTokenizer.from_pretrained(ref, trust_remote_code=trust_remote_code)
         model = T.AutoModelForCausalLM.from_pretrained(
@@ -55,6 +69,7 @@ def load_vlm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False
     from autocomp.eval.scorers.loading import not_available
 
     T = _transformers()
+    check_config(ref, trust_remote_code)
     try:
         proc = T.AutoProcessor.from_pretrained(ref, trust_remote_code=trust_remote_code)
         model = T.AutoModelForImageTextToText.from_pretrained(
