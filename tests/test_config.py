@@ -45,7 +45,7 @@ def test_good_config_and_defaults(tmp_path):
     ("concepts: [{task: color, count: 5}]\n", "field concepts[0].task: generator 'procedural'"
                                               " cannot draw task 'color'"),
     ("concepts: [{task: shape_color, count: 5}]\ngenerate: {generator: dalle}\n",
-     "field generate.generator: unknown generator 'dalle' (known: procedural)"),
+     "field generate.generator: unknown generator 'dalle' (known: diffusers, procedural)"),
     ("concepts: [{task: shape_color, count: 5}]\ngenerate: {batch_size: 0}\n",
      "field generate.batch_size: expected an integer >= 1"),
     ("concepts: [{task: shape_color, count: 5}]\ngenerate: {options: {faults: {fog: 1}}}\n",
