@@ -1,0 +1,2 @@
+"""COMPASS: composed vs decomposed captions and skill load, on Visual Genome scene graphs
+and on autocomp's own synthetic runs (METHODS.md section 6)."""

@@ -1,0 +1,125 @@
+"""`autocomp compass build`: composed/decomposed and skill-targeted sets from Visual Genome
+or from a synthetic run, written as benchmark-style items the eval harness scores.
+
+  OUT/manifest.json        source, counts, skipped entries and why, settings
+  OUT/composed.jsonl       a caption and its N one-primitive negatives
+  OUT/decomposed.jsonl     per primitive: its decomposed caption and the matched negative
+                           (group = the composed item's id)
+  OUT/skill-{O,A,R}.jsonl  a caption and K = 4 negatives replacing primitives of one type
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+from autocomp.compass.negatives import (Replacer, composed_set, graph_vocab,
+                                        image_primitives, skill_set)
+from autocomp.compass.render import primitives
+from autocomp.compass.subgraph import LEVELS, RANGES, caption_graph, level_of, random_walk
+from autocomp.records import write_jsonl, write_text
+from autocomp.scene import SceneGraph
+
+FILES = ("composed", "decomposed", "skill-O", "skill-A", "skill-R")
+
+
+def _base(key: str, image: str, image_id, level: str, graph: SceneGraph, kind: str) -> dict:
+    return {"id": key, "task": "compass", "kind": kind, "image": image, "image_id": image_id,
+            "level": level, "n": len(primitives(graph)), "counts": graph.counts,
+            "graph": graph.to_dict(), "paired": False}
+
+
+def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict) -> dict:
+    """sources: (key, image path, image id, full graph, [(level, caption graph)]) tuples."""
+    rep = Replacer(vocab, similarity)
+    rows = {name: [] for name in FILES}
+    dropped = Counter()
+    for key, image, image_id, full, captions in sources:
+        seen = image_primitives(full)
+        for level, g in captions:
+            rng = random.Random(f"compass:{seed}:{key}:{level}:{len(primitives(g))}")
+            cid = f"{key}/{level}-n{len(primitives(g))}"
+            comp = composed_set(g, seen, rep, rng)
+            if comp is None:
+                dropped["composed: a primitive had no valid negative"] += 1
+            else:
+                rows["composed"].append({**_base(cid, image, image_id, level, g, "composed"),
+                                         "group": cid, "positive": comp["caption"],
+                                         "negatives": comp["negatives"]})
+                for i, pair in enumerate(comp["decomposed"]):
+                    rows["decomposed"].append({
+                        **_base(f"{cid}/d{i}", image, image_id, level, g, "decomposed"),
+                        "group": cid, "primitive": pair["primitive"],
+                        "positive": pair["positive"],
+                        "negatives": [{"caption": pair["negative"], "edit": pair["edit"],
+                                       "category": pair["edit"]["type"],
+                                       "same_meaning": False, "graph": pair["graph"]}]})
+            for kind in LEVELS[level]:
+                skill = skill_set(g, kind, seen, rep, rng)
+                if skill is None:
+                    dropped[f"skill-{kind}: fewer than 4 valid negatives"] += 1
+                    continue
+                rows[f"skill-{kind}"].append({
+                    **_base(f"{cid}/skill-{kind}", image, image_id, level, g, f"skill-{kind}"),
+                    "group": cid, "positive": skill["caption"],
+                    "negatives": skill["negatives"]})
+    out.mkdir(parents=True, exist_ok=True)
+    for name, items in rows.items():
+        write_jsonl(out / f"{name}.jsonl", items)
+    manifest = {**meta, "seed": seed, "counts": {k: len(v) for k, v in rows.items()},
+                "dropped": dict(dropped), "vocabulary": {k: len(v) for k, v in vocab.items()},
+                "similarity": getattr(similarity, "model_ref", None)}
+    write_text(out / "manifest.json", json.dumps(manifest, indent=1))
+    return manifest
+
+
+def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None,
+             image_ids=None, seed: int = 0, similarity=None, levels=("OA", "OR", "OAR")):
+    from autocomp.compass.vg import load_vg
+
+    skipped = Counter()
+    images = load_vg(vg_dir, image_ids, limit, skipped)
+    vocab = graph_vocab(img.graph for img in images)
+    sources = []
+    for img in images:
+        rng = random.Random(f"walk:{seed}:{img.image_id}")
+        sub = random_walk(img.graph, rng)
+        caps = []
+        for level in levels:
+            low, high = RANGES[level]
+            for n in range(low, high + 1):
+                g = caption_graph(sub, level, n, rng)
+                if g is not None:
+                    caps.append((level, g))
+        path = Path(images_dir) / f"{img.image_id}.jpg"
+        sources.append((f"vg{img.image_id}", str(path.resolve()), img.image_id, img.graph,
+                        caps))
+    return write_sets(sources, vocab, Path(out), seed, similarity,
+                      {"source": "visual-genome", "dir": str(vg_dir), "images": len(images),
+                       "skipped": dict(skipped)})
+
+
+def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None):
+    """Every validated image of a synthetic run: its concept graph is the caption graph."""
+    from autocomp.records import read_jsonl
+    from autocomp.runtime.run import Run
+
+    run = Run.open(run_dir)
+    concepts = {c["id"]: c for c in run.records("concepts")}
+    vocab = {"O": Counter(), "A": Counter(), "R": Counter()}
+    for task in run.tasks.values():
+        vocab["O"].update(task.objects.names)
+        vocab["R" if task.is_relation else "A"].update(task.values.names)
+    sources = []
+    for track in ("minimal", "contextual"):
+        path = run.dir / "bench" / "sets" / f"{track}.jsonl"
+        if not path.exists():
+            continue
+        for row in read_jsonl(path):
+            g = SceneGraph.from_dict(concepts[row["concept"]]["graph"])
+            sources.append((row["id"], str((run.dir / row["image"]).resolve()), row["concept"],
+                            g, [(level_of(g), g)]))
+    return write_sets(sources, vocab, Path(out), seed, similarity,
+                      {"source": "synthetic", "dir": str(run.dir), "images": len(sources)})

@@ -1,0 +1,160 @@
+"""COMPASS hard negatives: one primitive replaced by another of the same type that occurs
+nowhere in the image's scene graph (COMPASS section 3.2, appendix A).
+
+Candidates per primitive are cached (a dict per type, as the paper caches its LLM's
+proposals); the offline default proposes the other primitives of the same type in the
+dataset's vocabulary. A negative is rejected when its sentence-embedding similarity to the
+original exceeds 0.95 (N < 6) or 0.90 (N >= 6); the same rule applies to composed,
+decomposed and skill-targeted negatives.
+
+  composed/decomposed  every primitive perturbed once; up to 3 attempts per primitive;
+                       the caption is dropped if one primitive gets no valid negative
+  skill-targeted       K = 4 negatives replacing primitives of one type; primitives drawn
+                       by weight, a weight halving each time it is drawn; no two negatives
+                       identical; up to 10 attempts, else the caption is dropped
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from autocomp.compass.render import composed, decomposed, primitives
+from autocomp.scene import Object, Relation, SceneGraph
+
+K_SKILL = 4
+SKILL_ATTEMPTS = 10
+PRIMITIVE_ATTEMPTS = 3
+
+
+def threshold(n: int) -> float:
+    return 0.95 if n < 6 else 0.90
+
+
+def graph_vocab(graphs: Iterable[SceneGraph]) -> dict[str, Counter]:
+    """Objects, attributes and predicates of a set of graphs, with their frequencies."""
+    out = {"O": Counter(), "A": Counter(), "R": Counter()}
+    for g in graphs:
+        out["O"].update(o.name for o in g.objects)
+        out["A"].update(a for o in g.objects for a in o.attributes)
+        out["R"].update(r.predicate for r in g.relations)
+    return out
+
+
+def value_of(graph: SceneGraph, prim: tuple) -> str:
+    if prim[0] == "O":
+        return graph.objects[prim[1]].name
+    if prim[0] == "A":
+        return graph.objects[prim[1]].attributes[prim[2]]
+    return graph.relations[prim[1]].predicate
+
+
+def replace(graph: SceneGraph, prim: tuple, new: str) -> SceneGraph:
+    objs, rels = list(graph.objects), list(graph.relations)
+    if prim[0] == "O":
+        objs[prim[1]] = Object(new, objs[prim[1]].attributes)
+    elif prim[0] == "A":
+        o = objs[prim[1]]
+        attrs = list(o.attributes)
+        attrs[prim[2]] = new
+        objs[prim[1]] = Object(o.name, tuple(attrs))
+    else:
+        r = rels[prim[1]]
+        rels[prim[1]] = Relation(r.subject, new, r.object)
+    return SceneGraph(tuple(objs), tuple(rels))
+
+
+@dataclass
+class Replacer:
+    vocab: dict[str, Counter]
+    similarity: object = None  # .similar(a, b) -> float, or None: no filter
+    cache: dict = field(default_factory=dict)
+
+    def candidates(self, kind: str, value: str) -> list[str]:
+        key = (kind, value)
+        if key not in self.cache:
+            self.cache[key] = sorted(v for v in self.vocab[kind] if v != value)
+        return self.cache[key]
+
+    def perturb(self, graph: SceneGraph, prim: tuple, image: dict[str, set],
+                rng: random.Random) -> tuple[SceneGraph, dict] | None:
+        value = value_of(graph, prim)
+        options = [c for c in self.candidates(prim[0], value) if c not in image[prim[0]]]
+        if prim[0] == "A":  # an object does not get an attribute twice
+            options = [c for c in options if c not in graph.objects[prim[1]].attributes]
+        if not options:
+            return None
+        new = rng.choice(options)
+        edit = {"type": prim[0], "primitive": list(prim), "from": value, "to": new}
+        return replace(graph, prim, new), edit
+
+    def too_similar(self, a: str, b: str, n: int) -> bool:
+        return self.similarity is not None and self.similarity.similar(a, b) > threshold(n)
+
+
+def image_primitives(graph: SceneGraph) -> dict[str, set]:
+    v = graph_vocab([graph])
+    return {k: set(c) for k, c in v.items()}
+
+
+def composed_set(graph: SceneGraph, image: dict[str, set], rep: Replacer,
+                 rng: random.Random) -> dict | None:
+    """N negatives, one per primitive, each with its matched decomposed pair; None if a
+    primitive has no valid negative after 3 attempts."""
+    caption, n = composed(graph), len(primitives(graph))
+    negatives, pairs = [], []
+    for prim in primitives(graph):
+        found = None
+        for _ in range(PRIMITIVE_ATTEMPTS):
+            got = rep.perturb(graph, prim, image, rng)
+            if got is None:
+                break
+            neg_graph, edit = got
+            neg = composed(neg_graph)
+            d, d_neg = decomposed(graph, prim), decomposed(neg_graph, prim)
+            if neg == caption or neg in (x["caption"] for x in negatives):
+                continue
+            if rep.too_similar(caption, neg, n) or rep.too_similar(d, d_neg, n):
+                continue
+            found = (neg_graph, edit, neg, d, d_neg)
+            break
+        if found is None:
+            return None
+        neg_graph, edit, neg, d, d_neg = found
+        negatives.append({"caption": neg, "edit": edit, "category": edit["type"],
+                          "same_meaning": False, "graph": neg_graph.to_dict()})
+        pairs.append({"primitive": list(prim), "positive": d, "negative": d_neg,
+                      "edit": edit, "graph": neg_graph.to_dict()})
+    return {"caption": caption, "negatives": negatives, "decomposed": pairs}
+
+
+def skill_set(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replacer,
+              rng: random.Random) -> dict | None:
+    """K = 4 negatives replacing primitives of type `kind` only; None if they cannot be had."""
+    prims = [p for p in primitives(graph) if p[0] == kind]
+    if not prims:
+        return None
+    caption, n = composed(graph), len(primitives(graph))
+    weights = [1.0] * len(prims)
+    negatives: list[dict] = []
+    for _ in range(SKILL_ATTEMPTS):
+        if len(negatives) == K_SKILL:
+            break
+        i = rng.choices(range(len(prims)), weights=weights)[0]
+        weights[i] /= 2
+        got = rep.perturb(graph, prims[i], image, rng)
+        if got is None:
+            continue
+        neg_graph, edit = got
+        neg = composed(neg_graph)
+        if neg == caption or any(x["caption"] == neg for x in negatives):
+            continue
+        if rep.too_similar(caption, neg, n):
+            continue
+        negatives.append({"caption": neg, "edit": edit, "category": kind,
+                          "same_meaning": False, "graph": neg_graph.to_dict()})
+    if len(negatives) < K_SKILL:
+        return None
+    return {"caption": caption, "negatives": negatives}

@@ -1,0 +1,141 @@
+"""Visual Genome scene graphs, streamed (scene_graphs.json is hundreds of MB; loaded whole it
+needs more than 6 GB of RAM).
+
+`scene_graphs.json`: a list of {image_id, objects: [{object_id, names, attributes?}],
+relationships: [{subject_id, object_id, predicate}]}. `attributes.json` (optional): per
+image, {image_id, attributes: [{object_id, attributes}]}, merged by object id.
+`image_data.json` (optional): {image_id or id, url, width, height}. Names, attributes and
+predicates are lower-cased and stripped. Malformed entries are skipped and counted by
+reason; a file that is not valid JSON stops with its name and the byte where it broke.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autocomp.errors import AutocompError
+from autocomp.scene import Object, Relation, SceneGraph
+
+
+@dataclass
+class VGImage:
+    image_id: int
+    graph: SceneGraph
+    object_ids: list[int]
+    meta: dict = field(default_factory=dict)
+
+
+def _norm(text) -> str:
+    return " ".join(str(text).lower().split()) if isinstance(text, str) else ""
+
+
+def _items(path: Path, prefix: str = "item") -> Iterator[dict]:
+    """Stream the elements of a top-level JSON list; a broken file is a one-line error."""
+    import ijson
+
+    with open(path, "rb") as fh:
+        try:
+            yield from ijson.items(fh, prefix, use_float=True)
+        except ijson.JSONError as exc:
+            raise AutocompError(f"not valid JSON near byte {fh.tell()}: {exc}",
+                                file=path) from None
+
+
+def _image_id(entry: dict):
+    value = entry.get("image_id", entry.get("id"))
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def load_vg(directory: Path, image_ids=None, limit: int | None = None,
+            skipped: Counter | None = None) -> list[VGImage]:
+    """The selected images' scene graphs (by id list, or the first `limit`), attributes
+    merged. `skipped` counts what was left out and why."""
+    directory = Path(directory)
+    path = directory / "scene_graphs.json"
+    if not path.is_file():
+        raise AutocompError("no scene_graphs.json here (a Visual Genome folder holds "
+                            "scene_graphs.json, optionally attributes.json and "
+                            "image_data.json)", file=directory)
+    skipped = skipped if skipped is not None else Counter()
+    wanted = set(image_ids) if image_ids else None
+    raw: dict[int, dict] = {}
+    for entry in _items(path):
+        if not isinstance(entry, dict) or _image_id(entry) is None:
+            skipped["image: not an object with an integer image_id"] += 1
+            continue
+        iid = _image_id(entry)
+        if wanted is not None and iid not in wanted:
+            continue
+        raw[iid] = entry
+        if limit is not None and wanted is None and len(raw) >= limit:
+            break
+    extra: dict[int, dict[int, list[str]]] = {}
+    attr_path = directory / "attributes.json"
+    if attr_path.is_file():
+        for entry in _items(attr_path):
+            iid = _image_id(entry) if isinstance(entry, dict) else None
+            if iid not in raw:
+                continue
+            for a in entry.get("attributes") or []:
+                if isinstance(a, dict) and isinstance(a.get("object_id"), int):
+                    extra.setdefault(iid, {}).setdefault(a["object_id"], []).extend(
+                        _norm(x) for x in a.get("attributes") or [] if _norm(x))
+    meta: dict[int, dict] = {}
+    data_path = directory / "image_data.json"
+    if data_path.is_file():
+        for entry in _items(data_path):
+            iid = _image_id(entry) if isinstance(entry, dict) else None
+            if iid in raw:
+                meta[iid] = {k: entry.get(k) for k in ("url", "width", "height", "coco_id",
+                                                       "flickr_id") if k in entry}
+    order = [i for i in (image_ids or raw) if i in raw]
+    return [img for iid in order
+            if (img := _image(raw[iid], extra.get(iid, {}), meta.get(iid, {}), skipped))]
+
+
+def _image(entry: dict, extra: dict, meta: dict, skipped: Counter) -> VGImage | None:
+    iid = _image_id(entry)
+    objects, ids, index = [], [], {}
+    for o in entry.get("objects") or []:
+        if not isinstance(o, dict) or not isinstance(o.get("object_id"), int):
+            skipped["object: no integer object_id"] += 1
+            continue
+        names = [_norm(n) for n in (o.get("names") or ([o["name"]] if "name" in o else []))]
+        names = [n for n in names if n]
+        if not names:
+            skipped["object: no name"] += 1
+            continue
+        if o["object_id"] in index:
+            skipped["object: duplicate object_id"] += 1
+            continue
+        attrs = [_norm(a) for a in (o.get("attributes") or []) if _norm(a)]
+        attrs += extra.get(o["object_id"], [])
+        attrs = [a for a in dict.fromkeys(attrs) if a != names[0]]
+        index[o["object_id"]] = len(objects)
+        objects.append(Object(names[0], tuple(attrs)))
+        ids.append(o["object_id"])
+    relations = []
+    for r in entry.get("relationships") or []:
+        if not isinstance(r, dict):
+            skipped["relation: not an object"] += 1
+            continue
+        s, o, p = r.get("subject_id"), r.get("object_id"), _norm(r.get("predicate"))
+        if s not in index or o not in index:
+            skipped["relation: subject or object id not among the objects"] += 1
+            continue
+        if not p:
+            skipped["relation: no predicate"] += 1
+            continue
+        if index[s] == index[o]:
+            skipped["relation: an object related to itself"] += 1
+            continue
+        rel = Relation(index[s], p, index[o])
+        if rel not in relations:
+            relations.append(rel)
+    if not objects:
+        skipped["image: no usable object"] += 1
+        return None
+    return VGImage(iid, SceneGraph(tuple(objects), tuple(relations)), ids, meta)
