@@ -18,6 +18,7 @@ COMMANDS = {
     "status": ("autocomp.cli.status:status", "Progress and survival funnel of a run."),
     "eval": ("autocomp.cli.eval:eval_cmd", "Score models on a run's benchmarks."),
     "report": ("autocomp.cli.report:report", "Tables (Auto-Comp layouts) from eval results."),
+    "compass": ("autocomp.cli.compass:compass", "COMPASS: composed vs decomposed, skill load."),
     "vocab": ("autocomp.cli.vocab:vocab", "List built-in vocabularies and tasks; check a file."),
     "concepts": ("autocomp.cli.concepts:concepts", "Sample concepts of a task into records."),
     "preview": ("autocomp.cli.preview:preview_cmd", "Show one concept, its caption and negatives."),

@@ -84,9 +84,10 @@ class Harness:
         if kind == "item":
             out = []
             for item in chunk:
-                task = self.tasks[item["task"]]
+                task = self.tasks.get(item["task"])
                 graph = SceneGraph.from_dict(item["graph"])
-                cands = [graph, *[negative_graph(graph, task, n["edit"])
+                cands = [graph, *[SceneGraph.from_dict(n["graph"]) if "graph" in n
+                                  else negative_graph(graph, task, n["edit"])
                                   for n in item["negatives"]]]
                 out.append(np.asarray(self.scorer.score_item(
                     item, cands, {"graph": graph, "task": task}), dtype=np.float64))
@@ -135,7 +136,7 @@ class Harness:
             group = graph["relations"][0][1]
         tally.add(result, len(scores), 1 + int((~same).sum()), item.get("paired", False),
                   group, chosen["category"] if chosen else None)
-        return {"id": item["id"], "concept": item["concept"], "correct": result["strict"],
+        return {"id": item["id"], "concept": item.get("concept"), "correct": result["strict"],
                 "tie_credit": round(result["tie_credit"], 6),
                 "correct_distinct_meaning": result["distinct"], "paired": item.get("paired"),
                 "positive_score": round(float(scores[0]), 6),

@@ -29,9 +29,15 @@ class BagOfConcepts(ItemScorer):
 
     def score_item(self, item, candidates, truth):
         task, graph = truth["task"], truth["graph"]
-        objects, values = set(graph.names), set(values_of(graph, task))
-        return [float(len(set(g.names) & objects) + len(set(values_of(g, task)) & values))
-                for g in candidates]
+
+        def values(g):  # without a task (COMPASS graphs): every attribute and predicate
+            if task is not None:
+                return set(values_of(g, task))
+            return {a for o in g.objects for a in o.attributes} | {r.predicate
+                                                                   for r in g.relations}
+
+        objects, mine = set(graph.names), values(graph)
+        return [float(len(set(g.names) & objects) + len(values(g) & mine)) for g in candidates]
 
 
 class Random(ItemScorer):

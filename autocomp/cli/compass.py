@@ -1,0 +1,98 @@
+"""`autocomp compass build|eval|report|perplexity`: COMPASS on Visual Genome and on runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group("compass")
+def compass():
+    """Composed vs decomposed captions and skill load (COMPASS), on VG or a synthetic run."""
+
+
+@compass.command("build")
+@click.option("--vg", "vg_dir", type=click.Path(path_type=Path), default=None,
+              help="A Visual Genome folder (scene_graphs.json, attributes.json, ...).")
+@click.option("--images", "images_dir", type=click.Path(path_type=Path), default=None,
+              help="With --vg: the folder of the images (<image_id>.jpg).")
+@click.option("--run", "run_dir", type=click.Path(path_type=Path), default=None,
+              help="A synthetic autocomp run (its validated images).")
+@click.option("--out", type=click.Path(path_type=Path), required=True)
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="With --vg: the first N images (the paper uses 5K).")
+@click.option("--image-ids", type=click.Path(path_type=Path, exists=True), default=None,
+              help="With --vg: a file of image ids, one per line.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--similarity", default="default", show_default=True,
+              help="Sentence-embedding model for the negative filter (id or folder), "
+                   "'default' (all-MiniLM-L6-v2, offline) or 'none'.")
+def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity):
+    """Build composed/decomposed and skill-targeted sets."""
+    from autocomp.compass.build import build_run, build_vg
+    from autocomp.compass.similarity import Similarity
+    from autocomp.errors import AutocompError
+
+    if (vg_dir is None) == (run_dir is None):
+        raise AutocompError("give exactly one of --vg DIR or --run DIR")
+    sim = None if similarity == "none" else Similarity(None if similarity == "default"
+                                                       else similarity)
+    if vg_dir is not None:
+        ids = None
+        if image_ids:
+            ids = [int(x) for x in image_ids.read_text().split() if x.strip()]
+        manifest = build_vg(vg_dir, images_dir or vg_dir / "images", out, limit, ids, seed, sim)
+    else:
+        manifest = build_run(run_dir, out, seed, sim)
+    click.echo(f"{manifest['images']} images -> {out}: "
+               + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
+    for reason, n in {**manifest.get("skipped", {}), **manifest["dropped"]}.items():
+        click.echo(f"  left out {n:>6}  {reason}")
+
+
+@compass.command("eval")
+@click.argument("compass_dir", type=click.Path(path_type=Path))
+@click.option("--model", "models", multiple=True, required=True,
+              help="FAMILY:NAME[@PRETRAINED], as for `autocomp eval`; repeatable.")
+@click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None)
+@click.option("--device", default="cpu", show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
+@click.option("--skip_existing", "--skip-existing", is_flag=True)
+def eval_cmd(compass_dir, models, cache_dir, device, batch_size, skip_existing):
+    """Score a COMPASS set (reuses the eval harness and its embedding cache)."""
+    from autocomp.compass.evaluate import evaluate_compass
+
+    evaluate_compass(compass_dir, list(models), cache_dir, device, batch_size, skip_existing,
+                     echo=click.echo)
+
+
+@compass.command("report")
+@click.argument("compass_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex"]), default="md")
+@click.option("--figures/--no-figures", default=True, show_default=True)
+def report(compass_dirs, fmt, figures):
+    """Integration gap and skill load, every set side by side (e.g. synthetic and VG)."""
+    from autocomp.compass.report import figures as draw
+    from autocomp.compass.report import tables
+
+    for table in tables(list(compass_dirs)):
+        click.echo(table.render(fmt))
+        click.echo()
+    if figures:
+        for d in compass_dirs:
+            for path in draw(d):
+                click.echo(f"figure: {path}")
+
+
+@compass.command("perplexity")
+@click.argument("compass_dir", type=click.Path(path_type=Path))
+@click.option("--lm", required=True, help="A causal LM id or folder (GPT-2 in the paper).")
+@click.option("--device", default="cpu", show_default=True)
+def perplexity(compass_dir, lm, device):
+    """Perplexity audit: rank-biserial r between positives and their hardest negatives."""
+    from autocomp.compass.perplexity import Perplexity, audit
+
+    for row in audit(compass_dir, Perplexity(lm, device)):
+        click.echo(f"{row['file']:<10} {row['level']:<4} {row['captions']:>6} captions  "
+                   f"r = {row['r']:+.3f}  {row['band']}")

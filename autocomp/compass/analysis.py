@@ -1,0 +1,143 @@
+"""COMPASS analyses of scored sets.
+
+Integration gap (section 5): R@1_comp(c) = 1[s(I,c) > s(I,c~_i) for all i];
+R@1_decomp(c) = prod_i 1[s(I,d_i) > s(I,d~_i)]; gap = decomp - comp, in points, per level
+and complexity, and its mean +- std across complexities (Tables 2, 6-8).
+
+Skill load (section 6): for each negative type t, R@1_t (in points) = b_O n_O + b_A n_A +
+b_R n_R + a by OLS with standard errors clustered by image (statsmodels); counts that do
+not vary at a level are left out; * p < 0.005, ** p < 0.001 (Table 3).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from autocomp.compass.evaluate import predictions_path
+from autocomp.records import read_jsonl
+
+COUNTS = ("n_O", "n_A", "n_R")
+
+
+def _correct(compass_dir: Path, model: str, name: str) -> dict[str, bool]:
+    path = predictions_path(compass_dir, model, name)
+    return {p["id"]: bool(p["correct"]) for p in read_jsonl(path)} if path.exists() else {}
+
+
+def integration(compass_dir: Path, model: str) -> list[dict]:
+    """Rows (level, n, items, comp, decomp, gap) with accuracies in percent."""
+    compass_dir = Path(compass_dir)
+    comp = _correct(compass_dir, model, "composed")
+    dec = _correct(compass_dir, model, "decomposed")
+    decomp_ok: dict[str, bool] = defaultdict(lambda: True)
+    for item in read_jsonl(compass_dir / "decomposed.jsonl"):
+        if item["id"] in dec:
+            decomp_ok[item["group"]] &= dec[item["id"]]
+    cells: dict[tuple, list] = defaultdict(list)
+    for item in read_jsonl(compass_dir / "composed.jsonl"):
+        if item["id"] in comp and item["group"] in decomp_ok:
+            cells[(item["level"], item["n"])].append((comp[item["id"]],
+                                                      decomp_ok[item["group"]]))
+    rows = []
+    for (level, n), pairs in sorted(cells.items()):
+        c = 100.0 * np.mean([p[0] for p in pairs])
+        d = 100.0 * np.mean([p[1] for p in pairs])
+        rows.append({"level": level, "n": n, "items": len(pairs), "comp": c, "decomp": d,
+                     "gap": d - c})
+    return rows
+
+
+def gap_summary(rows: list[dict]) -> dict[str, tuple[float, float]]:
+    """level -> (mean, std) of the gap across complexities (Table 2)."""
+    out = {}
+    for level in dict.fromkeys(r["level"] for r in rows):
+        gaps = [r["gap"] for r in rows if r["level"] == level]
+        out[level] = (float(np.mean(gaps)), float(np.std(gaps)))
+    return out
+
+
+def fit_ols(y, X, groups, names) -> dict:
+    """OLS with image-clustered standard errors; name -> {coef, se, p}; plus n, clusters."""
+    import statsmodels.api as sm
+
+    y = np.asarray(y, dtype=float)
+    X = np.asarray(X, dtype=float)
+    design = sm.add_constant(X, has_constant="add")
+    codes = np.unique(np.asarray(groups, dtype=str), return_inverse=True)[1]
+    out = {"n": len(y), "clusters": int(codes.max() + 1) if len(codes) else 0}
+    if len(y) <= design.shape[1] or np.ptp(y) == 0:
+        mean = float(y.mean()) if len(y) else math.nan
+        for i, name in enumerate(names):
+            out[name] = {"coef": 0.0 if len(y) and np.ptp(y) == 0 else math.nan,
+                         "se": math.nan, "p": math.nan}
+        out["const"] = {"coef": mean, "se": math.nan, "p": math.nan}
+        return out
+    fit = sm.OLS(y, design).fit(cov_type="cluster", cov_kwds={"groups": codes})
+    for i, name in enumerate(["const", *names]):
+        out[name] = {"coef": float(fit.params[i]), "se": float(fit.bse[i]),
+                     "p": float(fit.pvalues[i])}
+    return out
+
+
+def stars(p: float) -> str:
+    if p is None or math.isnan(p):
+        return ""
+    return "**" if p < 0.001 else "*" if p < 0.005 else ""
+
+
+def skill_load(compass_dir: Path, model: str) -> dict:
+    """level -> negative type -> OLS result (coefficients in points per primitive)."""
+    compass_dir = Path(compass_dir)
+    out: dict = defaultdict(dict)
+    for kind in ("O", "A", "R"):
+        name = f"skill-{kind}"
+        correct = _correct(compass_dir, model, name)
+        by_level: dict[str, list] = defaultdict(list)
+        for item in read_jsonl(compass_dir / f"{name}.jsonl"):
+            if item["id"] in correct:
+                by_level[item["level"]].append((100.0 * correct[item["id"]],
+                                                [item["counts"][c] for c in COUNTS],
+                                                str(item["image_id"])))
+        for level, rows in by_level.items():
+            X = np.array([r[1] for r in rows], dtype=float)
+            keep, collinear = identifiable(X)
+            fit = fit_ols([r[0] for r in rows], X[:, keep], [r[2] for r in rows],
+                          [COUNTS[i] for i in keep])
+            for i in collinear:  # e.g. every synthetic OA concept has n_A = n_O
+                fit[COUNTS[i]] = {"coef": math.nan, "se": math.nan, "p": math.nan,
+                                  "collinear": True}
+            out[level][kind] = fit
+    return dict(out)
+
+
+def identifiable(X: np.ndarray) -> tuple[list[int], list[int]]:
+    """Columns that vary and add rank (in n_O, n_A, n_R order), and varying columns left out
+    because the others (with the intercept) already determine them."""
+    keep, collinear = [], []
+    for i in range(X.shape[1]):
+        if np.ptp(X[:, i]) == 0:
+            continue
+        trial = np.column_stack([np.ones(len(X)), X[:, keep + [i]]])
+        if np.linalg.matrix_rank(trial) == trial.shape[1]:
+            keep.append(i)
+        else:
+            collinear.append(i)
+    return keep, collinear
+
+
+def load_curves(compass_dir: Path, model: str, kind: str, level: str, x: str,
+                by: str) -> dict:
+    """Mean R@1_kind against count `x`, one curve per value of count `by` (appendix E)."""
+    correct = _correct(Path(compass_dir), model, f"skill-{kind}")
+    cells: dict = defaultdict(list)
+    for item in read_jsonl(Path(compass_dir) / f"skill-{kind}.jsonl"):
+        if item["id"] in correct and item["level"] == level:
+            cells[(item["counts"][by], item["counts"][x])].append(correct[item["id"]])
+    curves: dict = defaultdict(dict)
+    for (b, xv), vals in sorted(cells.items()):
+        curves[b][xv] = 100.0 * float(np.mean(vals))
+    return dict(curves)

@@ -1,0 +1,46 @@
+"""`autocomp compass eval`: score a COMPASS set with any scorer through the eval harness
+(same batching, de-duplication and embedding cache as `autocomp eval`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autocomp.compass.build import FILES
+from autocomp.errors import AutocompError
+from autocomp.eval.benchmarks import Benchmark
+from autocomp.eval.cache import slug
+
+
+def predictions_path(compass_dir: Path, model: str, name: str) -> Path:
+    return Path(compass_dir) / "results" / slug(model) / f"{name}.predictions.jsonl"
+
+
+def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | None = None,
+                     device: str = "cpu", batch_size: int = 64, skip_existing: bool = False,
+                     echo=print) -> None:
+    from autocomp.eval.harness import Harness
+    from autocomp.eval.scorers import load_scorer
+
+    compass_dir = Path(compass_dir)
+    if not (compass_dir / "manifest.json").is_file():
+        raise AutocompError("not a COMPASS set (no manifest.json): build one with "
+                            "`autocomp compass build`", file=compass_dir)
+    for model in models:
+        harness = None
+        for name in FILES:
+            out = predictions_path(compass_dir, model, name)
+            if skip_existing and out.exists():
+                echo(f"skip   {model} {name} (exists)")
+                continue
+            if harness is None:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                (out.parent / "model.txt").write_text(model + "\n", encoding="utf-8")
+                harness = Harness(load_scorer(model, device=device, batch_size=batch_size),
+                                  Path("/"), {}, cache_dir or compass_dir / "cache")
+            bench = Benchmark(name, "compass", 0, "", name, compass_dir / f"{name}.jsonl")
+            got = harness.run(bench, out)
+            acc = got["metrics"]["accuracy"]
+            echo(f"done   {model} {name}: R@1 {'n/a' if acc is None else f'{acc:.1f}'} "
+                 f"n={got['n_items']} {got['seconds']:.1f}s")
+        if harness is not None:
+            harness.close()
