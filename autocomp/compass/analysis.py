@@ -71,7 +71,7 @@ def fit_ols(y, X, groups, names) -> dict:
     out = {"n": len(y), "clusters": int(codes.max() + 1) if len(codes) else 0}
     if len(y) <= design.shape[1] or np.ptp(y) == 0:
         mean = float(y.mean()) if len(y) else math.nan
-        for i, name in enumerate(names):
+        for name in names:
             out[name] = {"coef": 0.0 if len(y) and np.ptp(y) == 0 else math.nan,
                          "se": math.nan, "p": math.nan}
         out["const"] = {"coef": mean, "se": math.nan, "p": math.nan}

@@ -15,8 +15,13 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from autocomp.compass.negatives import (Replacer, composed_set, graph_vocab,
-                                        image_primitives, skill_set)
+from autocomp.compass.negatives import (
+    Replacer,
+    composed_set,
+    graph_vocab,
+    image_primitives,
+    skill_set,
+)
 from autocomp.compass.render import primitives
 from autocomp.compass.subgraph import LEVELS, RANGES, caption_graph, level_of, random_walk
 from autocomp.records import write_jsonl, write_text

@@ -35,6 +35,9 @@ class Perplexity:
         self.tok, self.model = load_causal_lm(model, device)
         self.tok.padding_side = "right"
         self.batch_size, self.cache = batch_size, {}
+        cfg = self.model.config
+        self.max_tokens = (getattr(cfg, "n_positions", None)
+                           or getattr(cfg, "max_position_embeddings", None) or 1024) - 1
 
     def __call__(self, texts: Sequence[str]) -> list[float]:
         import torch
@@ -44,7 +47,8 @@ class Perplexity:
             self.tok.eos_token_id
         for i in range(0, len(todo), self.batch_size):
             batch = todo[i:i + self.batch_size]
-            seqs = [[bos, *ids] for ids in self.tok(batch, add_special_tokens=False)["input_ids"]]
+            enc = self.tok(batch, add_special_tokens=False)["input_ids"]
+            seqs = [[bos, *ids[:self.max_tokens]] for ids in enc]  # the model's window
             width = max(len(s) for s in seqs)
             ids = torch.tensor([s + [0] * (width - len(s)) for s in seqs])
             mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs])

@@ -11,8 +11,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autocomp.compass.analysis import COUNTS, gap_summary, integration, load_curves, \
-    skill_load, stars
+from autocomp.compass.analysis import (
+    COUNTS,
+    gap_summary,
+    integration,
+    load_curves,
+    skill_load,
+    stars,
+)
 from autocomp.report.tables import Table
 
 
