@@ -292,3 +292,73 @@ def test_perplexity_audit_runs_with_a_local_lm(vg, tmp_path):
 def test_build_needs_one_source(tmp_path):
     out = CliRunner().invoke(main, ["compass", "build", "--out", str(tmp_path / "x")])
     assert out.exit_code != 0 and "exactly one of --vg DIR or --run DIR" in out.output
+
+
+def test_llm_written_captions_and_substituted_negatives(vg, tmp_path, fake_openai):
+    from autocomp.compass.llm_captions import mentions_all, prompt, substitute
+
+    g = SceneGraph((Object("sofa", ("dark brown",)), Object("living room"), Object("ceiling")),
+                   (Relation(0, "in", 1),))
+    system, user = prompt(g)
+    assert "sofa (dark brown), living room, ceiling" in user and "sofa / in / living room" in user
+    text = "A dark brown sofa sits in the living room under a ceiling."
+    assert mentions_all(text, g) and not mentions_all("A sofa in a room.", g)
+    edit = {"type": "A", "from": "dark brown", "to": "orange"}
+    assert substitute(g, text, None, edit) == "An orange sofa sits in the living room under " \
+                                              "a ceiling."
+    assert substitute(g, text, None, {"type": "O", "from": "ceiling", "to": "awning"}) == \
+        "A dark brown sofa sits in the living room under an awning."
+    assert substitute(g, "a sofa and a sofa", None, {"type": "O", "from": "sofa",
+                                                     "to": "chair"}) is None  # ambiguous
+
+    # through the CLI with the openai writer (the fake server answers with the listed
+    # elements, which names every primitive)
+    def answer(body):
+        user = body["messages"][-1]["content"]
+        block = user.split("Elements:")[-1]
+        objs = block.split("- objects:")[1].split("\n")[0].strip()
+        rels = block.split("- relations:")[1].split("\n")[0].strip()
+        words = objs.replace("(", "").replace(")", "").replace(",", " and")
+        rel = "" if rels == "none" else " where " + rels.replace(" / ", " ").replace(";", ",")
+        return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                    "role": "assistant", "content": f"We see {words}{rel}."}}]}
+
+    fake_openai.reply = staticmethod(answer)
+    out = tmp_path / "llm"
+    result = CliRunner().invoke(main, [
+        "compass", "build", "--vg", str(vg), "--images", str(vg / "images"), "--out", str(out),
+        "--limit", "2", "--similarity", "none", "--writer", "openai",
+        "--writer-option", "model=m", "--writer-option", f"base_url={fake_openai.url}"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["writer"] == "OpenAIWriter" and manifest["counts"]["composed"] > 0
+    from autocomp.records import read_jsonl
+
+    for item in read_jsonl(out / "composed.jsonl"):
+        assert item["positive"].startswith("We see ")
+        for neg in item["negatives"]:  # one word changed in the writer's own sentence
+            assert neg["caption"] != item["positive"]
+            assert neg["edit"]["to"] in neg["caption"]
+
+
+def test_llm_candidates_are_cached_per_primitive_and_filtered():
+    from autocomp.compass.llm_captions import LLMCandidates
+
+    class Writer:
+        calls = 0
+
+        def write(self, reqs):
+            Writer.calls += 1
+            assert '"sofa"' in reqs[0].user
+            return ["Chair, bed, sofa,  Table. \n stool"]
+
+    propose = LLMCandidates(Writer(), lambda k, v: ["fallback"])
+    rep = Replacer({"O": Counter(["x"]), "A": Counter(), "R": Counter()}, propose=propose)
+    assert rep.candidates("O", "sofa") == ["chair", "bed", "table", "stool"]
+    assert rep.candidates("O", "sofa") == ["chair", "bed", "table", "stool"]
+    assert Writer.calls == 1  # cached
+    g = SceneGraph((Object("sofa"),))
+    neg, edit = rep.perturb(g, ("O", 0), {"O": {"sofa", "bed"}, "A": set(), "R": set()},
+                            random.Random(0))
+    assert edit["to"] in {"chair", "table", "stool"}  # "bed" is in the image: never used

@@ -28,7 +28,16 @@ def compass():
 @click.option("--similarity", default="default", show_default=True,
               help="Sentence-embedding model for the negative filter (id or folder), "
                    "'default' (all-MiniLM-L6-v2, offline) or 'none'.")
-def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity):
+@click.option("--writer", default="template", show_default=True,
+              help="Caption writer: template, or an LLM writer (transformers, openai) with "
+                   "the few-shot prompt of prompts/compass_caption_*.txt.")
+@click.option("--writer-option", "writer_options", multiple=True, metavar="KEY=VALUE",
+              help="An option of the writer (e.g. model=google/gemma-3-12b-it); repeatable.")
+@click.option("--candidates", type=click.Choice(["vocabulary", "llm"]), default="vocabulary",
+              show_default=True, help="Replacement candidates: the dataset's own vocabulary, "
+                                      "or proposed by the LLM writer (cached per primitive).")
+def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity, writer,
+          writer_options, candidates):
     """Build composed/decomposed and skill-targeted sets."""
     from autocomp.compass.build import build_run, build_vg
     from autocomp.compass.similarity import Similarity
@@ -38,13 +47,31 @@ def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity):
         raise AutocompError("give exactly one of --vg DIR or --run DIR")
     sim = None if similarity == "none" else Similarity(None if similarity == "default"
                                                        else similarity)
+    llm = None
+    if candidates == "llm" and writer == "template":
+        raise AutocompError("--candidates llm needs an LLM --writer (transformers or openai)")
+    if writer != "template":
+        import yaml
+
+        from autocomp.registry import resolve
+
+        cls = resolve("writer", writer, field="--writer")
+        opts = {}
+        for item in writer_options:
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise AutocompError(f"--writer-option expects KEY=VALUE, got '{item}'")
+            opts[key] = yaml.safe_load(value)
+        llm = cls(**cls.check_options(opts, field="--writer-option"))
     if vg_dir is not None:
         ids = None
         if image_ids:
             ids = [int(x) for x in image_ids.read_text().split() if x.strip()]
-        manifest = build_vg(vg_dir, images_dir or vg_dir / "images", out, limit, ids, seed, sim)
+        manifest = build_vg(vg_dir, images_dir or vg_dir / "images", out, limit, ids, seed, sim,
+                            writer=llm, llm_candidates=candidates == "llm")
     else:
-        manifest = build_run(run_dir, out, seed, sim)
+        manifest = build_run(run_dir, out, seed, sim, writer=llm,
+                             llm_candidates=candidates == "llm")
     click.echo(f"{manifest['images']} images -> {out}: "
                + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
     for reason, n in {**manifest.get("skipped", {}), **manifest["dropped"]}.items():

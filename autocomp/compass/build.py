@@ -36,17 +36,39 @@ def _base(key: str, image: str, image_id, level: str, graph: SceneGraph, kind: s
             "graph": graph.to_dict(), "paired": False}
 
 
-def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict) -> dict:
-    """sources: (key, image path, image id, full graph, [(level, caption graph)]) tuples."""
+def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
+               writer=None, llm_candidates: bool = False) -> dict:
+    """sources: (key, image path, image id, full graph, [(level, caption graph)]) tuples.
+    `writer`: None for template captions, else an LLM caption writer (registry);
+    `llm_candidates`: that writer also proposes the replacement candidates."""
     rep = Replacer(vocab, similarity)
+    if llm_candidates and writer is not None:
+        from autocomp.compass.llm_captions import LLMCandidates
+
+        rep.propose = LLMCandidates(writer, rep.vocabulary)
     rows = {name: [] for name in FILES}
     dropped = Counter()
+    written = {}
+    if writer is not None:
+        from autocomp.compass.llm_captions import write_captions
+
+        written = write_captions(writer, [
+            (f"{key}/{level}-n{len(primitives(g))}", g)
+            for key, _, _, _, captions in sources for level, g in captions])
     for key, image, image_id, full, captions in sources:
         seen = image_primitives(full)
         for level, g in captions:
             rng = random.Random(f"compass:{seed}:{key}:{level}:{len(primitives(g))}")
             cid = f"{key}/{level}-n{len(primitives(g))}"
-            comp = composed_set(g, seen, rep, rng)
+            kw = {}
+            if writer is not None:
+                from autocomp.compass.llm_captions import substitute
+
+                if written.get(cid) is None:
+                    dropped["caption: the writer never named every primitive"] += 1
+                    continue
+                kw = {"caption": written[cid], "render": substitute}
+            comp = composed_set(g, seen, rep, rng, **kw)
             if comp is None:
                 dropped["composed: a primitive had no valid negative"] += 1
             else:
@@ -62,7 +84,7 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict) -> 
                                        "category": pair["edit"]["type"],
                                        "same_meaning": False, "graph": pair["graph"]}]})
             for kind in LEVELS[level]:
-                skill = skill_set(g, kind, seen, rep, rng)
+                skill = skill_set(g, kind, seen, rep, rng, **kw)
                 if skill is None:
                     dropped[f"skill-{kind}: fewer than 4 valid negatives"] += 1
                     continue
@@ -73,15 +95,20 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict) -> 
     out.mkdir(parents=True, exist_ok=True)
     for name, items in rows.items():
         write_jsonl(out / f"{name}.jsonl", items)
-    manifest = {**meta, "seed": seed, "counts": {k: len(v) for k, v in rows.items()},
+    manifest = {**meta, "seed": seed, "writer": "template" if writer is None else
+                type(writer).__name__, "candidates": "llm" if rep.propose else "vocabulary",
+                "counts": {k: len(v) for k, v in rows.items()},
                 "dropped": dict(dropped), "vocabulary": {k: len(v) for k, v in vocab.items()},
                 "similarity": getattr(similarity, "model_ref", None)}
     write_text(out / "manifest.json", json.dumps(manifest, indent=1))
+    write_text(out / "candidates.json", json.dumps(
+        {f"{k}:{v}": c for (k, v), c in sorted(rep.cache.items())}, indent=0))
     return manifest
 
 
 def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None,
-             image_ids=None, seed: int = 0, similarity=None, levels=("OA", "OR", "OAR")):
+             image_ids=None, seed: int = 0, similarity=None, levels=("OA", "OR", "OAR"),
+             writer=None, llm_candidates: bool = False):
     from autocomp.compass.vg import load_vg
 
     skipped = Counter()
@@ -103,10 +130,11 @@ def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None
                         caps))
     return write_sets(sources, vocab, Path(out), seed, similarity,
                       {"source": "visual-genome", "dir": str(vg_dir), "images": len(images),
-                       "skipped": dict(skipped)})
+                       "skipped": dict(skipped)}, writer, llm_candidates)
 
 
-def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None):
+def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=None,
+              llm_candidates: bool = False):
     """Every validated image of a synthetic run: its concept graph is the caption graph."""
     from autocomp.records import read_jsonl
     from autocomp.runtime.run import Run
@@ -127,4 +155,5 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None):
             sources.append((row["id"], str((run.dir / row["image"]).resolve()), row["concept"],
                             g, [(level_of(g), g)]))
     return write_sets(sources, vocab, Path(out), seed, similarity,
-                      {"source": "synthetic", "dir": str(run.dir), "images": len(sources)})
+                      {"source": "synthetic", "dir": str(run.dir), "images": len(sources)},
+                      writer, llm_candidates)

@@ -71,11 +71,15 @@ class Replacer:
     vocab: dict[str, Counter]
     similarity: object = None  # .similar(a, b) -> float, or None: no filter
     cache: dict = field(default_factory=dict)
+    propose: object = None  # (kind, value) -> candidates, e.g. an LLM; default: the vocabulary
+
+    def vocabulary(self, kind: str, value: str) -> list[str]:
+        return sorted(v for v in self.vocab[kind] if v != value)
 
     def candidates(self, kind: str, value: str) -> list[str]:
         key = (kind, value)
         if key not in self.cache:
-            self.cache[key] = sorted(v for v in self.vocab[kind] if v != value)
+            self.cache[key] = (self.propose or self.vocabulary)(kind, value)
         return self.cache[key]
 
     def perturb(self, graph: SceneGraph, prim: tuple, image: dict[str, set],
@@ -99,11 +103,19 @@ def image_primitives(graph: SceneGraph) -> dict[str, set]:
     return {k: set(c) for k, c in v.items()}
 
 
+def template_renderer(graph: SceneGraph, caption: str, neg_graph: SceneGraph,
+                      edit: dict) -> str | None:
+    return composed(neg_graph)
+
+
 def composed_set(graph: SceneGraph, image: dict[str, set], rep: Replacer,
-                 rng: random.Random) -> dict | None:
+                 rng: random.Random, caption: str | None = None,
+                 render=template_renderer) -> dict | None:
     """N negatives, one per primitive, each with its matched decomposed pair; None if a
-    primitive has no valid negative after 3 attempts."""
-    caption, n = composed(graph), len(primitives(graph))
+    primitive has no valid negative after 3 attempts. `caption` and `render` default to
+    the template; an LLM caption comes with a renderer that substitutes the edited word."""
+    caption = caption or composed(graph)
+    n = len(primitives(graph))
     negatives, pairs = [], []
     for prim in primitives(graph):
         found = None
@@ -112,9 +124,9 @@ def composed_set(graph: SceneGraph, image: dict[str, set], rep: Replacer,
             if got is None:
                 break
             neg_graph, edit = got
-            neg = composed(neg_graph)
+            neg = render(graph, caption, neg_graph, edit)
             d, d_neg = decomposed(graph, prim), decomposed(neg_graph, prim)
-            if neg == caption or neg in (x["caption"] for x in negatives):
+            if neg is None or neg == caption or neg in (x["caption"] for x in negatives):
                 continue
             if rep.too_similar(caption, neg, n) or rep.too_similar(d, d_neg, n):
                 continue
@@ -131,12 +143,14 @@ def composed_set(graph: SceneGraph, image: dict[str, set], rep: Replacer,
 
 
 def skill_set(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replacer,
-              rng: random.Random) -> dict | None:
+              rng: random.Random, caption: str | None = None,
+              render=template_renderer) -> dict | None:
     """K = 4 negatives replacing primitives of type `kind` only; None if they cannot be had."""
     prims = [p for p in primitives(graph) if p[0] == kind]
     if not prims:
         return None
-    caption, n = composed(graph), len(primitives(graph))
+    caption = caption or composed(graph)
+    n = len(primitives(graph))
     weights = [1.0] * len(prims)
     negatives: list[dict] = []
     for _ in range(SKILL_ATTEMPTS):
@@ -148,8 +162,8 @@ def skill_set(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replacer
         if got is None:
             continue
         neg_graph, edit = got
-        neg = composed(neg_graph)
-        if neg == caption or any(x["caption"] == neg for x in negatives):
+        neg = render(graph, caption, neg_graph, edit)
+        if neg is None or neg == caption or any(x["caption"] == neg for x in negatives):
             continue
         if rep.too_similar(caption, neg, n):
             continue
