@@ -10,3 +10,12 @@ def resolve_device(device: str | None) -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class OnDevice:
+    """For backends with a `device` attribute: the stage hands each rank its device."""
+
+    device: str | None = None
+
+    def bind_device(self, device: str) -> None:
+        self.device = resolve_device(self.device or device)

@@ -50,3 +50,11 @@ def check_options(options: dict, allowed: dict[str, type | tuple], *, file=None,
                                 field=f"{field}.{key}")
         out[key] = value
     return out
+
+
+def instantiate(family: str, backend, device: str = "auto"):
+    """A backend of the run config (name + options), bound to this rank's device."""
+    obj = resolve(family, backend.name)(**backend.options)
+    if hasattr(obj, "bind_device"):
+        obj.bind_device(device)
+    return obj

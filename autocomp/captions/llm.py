@@ -14,13 +14,14 @@ import hashlib
 from collections.abc import Sequence
 
 from autocomp.captions.chat import clean_caption, messages
+from autocomp.devices import OnDevice
 from autocomp.errors import AutocompError
 from autocomp.registry import check_options
 
 DEFAULT_MODEL = "google/gemma-3-12b-it"
 
 
-class TransformersWriter:
+class TransformersWriter(OnDevice):
     OPTIONS = {"model": str, "temperature": (int, float), "top_p": (int, float),
                "max_new_tokens": int, "batch_size": int, "dtype": str, "device": str,
                "trust_remote_code": bool}
@@ -41,16 +42,12 @@ class TransformersWriter:
                                 field=f"{field}.top_p")
         return out
 
-    def bind_device(self, device: str) -> None:
-        from autocomp.devices import resolve_device
-
-        self.device = resolve_device(self.device or device)
 
     def _load(self):
         if self._model is None:
             from autocomp.captions.loading import load_causal_lm
 
-            self.bind_device(self.device or "auto")
+            self.bind_device("auto")
             self._tok, self._model = load_causal_lm(self.model_ref, self.device, self.dtype,
                                                     self.trust_remote_code)
         return self._tok, self._model

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from autocomp.captions.minimal import render_minimal
 from autocomp.captions.writers import write_with_retries
-from autocomp.registry import resolve
+from autocomp.registry import instantiate
 from autocomp.runtime.stage import Item, Stage
 from autocomp.scene import SceneGraph
 
@@ -23,10 +23,7 @@ class CaptionStage(Stage):
     @property
     def writer(self):
         if self._writer is None:
-            spec = self.run.config.captions.writer
-            self._writer = resolve("writer", spec.name)(**spec.options)
-            if hasattr(self._writer, "bind_device"):
-                self._writer.bind_device(self.device)
+            self._writer = instantiate("writer", self.run.config.captions.writer, self.device)
         return self._writer
 
     def items(self) -> list[Item]:

@@ -33,33 +33,15 @@ class Perplexity:
         from autocomp.captions.loading import load_causal_lm
 
         self.tok, self.model = load_causal_lm(model, device)
-        self.tok.padding_side = "right"
         self.batch_size, self.cache = batch_size, {}
-        cfg = self.model.config
-        self.max_tokens = (getattr(cfg, "n_positions", None)
-                           or getattr(cfg, "max_position_embeddings", None) or 1024) - 1
 
     def __call__(self, texts: Sequence[str]) -> list[float]:
-        import torch
+        from autocomp.lm import sequence_logprobs
 
         todo = [t for t in dict.fromkeys(texts) if t not in self.cache]
-        bos = self.tok.bos_token_id if self.tok.bos_token_id is not None else \
-            self.tok.eos_token_id
-        for i in range(0, len(todo), self.batch_size):
-            batch = todo[i:i + self.batch_size]
-            enc = self.tok(batch, add_special_tokens=False)["input_ids"]
-            seqs = [[bos, *ids[:self.max_tokens]] for ids in enc]  # the model's window
-            width = max(len(s) for s in seqs)
-            ids = torch.tensor([s + [0] * (width - len(s)) for s in seqs])
-            mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs])
-            with torch.inference_mode():
-                logits = self.model(input_ids=ids.to(self.model.device),
-                                    attention_mask=mask.to(self.model.device)).logits.float()
-            logp = torch.log_softmax(logits[:, :-1], -1).gather(
-                -1, ids[:, 1:, None].to(logits.device))[..., 0].cpu()
-            m = mask[:, 1:].float()
-            for text, lp, mm in zip(batch, logp, m, strict=True):
-                self.cache[text] = math.exp(-float((lp * mm).sum() / mm.sum()))
+        for text, (total, n) in zip(todo, sequence_logprobs(self.tok, self.model, todo,
+                                                             self.batch_size), strict=True):
+            self.cache[text] = math.exp(-total / max(n, 1))
         return [self.cache[t] for t in texts]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from autocomp.devices import OnDevice
 from autocomp.errors import AutocompError
 from autocomp.registry import check_options
 from autocomp.synth.base import GeneratedImage, ImageRequest
@@ -22,7 +23,7 @@ from autocomp.synth.base import GeneratedImage, ImageRequest
 DEFAULT_MODEL = "stabilityai/stable-diffusion-3.5-large"
 
 
-class DiffusersGenerator:
+class DiffusersGenerator(OnDevice):
     OPTIONS = {"model": str, "revision": str, "size": int, "steps": int, "guidance": (int, float),
                "dtype": str, "compile": bool, "vae_tiling": bool, "cpu_offload": bool,
                "drop_t5": bool, "negative_prompt": str, "device": str}
@@ -57,11 +58,6 @@ class DiffusersGenerator:
     def cannot_draw(cls, task, options=None) -> str | None:
         return None  # a text-to-image model draws any vocabulary
 
-    def bind_device(self, device: str) -> None:
-        """The stage gives each rank its device (cuda:RANK, cpu or auto)."""
-        from autocomp.devices import resolve_device
-
-        self.device = resolve_device(self.device or device)
 
     # -- loading -----------------------------------------------------------------------
     def _torch_dtype(self, device: str):

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autocomp.config import TRACKS
-from autocomp.registry import resolve
+from autocomp.registry import instantiate
 from autocomp.runtime.stage import Item, Stage
 from autocomp.scene import SceneGraph
 from autocomp.synth.base import ImageRequest
@@ -45,10 +45,8 @@ class ImageStage(Stage):
     @property
     def generator(self):
         if self._generator is None:
-            spec = self.run.config.generate.generator
-            self._generator = resolve("generator", spec.name)(**spec.options)
-            if hasattr(self._generator, "bind_device"):
-                self._generator.bind_device(self.device)
+            self._generator = instantiate("generator", self.run.config.generate.generator,
+                                          self.device)
         return self._generator
 
     def items(self) -> list[Item]:

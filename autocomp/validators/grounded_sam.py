@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from autocomp.devices import OnDevice
 from autocomp.errors import AutocompError
 from autocomp.registry import check_options
 from autocomp.validators.base import Detection
@@ -37,7 +38,7 @@ def match_label(label: str, names: Sequence[str]) -> str | None:
     return max(fits, key=lambda n: len(n.split())) if fits else None
 
 
-class GroundedSam2Detector:
+class GroundedSam2Detector(OnDevice):
     OPTIONS = {"detector_model": str, "segmenter_model": str, "box_threshold": float,
                "text_threshold": float, "device": str, "masks": bool}
 
@@ -58,10 +59,6 @@ class GroundedSam2Detector:
                                     field=f"{field}.{key}")
         return out
 
-    def bind_device(self, device: str) -> None:
-        from autocomp.devices import resolve_device
-
-        self.device = resolve_device(self.device or device)
 
     def _load(self):
         if self._dino is not None:
@@ -70,7 +67,7 @@ class GroundedSam2Detector:
         from autocomp.eval.scorers.loading import not_available
 
         T = _transformers()
-        self.bind_device(self.device or "auto")
+        self.bind_device("auto")
         try:
             proc = T.AutoProcessor.from_pretrained(self.dino_ref)
             model = T.AutoModelForZeroShotObjectDetection.from_pretrained(self.dino_ref)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autocomp.registry import resolve
+from autocomp.registry import instantiate
 from autocomp.runtime.stage import Item, Stage
 from autocomp.scene import SceneGraph
 from autocomp.validators.base import CheckResult
@@ -25,19 +25,15 @@ class ValidateStage(Stage):
     @property
     def detector(self):
         if self._detector is None:
-            spec = self.run.config.validate.detector
-            self._detector = resolve("detector", spec.name)(**spec.options)
-            if hasattr(self._detector, "bind_device"):
-                self._detector.bind_device(self.device)
+            self._detector = instantiate("detector", self.run.config.validate.detector,
+                                         self.device)
         return self._detector
 
     @property
     def answerer(self):
         if self._answerer is None:
-            spec = self.run.config.validate.answerer
-            self._answerer = resolve("answerer", spec.name)(**spec.options)
-            if hasattr(self._answerer, "bind_device"):
-                self._answerer.bind_device(self.device)
+            self._answerer = instantiate("answerer", self.run.config.validate.answerer,
+                                         self.device)
         return self._answerer
 
     def items(self) -> list[Item]:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from autocomp.devices import OnDevice
 from autocomp.errors import AutocompError
 from autocomp.openai_chat import OPTIONS as CHAT_OPTIONS
 from autocomp.openai_chat import ChatClient
@@ -31,7 +32,7 @@ def _pil(image: np.ndarray):
     return Image.fromarray(np.asarray(image)[..., :3].astype(np.uint8), "RGB")
 
 
-class TransformersAnswerer:
+class TransformersAnswerer(OnDevice):
     OPTIONS = {"model": str, "max_new_tokens": int, "dtype": str, "device": str,
                "trust_remote_code": bool}
 
@@ -48,16 +49,12 @@ class TransformersAnswerer:
             raise AutocompError("expected >= 1", file=file, field=f"{field}.max_new_tokens")
         return out
 
-    def bind_device(self, device: str) -> None:
-        from autocomp.devices import resolve_device
-
-        self.device = resolve_device(self.device or device)
 
     def _load(self):
         if self._model is None:
             from autocomp.captions.loading import load_vlm
 
-            self.bind_device(self.device or "auto")
+            self.bind_device("auto")
             self._proc, self._model = load_vlm(self.model_ref, self.device, self.dtype,
                                                self.trust_remote_code)
         return self._proc, self._model

@@ -68,28 +68,11 @@ class CausalLM(TextScorer):
         return self._tok, self._model
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
-        import torch
+        from autocomp.lm import sequence_logprobs
 
         tok, model = self._load()
-        bos = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        out = []
-        for i in range(0, len(texts), self.batch_size):
-            batch = list(texts[i:i + self.batch_size])
-            enc = tok(batch, add_special_tokens=False)
-            seqs = [[bos, *ids] for ids in enc["input_ids"]]
-            width = max(len(s) for s in seqs)
-            pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-            ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs])
-            mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs])
-            with torch.inference_mode():
-                logits = model(input_ids=ids.to(self.device),
-                               attention_mask=mask.to(self.device)).logits.float()
-            logp = torch.log_softmax(logits[:, :-1], dim=-1)
-            target = ids[:, 1:].to(logp.device)
-            picked = logp.gather(-1, target.unsqueeze(-1)).squeeze(-1)
-            picked = picked * mask[:, 1:].to(picked.device)
-            out.extend(picked.sum(dim=1).cpu().tolist())
-        return np.array(out, dtype=np.float32)[:, None]
+        scores = sequence_logprobs(tok, model, texts, self.batch_size)
+        return np.array([[total] for total, _ in scores], dtype=np.float32)
 
 
 def make_blind(name, pretrained=None, **kw):
