@@ -13,7 +13,7 @@ import yaml
 from autocomp import __version__
 from autocomp.config import RunConfig, parse_config
 from autocomp.errors import AutocompError
-from autocomp.records import read_jsonl
+from autocomp.records import read_jsonl, write_text
 
 CONFIG = "config.yaml"
 PACKAGES = ("numpy", "pillow", "scipy", "torch", "accelerate", "diffusers", "transformers",
@@ -56,8 +56,6 @@ class Run:
                     "(or delete the directory)", file=path)
         directory.mkdir(parents=True, exist_ok=True)
         text = yaml.safe_dump({**resolved, "provenance": provenance()}, sort_keys=False)
-        from autocomp.records import write_text
-
         write_text(path, text)
         return cls.open(directory)
 

@@ -111,6 +111,7 @@ def _causal_clip(model) -> bool:
 
 def _encode_trimmed(model, tokens):
     """CLIP.encode_text on the tokens cut after the longest caption's last token."""
+    import torch
     from open_clip.transformer import text_global_pool
 
     used = int((tokens != 0).sum(dim=1).max())  # open_clip pads with 0 after the EOS token
@@ -123,12 +124,6 @@ def _encode_trimmed(model, tokens):
     x = text_global_pool(x, tokens, model.text_pool_type,
                          eos_token_id=getattr(model, "text_eos_id", None))
     if model.text_projection is not None:
-        x = (model.text_projection(x) if isinstance(model.text_projection, torch_nn_linear())
+        x = (model.text_projection(x) if isinstance(model.text_projection, torch.nn.Linear)
              else x @ model.text_projection)
     return x
-
-
-def torch_nn_linear():
-    import torch
-
-    return torch.nn.Linear
