@@ -322,3 +322,16 @@ def test_builtin_model_set_by_name_and_unknown(run):
     assert _models_file(__import__("pathlib").Path("autocomp-cp")).name == "autocomp-cp.yaml"
     result = CliRunner().invoke(main, ["eval", str(run.dir), "--models-file", "nope"])
     assert result.exit_code != 0 and "no model-set file 'nope'" in result.output
+
+
+def test_distributed_eval_under_accelerate_launch(run, tmp_path):
+    out = tmp_path / "res"
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
+           "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+           "--dynamo_backend", "no", "-m", "autocomp", "eval", str(run.dir),
+           "--model", "reference:oracle", "--model", "reference:random", "--distributed",
+           "--output", str(out), "--benchmark", "shape_color-n2/*"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(list(out.rglob("*.json"))) == 8  # 2 models x 4 benchmarks, once each
+    assert proc.stdout.count("done") == 8
