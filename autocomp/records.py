@@ -6,6 +6,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -13,23 +14,31 @@ def dumps(record: dict) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_jsonl(path: Path, records: Iterable[dict]) -> int:
-    """Write all records to `path` atomically; returns how many were written."""
+@contextmanager
+def atomic_open(path: Path, mode: str = "w"):
+    """A file handle whose content replaces `path` only when the block ends without error
+    (temp name in the same folder, fsync, rename); a failure leaves `path` untouched."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    count = 0
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(dumps(record) + "\n")
-                count += 1
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_jsonl(path: Path, records: Iterable[dict]) -> int:
+    """Write all records to `path` atomically; returns how many were written."""
+    count = 0
+    with atomic_open(path) as fh:
+        for record in records:
+            fh.write(dumps(record) + "\n")
+            count += 1
     return count
 
 
@@ -42,15 +51,5 @@ def read_jsonl(path: Path) -> Iterator[dict]:
 
 def write_text(path: Path, text: str) -> None:
     """Write a text file atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path) as fh:
+        fh.write(text)

@@ -41,3 +41,26 @@ def fake_openai():
     server = FakeServer()
     yield server
     server.close()
+
+
+def kill_after_records(cmd, stage_dir, at_least: int, env, timeout: float = 240) -> int:
+    """Start `cmd` in its own process group, SIGKILL the group once the stage's part files
+    hold `at_least` complete records; returns how many there were. Fails if it ended alone."""
+    import signal
+    import subprocess
+    import time
+
+    from autocomp.runtime.parts import part_files, read_part
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True, env=env)
+    written, deadline = 0, time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        written = sum(1 for p in part_files(stage_dir) for _ in read_part(p))
+        if written >= at_least:
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(0.005)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-3000:]
+    return written

@@ -2,13 +2,12 @@
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from click.testing import CliRunner
+from conftest import kill_after_records
 
 from autocomp.cli import main
 from autocomp.config import load_config
@@ -149,19 +148,8 @@ def test_sigkill_during_generation_then_resume_equals_unkilled(tmp_path):
     cmd = [sys.executable, "-m", "autocomp", "run", str(config), "--out", str(run_dir),
            "--processes", "2", "--no-progress"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, env=env)
     total = len(reference.records("images"))
-    written = 0
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:
-        written = sum(1 for p in part_files(run_dir / "images") for _ in read_part(p))
-        if written >= 10:
-            os.killpg(proc.pid, signal.SIGKILL)
-            break
-        time.sleep(0.005)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
+    written = kill_after_records(cmd, run_dir / "images", 10, env, timeout=120)
     assert 10 <= written < total
     assert not (run_dir / "images" / "merged.jsonl").exists()
 

@@ -2,10 +2,10 @@
 OpenAI-compatible server: 2 processes, killed during image generation, resumed."""
 
 import os
-import signal
 import subprocess
 import sys
-import time
+
+from conftest import kill_after_records
 
 from autocomp.records import read_jsonl
 from autocomp.runtime.parts import part_files, read_part
@@ -44,17 +44,7 @@ def test_tiny_real_backends_two_processes_killed_and_resumed(tmp_path, tiny_back
     cmd = [sys.executable, "-m", "autocomp", "run", str(cfg), "--out", str(run_dir),
            "--processes", "2", "--no-progress"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, env=env)
-    written, deadline = 0, time.time() + 240
-    while time.time() < deadline and proc.poll() is None:
-        written = sum(1 for p in part_files(run_dir / "images") for _ in read_part(p))
-        if written >= 2:
-            os.killpg(proc.pid, signal.SIGKILL)
-            break
-        time.sleep(0.01)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-3000:]
+    kill_after_records(cmd, run_dir / "images", 2, env)
     again = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Survival funnel" in again.stdout

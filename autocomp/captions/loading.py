@@ -45,39 +45,38 @@ def _remote_code_error(ref: str, exc: BaseException) -> AutocompError | None:
     return None
 
 
-def load_causal_lm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False):
-    """(tokenizer with left padding, model in eval mode on `device`)."""
+def _load_pair(ref: str, device: str, dtype: str, trust_remote_code: bool, front: str,
+               model_class: str):
+    """(front, model) through the Auto classes: config checked first, errors in one line."""
     from autocomp.eval.scorers.loading import not_available
 
     T = _transformers()
     check_config(ref, trust_remote_code)
     try:
-        tok = T.AutoTokenizer.from_pretrained(ref, trust_remote_code=trust_remote_code)
-        model = T.AutoModelForCausalLM.from_pretrained(
+        first = getattr(T, front).from_pretrained(ref, trust_remote_code=trust_remote_code)
+        model = getattr(T, model_class).from_pretrained(
             ref, dtype=_dtype(dtype, device), trust_remote_code=trust_remote_code)
     except (OSError, ValueError) as exc:
         raise _remote_code_error(ref, exc) or not_available(
             ref, ref, "options.model: DIR", exc) from None
+    return first, model.to(device).eval()
+
+
+def load_causal_lm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False):
+    """(tokenizer with left padding, model in eval mode on `device`)."""
+    tok, model = _load_pair(ref, device, dtype, trust_remote_code, "AutoTokenizer",
+                            "AutoModelForCausalLM")
     tok.padding_side = "left"
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
-    return tok, model.to(device).eval()
+    return tok, model
 
 
 def load_vlm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False):
     """(processor, image-text-to-text model in eval mode on `device`)."""
-    from autocomp.eval.scorers.loading import not_available
-
-    T = _transformers()
-    check_config(ref, trust_remote_code)
-    try:
-        proc = T.AutoProcessor.from_pretrained(ref, trust_remote_code=trust_remote_code)
-        model = T.AutoModelForImageTextToText.from_pretrained(
-            ref, dtype=_dtype(dtype, device), trust_remote_code=trust_remote_code)
-    except (OSError, ValueError) as exc:
-        raise _remote_code_error(ref, exc) or not_available(
-            ref, ref, "options.model: DIR", exc) from None
+    proc, model = _load_pair(ref, device, dtype, trust_remote_code, "AutoProcessor",
+                             "AutoModelForImageTextToText")
     tokenizer = getattr(proc, "tokenizer", None)
     if tokenizer is not None:
         tokenizer.padding_side = "left"
-    return proc, model.to(device).eval()
+    return proc, model

@@ -80,10 +80,9 @@ def tables(dirs: list[Path]) -> list[Table]:
 
 def figures(d: Path) -> list[Path]:
     """R@1_t against one count, one line per value of another (appendix E)."""
-    import matplotlib
+    from autocomp.report.figures import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     out = []
     for model in models_of(d):

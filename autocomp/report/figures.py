@@ -9,7 +9,8 @@ from autocomp.config import TRACKS
 from autocomp.report.funnel import COLUMNS
 
 
-def _plt():
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend (no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -19,7 +20,7 @@ def _plt():
 
 
 def funnel_figure(rows: list[dict], path: Path) -> Path:
-    plt = _plt()
+    plt = pyplot()
     stages = {"minimal": ["captions", "minimal:objects", "minimal:background",
                           "minimal:attributes"],
               "contextual": ["captions", "contextual:objects", "contextual:attributes"]}
@@ -47,7 +48,7 @@ def funnel_figure(rows: list[dict], path: Path) -> Path:
 
 
 def distribution_figure(values: dict, path: Path) -> Path:
-    plt = _plt()
+    plt = pyplot()
     tasks = sorted(values)
     fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(5.5 * max(1, len(tasks)), 4),
                              squeeze=False)

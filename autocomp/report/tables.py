@@ -236,11 +236,9 @@ def delta_figure(results, path: Path, labels=None) -> Path | None:
                 data[(m, t, n)] = a["accuracy_paired"] - b["accuracy_paired"]
     if not data:
         return None
-    import matplotlib
+    from autocomp.report.figures import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(models) * len(groups)), 4))
     width = 0.8 / max(1, len(groups))
     for j, (t, n) in enumerate(groups):

@@ -3,12 +3,11 @@ concept's seed. Images are written with a temp name and a rename, then recorded.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from autocomp.config import TRACKS
+from autocomp.records import atomic_open
 from autocomp.registry import instantiate
 from autocomp.runtime.stage import Item, Stage
 from autocomp.scene import SceneGraph
@@ -21,17 +20,8 @@ def image_path(image_id: str) -> str:
 
 
 def save_png(image, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            image.save(fh, format="PNG")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "wb") as fh:
+        image.save(fh, format="PNG")
 
 
 class ImageStage(Stage):
