@@ -48,12 +48,14 @@ class ValidateConfig:
     answerer: Backend = Backend("pixels")
     min_fraction: float = 0.7
     min_gray: int = 190
+    region: str = "boxes"  # what is masked out as "object": the boxes (paper) or masks
     batch_size: int = 16
 
 
 @dataclass(frozen=True)
 class BuildConfig:
     benchmarks: tuple[str, ...] = ("swap", "confusion", "vary_value", "vary_object")
+    max_negatives: int = 100_000  # per concept and benchmark; negatives.MAX_NEGATIVES
 
 
 @dataclass(frozen=True)
@@ -84,9 +86,10 @@ class RunConfig:
                          "answerer": v.answerer.name,
                          "answerer_options": dict(v.answerer.options),
                          "background": {"min_fraction": v.min_fraction,
-                                        "min_gray": v.min_gray},
+                                        "min_gray": v.min_gray, "region": v.region},
                          "batch_size": v.batch_size},
-            "build": {"benchmarks": list(self.build.benchmarks)},
+            "build": {"benchmarks": list(self.build.benchmarks),
+                      "max_negatives": self.build.max_negatives},
         }
 
     def identity(self) -> dict:
@@ -128,8 +131,8 @@ def parse_config(data, path=None) -> RunConfig:
         "detector", "detector_options", "answerer", "answerer_options", "background",
         "batch_size"})
     bg = p.mapping(val.get("background", {}), "validate.background", {"min_fraction",
-                                                                      "min_gray"})
-    bld = p.mapping(top.get("build", {}), "build", {"benchmarks"})
+                                                                      "min_gray", "region"})
+    bld = p.mapping(top.get("build", {}), "build", {"benchmarks", "max_negatives"})
     cfg = RunConfig(
         name=p.string(top.get("name", path.stem if path else "run"), "name"),
         concepts=concepts,
@@ -155,10 +158,17 @@ def parse_config(data, path=None) -> RunConfig:
                                   0.0, 1.0),
             min_gray=p.integer(bg.get("min_gray", 190), "validate.background.min_gray",
                                minimum=0, maximum=255),
+            region=p.one_of(bg.get("region", "boxes"), "validate.background.region",
+                            ("boxes", "masks")),
             batch_size=p.integer(val.get("batch_size", 16), "validate.batch_size", minimum=1)),
-        build=BuildConfig(benchmarks=p.benchmarks(bld.get("benchmarks"))),
+        build=BuildConfig(benchmarks=p.benchmarks(bld.get("benchmarks")),
+                          max_negatives=p.integer(bld.get("max_negatives", 100_000),
+                                                  "build.max_negatives", minimum=1)),
         path=path,
     )
+    if cfg.validate.region == "masks" and cfg.validate.detector.options.get("masks") is False:
+        raise p.error("validate.background.region", "masks needs the detector's masks, but "
+                      "validate.detector_options.masks is false (use region: boxes)", "masks")
     return replace(cfg, concepts=p.check_tasks(cfg))
 
 
@@ -194,6 +204,11 @@ class _Parser:
             raise self.error(fld, f"expected an integer >= {minimum}", value)
         if maximum is not None and value > maximum:
             raise self.error(fld, f"expected an integer <= {maximum}", value)
+        return value
+
+    def one_of(self, value, fld: str, choices: tuple[str, ...]) -> str:
+        if value not in choices:
+            raise self.error(fld, f"expected one of {', '.join(choices)}", value)
         return value
 
     def number(self, value, fld: str, low: float, high: float) -> float:
@@ -240,6 +255,8 @@ class _Parser:
         """Load every task, check its complexities and the generator; fill default N."""
         from autocomp.concepts.sampling import max_distinct_concepts
         from autocomp.concepts.task import load_task
+        from autocomp.negatives.chance import benchmarks_for
+        from autocomp.negatives.generate import count_problem
         from autocomp.registry import resolve
 
         generator = resolve("generator", cfg.generate.generator.name)
@@ -257,6 +274,12 @@ class _Parser:
                 problem = task.capacity_problem(n)
                 if problem:
                     raise self.error(f"{fld}.n", problem, n)
+                for kind in cfg.build.benchmarks:
+                    if kind not in benchmarks_for(task, n):
+                        continue
+                    problem = count_problem(task, n, kind, cfg.build.max_negatives)
+                    if problem:
+                        raise self.error(f"{fld}.n", problem, n)
                 most = max_distinct_concepts(task, n)
                 if spec.count > most:
                     raise self.error(f"{fld}.count", f"task '{task.name}' has at most {most} "

@@ -7,10 +7,20 @@ from autocomp.captions.minimal import render_minimal
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.task import Task
 from autocomp.negatives.chance import benchmarks_for, percent
-from autocomp.negatives.generate import expected_count, make_negatives
+from autocomp.negatives.generate import check_count, expected_count, make_negatives
 
 
-def preview(task: Task, n: int, seed: int = 0, examples: int = 4) -> dict:
+def preview(task: Task, n: int, seed: int = 0, examples: int = 4,
+            limit: int | None = None) -> dict:
+    """Refuses (one line) before sampling when a benchmark would enumerate more than
+    `limit` negatives (default: MAX_NEGATIVES or $AUTOCOMP_MAX_NEGATIVES)."""
+    problem = task.capacity_problem(n)
+    if problem:
+        from autocomp.errors import AutocompError
+
+        raise AutocompError(f"task '{task.name}': {problem}")
+    for kind in benchmarks_for(task, n):
+        check_count(task, n, kind, limit)
     concept = sample_concepts(task, n, 1, seed)[0]
     caption = render_minimal(concept.graph, task.noun)
     check = check_caption(caption, concept.graph, task.noun, task.object_forms)
@@ -19,7 +29,8 @@ def preview(task: Task, n: int, seed: int = 0, examples: int = 4) -> dict:
            "bindings": [caption[m.span[0]:m.span[1]] for m in check.matches],
            "benchmarks": {}}
     for kind in benchmarks_for(task, n):
-        ns = make_negatives(concept.graph, task, kind, lambda g: render_minimal(g, task.noun))
+        ns = make_negatives(concept.graph, task, kind, lambda g: render_minimal(g, task.noun),
+                            limit)
         out["benchmarks"][kind] = {
             "negatives": len(ns.negatives),
             "formula": expected_count(task, n, kind),

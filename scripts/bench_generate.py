@@ -105,7 +105,8 @@ def main() -> None:
     start = time.perf_counter()
     run_pipeline(run, args.processes, progress=False)
     wall = time.perf_counter() - start
-    stats = {s: json.loads((run.dir / "stats" / f"{s}.json").read_text())
+    stats = {s: {**json.loads((run.dir / "stats" / f"{s}.json").read_text()),
+                 "timing": json.loads((run.dir / "stats" / "timing" / f"{s}.json").read_text())}
              for s in ("captions", "images", "validation")}
     images = stats["images"]["done"]
     img_s = stats["images"]["timing"]["seconds"] * stats["images"]["timing"]["processes"]

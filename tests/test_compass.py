@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from autocomp.cli import main
-from autocomp.compass.analysis import fit_ols, identifiable, stars
+from autocomp.compass.analysis import fit_ols, gap_summary, identifiable, stars
 from autocomp.compass.build import build_run, build_vg
 from autocomp.compass.negatives import (
     K_SKILL,
@@ -215,6 +215,25 @@ def test_ols_recovers_betas_and_clustered_se_matches_the_sandwich():
     se = np.sqrt(np.diag(factor * bread @ meat @ bread))
     assert [fit[c]["se"] for c in ("const", "n_O", "n_A")] == pytest.approx(list(se), rel=1e-9)
     assert stars(0.004) == "*" and stars(0.0009) == "**" and stars(0.01) == ""
+
+
+def test_gap_spread_is_the_sample_std_and_p_values_use_t():
+    """Table 2's spread is the sample std (ddof=1); OLS p-values come from Student's t with
+    clusters - 1 degrees of freedom, not from the normal distribution."""
+    from scipy import stats
+
+    rows = [{"level": "OA", "n": n, "gap": g} for n, g in ((2, 1.0), (3, 2.0), (4, 6.0))]
+    mean, std = gap_summary(rows)["OA"]
+    assert mean == 3.0 and std == pytest.approx(np.sqrt(7.0))  # ddof=0 would give 2.160
+    assert np.isnan(gap_summary(rows[:1])["OA"][1])
+    rng = np.random.default_rng(1)
+    groups = np.repeat(np.arange(8), 3)  # 8 clusters: t with 7 df differs clearly from z
+    X = rng.integers(1, 6, size=(24, 1)).astype(float)
+    y = 10 + 0.8 * X[:, 0] + rng.normal(0, 2, 24)
+    fit = fit_ols(y, X, groups, ["n_O"])
+    t = fit["n_O"]["coef"] / fit["n_O"]["se"]
+    assert fit["n_O"]["p"] == pytest.approx(2 * stats.t.sf(abs(t), df=7), rel=1e-9)
+    assert fit["n_O"]["p"] != pytest.approx(2 * stats.norm.sf(abs(t)), rel=1e-3)
 
 
 def test_collinear_counts_are_named_not_fitted():

@@ -29,6 +29,7 @@ def test_good_config_and_defaults(tmp_path):
     assert cfg.concepts[1].n == (2, 3)  # the task's default complexities
     assert cfg.captions.writer.name == "template" and cfg.captions.retries == 3
     assert cfg.validate.min_fraction == 0.7 and cfg.validate.min_gray == 190
+    assert cfg.validate.region == "boxes"  # the paper masks by the detector's boxes
     assert cfg.generate.generator.options == {"size": 128, "faults": {"swap": 0.5}}
     again = parse_config(cfg.to_dict(), path)
     assert again.to_dict() == cfg.to_dict()
@@ -57,6 +58,18 @@ def test_good_config_and_defaults(tmp_path):
     ("concepts: [{task: shape_color, count: 5}]\nbuild: {benchmarks: [swapp]}\n",
      "field build.benchmarks: unknown benchmark"),
     ("concepts: [{task: shape_color, count: 5}\n", "YAML"),
+    ("concepts: [{task: shape_color, n: [5], count: 5}]\n",
+     "field concepts[0].n: task 'shape_color' N=5: confusion would enumerate 9,765,624 "
+     "negatives per concept, above the limit of 100,000"),
+    ("concepts: [{task: shape_color, n: [4], count: 5}]\nbuild: {max_negatives: 1000}\n",
+     "field concepts[0].n: task 'shape_color' N=4: confusion would enumerate 65,535"),
+    ("concepts: [{task: shape_color, count: 5}]\nvalidate: {background: {region: blobs}}\n",
+     "field validate.background.region: expected one of boxes, masks, got 'blobs'"),
+    ("concepts: [{task: shape_color, count: 5}]\nvalidate: {detector: grounding-dino+sam2, "
+     "detector_options: {masks: false}, background: {region: masks}}\n",
+     "field validate.background.region: masks needs the detector's masks"),
+    ("concepts: [{task: shape_color, count: 5}]\nbuild: {max_negatives: 0}\n",
+     "field build.max_negatives: expected an integer >= 1"),
 ])
 def test_malformed_config_one_line_error(tmp_path, body, needle):
     assert_file_error(load_config, tmp_path, body, needle)

@@ -8,6 +8,7 @@ from autocomp.captions.minimal import render_minimal
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.task import load_task
 from autocomp.negatives.contextual import substitute
+from autocomp.negatives import generate
 from autocomp.negatives.generate import expected_count, make_negatives
 from autocomp.scene import attribute_graph, chain_graph
 
@@ -180,3 +181,41 @@ def test_contextual_of_minimal_caption_equals_minimal_negatives(tasks):
                 ctx = contextual(task, caption, concept.graph, kind)
                 mini = make_negatives(concept.graph, task, kind, minimal(task))
                 assert [x.caption for x in ctx.negatives] == [x.caption for x in mini.negatives]
+
+
+def test_enumeration_past_the_limit_is_refused_before_it_starts(tasks, monkeypatch):
+    """color N=9 confusion is 9^18 negatives: preview, build and chance refuse it in one
+    line without enumerating a single arrangement."""
+    from autocomp.errors import AutocompError
+    from autocomp.preview import preview
+
+    def never(*a, **k):
+        raise AssertionError("enumeration started")
+
+    monkeypatch.setattr(generate, "_arrangements", never)
+    task = load_task("color")
+    with pytest.raises(AutocompError, match=r"task 'color' N=9: swap would enumerate "
+                                            r"362,879 negatives per concept, above the limit"):
+        preview(task, 9)
+    graph = sample_concepts(task, 4, 1, seed=0)[0].graph
+    with pytest.raises(AutocompError, match="confusion would enumerate 65,535"):
+        make_negatives(graph, task, "confusion", lambda g: render_minimal(g, task.noun), 1000)
+    monkeypatch.setenv("AUTOCOMP_MAX_NEGATIVES", "10")
+    with pytest.raises(AutocompError, match="swap would enumerate 23 .* limit of 10 "):
+        make_negatives(graph, task, "swap", lambda g: render_minimal(g, task.noun))
+    monkeypatch.setenv("AUTOCOMP_MAX_NEGATIVES", "lots")
+    with pytest.raises(AutocompError, match="AUTOCOMP_MAX_NEGATIVES: expected an integer"):
+        make_negatives(graph, task, "swap", lambda g: render_minimal(g, task.noun))
+
+
+def test_preview_cli_refuses_in_one_line():
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    result = CliRunner().invoke(main, ["preview", "--task", "color", "--n", "9"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert result.output.strip().splitlines() == [
+        "Error: task 'color' N=9: swap would enumerate 362,879 negatives per concept, above "
+        "the limit of 100,000 (raise it with build.max_negatives, --max-negatives or "
+        "AUTOCOMP_MAX_NEGATIVES, or use a smaller N)"]

@@ -141,3 +141,73 @@ def test_object_check_counts_and_pairs():
     assert not extra.passed and "chair: expected 1, found 2" in extra.reason
     stray = objects_check([det("gloves"), det("chair"), det("lamp"), det(None)], graph, task)
     assert "lamp: not in the concept" in stray.reason and "1 unrecognised" in stray.reason
+
+
+class _BoxesOnly:
+    """A detector that gives boxes but no masks (grounding-dino+sam2 with masks: false)."""
+
+    def __init__(self, detections):
+        self.detections = detections
+
+    def detect(self, image, labels=()):
+        return self.detections
+
+
+def test_background_masks_by_boxes_by_default_and_by_masks_on_request():
+    """Two large dark objects on white, each in its box with a grey shadow around it. With
+    boxes (the paper's rule) the rest of the image is white; before the fix a detector
+    without masks made the check test the whole image, objects included, and reject it."""
+    from autocomp.validators.base import Detection
+    from autocomp.validators.checks import object_region
+
+    image = np.full((100, 100, 3), 255, np.uint8)
+    boxes = [(0, 0, 60, 100), (60, 20, 100, 80)]
+    for x0, y0, x1, y1 in boxes:
+        image[y0:y1, x0:x1] = (120, 120, 120)  # shadow / halo inside the box
+        image[y0 + 4:y1 - 4, x0 + 4:x1 - 4] = (30, 30, 30)  # the object
+    masks = []
+    for x0, y0, x1, y1 in boxes:
+        m = np.zeros((100, 100), bool)
+        m[y0 + 4:y1 - 4, x0 + 4:x1 - 4] = True
+        masks.append(m)
+    no_masks = [Detection(n, b, 0.9) for n, b in zip(("cube", "sphere"), boxes, strict=True)]
+    with_masks = [Detection(n, b, 0.9, m)
+                  for n, b, m in zip(("cube", "sphere"), boxes, masks, strict=True)]
+
+    def background(dets, region):
+        mask = object_region(image.shape[:2], dets, region)
+        return background_check(image, mask, 0.7, 190)
+
+    assert object_region((100, 100), no_masks).sum() == 60 * 100 + 40 * 60
+    assert background(no_masks, "boxes").evidence["bright_fraction"] == 1.0
+    assert background(with_masks, "boxes").passed
+    # masks leave the grey halo in the background: 100% vs ~59% bright
+    by_mask = background(with_masks, "masks")
+    assert not by_mask.passed and by_mask.evidence["bright_fraction"] < 0.7
+    # a detection without a mask contributes its box under region "masks" too
+    assert background(no_masks, "masks").passed
+    # the old behaviour (no mask -> the whole image) rejected this clean image
+    assert not background_check(image, None, 0.7, 190).passed
+    with pytest.raises(ValueError, match="region must be"):
+        object_region((10, 10), no_masks, "circles")
+
+
+def test_validate_image_uses_boxes_for_a_detector_without_masks():
+    from autocomp.scene import attribute_graph
+    from autocomp.validators.base import Detection
+
+    task = load_task("shape_color")
+    graph = attribute_graph(["cube", "sphere"], ["red", "blue"])
+    image = np.full((100, 100, 3), 255, np.uint8)
+    image[0:100, 0:60] = (200, 30, 30)
+    image[20:80, 60:100] = (30, 30, 200)
+    dets = [Detection("cube", (0, 0, 60, 100), 0.9), Detection("sphere", (60, 20, 100, 80), 0.9)]
+    class Oracle:
+        def answer(self, image, qs, detections):
+            return [{"answer": q.expected} for q in qs]
+
+    results = validate_image(image, graph, task, "minimal", _BoxesOnly(dets), Oracle(),
+                             0.7, 190)
+    bg = [r for r in results if r.name == "background"][0]
+    assert bg.passed and bg.evidence["region"] == "boxes"
+    assert bg.evidence["background_pixels"] == 100 * 100 - 60 * 100 - 40 * 60

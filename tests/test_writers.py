@@ -93,6 +93,17 @@ def test_prompt_is_the_papers():
     phrases = [f"'{noun_phrase(task.noun(o.name), o.attributes)}'" for o in graph.objects]
     assert f"Objects and colors to include: {' and '.join(phrases)}" in user
     assert "focus on these 2 objects" in user
+    assert "specific objects and their colors" in system
+
+
+def test_relation_tasks_get_their_own_system_prompt():
+    task = load_task("position")
+    graph = _concepts(task, 3, 1)[0][1]
+    system, user = contextual_prompt(graph, task)
+    assert "color" not in system.lower() and "relation" in system
+    assert system.startswith("You are an expert image caption writer.")
+    for r in graph.relations:
+        assert f" {r.predicate} " in user
 
 
 def test_check_on_template_caption_spans_are_inside():

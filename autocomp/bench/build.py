@@ -68,7 +68,8 @@ def build(run: Run) -> dict:
         for kind in kinds_for(task, concept["n"], run.config.build.benchmarks):
             for track in tracks:
                 items[(task.name, concept["n"], track, kind)].append(
-                    _item(tracks[track], concept, cap, graph, task, track, kind, paired))
+                    _item(tracks[track], concept, cap, graph, task, track, kind, paired,
+                          run.config.build.max_negatives))
     for name, rows in sets.items():
         write_jsonl(bench / "sets" / f"{name}.jsonl", rows)
     files = {}
@@ -82,7 +83,7 @@ def build(run: Run) -> dict:
     return stats
 
 
-def _item(v, concept, cap, graph, task, track, kind, paired) -> dict:
+def _item(v, concept, cap, graph, task, track, kind, paired, limit=None) -> dict:
     if track == "minimal":
         def render(g):
             return render_minimal(g, task.noun)
@@ -92,7 +93,7 @@ def _item(v, concept, cap, graph, task, track, kind, paired) -> dict:
 
         def render(g):
             return text if g == graph else substitute(text, check, g, task.noun)
-    negs = make_negatives(graph, task, kind, render)
+    negs = make_negatives(graph, task, kind, render, limit)
     return {"id": f"{v['id']}-{kind}", "concept": concept["id"], "task": task.name,
             "n": concept["n"], "track": track, "kind": kind, "image": v["image"],
             "graph": concept["graph"],

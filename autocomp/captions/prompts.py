@@ -27,4 +27,6 @@ def contextual_prompt(graph: SceneGraph, task: Task, attempt: int = 0) -> tuple[
                        else "contextual_user.txt").format(**fields)
     if attempt > 0:
         user = prompt_text("contextual_retry.txt").format(**fields) + user
-    return prompt_text("contextual_system.txt").strip(), user.strip()
+    system = prompt_text("contextual_system_relation.txt" if task.is_relation
+                         else "contextual_system.txt")
+    return system.strip(), user.strip()

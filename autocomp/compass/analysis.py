@@ -52,16 +52,21 @@ def integration(compass_dir: Path, model: str) -> list[dict]:
 
 
 def gap_summary(rows: list[dict]) -> dict[str, tuple[float, float]]:
-    """level -> (mean, std) of the gap across complexities (Table 2)."""
+    """level -> (mean, std) of the gap across complexities (Table 2). The spread is the
+    sample standard deviation (ddof=1), which the paper's Table 2 values match; NaN for a
+    level with a single complexity."""
     out = {}
     for level in dict.fromkeys(r["level"] for r in rows):
         gaps = [r["gap"] for r in rows if r["level"] == level]
-        out[level] = (float(np.mean(gaps)), float(np.std(gaps)))
+        std = float(np.std(gaps, ddof=1)) if len(gaps) > 1 else math.nan
+        out[level] = (float(np.mean(gaps)), std)
     return out
 
 
 def fit_ols(y, X, groups, names) -> dict:
-    """OLS with image-clustered standard errors; name -> {coef, se, p}; plus n, clusters."""
+    """OLS with image-clustered standard errors; name -> {coef, se, p}; plus n, clusters.
+    p-values come from Student's t with (clusters - 1) degrees of freedom (use_t=True), as
+    the paper's t-tests do, not from the normal distribution."""
     import statsmodels.api as sm
 
     y = np.asarray(y, dtype=float)
@@ -76,7 +81,7 @@ def fit_ols(y, X, groups, names) -> dict:
                          "se": math.nan, "p": math.nan}
         out["const"] = {"coef": mean, "se": math.nan, "p": math.nan}
         return out
-    fit = sm.OLS(y, design).fit(cov_type="cluster", cov_kwds={"groups": codes})
+    fit = sm.OLS(y, design).fit(cov_type="cluster", cov_kwds={"groups": codes}, use_t=True)
     for i, name in enumerate(["const", *names]):
         out[name] = {"coef": float(fit.params[i]), "se": float(fit.bse[i]),
                      "p": float(fit.pvalues[i])}

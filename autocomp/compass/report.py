@@ -44,6 +44,10 @@ def _model_name(sub: Path) -> str:
     return marker.read_text(encoding="utf-8").strip() if marker.exists() else sub.name
 
 
+def _mean_std(mean: float, std: float) -> str:
+    return f"{mean:+.2f}±{std:.2f}" if std == std else f"{mean:+.2f} (one N)"
+
+
 def tables(dirs: list[Path]) -> list[Table]:
     t2_rows, t3_rows, detail = [], [], []
     for d in dirs:
@@ -51,8 +55,7 @@ def tables(dirs: list[Path]) -> list[Table]:
         for model in models_of(d):
             rows = integration(d, model)
             summary = gap_summary(rows)
-            t2_rows.append([model, src, *[f"{summary[lv][0]:+.2f}±{summary[lv][1]:.2f}"
-                                          if lv in summary else "-"
+            t2_rows.append([model, src, *[_mean_std(*summary[lv]) if lv in summary else "-"
                                           for lv in ("OAR", "OA", "OR")]])
             for r in rows:
                 detail.append([model, src, r["level"], str(r["n"]), str(r["items"]),

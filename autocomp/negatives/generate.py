@@ -38,13 +38,18 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from autocomp.concepts.task import Task
+from autocomp.errors import AutocompError
 from autocomp.scene import Object, SceneGraph
 
 KINDS = ("swap", "confusion", "vary_value", "vary_object")
+# Most candidate negatives one concept may enumerate (color N=4 confusion: 65,535; N=5:
+# 9,765,624). Raise it with build.max_negatives, --max-negatives or AUTOCOMP_MAX_NEGATIVES.
+MAX_NEGATIVES = 100_000
 
 
 @dataclass(frozen=True)
@@ -149,9 +154,47 @@ def category(task: Task, pos_names, pos_values, names, values, edit) -> str | No
     return "same object / different values" if same_obj else "swapped values"
 
 
+def negative_limit(limit: int | None = None) -> int:
+    """The limit given, else $AUTOCOMP_MAX_NEGATIVES, else MAX_NEGATIVES."""
+    if limit is not None:
+        return limit
+    env = os.environ.get("AUTOCOMP_MAX_NEGATIVES", "").strip()
+    if not env:
+        return MAX_NEGATIVES
+    if not env.isdigit() or int(env) < 1:
+        raise AutocompError(f"AUTOCOMP_MAX_NEGATIVES: expected an integer >= 1, got '{env}'")
+    return int(env)
+
+
+def candidate_count(task: Task, n: int, kind: str) -> int:
+    """How many arrangements one concept's `kind` negatives enumerate (before duplicates
+    are removed): N! - 1, N^2N - 1, N^N (N-1)^(N-1) - 1 or the vocabulary size - 1."""
+    return expected_count(task, n, kind)
+
+
+def count_problem(task: Task, n: int, kind: str, limit: int | None = None) -> str | None:
+    """Why `kind` negatives of task N cannot be enumerated under the limit, or None."""
+    limit = negative_limit(limit)
+    count = candidate_count(task, n, kind)
+    if count <= limit:
+        return None
+    return (f"task '{task.name}' N={n}: {kind} would enumerate {count:,} negatives per "
+            f"concept, above the limit of {limit:,} (raise it with build.max_negatives, "
+            f"--max-negatives or AUTOCOMP_MAX_NEGATIVES, or use a smaller N)")
+
+
+def check_count(task: Task, n: int, kind: str, limit: int | None = None) -> None:
+    problem = count_problem(task, n, kind, limit)
+    if problem:
+        raise AutocompError(problem)
+
+
 def make_negatives(graph: SceneGraph, task: Task, kind: str,
-                   render: Callable[[SceneGraph], str]) -> NegativeSet:
-    """All negatives of one kind for a concept, rendered by `render`, duplicates removed."""
+                   render: Callable[[SceneGraph], str],
+                   limit: int | None = None) -> NegativeSet:
+    """All negatives of one kind for a concept, rendered by `render`, duplicates removed.
+    Refuses (AutocompError) before enumerating more than `limit` candidates."""
+    check_count(task, graph.n_objects, kind, limit)
     positive = render(graph)
     key = graph.meaning_key(task.inverses)
     pos_names, pos_values = list(graph.names), values_of(graph, task)

@@ -53,8 +53,9 @@ def distribution_figure(values: dict, path: Path) -> Path:
     fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(5.5 * max(1, len(tasks)), 4),
                              squeeze=False)
     for ax, task in zip(axes[0], tasks, strict=False):
+        # most samples first; equal counts by name, so the same run draws the same bytes
         names = sorted({v for tr in values[task].values() for v in tr},
-                       key=lambda v: -sum(values[task][t].get(v, 0) for t in TRACKS))
+                       key=lambda v: (-sum(values[task][t].get(v, 0) for t in TRACKS), v))
         bottom = [0] * len(names)
         for track in TRACKS:
             counts = [values[task][track].get(v, 0) for v in names]

@@ -63,7 +63,8 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                          "retries": cfg.captions.retries,
                          "detector": dict(cfg.validate.detector.options),
                          "background": {"min_fraction": cfg.validate.min_fraction,
-                                        "min_gray": cfg.validate.min_gray}}}
+                                        "min_gray": cfg.validate.min_gray,
+                                        "region": cfg.validate.region}}}
 
 
 def format_plan(p: dict) -> str:

@@ -12,6 +12,9 @@ from autocomp.runtime.parts import MERGED, PartWriter, done_records
 from autocomp.runtime.stage import Stage
 
 
+TIMING = "stats/timing"  # wall-clock per stage and rank: the only outputs that vary
+
+
 def shard(items: list, rank: int, world_size: int) -> list:
     """The items of `rank`: every world_size-th one, so the split is stable across re-runs."""
     return items[rank::world_size]
@@ -44,26 +47,30 @@ def run_stage(stage: Stage, rank: int = 0, world_size: int = 1, progress: bool =
     timing = {"rank": rank, "world_size": world_size, "items": processed,
               "skipped": len(shard(items, rank, world_size)) - processed,
               "seconds": round(time.perf_counter() - start, 3)}
-    write_text(stage.run.dir / "stats" / f"{stage.name}.rank-{rank}.json",
+    write_text(stage.run.dir / TIMING / f"{stage.name}.rank-{rank}.json",
                json.dumps(timing, indent=1))
     return timing
 
 
 def merge(stage: Stage) -> dict:
-    """Write `<stage>/merged.jsonl` (input order) and `stats/<stage>.json`; returns the stats."""
+    """Write `<stage>/merged.jsonl` (input order), `stats/<stage>.json` (counters only: the
+    same config gives the same bytes) and `stats/timing/<stage>.json` (wall-clock, which
+    differs from run to run); returns the counters with the timing added."""
     stage_dir = stage.run.dir / stage.name
     items = stage.items()
     done = done_records(stage_dir)
     records = [done[it.id] for it in items if it.id in done]
     write_jsonl(stage_dir / MERGED, records)
     stats = {"stage": stage.name, "expected": len(items), "done": len(records),
-             **stage.stats(records), "timing": _timing(stage.run.dir, stage.name)}
+             **stage.stats(records)}
     write_text(stage.run.dir / "stats" / f"{stage.name}.json", json.dumps(stats, indent=1))
-    return stats
+    timing = _timing(stage.run.dir, stage.name)
+    write_text(stage.run.dir / TIMING / f"{stage.name}.json", json.dumps(timing, indent=1))
+    return {**stats, "timing": timing}
 
 
 def _timing(run_dir: Path, name: str) -> dict:
-    paths = sorted((run_dir / "stats").glob(f"{name}.rank-*.json"),
+    paths = sorted((run_dir / TIMING).glob(f"{name}.rank-*.json"),
                    key=lambda p: p.stat().st_mtime)
     ranks = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
     if not ranks:

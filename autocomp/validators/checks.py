@@ -1,7 +1,10 @@
 """The validation cascade of one image (Auto-Comp Phase 2; METHODS.md section 3).
 
   objects     detected classes and counts equal the concept's (a pair noun: 1 or 2)
-  background  minimal track only: >= 70% of the non-object pixels have grayscale >= 190
+  background  minimal track only: >= 70% of the non-object pixels have grayscale >= 190;
+              "object" pixels are those inside the detector's boxes (the paper's rule) or,
+              with region "masks", inside its segmentation masks (a box where a detection
+              has no mask)
   attributes  every binding question answered with the concept's value
 A check runs only if the ones before it passed, as in the paper (later checks would only
 be wasted on an image already rejected).
@@ -93,16 +96,32 @@ def _whole_word(answer: str, expected: str, choices) -> bool:
     return named == {expected}
 
 
+def object_region(shape: tuple[int, int], detections, region: str = "boxes") -> np.ndarray:
+    """The pixels the background check leaves out: the union of the detections' boxes, or
+    of their masks (region "masks"; a detection without a mask contributes its box)."""
+    if region not in ("boxes", "masks"):
+        raise ValueError(f"region must be 'boxes' or 'masks', got {region!r}")
+    out = np.zeros(shape, bool)
+    for d in detections:
+        if region == "masks" and d.mask is not None:
+            out |= np.asarray(d.mask, bool)
+        else:
+            x0, y0, x1, y1 = (int(round(v)) for v in d.box)
+            out[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = True
+    return out
+
+
 def validate_image(image: np.ndarray, graph: SceneGraph, task: Task, track: str, detector,
-                   answerer, min_fraction: float, min_gray: int) -> list[CheckResult]:
+                   answerer, min_fraction: float, min_gray: int,
+                   region: str = "boxes") -> list[CheckResult]:
     detections = detector.detect(image, list(graph.names))
     results = [objects_check(detections, graph, task)]
     if not results[-1].passed:
         return results
     if track == "minimal":
-        masks = [d.mask for d in detections if d.mask is not None]
-        mask = np.logical_or.reduce(masks) if masks else None
+        mask = object_region(image.shape[:2], detections, region)
         results.append(background_check(image, mask, min_fraction, min_gray))
+        results[-1].evidence["region"] = region
         if not results[-1].passed:
             return results
     results.append(attributes_check(image, detections, graph, task, answerer))

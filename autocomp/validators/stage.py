@@ -55,7 +55,8 @@ class ValidateStage(Stage):
                 results = [CheckResult("objects", False, reason, {"error": type(exc).__name__})]
             else:
                 results = validate_image(array, graph, task, img["track"], self.detector,
-                                         self.answerer, cfg.min_fraction, cfg.min_gray)
+                                         self.answerer, cfg.min_fraction, cfg.min_gray,
+                                         cfg.region)
             failed = next((r.name for r in results if not r.passed), None)
             out.append({"id": it.id, "concept": concept["id"], "task": task.name,
                         "n": concept["n"], "track": img["track"], "image": img["image"],
