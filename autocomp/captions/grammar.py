@@ -104,3 +104,92 @@ def noun_phrase(noun: Noun, modifiers=()) -> str:
     """'a red chair', 'an orange lamp', 'a pair of blue gloves', 'some cookies'."""
     words = " ".join([*modifiers, noun.form])
     return f"{article_for(noun, words)} {words}"
+
+
+# ---- open-vocabulary relations and nouns (Visual Genome: "wears", "parked on", "bikes") ----
+
+PREPOSITIONS = frozenset("""
+aboard about above across after against along alongside amid among around as at atop
+before behind below beneath beside besides between beyond by down during except for from
+in inside into like near next of off on onto opposite out outside over past round since
+than through throughout thru to toward towards under underneath unlike until up upon via
+with within without""".split())
+IRREGULAR_PARTICIPLES = frozenset("""
+made worn held built hung sewn shown drawn written grown thrown torn broken frozen
+stuck bound cut set put lit shut spread laid""".split())
+
+
+@dataclass(frozen=True)
+class PredicateForm:
+    """How a relation predicate is said.
+
+    kind: "preposition" ("on", "in front of"), "participle" ("wearing", "sitting on"),
+    "passive" ("parked on", "made of") -- all three follow "is"/"are" -- or "finite"
+    ("wears", "has", "hold"), conjugated to agree with its subject. `verb` is the verb's
+    base form (finite) or the participle itself; `rest` the words after it.
+    """
+
+    kind: str
+    verb: str
+    rest: str
+
+    def clause(self, plural_subject: bool) -> str:
+        """The words between subject and object: "is on", "are wearing", "wears"."""
+        if self.kind != "finite":
+            be = "are" if plural_subject else "is"
+            return " ".join(w for w in (be, self.verb, self.rest) if w)
+        verb = self.verb if plural_subject else third_person(self.verb)
+        return " ".join(w for w in (verb, self.rest) if w)
+
+    def modifier(self, plural_subject: bool) -> str:
+        """After a noun that is introduced: "on", "wearing", "parked on", "that wears"."""
+        if self.kind != "finite":
+            return " ".join(w for w in (self.verb, self.rest) if w)
+        return f"that {self.clause(plural_subject)}"
+
+
+@lru_cache(maxsize=65536)
+def predicate_form(predicate: str) -> PredicateForm:
+    words = predicate.split()
+    if words and words[0] in ("is", "are") and len(words) > 1:
+        words = words[1:]  # "is on" -> "on"
+    if not words:
+        return PredicateForm("preposition", "", "")
+    first, rest = words[0], " ".join(words[1:])
+    if first in PREPOSITIONS:
+        return PredicateForm("preposition", " ".join(words), "")
+    if first.endswith("ing") and len(first) > 4:
+        return PredicateForm("participle", first, rest)
+    if first in IRREGULAR_PARTICIPLES or (first.endswith("ed") and len(first) > 3):
+        return PredicateForm("passive", first, rest)
+    return PredicateForm("finite", base_verb(first), rest)
+
+
+@lru_cache(maxsize=65536)
+def base_verb(verb: str) -> str:
+    """'wears' -> 'wear', 'has' -> 'have', 'carries' -> 'carry'; a base form stays."""
+    return _engine().plural_verb(verb)
+
+
+@lru_cache(maxsize=65536)
+def third_person(base: str) -> str:
+    """'wear' -> 'wears', 'have' -> 'has', 'carry' -> 'carries', 'watch' -> 'watches'."""
+    irregular = {"have": "has", "be": "is", "do": "does", "go": "goes"}
+    if base in irregular:
+        return irregular[base]
+    if base.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return base + "es"
+    if len(base) > 1 and base.endswith("y") and base[-2] not in "aeiou":
+        return base[:-1] + "ies"
+    return base + "s"
+
+
+def is_plural_noun(name: str, known_noun=None) -> bool:
+    """True for a plural noun phrase ("bikes", "black pants", "glasses"). inflect proposes
+    a singular; `known_noun(word)`, when given (WordNet), must accept it, which keeps
+    "bus", "lens" and "canvas" singular."""
+    last = name.split()[-1] if name.split() else name
+    single = _engine().singular_noun(last)
+    if not single or single == last:
+        return False
+    return known_noun is None or known_noun(single)

@@ -33,11 +33,18 @@ def compass():
                    "the few-shot prompt of prompts/compass_caption_*.txt.")
 @click.option("--writer-option", "writer_options", multiple=True, metavar="KEY=VALUE",
               help="An option of the writer (e.g. model=google/gemma-3-12b-it); repeatable.")
-@click.option("--candidates", type=click.Choice(["vocabulary", "llm"]), default="vocabulary",
-              show_default=True, help="Replacement candidates: the dataset's own vocabulary, "
-                                      "or proposed by the LLM writer (cached per primitive).")
+@click.option("--candidates", type=click.Choice(["auto", "wordnet", "vocabulary", "llm"]),
+              default="auto", show_default=True,
+              help="Replacement candidates: values of the dataset of the same WordNet "
+                   "category that are not synonyms (VG synsets; auto with --vg), any other "
+                   "value of the type (the task vocabularies; auto with --run), or proposed "
+                   "by the LLM writer (cached per primitive, asked again when none "
+                   "survives).")
+@click.option("--wordnet", "wordnet_dir", type=click.Path(path_type=Path), default=None,
+              help="A WordNet dict folder (default: nltk data, /usr/share/wordnet, or the "
+                   "copy the compass extra installs).")
 def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity, writer,
-          writer_options, candidates):
+          writer_options, candidates, wordnet_dir):
     """Build composed/decomposed and skill-targeted sets."""
     from autocomp.compass.build import build_run, build_vg
     from autocomp.compass.similarity import Similarity
@@ -68,14 +75,19 @@ def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity, 
         if image_ids:
             ids = [int(x) for x in image_ids.read_text().split() if x.strip()]
         manifest = build_vg(vg_dir, images_dir or vg_dir / "images", out, limit, ids, seed, sim,
-                            writer=llm, llm_candidates=candidates == "llm")
+                            writer=llm, candidates="wordnet" if candidates == "auto"
+                            else candidates, wordnet=wordnet_dir)
     else:
-        manifest = build_run(run_dir, out, seed, sim, writer=llm,
-                             llm_candidates=candidates == "llm")
+        manifest = build_run(run_dir, out, seed, sim, writer=llm, wordnet=wordnet_dir,
+                             candidates="vocabulary" if candidates == "auto" else candidates)
     click.echo(f"{manifest['images']} images -> {out}: "
                + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
     for reason, n in {**manifest.get("skipped", {}), **manifest["dropped"]}.items():
         click.echo(f"  left out {n:>6}  {reason}")
+    from autocomp.compass.report import format_filter
+
+    if manifest["filter"]:
+        click.echo(format_filter(manifest))
 
 
 @compass.command("eval")

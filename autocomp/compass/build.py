@@ -15,6 +15,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from autocomp.compass.lexicon import attribute_hosts
 from autocomp.compass.negatives import (
     Replacer,
     composed_set,
@@ -36,16 +37,32 @@ def _base(key: str, image: str, image_id, level: str, graph: SceneGraph, kind: s
             "graph": graph.to_dict(), "paired": False}
 
 
+CANDIDATES = ("auto", "wordnet", "vocabulary", "llm")  # auto: wordnet on VG, vocabulary on runs
+
+
 def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
-               writer=None, llm_candidates: bool = False) -> dict:
-    """sources: (key, image path, image id, full graph, [(level, caption graph)]) tuples.
-    `writer`: None for template captions, else an LLM caption writer (registry);
-    `llm_candidates`: that writer also proposes the replacement candidates."""
+               writer=None, candidates: str = "wordnet", lexicon=None, hosts=None) -> dict:
+    """sources: (key, image path, image id, present, [(level, caption graph)]) tuples, where
+    `present` maps "O", "A", "R" to what occurs anywhere in the image.
+    `writer`: None for template captions, else an LLM caption writer (registry).
+    `candidates`: "wordnet" (same category, no synonyms; `lexicon` a compass.lexicon
+    Lexicon), "vocabulary" (any other value of the type: the unfiltered ablation) or "llm"
+    (proposed by the writer, asked again when none survives)."""
     rep = Replacer(vocab, similarity)
-    if llm_candidates and writer is not None:
+    if candidates == "llm":
+        if writer is None:
+            from autocomp.errors import AutocompError
+
+            raise AutocompError("--candidates llm needs an LLM --writer (transformers or "
+                                "openai)")
         from autocomp.compass.llm_captions import LLMCandidates
 
         rep.propose = LLMCandidates(writer, rep.vocabulary)
+    elif candidates == "wordnet":
+        from autocomp.compass.lexicon import Lexicon, SynsetCandidates
+        from autocomp.compass.wordnet import load_wordnet
+
+        rep.propose = SynsetCandidates(lexicon or Lexicon(load_wordnet()), vocab, hosts)
     rows = {name: [] for name in FILES}
     dropped = Counter()
     written = {}
@@ -55,8 +72,7 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
         written = write_captions(writer, [
             (f"{key}/{level}-n{len(primitives(g))}", g)
             for key, _, _, _, captions in sources for level, g in captions])
-    for key, image, image_id, full, captions in sources:
-        seen = image_primitives(full)
+    for key, image, image_id, seen, captions in sources:
         for level, g in captions:
             rng = random.Random(f"compass:{seed}:{key}:{level}:{len(primitives(g))}")
             cid = f"{key}/{level}-n{len(primitives(g))}"
@@ -95,11 +111,16 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
     out.mkdir(parents=True, exist_ok=True)
     for name, items in rows.items():
         write_jsonl(out / f"{name}.jsonl", items)
+    counts_by_n = {name: dict(sorted(Counter(str(r["n"]) for r in items).items(),
+                                     key=lambda kv: int(kv[0])))
+                   for name, items in rows.items()}
     manifest = {**meta, "seed": seed, "writer": "template" if writer is None else
-                type(writer).__name__, "candidates": "llm" if rep.propose else "vocabulary",
-                "counts": {k: len(v) for k, v in rows.items()},
-                "dropped": dict(dropped), "vocabulary": {k: len(v) for k, v in vocab.items()},
-                "similarity": getattr(similarity, "model_ref", None)}
+                type(writer).__name__, "candidates": candidates,
+                "counts": {k: len(v) for k, v in rows.items()}, "counts_by_n": counts_by_n,
+                "dropped": dict(sorted(dropped.items())),
+                "vocabulary": {k: len(v) for k, v in vocab.items()},
+                "similarity": getattr(similarity, "model_ref", None),
+                "filter": rep.filter_report()}
     write_text(out / "manifest.json", json.dumps(manifest, indent=1))
     write_text(out / "candidates.json", json.dumps(
         {f"{k}:{v}": c for (k, v), c in sorted(rep.cache.items())}, indent=0))
@@ -108,12 +129,15 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
 
 def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None,
              image_ids=None, seed: int = 0, similarity=None, levels=("OA", "OR", "OAR"),
-             writer=None, llm_candidates: bool = False):
-    from autocomp.compass.vg import load_vg
+             writer=None, candidates: str = "wordnet", wordnet: str | None = None):
+    from autocomp.compass.vg import load_attribute_synsets, load_vg
 
     skipped = Counter()
     images = load_vg(vg_dir, image_ids, limit, skipped)
     vocab = graph_vocab(img.graph for img in images)
+    lexicon = None
+    if candidates == "wordnet":
+        lexicon = _vg_lexicon(images, load_attribute_synsets(vg_dir), wordnet)
     sources = []
     for img in images:
         rng = random.Random(f"walk:{seed}:{img.image_id}")
@@ -126,16 +150,39 @@ def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None
                 if g is not None:
                     caps.append((level, g))
         path = Path(images_dir) / f"{img.image_id}.jpg"
-        sources.append((f"vg{img.image_id}", str(path.resolve()), img.image_id, img.graph,
+        sources.append((f"vg{img.image_id}", str(path.resolve()), img.image_id, img.present(),
                         caps))
     return write_sets(sources, vocab, Path(out), seed, similarity,
                       {"source": "visual-genome", "dir": str(vg_dir), "images": len(images),
-                       "skipped": dict(skipped)}, writer, llm_candidates)
+                       "skipped": dict(sorted(skipped.items()))}, writer, candidates, lexicon,
+                      attribute_hosts(img.graph for img in images))
+
+
+def _vg_lexicon(images, attribute_synsets: dict[str, str], wordnet: str | None):
+    """A Lexicon whose synsets are the ones the VG records give (most frequent per value),
+    WordNet's first sense for the rest."""
+    from autocomp.compass.lexicon import Lexicon, recorded_synsets
+    from autocomp.compass.wordnet import load_wordnet
+
+    recorded = recorded_synsets()
+    for img in images:
+        for names, syn in zip(img.aliases, img.object_synsets, strict=True):
+            for name in names:
+                if syn:
+                    recorded["O"][name][syn] += 1
+        for rel, syn in zip(img.graph.relations, img.relation_synsets, strict=True):
+            if syn:
+                recorded["R"][rel.predicate][syn] += 1
+    for attr, syn in attribute_synsets.items():
+        recorded["A"][attr][syn] += 1
+    return Lexicon(load_wordnet(wordnet), recorded)
 
 
 def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=None,
-              llm_candidates: bool = False):
-    """Every validated image of a synthetic run: its concept graph is the caption graph."""
+              candidates: str = "vocabulary", wordnet: str | None = None):
+    """Every validated image of a synthetic run: its concept graph is the caption graph.
+    Candidates default to the run's task vocabularies: each is one curated category
+    (shapes, colors, spatial relations) without synonyms, as Auto-Comp's negatives use."""
     from autocomp.records import read_jsonl
     from autocomp.runtime.run import Run
 
@@ -153,7 +200,13 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
         for row in read_jsonl(path):
             g = SceneGraph.from_dict(concepts[row["concept"]]["graph"])
             sources.append((row["id"], str((run.dir / row["image"]).resolve()), row["concept"],
-                            g, [(level_of(g), g)]))
+                            image_primitives(g), [(level_of(g), g)]))
+    lexicon = None
+    if candidates == "wordnet":
+        from autocomp.compass.lexicon import Lexicon
+        from autocomp.compass.wordnet import load_wordnet
+
+        lexicon = Lexicon(load_wordnet(wordnet))
     return write_sets(sources, vocab, Path(out), seed, similarity,
                       {"source": "synthetic", "dir": str(run.dir), "images": len(sources)},
-                      writer, llm_candidates)
+                      writer, candidates, lexicon)

@@ -88,22 +88,39 @@ EXAMPLES = {"O": ("object", "sofa", "chair, bed, table, bench, stool, desk, lamp
 
 class LLMCandidates:
     """Replacement candidates proposed by an LLM writer, asked once per primitive and
-    cached (COMPASS appendix A); the vocabulary's own primitives when it proposes none."""
+    cached (COMPASS appendix A); asked again (`more`, up to REQUERIES times, sampling anew)
+    when none of its candidates can be used; the vocabulary's own primitives when it
+    proposes none at all."""
+
+    REQUERIES = 2
 
     def __init__(self, writer, fallback):
         self.writer, self.fallback, self.cache = writer, fallback, {}
+        self.asked: dict[tuple[str, str], int] = {}
+
+    def _ask(self, kind: str, value: str, attempt: int) -> list[str]:
+        name, example, answer = EXAMPLES[kind]
+        user = prompt_text("compass_candidates.txt").format(
+            kind=name, value=value, example=example, example_answer=answer)
+        seed = int(hashlib.sha256(f"{kind}:{value}:{attempt}".encode()).hexdigest()[:8], 16)
+        text = self.writer.write([CaptionRequest(f"{kind}:{value}", None, None, seed, attempt,
+                                                 "You propose words.", user)])[0]
+        self.asked[(kind, value)] = attempt + 1
+        words = [" ".join(w.lower().strip(" .\"'").split())
+                 for w in re.split(r"[,\n;]", text or "")]
+        return [w for w in dict.fromkeys(words) if w and w != value and len(w) < 40]
 
     def __call__(self, kind: str, value: str) -> list[str]:
         key = (kind, value)
         if key not in self.cache:
-            name, example, answer = EXAMPLES[kind]
-            user = prompt_text("compass_candidates.txt").format(
-                kind=name, value=value, example=example, example_answer=answer)
-            seed = int(hashlib.sha256(f"{kind}:{value}".encode()).hexdigest()[:8], 16)
-            text = self.writer.write([CaptionRequest(f"{kind}:{value}", None, None, seed, 0,
-                                                     "You propose words.", user)])[0]
-            words = [" ".join(w.lower().strip(" .\"'").split())
-                     for w in re.split(r"[,\n;]", text or "")]
-            words = [w for w in dict.fromkeys(words) if w and w != value and len(w) < 40]
-            self.cache[key] = words or self.fallback(kind, value)
+            self.cache[key] = self._ask(kind, value, 0) or self.fallback(kind, value)
         return self.cache[key]
+
+    def more(self, kind: str, value: str) -> list[str]:
+        """New proposals when none of the cached ones survived (COMPASS re-queries)."""
+        out: list[str] = []
+        while not out and self.asked.get((kind, value), 0) <= self.REQUERIES:
+            known = set(self.cache.get((kind, value), []))
+            out = [w for w in self._ask(kind, value, self.asked.get((kind, value), 0))
+                   if w not in known]
+        return out

@@ -2,10 +2,13 @@
 nowhere in the image's scene graph (COMPASS section 3.2, appendix A).
 
 Candidates per primitive are cached (a dict per type, as the paper caches its LLM's
-proposals); the offline default proposes the other primitives of the same type in the
-dataset's vocabulary. A negative is rejected when its sentence-embedding similarity to the
-original exceeds 0.95 (N < 6) or 0.90 (N >= 6); the same rule applies to composed,
-decomposed and skill-targeted negatives.
+proposals). The offline default (compass/lexicon.py) proposes values of the dataset's
+vocabulary of the same WordNet category that are not synonyms; an LLM writer can propose
+them instead, and is asked again when none of its candidates survives. A candidate that
+occurs in the image (any name of any object) or is a synonym of something that does is
+never used. A negative is rejected when its sentence-embedding similarity to the original
+exceeds 0.95 (N < 6) or 0.90 (N >= 6); the same rule applies to composed, decomposed and
+skill-targeted negatives, and every test and rejection is counted per set and N.
 
   composed/decomposed  every primitive perturbed once; up to 3 attempts per primitive;
                        the caption is dropped if one primitive gets no valid negative
@@ -71,7 +74,13 @@ class Replacer:
     vocab: dict[str, Counter]
     similarity: object = None  # .similar(a, b) -> float, or None: no filter
     cache: dict = field(default_factory=dict)
-    propose: object = None  # (kind, value) -> candidates, e.g. an LLM; default: the vocabulary
+    # (kind, value) -> candidates: SynsetCandidates, an LLM, or None (any other value of
+    # the type: the unfiltered ablation). It may have .same_meaning(kind, a, b) (synonyms
+    # of what the image shows are left out) and .more(kind, value) (asked again when no
+    # candidate survives), .plausible(kind, candidate, graph, prim).
+    propose: object = None
+    # (set, n) -> Counter(tested, rejected): the similarity filter's work
+    filter_stats: dict = field(default_factory=dict)
 
     def vocabulary(self, kind: str, value: str) -> list[str]:
         return sorted(v for v in self.vocab[kind] if v != value)
@@ -82,20 +91,53 @@ class Replacer:
             self.cache[key] = (self.propose or self.vocabulary)(kind, value)
         return self.cache[key]
 
+    def _usable(self, graph: SceneGraph, prim: tuple, image: dict[str, set],
+                candidates) -> list[str]:
+        kind = prim[0]
+        same = getattr(self.propose, "same_meaning", None)
+        options = [c for c in candidates if c not in image[kind]
+                   and not (same and any(same(kind, c, p) for p in image[kind]))]
+        if kind == "A":  # an object does not get an attribute twice
+            options = [c for c in options if c not in graph.objects[prim[1]].attributes]
+        plausible = getattr(self.propose, "plausible", None)
+        if plausible is not None:
+            options = [c for c in options if plausible(kind, c, graph, prim)]
+        return options
+
     def perturb(self, graph: SceneGraph, prim: tuple, image: dict[str, set],
                 rng: random.Random) -> tuple[SceneGraph, dict] | None:
         value = value_of(graph, prim)
-        options = [c for c in self.candidates(prim[0], value) if c not in image[prim[0]]]
-        if prim[0] == "A":  # an object does not get an attribute twice
-            options = [c for c in options if c not in graph.objects[prim[1]].attributes]
+        options = self._usable(graph, prim, image, self.candidates(prim[0], value))
+        more = getattr(self.propose, "more", None)
+        if not options and more is not None:  # as the paper does: ask the LLM again
+            extra = more(prim[0], value)
+            self.cache[(prim[0], value)] = list(dict.fromkeys(
+                [*self.cache.get((prim[0], value), []), *extra]))
+            options = self._usable(graph, prim, image, extra)
         if not options:
             return None
         new = rng.choice(options)
         edit = {"type": prim[0], "primitive": list(prim), "from": value, "to": new}
         return replace(graph, prim, new), edit
 
-    def too_similar(self, a: str, b: str, n: int) -> bool:
-        return self.similarity is not None and self.similarity.similar(a, b) > threshold(n)
+    def too_similar(self, a: str, b: str, n: int, tally: str | None = None) -> bool:
+        if self.similarity is None:
+            return False
+        rejected = self.similarity.similar(a, b) > threshold(n)
+        if tally is not None:
+            counts = self.filter_stats.setdefault((tally, n), Counter())
+            counts["tested"] += 1
+            counts["rejected"] += rejected
+        return rejected
+
+    def filter_report(self) -> dict:
+        """{set: {N: {tested, rejected, rate}}} for the manifest and `compass build`."""
+        out: dict = {}
+        for (name, n), c in sorted(self.filter_stats.items()):
+            out.setdefault(name, {})[str(n)] = {
+                "tested": c["tested"], "rejected": c["rejected"],
+                "rate": round(c["rejected"] / c["tested"], 4) if c["tested"] else 0.0}
+        return out
 
 
 def image_primitives(graph: SceneGraph) -> dict[str, set]:
@@ -128,7 +170,8 @@ def composed_set(graph: SceneGraph, image: dict[str, set], rep: Replacer,
             d, d_neg = decomposed(graph, prim), decomposed(neg_graph, prim)
             if neg is None or neg == caption or neg in (x["caption"] for x in negatives):
                 continue
-            if rep.too_similar(caption, neg, n) or rep.too_similar(d, d_neg, n):
+            if rep.too_similar(caption, neg, n, f"composed-{prim[0]}") or \
+                    rep.too_similar(d, d_neg, n, f"decomposed-{prim[0]}"):
                 continue
             found = (neg_graph, edit, neg, d, d_neg)
             break
@@ -165,7 +208,7 @@ def skill_set(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replacer
         neg = render(graph, caption, neg_graph, edit)
         if neg is None or neg == caption or any(x["caption"] == neg for x in negatives):
             continue
-        if rep.too_similar(caption, neg, n):
+        if rep.too_similar(caption, neg, n, f"skill-{kind}"):
             continue
         negatives.append({"caption": neg, "edit": edit, "category": kind,
                           "same_meaning": False, "graph": neg_graph.to_dict()})

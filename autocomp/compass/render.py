@@ -1,14 +1,22 @@
 """Template captions of primitive sets ("There is a dark brown sofa in the living room.
 There is a ceiling."), their decomposed captions, and the primitives of a graph.
 
-The rendering depends only on the graph's structure, so a negative made by changing one
-primitive renders with the same words everywhere else.
+Grammar holds on Visual Genome's open vocabulary: verb predicates are conjugated or follow
+"is" ("The man wears the pants.", "There is a man wearing a shirt.", "There is a car
+parked on a street."), plural names take no article and "are" ("There are bikes behind a
+man."), and a/an follows the first word (inflect). The rendering depends only on the
+graph's structure, so a negative made by changing one primitive renders with the same
+words everywhere else, agreement and articles re-rendered for the new word.
 """
 
 from __future__ import annotations
 
-from autocomp.captions.grammar import indefinite_article
+from functools import lru_cache
+
+from autocomp.captions.grammar import indefinite_article, is_plural_noun, predicate_form
 from autocomp.scene import SceneGraph
+
+__all__ = ["composed", "decomposed", "predicate_form", "primitives", "plural"]
 
 
 def primitives(graph: SceneGraph) -> list[tuple]:
@@ -19,26 +27,65 @@ def primitives(graph: SceneGraph) -> list[tuple]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _noun_test():
+    """WordNet's "is this a noun" when WordNet is installed, else None (inflect alone)."""
+    from autocomp.errors import AutocompError
+
+    try:
+        from autocomp.compass.wordnet import load_wordnet
+
+        wn = load_wordnet()
+    except (AutocompError, ImportError):
+        return None
+    return lambda word: bool(wn.synsets(word, "n"))
+
+
+@lru_cache(maxsize=65536)
+def plural(name: str) -> bool:
+    return is_plural_noun(name, _noun_test())
+
+
+def _indefinite(words: str, name: str) -> str:
+    """'a dark brown sofa', 'an apple', 'black pants' (plurals take no article)."""
+    return words if plural(name) else f"{indefinite_article(words)} {words}"
+
+
 def _np(graph: SceneGraph, i: int) -> str:
     o = graph.objects[i]
-    words = " ".join([*o.attributes, o.name])
-    return f"{indefinite_article(words)} {words}"
+    return _indefinite(" ".join([*o.attributes, o.name]), o.name)
+
+
+def _there(graph: SceneGraph, i: int) -> str:
+    return "There are" if plural(graph.objects[i].name) else "There is"
+
+
+def _relation(graph: SceneGraph, k: int, obj: str) -> str:
+    """'The man wears <obj>.', 'The trees are behind <obj>.'"""
+    r = graph.relations[k]
+    subject = graph.objects[r.subject].name
+    clause = predicate_form(r.predicate).clause(plural(subject))
+    return f"The {subject} {clause} {obj}."
 
 
 def composed(graph: SceneGraph) -> str:
     """Relations first, each as a sentence, each object introduced once with its
-    attributes; objects in no relation get "There is ...".
+    attributes; objects in no relation get "There is/are ...".
     """
     said: set[int] = set()
     sentences = []
-    for r in graph.relations:
+    for k, r in enumerate(graph.relations):
         obj = f"the {graph.objects[r.object].name}" if r.object in said else _np(graph, r.object)
         if r.subject in said:
-            sentences.append(f"The {graph.objects[r.subject].name} is {r.predicate} {obj}.")
+            sentences.append(_relation(graph, k, obj))
         else:
-            sentences.append(f"There is {_np(graph, r.subject)} {r.predicate} {obj}.")
+            subject_plural = plural(graph.objects[r.subject].name)
+            modifier = predicate_form(r.predicate).modifier(subject_plural)
+            sentences.append(f"{_there(graph, r.subject)} {_np(graph, r.subject)} "
+                             f"{modifier} {obj}.")
         said |= {r.subject, r.object}
-    sentences += [f"There is {_np(graph, i)}." for i in range(graph.n_objects) if i not in said]
+    sentences += [f"{_there(graph, i)} {_np(graph, i)}." for i in range(graph.n_objects)
+                  if i not in said]
     return " ".join(sentences)
 
 
@@ -47,11 +94,9 @@ def decomposed(graph: SceneGraph, prim: tuple) -> str:
     relation holds between two objects."""
     if prim[0] == "O":
         name = graph.objects[prim[1]].name
-        return f"There is {indefinite_article(name)} {name} in the image."
+        return f"{_there(graph, prim[1])} {_indefinite(name, name)} in the image."
     if prim[0] == "A":
         o = graph.objects[prim[1]]
-        words = f"{o.attributes[prim[2]]} {o.name}"
-        return f"There is {indefinite_article(words)} {words}."
+        return f"{_there(graph, prim[1])} {_indefinite(f'{o.attributes[prim[2]]} {o.name}', o.name)}."
     r = graph.relations[prim[1]]
-    return (f"The {graph.objects[r.subject].name} is {r.predicate} the "
-            f"{graph.objects[r.object].name}.")
+    return _relation(graph, prim[1], f"the {graph.objects[r.object].name}")

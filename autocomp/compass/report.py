@@ -21,6 +21,8 @@ from autocomp.compass.analysis import (
 )
 from autocomp.report.tables import Table
 
+THIN = 30  # a level/N row with fewer items than this is flagged: its accuracy is noisy
+
 
 def _source(d: Path) -> str:
     m = json.loads((Path(d) / "manifest.json").read_text(encoding="utf-8"))
@@ -59,7 +61,11 @@ def tables(dirs: list[Path]) -> list[Table]:
                                           for lv in ("OAR", "OA", "OR")]])
             for r in rows:
                 detail.append([model, src, r["level"], str(r["n"]), str(r["items"]),
-                               f"{r['decomp']:.1f}", f"{r['comp']:.1f}", f"{r['gap']:+.1f}"])
+                               f"{r['decomp']:.1f}", f"{r['comp']:.1f}", f"{r['gap']:+.1f}",
+                               f"thin (< {THIN})" if r["items"] < THIN else ""])
+            thin = {lv: sum(r["items"] < THIN for r in rows if r["level"] == lv)
+                    for lv in ("OAR", "OA", "OR")}
+            t2_rows[-1].append(", ".join(f"{lv} {k}" for lv, k in thin.items() if k) or "-")
             load = skill_load(d, model)
             for level, by_type in sorted(load.items()):
                 row = [model, src, level]
@@ -71,14 +77,32 @@ def tables(dirs: list[Path]) -> list[Table]:
                             "collinear") else f"{cell['coef']:+.2f}{stars(cell['p'])}")
                 t3_rows.append(row)
     out = [Table("Table 2: integration gap, decomposed - composed R@1 (points), mean ± std "
-                 "across complexities", ["Model", "Source", "OAR", "OA", "OR"], t2_rows),
+                 f"(sample, ddof=1) across complexities; thin: N rows with < {THIN} items",
+                 ["Model", "Source", "OAR", "OA", "OR", "Thin N rows"], t2_rows),
            Table("Tables 6-8: per complexity, decomposed (D) and composed (C) R@1 and the gap",
-                 ["Model", "Source", "Level", "N", "Items", "D", "C", "Δ"], detail),
+                 ["Model", "Source", "Level", "N", "Items", "D", "C", "Δ", "Note"], detail),
            Table("Table 3: skill load, change in R@1 (points) per primitive; * p < 0.005, "
                  "** p < 0.001 (image-clustered SE); collinear: fixed by the other counts",
                  ["Model", "Source", "Level",
                   *[f"{k} neg {c[2:]}" for k in ("O", "A", "R") for c in COUNTS]], t3_rows)]
     return out
+
+
+def format_filter(manifest: dict) -> str:
+    """The similarity filter's rejections per set and N, and the items each N kept."""
+    lines = ["Similarity filter (rejects a negative above 0.95 for N < 6, 0.90 for N >= 6):",
+             f"  {'set':<14}{'N':>3}{'tested':>8}{'rejected':>10}{'rate':>8}"]
+    for name, by_n in manifest.get("filter", {}).items():
+        for n, c in sorted(by_n.items(), key=lambda kv: int(kv[0])):
+            lines.append(f"  {name:<14}{n:>3}{c['tested']:>8}{c['rejected']:>10}"
+                         f"{100 * c['rate']:>7.1f}%")
+    kept = manifest.get("counts_by_n", {})
+    if kept:
+        lines.append(f"Items kept per N (thin: fewer than {THIN}):")
+        for name, by_n in kept.items():
+            cells = [f"N={n}: {k}{'*' if k < THIN else ''}" for n, k in by_n.items()]
+            lines.append(f"  {name:<12}" + ("  ".join(cells) or "none"))
+    return "\n".join(lines)
 
 
 def figures(d: Path) -> list[Path]:

@@ -4,8 +4,11 @@ needs more than 6 GB of RAM).
 `scene_graphs.json`: a list of {image_id, objects: [{object_id, names, attributes?}],
 relationships: [{subject_id, object_id, predicate}]}. `attributes.json` (optional): per
 image, {image_id, attributes: [{object_id, attributes}]}, merged by object id.
-`image_data.json` (optional): {image_id or id, url, width, height}. Names, attributes and
-predicates are lower-cased and stripped. Malformed entries are skipped and counted by
+`image_data.json` (optional): {image_id or id, url, width, height}.
+`attribute_synsets.json` (optional, VG 1.4): {attribute: synset}. Names, attributes and
+predicates are lower-cased and stripped. An object keeps all its names (the first is the
+one captions use; every one counts as present in the image) and its synset; a relation
+its synset. Exact duplicate relation triples are dropped and counted. Malformed entries are skipped and counted by
 reason; a file that is not valid JSON stops with its name and the byte where it broke.
 """
 
@@ -26,6 +29,42 @@ class VGImage:
     graph: SceneGraph
     object_ids: list[int]
     meta: dict = field(default_factory=dict)
+    aliases: list[tuple[str, ...]] = field(default_factory=list)  # every name, per object
+    object_synsets: list[str | None] = field(default_factory=list)
+    relation_synsets: list[str | None] = field(default_factory=list)
+
+    def present(self) -> dict[str, set]:
+        """What occurs anywhere in the image, by primitive type: every name of every
+        object (alternates too), every attribute, every predicate."""
+        out = {"O": {n for names in self.aliases for n in names},
+               "A": {a for o in self.graph.objects for a in o.attributes},
+               "R": {r.predicate for r in self.graph.relations}}
+        out["O"] |= set(self.graph.names)
+        return out
+
+
+def _synset(value) -> str | None:
+    """The first synset of a VG `synsets` list ("man.n.01"), or None."""
+    if isinstance(value, list) and value and isinstance(value[0], str) and value[0].strip():
+        return value[0].strip().lower()
+    return None
+
+
+def load_attribute_synsets(directory: Path) -> dict[str, str]:
+    """attribute_synsets.json ({attribute: synset}), normalised; {} when absent."""
+    import json
+
+    path = Path(directory) / "attribute_synsets.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise AutocompError(f"not valid JSON: {exc}", file=path) from None
+    if not isinstance(data, dict):
+        raise AutocompError("expected an object {attribute: synset}", file=path)
+    return {_norm(k): v.strip().lower() for k, v in data.items()
+            if _norm(k) and isinstance(v, str) and v.strip()}
 
 
 def _norm(text) -> str:
@@ -98,7 +137,7 @@ def load_vg(directory: Path, image_ids=None, limit: int | None = None,
 
 def _image(entry: dict, extra: dict, meta: dict, skipped: Counter) -> VGImage | None:
     iid = _image_id(entry)
-    objects, ids, index = [], [], {}
+    objects, ids, index, aliases, osyn = [], [], {}, [], []
     for o in entry.get("objects") or []:
         if not isinstance(o, dict) or not isinstance(o.get("object_id"), int):
             skipped["object: no integer object_id"] += 1
@@ -117,7 +156,9 @@ def _image(entry: dict, extra: dict, meta: dict, skipped: Counter) -> VGImage | 
         index[o["object_id"]] = len(objects)
         objects.append(Object(names[0], tuple(attrs)))
         ids.append(o["object_id"])
-    relations = []
+        aliases.append(tuple(dict.fromkeys(names)))
+        osyn.append(_synset(o.get("synsets")))
+    relations, rsyn, seen = [], [], set()
     for r in entry.get("relationships") or []:
         if not isinstance(r, dict):
             skipped["relation: not an object"] += 1
@@ -133,9 +174,14 @@ def _image(entry: dict, extra: dict, meta: dict, skipped: Counter) -> VGImage | 
             skipped["relation: an object related to itself"] += 1
             continue
         rel = Relation(index[s], p, index[o])
-        if rel not in relations:
-            relations.append(rel)
+        if rel in seen:
+            skipped["relation: exact duplicate triple"] += 1
+            continue
+        seen.add(rel)
+        relations.append(rel)
+        rsyn.append(_synset(r.get("synsets")))
     if not objects:
         skipped["image: no usable object"] += 1
         return None
-    return VGImage(iid, SceneGraph(tuple(objects), tuple(relations)), ids, meta)
+    return VGImage(iid, SceneGraph(tuple(objects), tuple(relations)), ids, meta, aliases,
+                   osyn, rsyn)

@@ -1,0 +1,189 @@
+"""Same-category, non-synonym replacement candidates from WordNet (COMPASS section 3.2: a
+replacement is a plausible primitive of the same category, never a synonym).
+
+Each value (object name, attribute, predicate) gets a WordNet synset: the one Visual Genome
+records for it (objects' and relationships' `synsets`, attribute_synsets.json), the most
+frequent when records disagree, else WordNet's first sense of the word (objects: noun;
+attributes: adjective, then verb, then noun; predicates: verb for verb phrases). Two
+values are of the same category when
+
+  nouns       they share a lexicographer file (noun.person, noun.artifact, noun.animal...)
+              and a hypernym at depth >= 7 (man / woman: adult; shirt / hat: clothing;
+              dog / cat: carnivore), or at depth 6 within 3 edges (cup / bowl:
+              container); not cup / truck (container too, but 5 edges apart: WordNet files
+              wheeled vehicles under containers) nor shirt / car (artifact, depth 4); and
+              neither is a hypernym of the other (dog / animal: "an animal" is still true
+              of a dog)
+  adjectives  the nouns WordNet says they are values of (red, white: hue, value -> color
+              property; small, large: size), one hypernym up, or the same head adjective
+  verbs       the same lexicographer file (wear: verb.body; hold, sit: verb.contact)
+  predicates  verb phrases ("wearing", "parked on") by their verb's file; all other
+              predicates (on, in front of, behind...) form one spatial category
+
+A candidate never shares the original's synset, and neither word is a lemma of the other's
+synset ("guy" for "man" in VG; "grey" for "gray"). A value with no synset gets none. An
+attribute replacement must also have been seen in the dataset on an object of the same
+lexicographer file as the one it lands on (no "folded girl": folded was only seen on
+artifacts).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from autocomp.compass.render import predicate_form
+
+NOUN_DEPTH = 7  # a shared hypernym this deep, or NEAR_DEPTH within NEAR_EDGES
+NEAR_DEPTH, NEAR_EDGES = 6, 3
+
+
+def _key(word: str) -> str:
+    return word.replace("_", " ").lower()
+
+
+class Lexicon:
+    """Synsets of a dataset's values and the same-category test between them."""
+
+    def __init__(self, wordnet, recorded: dict[str, dict[str, Counter]] | None = None):
+        self.wn = wordnet
+        self.recorded = recorded or {"O": {}, "A": {}, "R": {}}
+        self._synset: dict[tuple[str, str], object] = {}
+        self._cats: dict[tuple[str, str], frozenset] = {}
+
+    # ---- which synset a value names ----------------------------------------------------
+    def synset(self, kind: str, value: str):
+        key = (kind, value)
+        if key not in self._synset:
+            self._synset[key] = self._find(kind, value)
+        return self._synset[key]
+
+    def _find(self, kind: str, value: str):
+        from nltk.corpus.reader.wordnet import WordNetError
+
+        for name, _ in self.recorded.get(kind, {}).get(value, Counter()).most_common():
+            try:
+                return self.wn.synset(name)
+            except (WordNetError, ValueError):
+                continue
+        word = value.replace(" ", "_")
+        if kind == "O":
+            return self._first(word, "n") or self._first(value.split()[-1], "n")
+        if kind == "A":
+            return (self._first(word, "a") or self._first(word, "v")
+                    or self._first(word, "n"))
+        form = predicate_form(value)
+        if form.kind in ("finite", "participle", "passive"):
+            return self._first(form.verb, "v")
+        return None
+
+    def _first(self, word: str, pos: str):
+        found = self.wn.synsets(word, pos)
+        if pos == "a":
+            found = found or self.wn.synsets(word, "s")
+        return found[0] if found else None
+
+    # ---- categories -------------------------------------------------------------------
+    def categories(self, kind: str, value: str) -> frozenset:
+        """Labels; two values of one kind share a category when their labels meet (nouns
+        are compared pairwise instead, see same_category)."""
+        key = (kind, value)
+        if key not in self._cats:
+            self._cats[key] = frozenset(self._categories(kind, value))
+        return self._cats[key]
+
+    def _categories(self, kind: str, value: str) -> set:
+        if kind == "R":
+            form = predicate_form(value)
+            if form.kind == "preposition":
+                return {"spatial"}
+            s = self.synset(kind, value)
+            return {f"verb:{s.lexname()}"} if s is not None else set()
+        s = self.synset(kind, value)
+        if s is None:
+            return set()
+        pos = s.pos()
+        if pos in ("a", "s"):
+            heads = s.similar_tos() if pos == "s" else [s]
+            nouns = [n for h in [s, *heads] for n in h.attributes()]
+            labels = {f"head:{h.name()}" for h in heads}
+            labels |= {f"of:{x.name()}" for n in nouns for x in [n, *n.hypernyms()]}
+            return labels
+        if pos == "v":
+            return {f"verb:{s.lexname()}"}
+        return {f"noun:{s.lexname()}"}
+
+    def same_category(self, kind: str, a: str, b: str) -> bool:
+        if not self.categories(kind, a) & self.categories(kind, b):
+            return False
+        sa, sb = self.synset(kind, a), self.synset(kind, b)
+        if sa is None or sb is None or sa.pos() != "n" or sb.pos() != "n":
+            return True
+        if kind == "A":  # attribute nouns (glass, leather): the lexicographer file is enough
+            return True
+        common = sa.lowest_common_hypernyms(sb)
+        depth = max((c.max_depth() for c in common), default=0)
+        if depth < NOUN_DEPTH and not (depth >= NEAR_DEPTH and
+                                       (sa.shortest_path_distance(sb) or 99) <= NEAR_EDGES):
+            return False
+        return sa not in sb.closure(lambda x: x.hypernyms()) and sb not in \
+            sa.closure(lambda x: x.hypernyms())
+
+    def synonyms(self, kind: str, a: str, b: str) -> bool:
+        """Same synset, or one word is a lemma of the other's synset."""
+        if _key(a) == _key(b):
+            return True
+        sa, sb = self.synset(kind, a), self.synset(kind, b)
+        if sa is not None and sb is not None and sa == sb:
+            return True
+        return any(s is not None and _key(w) in {_key(n) for n in s.lemma_names()}
+                   for s, w in ((sa, b), (sb, a)))
+
+    def candidates(self, kind: str, value: str, vocabulary) -> list[str]:
+        """The vocabulary's values of the same category, synonyms left out, sorted."""
+        return sorted(v for v in vocabulary if v != value
+                      and self.same_category(kind, value, v)
+                      and not self.synonyms(kind, value, v))
+
+
+class SynsetCandidates:
+    """A Replacer's `propose`: same-category, non-synonym values of the dataset vocabulary.
+    `hosts`: attribute -> the object names it was seen on (for `plausible`)."""
+
+    name = "wordnet"
+
+    def __init__(self, lexicon: Lexicon, vocab: dict[str, Counter],
+                 hosts: dict[str, set] | None = None):
+        self.lexicon, self.vocab, self.hosts = lexicon, vocab, hosts
+        self._host_files: dict[str, set] = {}
+
+    def __call__(self, kind: str, value: str) -> list[str]:
+        return self.lexicon.candidates(kind, value, self.vocab[kind])
+
+    def same_meaning(self, kind: str, a: str, b: str) -> bool:
+        return self.lexicon.synonyms(kind, a, b)
+
+    def _file(self, name: str) -> str | None:
+        s = self.lexicon.synset("O", name)
+        return s.lexname() if s is not None else None
+
+    def plausible(self, kind: str, candidate: str, graph, prim: tuple) -> bool:
+        """An attribute candidate was seen on an object of the same lexicographer file."""
+        if kind != "A" or self.hosts is None:
+            return True
+        if candidate not in self._host_files:
+            self._host_files[candidate] = {self._file(h) for h in self.hosts.get(candidate, ())}
+        return self._file(graph.objects[prim[1]].name) in self._host_files[candidate]
+
+
+def attribute_hosts(graphs) -> dict[str, set]:
+    """attribute -> names of the objects that carry it."""
+    out: dict[str, set] = defaultdict(set)
+    for g in graphs:
+        for o in g.objects:
+            for a in o.attributes:
+                out[a].add(o.name)
+    return dict(out)
+
+
+def recorded_synsets() -> dict[str, dict[str, Counter]]:
+    return {"O": defaultdict(Counter), "A": defaultdict(Counter), "R": defaultdict(Counter)}
