@@ -335,3 +335,91 @@ def test_distributed_eval_under_accelerate_launch(run, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(list(out.rglob("*.json"))) == 8  # 2 models x 4 benchmarks, once each
     assert proc.stdout.count("done") == 8
+
+
+def _choice_reply(pick):
+    """A fake chat server answer: `pick(options, n)` -> the text the model says."""
+    import re as _re
+
+    def reply(body):
+        user = body["messages"][-1]["content"]
+        options = _re.findall(r"^(\d+)\. (.*)$", user, flags=_re.M)
+        return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                    "role": "assistant", "content": pick(options, len(reply.calls))}}]}
+
+    reply.calls = []
+    return reply
+
+
+def test_blind_choice_sits_at_chance_and_subsamples_confusion(run, fake_openai, tmp_path,
+                                                              monkeypatch):
+    """The paper's blind LLM: shuffled numbered options, confusion shown as the positive +
+    49 negatives (chance 2.0%), invalid answers retried once then scored wrong."""
+    from autocomp.eval.scorers import load_scorer
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    seen = []
+
+    def always_first(options, _):
+        seen.append(len(options))
+        return "1"
+
+    fake_openai.reply = staticmethod(_choice_reply(always_first))
+    out = tmp_path / "res"
+    evaluate(run.dir, ["blind:choice@openai:m"], out,
+             ["shape_color-n3/minimal-confusion", "shape_color-n2/minimal-swap"],
+             cache_dir=tmp_path / "c", echo=lambda *_: None)
+    res = _results(out)
+    conf = res[("blind:choice@openai:m", "shape_color-n3/minimal-confusion")]
+    assert conf["metrics"]["chance"] == 2.0  # 1 / 50, not 1 / 729
+    assert conf["scorer_stats"]["subsampled"] == conf["n_items"] > 0
+    assert max(seen) == 50
+    swap = res[("blind:choice@openai:m", "shape_color-n2/minimal-swap")]
+    assert swap["metrics"]["chance"] == 50.0 and swap["scorer_stats"]["subsampled"] == 0
+    # "always option 1" is right exactly when the shuffle put the positive first
+    scorer = load_scorer("blind:choice@openai:m")
+    preds = [json.loads(x) for x in next(out.rglob("*minimal-confusion.predictions.jsonl"))
+             .read_text().splitlines()]
+    assert 0 < len(preds) and all(p["best_negative_score"] is not None for p in preds)
+    assert len(scorer.shown({"id": "x", "negatives": [{}] * 728})) == 50
+    assert scorer.shown({"id": "x", "negatives": [{}] * 728}) == \
+        scorer.shown({"id": "x", "negatives": [{}] * 728})  # seeded by the item id
+
+
+def test_blind_choice_retries_an_invalid_answer_then_scores_it_wrong(run, fake_openai,
+                                                                     tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    calls = []
+
+    def odd_invalid(options, _):  # every first answer is junk, every retry a valid number
+        calls.append(1)
+        return "I cannot see the image." if len(calls) % 2 else f"Option {len(options)}"
+
+    fake_openai.reply = staticmethod(_choice_reply(odd_invalid))
+    out = tmp_path / "retry"
+    evaluate(run.dir, ["blind:choice@openai:m"], out, ["shape_color-n2/minimal-swap"],
+             cache_dir=tmp_path / "c", echo=lambda *_: None)
+    r = next(iter(_results(out).values()))
+    assert r["scorer_stats"]["retried"] == r["n_items"] and r["scorer_stats"]["invalid"] == 0
+    fake_openai.reply = staticmethod(_choice_reply(lambda o, _: "none of them"))
+    out = tmp_path / "wrong"
+    evaluate(run.dir, ["blind:choice@openai:m"], out, ["shape_color-n2/minimal-swap"],
+             cache_dir=tmp_path / "c", echo=lambda *_: None)
+    r = next(iter(_results(out).values()))
+    assert r["scorer_stats"]["invalid"] == r["n_items"] and r["metrics"]["accuracy"] == 0.0
+    assert r["metrics"]["accuracy_tie_aware"] == 0.0
+
+
+def test_blind_choice_through_a_tiny_transformers_chat_model(run, tmp_path):
+    from tiny_models import tiny_gemma_lm
+
+    lm = tiny_gemma_lm(tmp_path / "gemma")
+    out = tmp_path / "res"
+    evaluate(run.dir, [f"blind:choice@{lm}"], out, ["shape_color-n2/minimal-swap"],
+             cache_dir=tmp_path / "c", echo=lambda *_: None)
+    r = next(iter(_results(out).values()))
+    stats = r["scorer_stats"]
+    assert stats["questions"] == r["n_items"] > 0
+    assert stats["invalid"] <= stats["retried"] <= stats["questions"]
+    assert r["metrics"]["chance"] == 50.0

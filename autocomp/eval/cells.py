@@ -75,6 +75,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
             scorer = load_scorer(cell.model, device=device, batch_size=batch_size)
             by_model = {cell.model: Harness(scorer, run.dir, run.tasks, cache_dir)}
         harness = by_model[cell.model]
+        before = dict(getattr(harness.scorer, "stats", None) or {})
         got = harness.run(cell.bench, target.with_suffix(".predictions.jsonl"))
         s = harness.scorer
         result = {"benchmark": cell.bench.name, "model": cell.model, "family": s.family,
@@ -84,6 +85,8 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                   "chance": got["metrics"]["chance"], "seconds": got["seconds"],
                   "encoded": got["encoded"],
                   "run": str(run.dir), "autocomp_version": __version__}
+        if getattr(s, "stats", None) is not None:  # e.g. blind:choice's invalid answers
+            result["scorer_stats"] = {k: v - before.get(k, 0) for k, v in s.stats.items()}
         write_json(target, result)
         m = got["metrics"]
         echo(f"done   {cell.model} {cell.bench.name}: acc {_f(m['accuracy'])} "

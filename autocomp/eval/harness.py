@@ -130,17 +130,22 @@ class Harness:
         same = np.array([n.get("same_meaning", False) for n in negs], dtype=bool)
         result = outcome(scores, same)
         chosen = negs[result["chosen"] - 1] if result["chosen"] else None
+        # a scorer may leave candidates out (-inf: blind:choice shows 50 of a confusion
+        # item's captions); chance counts the candidates it was shown
+        shown = np.isfinite(scores)
+        finite_negs = scores[1:][shown[1:]]
         graph = item.get("graph") or {}
         group = None
         if item["n"] == 2 and graph.get("relations"):
             group = graph["relations"][0][1]
-        tally.add(result, len(scores), 1 + int((~same).sum()), item.get("paired", False),
-                  group, chosen["category"] if chosen else None)
+        tally.add(result, int(shown.sum()), 1 + int((~same & shown[1:]).sum()),
+                  item.get("paired", False), group, chosen["category"] if chosen else None)
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["strict"],
                 "tie_credit": round(result["tie_credit"], 6),
                 "correct_distinct_meaning": result["distinct"], "paired": item.get("paired"),
                 "positive_score": round(float(scores[0]), 6),
-                "best_negative_score": round(float(scores[1:].max()), 6) if len(negs) else None,
+                "best_negative_score": round(float(finite_negs.max()), 6) if len(finite_negs)
+                else None,
                 "chosen": chosen["caption"] if chosen else item["positive"],
                 "chosen_edit": chosen["edit"] if chosen else None,
                 "chosen_category": chosen["category"] if chosen else None,

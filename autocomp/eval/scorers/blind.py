@@ -9,6 +9,8 @@ beats chance, the captions carry a linguistic artifact that gives the positive a
             negative): the ceiling a text-only shortcut reaches there
   lm@ID     a causal language model (any transformers id or local path): the caption's
             total log-likelihood after the BOS token
+  choice@ID the paper's blind baseline: a chat LLM picks among the shuffled captions
+            (confusion subsampled to 49 negatives + the positive); see choice.py
 """
 
 from __future__ import annotations
@@ -76,8 +78,11 @@ class CausalLM(TextScorer):
 
 
 def make_blind(name, pretrained=None, **kw):
-    blind = {"unigram": Unigram, "distinct": DistinctWords, "lm": CausalLM}
+    from autocomp.eval.scorers.choice import MultipleChoice
+
+    blind = {"unigram": Unigram, "distinct": DistinctWords, "lm": CausalLM,
+             "choice": MultipleChoice}
     if name not in blind:
         raise AutocompError(f"unknown blind scorer '{name}' (known: unigram, distinct, "
-                            "lm@MODEL)")
+                            "lm@MODEL, choice@MODEL)")
     return blind[name](name, pretrained, **kw)
