@@ -381,7 +381,7 @@ def test_blind_choice_sits_at_chance_and_subsamples_confusion(run, fake_openai, 
     scorer = load_scorer("blind:choice@openai:m")
     preds = [json.loads(x) for x in next(out.rglob("*minimal-confusion.predictions.jsonl"))
              .read_text().splitlines()]
-    assert 0 < len(preds) and all(p["best_negative_score"] is not None for p in preds)
+    assert len(preds) > 0 and all(p["best_negative_score"] is not None for p in preds)
     assert len(scorer.shown({"id": "x", "negatives": [{}] * 728})) == 50
     assert scorer.shown({"id": "x", "negatives": [{}] * 728}) == \
         scorer.shown({"id": "x", "negatives": [{}] * 728})  # seeded by the item id

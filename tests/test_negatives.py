@@ -7,8 +7,8 @@ from autocomp.captions.check import check_caption
 from autocomp.captions.minimal import render_minimal
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.task import load_task
-from autocomp.negatives.contextual import substitute
 from autocomp.negatives import generate
+from autocomp.negatives.contextual import substitute
 from autocomp.negatives.generate import expected_count, make_negatives
 from autocomp.scene import attribute_graph, chain_graph
 

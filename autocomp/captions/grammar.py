@@ -108,15 +108,20 @@ def noun_phrase(noun: Noun, modifiers=()) -> str:
 
 # ---- open-vocabulary relations and nouns (Visual Genome: "wears", "parked on", "bikes") ----
 
-PREPOSITIONS = frozenset("""
-aboard about above across after against along alongside amid among around as at atop
-before behind below beneath beside besides between beyond by down during except for from
-in inside into like near next of off on onto opposite out outside over past round since
-than through throughout thru to toward towards under underneath unlike until up upon via
-with within without""".split())
-IRREGULAR_PARTICIPLES = frozenset("""
-made worn held built hung sewn shown drawn written grown thrown torn broken frozen
-stuck bound cut set put lit shut spread laid""".split())
+PREPOSITIONS = frozenset([
+    "aboard", "about", "above", "across", "after", "against", "along", "alongside", "amid",
+    "among", "around", "as", "at", "atop", "before", "behind", "below", "beneath", "beside",
+    "besides", "between", "beyond", "by", "down", "during", "except", "for", "from", "in",
+    "inside", "into", "like", "near", "next", "of", "off", "on", "onto", "opposite", "out",
+    "outside", "over", "past", "round", "since", "than", "through", "throughout", "thru", "to",
+    "toward", "towards", "under", "underneath", "unlike", "until", "up", "upon", "via", "with",
+    "within", "without"
+])
+IRREGULAR_PARTICIPLES = frozenset([
+    "made", "worn", "held", "built", "hung", "sewn", "shown", "drawn", "written", "grown",
+    "thrown", "torn", "broken", "frozen", "stuck", "bound", "cut", "set", "put", "lit", "shut",
+    "spread", "laid"
+])
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,7 @@ def decomposed(graph: SceneGraph, prim: tuple) -> str:
         return f"{_there(graph, prim[1])} {_indefinite(name, name)} in the image."
     if prim[0] == "A":
         o = graph.objects[prim[1]]
-        return f"{_there(graph, prim[1])} {_indefinite(f'{o.attributes[prim[2]]} {o.name}', o.name)}."
+        words = f"{o.attributes[prim[2]]} {o.name}"
+        return f"{_there(graph, prim[1])} {_indefinite(words, o.name)}."
     r = graph.relations[prim[1]]
     return _relation(graph, prim[1], f"the {graph.objects[r.object].name}")

@@ -8,8 +8,9 @@ image, {image_id, attributes: [{object_id, attributes}]}, merged by object id.
 `attribute_synsets.json` (optional, VG 1.4): {attribute: synset}. Names, attributes and
 predicates are lower-cased and stripped. An object keeps all its names (the first is the
 one captions use; every one counts as present in the image) and its synset; a relation
-its synset. Exact duplicate relation triples are dropped and counted. Malformed entries are skipped and counted by
-reason; a file that is not valid JSON stops with its name and the byte where it broke.
+its synset. Exact duplicate relation triples are dropped and counted. Malformed entries
+are skipped and counted by reason; a file that is not valid JSON stops with its name and
+the byte where it broke.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ from autocomp.records import write_jsonl, write_text
 from autocomp.runtime.parts import MERGED, PartWriter, done_records
 from autocomp.runtime.stage import Stage
 
-
 TIMING = "stats/timing"  # wall-clock per stage and rank: the only outputs that vary
 
 
