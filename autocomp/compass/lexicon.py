@@ -49,6 +49,7 @@ class Lexicon:
         self.recorded = recorded or {"O": {}, "A": {}, "R": {}}
         self._synset: dict[tuple[str, str], object] = {}
         self._cats: dict[tuple[str, str], frozenset] = {}
+        self._anc: dict[str, dict[str, int]] = {}
 
     # ---- which synset a value names ----------------------------------------------------
     def synset(self, kind: str, value: str):
@@ -112,6 +113,21 @@ class Lexicon:
             return {f"verb:{s.lexname()}"}
         return {f"noun:{s.lexname()}"}
 
+    def _ancestors(self, s) -> dict[str, int]:
+        """Hypernym closure of a noun synset: name -> its depth (max_depth), cached."""
+        if s.name() not in self._anc:
+            hyps = s.closure(lambda x: x.hypernyms() + x.instance_hypernyms())
+            self._anc[s.name()] = {h.name(): h.max_depth() for h in hyps}
+        return self._anc[s.name()]
+
+    def keys(self, kind: str, value: str) -> frozenset:
+        """Index keys: two values of the same category share one (nouns: a hypernym at
+        depth >= NEAR_DEPTH; others: a category label)."""
+        s = self.synset(kind, value)
+        if kind != "A" and s is not None and s.pos() == "n":
+            return frozenset(n for n, d in self._ancestors(s).items() if d >= NEAR_DEPTH)
+        return self.categories(kind, value)
+
     def same_category(self, kind: str, a: str, b: str) -> bool:
         if not self.categories(kind, a) & self.categories(kind, b):
             return False
@@ -120,13 +136,12 @@ class Lexicon:
             return True
         if kind == "A":  # attribute nouns (glass, leather): the lexicographer file is enough
             return True
-        common = sa.lowest_common_hypernyms(sb)
-        depth = max((c.max_depth() for c in common), default=0)
-        if depth < NOUN_DEPTH and not (depth >= NEAR_DEPTH and
-                                       (sa.shortest_path_distance(sb) or 99) <= NEAR_EDGES):
+        ha, hb = self._ancestors(sa), self._ancestors(sb)
+        if sa.name() in hb or sb.name() in ha:  # one is a kind of the other
             return False
-        return sa not in sb.closure(lambda x: x.hypernyms()) and sb not in \
-            sa.closure(lambda x: x.hypernyms())
+        depth = max((ha[n] for n in ha.keys() & hb.keys()), default=0)
+        return depth >= NOUN_DEPTH or (depth >= NEAR_DEPTH and
+                                       (sa.shortest_path_distance(sb) or 99) <= NEAR_EDGES)
 
     def synonyms(self, kind: str, a: str, b: str) -> bool:
         """Same synset, or one word is a lemma of the other's synset."""
@@ -140,9 +155,23 @@ class Lexicon:
 
     def candidates(self, kind: str, value: str, vocabulary) -> list[str]:
         """The vocabulary's values of the same category, synonyms left out, sorted."""
-        return sorted(v for v in vocabulary if v != value
-                      and self.same_category(kind, value, v)
-                      and not self.synonyms(kind, value, v))
+        return _Index(self, kind, vocabulary).candidates(self, kind, value)
+
+
+class _Index:
+    """Values by index key, so a value is compared only with those sharing a key (a deep
+    hypernym or a category label), not with the whole vocabulary."""
+
+    def __init__(self, lexicon: Lexicon, kind: str, vocabulary):
+        self.by_key: dict[str, set] = defaultdict(set)
+        for v in vocabulary:
+            for k in lexicon.keys(kind, v):
+                self.by_key[k].add(v)
+
+    def candidates(self, lexicon: Lexicon, kind: str, value: str) -> list[str]:
+        pool = set().union(*(self.by_key.get(k, ()) for k in lexicon.keys(kind, value)))
+        return sorted(v for v in pool if v != value and lexicon.same_category(kind, value, v)
+                      and not lexicon.synonyms(kind, value, v))
 
 
 class SynsetCandidates:
@@ -155,9 +184,12 @@ class SynsetCandidates:
                  hosts: dict[str, set] | None = None):
         self.lexicon, self.vocab, self.hosts = lexicon, vocab, hosts
         self._host_files: dict[str, set] = {}
+        self._index: dict[str, _Index] = {}
 
     def __call__(self, kind: str, value: str) -> list[str]:
-        return self.lexicon.candidates(kind, value, self.vocab[kind])
+        if kind not in self._index:
+            self._index[kind] = _Index(self.lexicon, kind, self.vocab[kind])
+        return self._index[kind].candidates(self.lexicon, kind, value)
 
     def same_meaning(self, kind: str, a: str, b: str) -> bool:
         return self.lexicon.synonyms(kind, a, b)
