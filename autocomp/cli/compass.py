@@ -75,11 +75,10 @@ def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity, 
         if image_ids:
             ids = [int(x) for x in image_ids.read_text().split() if x.strip()]
         manifest = build_vg(vg_dir, images_dir or vg_dir / "images", out, limit, ids, seed, sim,
-                            writer=llm, candidates="wordnet" if candidates == "auto"
-                            else candidates, wordnet=wordnet_dir)
+                            writer=llm, candidates=candidates, wordnet=wordnet_dir)
     else:
-        manifest = build_run(run_dir, out, seed, sim, writer=llm, wordnet=wordnet_dir,
-                             candidates="vocabulary" if candidates == "auto" else candidates)
+        manifest = build_run(run_dir, out, seed, sim, writer=llm, candidates=candidates,
+                             wordnet=wordnet_dir)
     click.echo(f"{manifest['images']} images -> {out}: "
                + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
     for reason, n in {**manifest.get("skipped", {}), **manifest["dropped"]}.items():

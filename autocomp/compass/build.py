@@ -48,6 +48,11 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
     `candidates`: "wordnet" (same category, no synonyms; `lexicon` a compass.lexicon
     Lexicon), "vocabulary" (any other value of the type: the unfiltered ablation) or "llm"
     (proposed by the writer, asked again when none survives)."""
+    if candidates not in CANDIDATES[1:]:
+        from autocomp.errors import AutocompError
+
+        raise AutocompError(f"unknown candidates '{candidates}' (known: "
+                            f"{', '.join(CANDIDATES)})")
     rep = Replacer(vocab, similarity)
     if candidates == "llm":
         if writer is None:
@@ -132,6 +137,7 @@ def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None
              writer=None, candidates: str = "wordnet", wordnet: str | None = None):
     from autocomp.compass.vg import load_attribute_synsets, load_vg
 
+    candidates = "wordnet" if candidates == "auto" else candidates
     skipped = Counter()
     images = load_vg(vg_dir, image_ids, limit, skipped)
     vocab = graph_vocab(img.graph for img in images)
@@ -186,6 +192,7 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
     from autocomp.records import read_jsonl
     from autocomp.runtime.run import Run
 
+    candidates = "vocabulary" if candidates == "auto" else candidates
     run = Run.open(run_dir)
     concepts = {c["id"]: c for c in run.records("concepts")}
     vocab = {"O": Counter(), "A": Counter(), "R": Counter()}

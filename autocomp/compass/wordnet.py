@@ -58,11 +58,16 @@ def _with_lf(folder: Path) -> Path:
     if _is_dict(target):
         return target
     tmp = target.with_name(target.name + f".tmp-{os.getpid()}")
-    tmp.mkdir(parents=True, exist_ok=True)
-    for name in FILES:
-        src = folder / name
-        if src.is_file():
-            (tmp / name).write_bytes(src.read_bytes().replace(b"\r\n", b"\n"))
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)
+        for name in FILES:
+            src = folder / name
+            if src.is_file():
+                (tmp / name).write_bytes(src.read_bytes().replace(b"\r\n", b"\n"))
+    except OSError as exc:
+        raise AutocompError(f"cannot write the LF copy of WordNet ({exc.strerror}): set "
+                            "XDG_CACHE_HOME to a writable folder, or AUTOCOMP_WORDNET to a "
+                            "WordNet dict folder", file=tmp) from None
     try:
         tmp.rename(target)
     except OSError:  # another process made it first
