@@ -210,3 +210,21 @@ def test_wordnet_is_found_offline():
     assert Lexicon(wn).synset("O", "bikes").name() == "motorcycle.n.01"  # first sense
     recorded = {"O": {"bikes": Counter({"bicycle.n.01": 2, "motorcycle.n.01": 1})}}
     assert Lexicon(wn, recorded).synset("O", "bikes").name() == "bicycle.n.01"  # VG's own
+
+
+def test_crlf_wordnet_files_get_an_lf_copy(tmp_path, monkeypatch):
+    """wn 0.0.23 ships WordNet with CRLF line ends, which break nltk's byte offsets."""
+    from autocomp.compass.wordnet import find_wordnet
+    from autocomp.errors import AutocompError
+
+    src = tmp_path / "dict"
+    src.mkdir()
+    for name in ("lexnames", "data.noun", "index.noun"):
+        (src / name).write_bytes(b"00 noun.Tops 1\r\n01 x 2\r\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    got = find_wordnet(src)
+    assert got == tmp_path / "cache" / "autocomp" / "wordnet-3.0"
+    assert (got / "lexnames").read_bytes() == b"00 noun.Tops 1\n01 x 2\n"
+    assert find_wordnet(got) == got  # LF files are used where they are
+    with pytest.raises(AutocompError, match="not a WordNet dict folder"):
+        find_wordnet(tmp_path / "nothing")
