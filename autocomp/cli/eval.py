@@ -27,11 +27,24 @@ import click
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 @click.option("--distributed", is_flag=True,
               help="Share the cells among the processes of `accelerate launch`.")
+@click.option("--format", "fmt", type=click.Choice(["run", "sugarcrepe", "crepe", "columns"]),
+              default=None, help="The benchmark's format (default: detected).")
+@click.option("--images", type=click.Path(path_type=Path), default=None,
+              help="The folder of the benchmark's images (COCO val2017 for SugarCrepe, "
+                   "Visual Genome for CREPE).")
+@click.option("--columns", "columns", default=None,
+              help="With --format columns: image=COL,positive=COL,negatives=COL[+COL...] "
+                   "[,id=COL,subset=COL], or a YAML file with those keys.")
+@click.option("--skip-missing", is_flag=True,
+              help="Leave out (and count) items whose image file is missing.")
 def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_existing, device,
-             batch_size, distributed):
-    """Score every model on every benchmark of RUN_DIR; one JSON per (model, benchmark)."""
+             batch_size, distributed, fmt, images, columns, skip_missing):
+    """Score every model on every benchmark of RUN_DIR (an autocomp run, or SugarCrepe,
+    CREPE or any column-mapped table); one JSON per (model, benchmark)."""
     from autocomp.errors import AutocompError
     from autocomp.eval.cells import evaluate, load_model_set
+    from autocomp.external import open_suite, output_base
+    from autocomp.external.columns import parse_mapping
 
     specs = list(models)
     if models_file:
@@ -45,9 +58,10 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
         rank, world, _, dev = dist()
         device = device or dev
     device = device or _default_device()
-    evaluate(run_dir, specs, output or Path(run_dir) / "results", patterns,
-             cache_dir or Path(run_dir) / "cache", skip_existing, device, batch_size, rank,
-             world, echo=click.echo)
+    suite = open_suite(run_dir, fmt, images, parse_mapping(columns), skip_missing)
+    base = output_base(suite.source)
+    evaluate(run_dir, specs, output or base / "results", patterns, cache_dir or base / "cache",
+             skip_existing, device, batch_size, rank, world, echo=click.echo, suite=suite)
 
 
 def _models_file(path: Path) -> Path:

@@ -25,10 +25,13 @@ def report(results_dir, fmt, models_file, figure):
         from autocomp.eval.cells import model_labels
 
         labels = model_labels(models_file)
+    from autocomp.report.external import EXTERNAL
+
     for table in all_tables(results, labels):
         click.echo(table.render(fmt))
         click.echo()
     if figure:
-        path = delta_figure(results, Path(results_dir) / "figures" / "min_vs_ctx.png", labels)
+        ours = [r for r in results if r.get("format", "run") not in EXTERNAL]
+        path = delta_figure(ours, Path(results_dir) / "figures" / "min_vs_ctx.png", labels)
         if path:
             click.echo(f"figure: {path}")

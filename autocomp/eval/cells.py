@@ -56,12 +56,19 @@ def _model_entries(path) -> list[tuple[str, str | None]]:
 
 def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir=None,
              skip_existing: bool = False, device: str = "cpu", batch_size: int = 64,
-             rank: int = 0, world_size: int = 1, echo=print) -> list[dict]:
+             rank: int = 0, world_size: int = 1, echo=print, fmt: str | None = None,
+             images=None, columns: dict | None = None, skip_missing: bool = False,
+             suite=None) -> list[dict]:
+    """Score `models` on the benchmarks of `run_dir`: an autocomp run, or a benchmark in
+    another format (`fmt`: sugarcrepe, crepe, columns; detected when None) whose images lie
+    under `images`."""
     from autocomp.eval.scorers import load_scorer
-    from autocomp.runtime.run import Run
+    from autocomp.external import open_suite
 
-    run = Run.open(run_dir)
-    benches = find_benchmarks(run.dir, patterns)
+    if suite is None:
+        suite = open_suite(run_dir, fmt, images, columns, skip_missing)
+    benches = (find_benchmarks(suite.root, patterns) if suite.format == "run"
+               else suite.select(patterns).benchmarks)
     cells = [Cell(m, b) for m in models for b in benches][rank::world_size]
     results, by_model = [], {}
     for cell in cells:
@@ -73,7 +80,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
             for h in by_model.values():
                 h.close()
             scorer = load_scorer(cell.model, device=device, batch_size=batch_size)
-            by_model = {cell.model: Harness(scorer, run.dir, run.tasks, cache_dir)}
+            by_model = {cell.model: Harness(scorer, suite.root, suite.tasks, cache_dir)}
         harness = by_model[cell.model]
         before = dict(getattr(harness.scorer, "stats", None) or {})
         got = harness.run(cell.bench, target.with_suffix(".predictions.jsonl"))
@@ -83,8 +90,10 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                   "n": cell.bench.n, "track": cell.bench.track, "kind": cell.bench.kind,
                   "metrics": got["metrics"], "n_items": got["n_items"],
                   "chance": got["metrics"]["chance"], "seconds": got["seconds"],
-                  "encoded": got["encoded"],
-                  "run": str(run.dir), "autocomp_version": __version__}
+                  "encoded": got["encoded"], "format": suite.format,
+                  "run": str(suite.source), "autocomp_version": __version__}
+        if suite.info:
+            result["source_info"] = suite.info
         if getattr(s, "stats", None) is not None:  # e.g. blind:choice's invalid answers
             result["scorer_stats"] = {k: v - before.get(k, 0) for k, v in s.stats.items()}
         write_json(target, result)

@@ -40,6 +40,22 @@ def captions_of(item: dict) -> list[str]:
     return [item["positive"], *[n["caption"] for n in item["negatives"]]]
 
 
+def image_ref(item: dict) -> str:
+    """The item's image, with its crop box when it has one (CREPE scores VG regions):
+    "path" or "path#crop=x,y,w,h"."""
+    crop = item.get("crop")
+    if not crop:
+        return item["image"]
+    return f"{item['image']}#crop={','.join(str(int(round(v))) for v in crop)}"
+
+
+def _split_ref(ref: str) -> tuple[str, tuple[int, ...] | None]:
+    path, sep, crop = ref.rpartition("#crop=")
+    if not sep:
+        return ref, None
+    return path, tuple(int(v) for v in crop.split(","))
+
+
 class Harness:
     def __init__(self, scorer, run_dir: Path, tasks: dict, cache_dir: Path | None,
                  chunk_items: int = 128):
@@ -51,15 +67,20 @@ class Harness:
         self.encoded = {"images": 0, "captions": 0}
 
     # -- filling the cache -------------------------------------------------------------
-    def _fill_images(self, paths: list[str]) -> dict[str, str]:
-        keys = {p: file_key(self.run_dir / p) for p in dict.fromkeys(paths)}
+    def _fill_images(self, refs: list[str]) -> dict[str, str]:
+        keys = {}
+        for ref in dict.fromkeys(refs):
+            path, crop = _split_ref(ref)
+            keys[ref] = file_key(self.run_dir / path) + (
+                f":crop={','.join(map(str, crop))}" if crop else "")
         missing = set(self.cache.missing(keys.values()))
         todo = [p for p, k in keys.items() if k in missing]
         todo = list({keys[p]: p for p in todo}.values())  # one file per content
         bs = self.scorer.batch_size
         for i in range(0, len(todo), bs):
             batch = todo[i:i + bs]
-            vecs = self.scorer.encode_images([_open(self.run_dir / p) for p in batch])
+            vecs = self.scorer.encode_images([_open(self.run_dir / _split_ref(p)[0],
+                                                    _split_ref(p)[1]) for p in batch])
             self.cache.put_many([keys[p] for p in batch], vecs)
             self.encoded["images"] += len(batch)
         return keys
@@ -93,13 +114,13 @@ class Harness:
                     item, cands, {"graph": graph, "task": task}), dtype=np.float64))
             return out
         tkeys = self._fill_texts([c for item in chunk for c in captions_of(item)])
-        ikeys = self._fill_images([i["image"] for i in chunk]) if kind == "dual" else {}
+        ikeys = self._fill_images([image_ref(i) for i in chunk]) if kind == "dual" else {}
         vecs = self.cache.get_many([*tkeys.values(), *ikeys.values()])
         out = []
         for item in chunk:
             texts = np.stack([vecs[tkeys[c]] for c in captions_of(item)])
             if kind == "dual":
-                out.append(texts.astype(np.float64) @ vecs[ikeys[item["image"]]]
+                out.append(texts.astype(np.float64) @ vecs[ikeys[image_ref(item)]]
                            .astype(np.float64))
             else:
                 out.append(texts[:, 0].astype(np.float64))
@@ -141,6 +162,7 @@ class Harness:
         tally.add(result, int(shown.sum()), 1 + int((~same & shown[1:]).sum()),
                   item.get("paired", False), group, chosen["category"] if chosen else None)
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["strict"],
+                "rank": result["rank"],
                 "tie_credit": round(result["tie_credit"], 6),
                 "correct_distinct_meaning": result["distinct"], "paired": item.get("paired"),
                 "positive_score": round(float(scores[0]), 6),
@@ -156,11 +178,20 @@ class Harness:
             self.cache.close()
 
 
-def _open(path: Path):
+def _open(path: Path, crop=None):
+    """The image as RGB; `crop` (x, y, width, height) cuts a region (clipped to the image)."""
     from PIL import Image
 
     with Image.open(path) as im:
-        return im.convert("RGB")
+        rgb = im.convert("RGB")
+    if crop:
+        x, y, w, h = crop
+        box = (max(x, 0), max(y, 0), min(x + w, rgb.width), min(y + h, rgb.height))
+        if box[2] <= box[0] or box[3] <= box[1]:
+            raise ValueError(f"crop {crop} lies outside the {rgb.width}x{rgb.height} image "
+                             f"{path}")
+        rgb = rgb.crop(box)
+    return rgb
 
 
 def write_json(path: Path, data: dict) -> None:

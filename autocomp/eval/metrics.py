@@ -26,7 +26,11 @@ def outcome(scores: np.ndarray, same_meaning: np.ndarray | None = None) -> dict:
     else:
         distinct = strict
     chosen = 0 if strict else int(np.argmax(negs)) + 1  # the best-scoring negative
-    return {"strict": strict, "tie_credit": credit, "distinct": distinct, "chosen": chosen}
+    # rank of the positive, ties counted against it (as strict accuracy does): 1 + the
+    # negatives scoring at least as high; candidates a scorer left out (-inf) never count
+    rank = 1 + int((negs[np.isfinite(negs)] >= pos).sum())
+    return {"strict": strict, "tie_credit": credit, "distinct": distinct, "chosen": chosen,
+            "rank": rank}
 
 
 @dataclass
@@ -41,10 +45,13 @@ class Tally:
     paired_strict: float = 0.0
     groups: dict = field(default_factory=dict)  # e.g. per relation: [n, correct]
     errors: dict = field(default_factory=dict)  # category of the negative chosen -> count
+    ranks: dict = field(default_factory=dict)  # rank of the positive -> items (R@k, mean)
 
     def add(self, result: dict, n_candidates: int, n_distinct: int, paired: bool,
             group: str | None, error_category: str | None = None) -> None:
         self.n += 1
+        rank = result.get("rank", 1 if result["strict"] else 2)
+        self.ranks[rank] = self.ranks.get(rank, 0) + 1
         self.strict += result["strict"]
         self.tie += result["tie_credit"]
         self.distinct += result["distinct"]
@@ -70,7 +77,11 @@ class Tally:
                "chance": pct(self.chance, self.n),
                "chance_distinct_meaning": pct(self.chance_distinct, self.n),
                "paired_items": self.paired_n,
-               "accuracy_paired": pct(self.paired_strict, self.paired_n)}
+               "accuracy_paired": pct(self.paired_strict, self.paired_n),
+               "recall@3": pct(sum(c for r, c in self.ranks.items() if r <= 3), self.n),
+               "recall@5": pct(sum(c for r, c in self.ranks.items() if r <= 5), self.n),
+               "mean_rank": round(sum(r * c for r, c in self.ranks.items()) / self.n, 4)
+               if self.n else None}
         if self.errors:
             out["errors_by_category"] = dict(sorted(self.errors.items()))
         if self.groups:

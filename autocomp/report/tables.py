@@ -217,9 +217,13 @@ def table13(results, labels=None) -> Table | None:
 
 
 def all_tables(results, labels=None) -> list[Table]:
-    tables = [table4(results, labels), table5(results, labels), *table6(results),
-              table8(results, labels), table9(results, labels), table13(results, labels)]
-    return [t for t in tables if t is not None]
+    """The Auto-Comp tables for results on autocomp runs, then the external formats' own."""
+    from autocomp.report.external import EXTERNAL, external_tables
+
+    ours = [r for r in results if r.get("format", "run") not in EXTERNAL]
+    tables = [table4(ours, labels), table5(ours, labels), *table6(ours),
+              table8(ours, labels), table9(ours, labels), table13(ours, labels)]
+    return [t for t in tables if t is not None] + external_tables(results, labels)
 
 
 def delta_figure(results, path: Path, labels=None) -> Path | None:

@@ -7,6 +7,8 @@ beats chance, the captions carry a linguistic artifact that gives the positive a
             positive never repeats an object or a value, many negatives do, so this rule
             beats chance on Confusion without the image (ties with every all-distinct
             negative): the ceiling a text-only shortcut reaches there
+  length    the number of words: prefers longer captions (a negative that adds or drops
+            words gives itself away)
   lm@ID     a causal language model (any transformers id or local path): the caption's
             total log-likelihood after the BOS token
   choice@ID the paper's blind baseline: a chat LLM picks among the shuffled captions
@@ -48,6 +50,13 @@ class DistinctWords(TextScorer):
                         dtype=np.float32)
 
 
+class Length(TextScorer):
+    family = "blind"
+
+    def score_texts(self, texts: Sequence[str]) -> np.ndarray:
+        return np.array([[len(_WORD.findall(t.lower()))] for t in texts], dtype=np.float32)
+
+
 class CausalLM(TextScorer):
     family = "blind"
 
@@ -80,9 +89,9 @@ class CausalLM(TextScorer):
 def make_blind(name, pretrained=None, **kw):
     from autocomp.eval.scorers.choice import MultipleChoice
 
-    blind = {"unigram": Unigram, "distinct": DistinctWords, "lm": CausalLM,
-             "choice": MultipleChoice}
+    blind = {"unigram": Unigram, "distinct": DistinctWords, "length": Length,
+             "lm": CausalLM, "choice": MultipleChoice}
     if name not in blind:
         raise AutocompError(f"unknown blind scorer '{name}' (known: unigram, distinct, "
-                            "lm@MODEL, choice@MODEL)")
+                            "length, lm@MODEL, choice@MODEL)")
     return blind[name](name, pretrained, **kw)

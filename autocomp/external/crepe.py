@@ -1,0 +1,117 @@
+"""CREPE productivity (Ma et al. 2023): CSV files per hard-negative type (atom, swap,
+negate) and complexity 4-12, rows {image_id (Visual Genome), caption, n, n_objects,
+n_relations, n_attributes, n_connected_components, hard_negs, x, y, width, height}.
+
+`hard_negs` is a Python literal (a list or a set of strings): parsed with
+ast.literal_eval, never eval; a set is sorted so item ids and order are stable. The image
+is the crop (x, y, width, height) of <images>/<image_id>.jpg. One benchmark per type and
+complexity, `crepe/<type>-n<k>`; the report gives Recall@1/3/5 and the mean rank of the
+positive (ties counted against it). The type comes from the file's path (a folder or file
+name containing atom, swap or negate), the complexity from the row's `n`.
+
+Rows whose positive appears among its own negatives, exactly or up to letter case, cannot
+be solved: they are flagged on the item (`flags`) and counted per benchmark.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from autocomp.errors import AutocompError
+from autocomp.external import ImageRoot, LoadedBenchmark, Suite, normalise_space
+
+TYPES = ("atom", "swap", "negate")
+COLUMNS = ("image_id", "caption", "hard_negs", "x", "y", "width", "height")
+
+
+def _type_of(path: Path) -> str:
+    found = [t for t in TYPES if re.search(rf"(^|[^a-z]){t}([^a-z]|$)", str(path).lower())]
+    if len(found) != 1:
+        raise AutocompError("cannot tell the hard-negative type from the path (a folder or "
+                            f"file name should contain one of {', '.join(TYPES)})", file=path)
+    return found[0]
+
+
+def parse_negatives(text: str, path: Path, row: int) -> list[str]:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise AutocompError(f"not a Python list or set literal: {text[:60]!r}", file=path,
+                            entry=f"row {row}", field="hard_negs") from None
+    if not isinstance(value, (list, tuple, set)) or not all(isinstance(v, str) for v in value):
+        raise AutocompError(f"expected a list or set of strings, got {text[:60]!r}",
+                            file=path, entry=f"row {row}", field="hard_negs")
+    values = sorted(value) if isinstance(value, set) else list(value)
+    return [normalise_space(v) for v in values if v.strip()]
+
+
+def _number(row: dict, key: str, path: Path, i: int) -> float:
+    try:
+        return float(row[key])
+    except (TypeError, ValueError):
+        raise AutocompError(f"expected a number, got {row.get(key)!r}", file=path,
+                            entry=f"row {i}", field=key) from None
+
+
+def load_crepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
+    files = [source] if source.is_file() else sorted(source.rglob("*.csv"))
+    if not files:
+        raise AutocompError("no CREPE CSV files here", file=source)
+    root = ImageRoot(images, skip_missing)
+    cells: dict[tuple[str, int], list] = defaultdict(list)
+    flagged: dict[str, int] = defaultdict(int)
+    total = 0
+    for path in files:
+        kind = _type_of(path.relative_to(source) if source.is_dir() else path)
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            lacking = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            if lacking:
+                raise AutocompError(f"missing column(s) {', '.join(lacking)}", file=path)
+            for i, row in enumerate(reader, start=2):  # row 1 is the header
+                total += 1
+                caption = normalise_space(row["caption"] or "")
+                if not caption:
+                    raise AutocompError("empty caption", file=path, entry=f"row {i}",
+                                        field="caption")
+                negs = parse_negatives(row["hard_negs"] or "", path, i)
+                n = int(_number(row, "n", path, i)) if row.get("n") else 0
+                image_id = (row["image_id"] or "").strip()
+                if not image_id.isdigit():
+                    raise AutocompError(f"expected a Visual Genome image id, got {image_id!r}",
+                                        file=path, entry=f"row {i}", field="image_id")
+                item_id = f"{kind}-{path.stem}-{i}"
+                image = root.resolve(f"{image_id}.jpg", item_id, path)
+                if image is None:
+                    continue
+                crop = [_number(row, k, path, i) for k in ("x", "y", "width", "height")]
+                flags = []
+                if caption in negs:
+                    flags.append("positive among negatives")
+                elif caption.lower() in {x.lower() for x in negs}:
+                    flags.append("positive among negatives up to case")
+                name = f"crepe/{kind}-n{n}"
+                for f in flags:
+                    flagged[f"{name}: {f}"] += 1
+                item = {"id": item_id, "task": "crepe", "n": n, "image": image, "crop": crop,
+                        "positive": caption,
+                        "negatives": [{"caption": x, "category": kind, "same_meaning": False}
+                                      for x in negs],
+                        "counts": {k: row.get(k) for k in ("n_objects", "n_relations",
+                                                           "n_attributes",
+                                                           "n_connected_components")}}
+                if flags:
+                    item["flags"] = flags
+                cells[(kind, n)].append(item)
+    root.check(total, source)
+    benches = [LoadedBenchmark(f"crepe/{kind}-n{n}", "crepe", n, "vg", kind,
+                               lambda rows=rows: iter(rows))
+               for (kind, n), rows in sorted(cells.items(), key=lambda kv: (
+                   TYPES.index(kv[0][0]), kv[0][1]))]
+    info = {"items": {b.name: len(cells[(b.kind, b.n)]) for b in benches},
+            "flagged": dict(sorted(flagged.items())), "missing_images": len(root.missing)}
+    return Suite("crepe", source, root.root, benches, {}, info)

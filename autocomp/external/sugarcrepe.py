@@ -1,0 +1,93 @@
+"""SugarCrepe (Hsieh et al. 2023): seven JSON files, each an object keyed by string indices
+("0", "1", ...; keys may have gaps) of {filename, caption, negative_caption}, over COCO
+val2017 images (file names, found under --images).
+
+One benchmark per file, `sugarcrepe/<subset>`, one negative per item. Scored as the
+authors' script does: correct when the positive scores strictly above the negative (a tie
+is wrong), plus the tie-aware accuracy; `autocomp report` adds the micro-average over the
+subsets. Positives in the released files carry leading/trailing/double whitespace and
+newlines that negatives do not: every caption is whitespace-normalised before scoring
+(else a text encoder sees a difference that is not in the words), and the count of changed
+captions is kept in the suite's info and the result JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from autocomp.errors import AutocompError
+from autocomp.external import ImageRoot, LoadedBenchmark, Suite, normalise_space
+
+SUBSETS = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att",
+           "swap_obj")
+FIELDS = ("filename", "caption", "negative_caption")
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise AutocompError(f"not valid JSON: {exc}", file=path) from None
+    if not isinstance(data, dict):
+        raise AutocompError("expected an object keyed by \"0\", \"1\", ... , got "
+                            f"{type(data).__name__}", file=path)
+    return data
+
+
+def _key(k: str, path: Path) -> int:
+    if not (isinstance(k, str) and k.strip().isdigit()):
+        raise AutocompError(f"expected string indices (\"0\", \"1\", ...), got key {k!r}",
+                            file=path)
+    return int(k)
+
+
+def load_sugarcrepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
+    folder = source / "data" if not any((source / f"{s}.json").is_file() for s in SUBSETS) \
+        else source
+    root = ImageRoot(images, skip_missing)
+    benches, info = [], {"items": {}, "normalised": {}, "gaps": {}, "missing_images": 0}
+    total = 0
+    for subset in SUBSETS:
+        path = folder / f"{subset}.json"
+        if not path.is_file():
+            continue
+        data = _read(path)
+        rows, changed = [], 0
+        keys = sorted(data, key=lambda k: _key(k, path))
+        for k in keys:
+            entry = data[k]
+            if not isinstance(entry, dict):
+                raise AutocompError(f"expected an object, got {type(entry).__name__}",
+                                    file=path, entry=k)
+            for f in FIELDS:
+                if not isinstance(entry.get(f), str) or not entry[f].strip():
+                    raise AutocompError(f"expected a non-empty string, got {entry.get(f)!r}",
+                                        file=path, entry=k, field=f)
+            total += 1
+            item_id = f"{subset}-{k}"
+            image = root.resolve(entry["filename"].strip(), item_id, path)
+            if image is None:
+                continue
+            pos, neg = normalise_space(entry["caption"]), normalise_space(
+                entry["negative_caption"])
+            item = {"id": item_id, "task": "sugarcrepe", "n": 0, "image": image,
+                    "positive": pos, "negatives": [{"caption": neg, "category": subset,
+                                                    "same_meaning": False}]}
+            if pos != entry["caption"] or neg != entry["negative_caption"]:
+                changed += 1
+                item["raw"] = {"positive": entry["caption"],
+                               "negative": entry["negative_caption"]}
+            rows.append(item)
+        last = _key(keys[-1], path) if keys else -1
+        info["items"][subset] = len(rows)
+        info["normalised"][subset] = changed
+        info["gaps"][subset] = last + 1 - len(keys)
+        benches.append(LoadedBenchmark(f"sugarcrepe/{subset}", "sugarcrepe", 0, "coco", subset,
+                                       lambda rows=rows: iter(rows)))
+    if not benches:
+        raise AutocompError(f"no SugarCrepe file here (expected {', '.join(SUBSETS)} .json)",
+                            file=folder)
+    root.check(total, folder)
+    info["missing_images"] = len(root.missing)
+    return Suite("sugarcrepe", source, root.root, benches, {}, info)

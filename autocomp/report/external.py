@@ -1,0 +1,82 @@
+"""Tables for benchmarks in other formats, in their authors' layouts.
+
+  SugarCrepe  accuracy per subset (strict: a tie is wrong, as the authors' script) and
+              tie-aware, with the micro-average over subsets (items pooled)
+  CREPE       Recall@1/3/5 and mean rank of the positive per type and complexity
+  columns     accuracy (strict, tie-aware) and chance per subset
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from autocomp.report.tables import Table, r1
+
+EXTERNAL = ("sugarcrepe", "crepe", "columns")
+
+
+def _label(labels, model):
+    return (labels or {}).get(model, model)
+
+
+def _pair(m: dict) -> str:
+    return f"{r1(m['accuracy'])} ({r1(m['accuracy_tie_aware'])})"
+
+
+def sugarcrepe_table(results, labels=None) -> Table | None:
+    rows = [r for r in results if r.get("format") == "sugarcrepe"]
+    if not rows:
+        return None
+    subsets = sorted({r["kind"] for r in rows})
+    by_model = defaultdict(dict)
+    for r in rows:
+        by_model[r["model"]][r["kind"]] = r
+    out = []
+    for model, cells in by_model.items():
+        n = sum(c["n_items"] for c in cells.values())
+        strict = sum(c["metrics"]["accuracy"] * c["n_items"] for c in cells.values()) / n
+        tie = sum(c["metrics"]["accuracy_tie_aware"] * c["n_items"]
+                  for c in cells.values()) / n
+        out.append([_label(labels, model),
+                    *[_pair(cells[s]["metrics"]) if s in cells else "-" for s in subsets],
+                    f"{r1(strict)} ({r1(tie)})", str(n)])
+    return Table("SugarCrepe: accuracy (%) per subset, strict (tie-aware); micro-average over "
+                 "the subsets' items; captions whitespace-normalised",
+                 ["Model", *subsets, "Micro avg", "Items"], out)
+
+
+def crepe_table(results, labels=None) -> Table | None:
+    rows = [r for r in results if r.get("format") == "crepe"]
+    if not rows:
+        return None
+    out = []
+    for r in sorted(rows, key=lambda r: (r["model"], r["kind"], r["n"])):
+        m = r["metrics"]
+        flagged = sum(v for k, v in (r.get("source_info", {}).get("flagged") or {}).items()
+                      if k.startswith(f"{r['benchmark']}:"))
+        out.append([_label(labels, r["model"]), r["kind"], str(r["n"]), r1(m["accuracy"]),
+                    r1(m.get("recall@3")), r1(m.get("recall@5")),
+                    "-" if m.get("mean_rank") is None else f"{m['mean_rank']:.2f}",
+                    r1(m["chance"]), str(r["n_items"]), str(flagged)])
+    return Table("CREPE productivity: Recall@1/3/5 (%) and mean rank of the positive (ties "
+                 "against it); flagged: rows whose positive is among its negatives",
+                 ["Model", "Type", "N", "R@1", "R@3", "R@5", "Mean rank", "Chance R@1",
+                  "Items", "Flagged"], out)
+
+
+def columns_table(results, labels=None) -> Table | None:
+    rows = [r for r in results if r.get("format") == "columns"]
+    if not rows:
+        return None
+    out = [[_label(labels, r["model"]), r["benchmark"], r1(r["metrics"]["accuracy"]),
+            r1(r["metrics"]["accuracy_tie_aware"]), r1(r["metrics"]["chance"]),
+            str(r["n_items"])] for r in sorted(rows, key=lambda r: (r["model"],
+                                                                     r["benchmark"]))]
+    return Table("Column-mapped benchmarks: accuracy (%), strict and tie-aware",
+                 ["Model", "Benchmark", "Accuracy", "Tie-aware", "Chance", "Items"], out)
+
+
+def external_tables(results, labels=None) -> list[Table]:
+    tables = [sugarcrepe_table(results, labels), crepe_table(results, labels),
+              columns_table(results, labels)]
+    return [t for t in tables if t is not None]
