@@ -169,8 +169,8 @@ class Harness:
                 "best_negative_score": round(float(finite_negs.max()), 6) if len(finite_negs)
                 else None,
                 "chosen": chosen["caption"] if chosen else item["positive"],
-                "chosen_edit": chosen["edit"] if chosen else None,
-                "chosen_category": chosen["category"] if chosen else None,
+                "chosen_edit": chosen.get("edit") if chosen else None,
+                "chosen_category": chosen.get("category") if chosen else None,
                 "relation": group}
 
     def close(self) -> None:

@@ -75,7 +75,7 @@ def detect_format(source: Path) -> str:
         for folder in (source, source / "data"):
             if any((folder / f"{s}.json").is_file() for s in SUBSETS):
                 return "sugarcrepe"
-        if any(source.glob("*.csv")):
+        if any(source.rglob("*.csv")):
             return "crepe"
     elif source.suffix.lower() == ".csv":
         return "crepe"

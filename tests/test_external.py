@@ -1,0 +1,238 @@
+"""Benchmarks in other projects' formats: fixtures written by hand in each format."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from autocomp.cli import main
+from autocomp.errors import AutocompError
+from autocomp.eval.cells import evaluate
+from autocomp.eval.metrics import Tally, outcome
+from autocomp.external import detect_format, open_suite
+from autocomp.external.columns import parse_mapping
+
+
+def _image(path, color, size=(48, 32)):
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", size, color).save(path, format="JPEG")
+
+
+@pytest.fixture
+def coco(tmp_path):
+    images = tmp_path / "val2017"
+    for i, c in enumerate([(200, 30, 30), (30, 200, 30), (30, 30, 200)]):
+        _image(images / f"00000000000{i}.jpg", c)
+    return images
+
+
+@pytest.fixture
+def sugarcrepe(tmp_path):
+    """Two subsets; key "2" is missing (a gap); positives carry stray whitespace."""
+    d = tmp_path / "sugarcrepe"
+    d.mkdir()
+    (d / "swap_att.json").write_text(json.dumps({
+        "0": {"filename": "000000000000.jpg", "caption": "A red bus next to a white car.\n",
+              "negative_caption": "A white bus next to a red car."},
+        "1": {"filename": "000000000001.jpg", "caption": "  A small dog on a big bed.",
+              "negative_caption": "A big dog on a small bed."},
+        "3": {"filename": "000000000002.jpg", "caption": "A green  cup and a blue plate.",
+              "negative_caption": "A blue cup and a green plate."}}))
+    (d / "add_obj.json").write_text(json.dumps({
+        "0": {"filename": "000000000000.jpg", "caption": "A bus on the street.",
+              "negative_caption": "A bus and a horse on the street."},
+        "1": {"filename": "000000000002.jpg", "caption": "Plates on a table.",
+              "negative_caption": "Plates and a knife on a table."}}))
+    return d
+
+
+def test_sugarcrepe_items_gaps_and_whitespace(sugarcrepe, coco):
+    assert detect_format(sugarcrepe) == "sugarcrepe"
+    suite = open_suite(sugarcrepe, images=coco)
+    assert [b.name for b in suite.benchmarks] == ["sugarcrepe/add_obj", "sugarcrepe/swap_att"]
+    swap = list(suite.benchmarks[1].items())
+    assert [i["id"] for i in swap] == ["swap_att-0", "swap_att-1", "swap_att-3"]
+    assert swap[0]["positive"] == "A red bus next to a white car."
+    assert swap[2]["positive"] == "A green cup and a blue plate."
+    assert swap[1]["raw"]["positive"] == "  A small dog on a big bed."
+    assert suite.info["normalised"] == {"add_obj": 0, "swap_att": 3}
+    assert suite.info["gaps"] == {"add_obj": 0, "swap_att": 1}
+    assert swap[0]["image"] == str((coco / "000000000000.jpg").resolve())
+
+
+def test_sugarcrepe_bad_input_is_one_line(sugarcrepe, coco, tmp_path):
+    with pytest.raises(AutocompError, match="needs --images"):
+        open_suite(sugarcrepe)
+    bad = json.loads((sugarcrepe / "add_obj.json").read_text())
+    bad["1"]["filename"] = "../../etc/passwd"
+    (sugarcrepe / "add_obj.json").write_text(json.dumps(bad))
+    with pytest.raises(AutocompError, match="item add_obj-1: image '../../etc/passwd' lies "
+                                            "outside the image folder"):
+        open_suite(sugarcrepe, images=coco)
+    bad["1"]["filename"] = "000000000009.jpg"
+    (sugarcrepe / "add_obj.json").write_text(json.dumps(bad))
+    with pytest.raises(AutocompError, match=r"1 of 5 images are missing .*000000000009.jpg"
+                                            r".*--skip-missing"):
+        open_suite(sugarcrepe, images=coco)
+    suite = open_suite(sugarcrepe, images=coco, skip_missing=True)
+    assert suite.info["missing_images"] == 1 and suite.info["items"]["add_obj"] == 1
+    bad["1"] = {"filename": "000000000001.jpg", "caption": "x"}
+    (sugarcrepe / "add_obj.json").write_text(json.dumps(bad))
+    with pytest.raises(AutocompError, match=r"add_obj.json: entry 1: field negative_caption"):
+        open_suite(sugarcrepe, images=coco)
+
+
+def test_sugarcrepe_ties_are_wrong_and_the_report_micro_averages(sugarcrepe, coco, tmp_path):
+    """blind:distinct ties on every swap item (same words): strict 0%, tie-aware 50%; add_obj
+    negatives have more distinct words: the blind rule is always wrong there."""
+    out = tmp_path / "res"
+    runner = CliRunner()
+    result = runner.invoke(main, ["eval", str(sugarcrepe), "--images", str(coco), "--model",
+                                  "blind:distinct", "--output", str(out), "--cache",
+                                  str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    swap = json.loads((out / "blind_distinct" / "sugarcrepe-swap_att.json").read_text())
+    assert swap["format"] == "sugarcrepe" and swap["n_items"] == 3
+    assert swap["metrics"]["accuracy"] == 0.0 and swap["metrics"]["accuracy_tie_aware"] == 50.0
+    assert swap["source_info"]["normalised"]["swap_att"] == 3
+    rep = runner.invoke(main, ["report", str(out), "--no-figure"])
+    assert rep.exit_code == 0, rep.output
+    line = next(x for x in rep.output.splitlines() if x.startswith("| blind:distinct"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[1:] == ["0.0 (0.0)", "0.0 (50.0)", "0.0 (30.0)", "5"]  # 1.5 of 5 items
+
+
+def test_sugarcrepe_with_a_tiny_open_clip(sugarcrepe, coco, tmp_path):
+    from tiny_models import tiny_open_clip
+
+    model = f"open_clip:local-dir:{tiny_open_clip(tmp_path / 'oc')}"
+    got = evaluate(sugarcrepe, [model], tmp_path / "res", images=coco,
+                   cache_dir=tmp_path / "c", echo=lambda *_: None)
+    assert {r["benchmark"] for r in got} == {"sugarcrepe/add_obj", "sugarcrepe/swap_att"}
+    assert all(r["encoded"]["images"] >= 1 for r in got)
+
+
+CREPE_HEADER = ("image_id,caption,n,n_objects,n_relations,n_attributes,"
+                "n_connected_components,hard_negs,x,y,width,height\n")
+
+
+@pytest.fixture
+def crepe(tmp_path):
+    vg = tmp_path / "vg_images"
+    _image(vg / "1.jpg", (250, 250, 250), (80, 60))
+    _image(vg / "2.jpg", (10, 10, 10), (80, 60))
+    d = tmp_path / "crepe"
+    rows_swap = [
+        '1,a man riding a horse,4,2,1,1,1,"[\'a horse riding a man\', \'a man near a horse '
+        'on a road\', \'man\']",0,0,40,30\n',
+        '2,a white cat on a black mat,4,2,1,2,1,"{\'a black cat on a white mat\', '
+        '\'A white cat on a black mat\'}",10,10,40,40\n']
+    rows_atom = ['1,a tall tree behind a red car,5,2,1,2,1,"[\'a tall tree behind a red car\','
+                 ' \'a short tree\']",5,5,30,20\n']
+    (d / "swap").mkdir(parents=True)
+    (d / "swap" / "prod_vg_hard_negs_swap_complexity_4.csv").write_text(
+        CREPE_HEADER + "".join(rows_swap))
+    (d / "atom").mkdir()
+    (d / "atom" / "prod_vg_hard_negs_atom_complexity_5.csv").write_text(
+        CREPE_HEADER + "".join(rows_atom))
+    return d, vg
+
+
+def test_crepe_rows_literals_crops_and_flags(crepe):
+    d, vg = crepe
+    assert detect_format(d) == "crepe"
+    suite = open_suite(d, images=vg)
+    assert [b.name for b in suite.benchmarks] == ["crepe/atom-n5", "crepe/swap-n4"]
+    swap = list(suite.benchmarks[1].items())
+    assert swap[0]["negatives"][0]["caption"] == "a horse riding a man"
+    assert swap[0]["crop"] == [0.0, 0.0, 40.0, 30.0]
+    # a set literal is sorted; the case-only duplicate of the positive is flagged
+    assert [n["caption"] for n in swap[1]["negatives"]] == ["A white cat on a black mat",
+                                                            "a black cat on a white mat"]
+    assert swap[1]["flags"] == ["positive among negatives up to case"]
+    assert suite.info["flagged"] == {
+        "crepe/atom-n5: positive among negatives": 1,
+        "crepe/swap-n4: positive among negatives up to case": 1}
+
+
+def test_crepe_literals_are_never_evaluated(crepe):
+    d, vg = crepe
+    path = d / "swap" / "prod_vg_hard_negs_swap_complexity_4.csv"
+    path.write_text(CREPE_HEADER + '1,a man,4,1,0,0,1,"__import__(\'os\').getcwd()",0,0,4,4\n')
+    with pytest.raises(AutocompError, match=r"complexity_4.csv: entry row 2: field hard_negs: "
+                                            r"not a Python list or set literal"):
+        open_suite(d, images=vg)
+    path.write_text(CREPE_HEADER + '1,a man,4,1,0,0,1,"[1, 2]",0,0,4,4\n')
+    with pytest.raises(AutocompError, match="expected a list or set of strings"):
+        open_suite(d, images=vg)
+
+
+def test_crepe_recall_at_k_mean_rank_and_crops(crepe, tmp_path):
+    """blind:length ranks by word count: the swap row 1 positive (5 words) ties with its
+    5-word swap, loses to the 8-word negative, beats "man": rank 3 (ties against it)."""
+    d, vg = crepe
+    out = tmp_path / "res"
+    evaluate(d, ["blind:length"], out, images=vg, cache_dir=tmp_path / "c",
+             echo=lambda *_: None)
+    r = json.loads((out / "blind_length" / "crepe-swap-n4.json").read_text())
+    preds = [json.loads(x) for x in
+             (out / "blind_length" / "crepe-swap-n4.predictions.jsonl").read_text().split("\n")
+             if x]
+    assert [p["rank"] for p in preds] == [3, 3]
+    m = r["metrics"]
+    assert m["accuracy"] == 0.0 and m["recall@3"] == 100.0 and m["mean_rank"] == 3.0
+    rep = CliRunner().invoke(main, ["report", str(out), "--no-figure"])
+    assert "CREPE productivity" in rep.output and "| blind:length | swap | 4 |" in rep.output
+    from autocomp.eval.harness import _open, image_ref
+
+    item = next(iter(open_suite(d, images=vg).benchmarks[1].items()))
+    assert image_ref(item).endswith("1.jpg#crop=0,0,40,30")
+    assert _open(vg / "1.jpg", (0, 0, 40, 30)).size == (40, 30)
+    assert _open(vg / "1.jpg", (60, 50, 40, 30)).size == (20, 10)  # clipped to the image
+
+
+def test_outcome_rank_counts_ties_against_the_positive():
+    assert outcome(np.array([0.5, 0.9, 0.5, 0.1]))["rank"] == 3
+    assert outcome(np.array([0.9, 0.5, 0.1]))["rank"] == 1
+    assert outcome(np.array([0.2, -np.inf, 0.5]))["rank"] == 2  # not shown: never counts
+    t = Tally()
+    for ranks in ([1.0, 0.0], [0.0, 1.0, 0.5, 0.7]):
+        t.add(outcome(np.array(ranks)), len(ranks), len(ranks), False, None)
+    assert t.metrics()["recall@3"] == 50.0 and t.metrics()["mean_rank"] == 2.5
+
+
+def test_column_mapped_jsonl_and_csv(tmp_path, coco):
+    rows = [{"img": "000000000000.jpg", "cap": " a red square ", "negs": ["a blue square"],
+             "split": "colors"},
+            {"img": "000000000001.jpg", "cap": "a green square", "negs": ["a red square",
+                                                                            "a green circle"],
+             "split": "shapes"}]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    mapping = parse_mapping("image=img,positive=cap,negatives=negs,subset=split")
+    suite = open_suite(path, "columns", coco, mapping)
+    assert [b.name for b in suite.benchmarks] == ["mine/colors", "mine/shapes"]
+    first = next(iter(suite.benchmarks[0].items()))
+    assert first["positive"] == "a red square" and len(first["negatives"]) == 1
+    csv = tmp_path / "mine.csv"
+    csv.write_text('img,cap,n1,n2\n000000000002.jpg,a cup,"a mug","a bowl"\n')
+    suite = open_suite(csv, "columns", coco, parse_mapping("image=img,positive=cap,"
+                                                           "negatives=n1+n2"))
+    item = next(iter(suite.benchmarks[0].items()))
+    assert [n["caption"] for n in item["negatives"]] == ["a mug", "a bowl"]
+    with pytest.raises(AutocompError, match="needs negatives"):
+        parse_mapping("image=img,positive=cap")
+    with pytest.raises(AutocompError, match="no column 'nope'"):
+        open_suite(path, "columns", coco, parse_mapping("image=img,positive=cap,"
+                                                        "negatives=nope"))
+    out = tmp_path / "res"
+    result = CliRunner().invoke(main, ["eval", str(path), "--format", "columns", "--images",
+                                       str(coco), "--columns",
+                                       "image=img,positive=cap,negatives=negs", "--model",
+                                       "blind:length"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "mine.autocomp" / "results" / "blind_length" / "mine-all.json").is_file()
+    assert not out.exists()
