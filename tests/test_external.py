@@ -236,3 +236,47 @@ def test_column_mapped_jsonl_and_csv(tmp_path, coco):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "mine.autocomp" / "results" / "blind_length" / "mine-all.json").is_file()
     assert not out.exists()
+
+
+def test_audit_flags_blind_shortcuts_and_anomalies(sugarcrepe, coco, crepe):
+    """add_obj negatives are longer than their positives: blind:length solves every item
+    and blind:distinct is always wrong; swap_att pairs share their words (100% same words)
+    and tie; the stray whitespace of the positives is counted."""
+    from autocomp.audit import audit
+
+    rows = {r["benchmark"]: r for r in audit(open_suite(sugarcrepe, images=coco))}
+    swap, add = rows["sugarcrepe/swap_att"], rows["sugarcrepe/add_obj"]
+    assert swap["same_words"] == 100.0 and add["same_words"] == 0.0
+    assert swap["whitespace"] == 3 and add["whitespace"] == 0
+    assert add["blind"]["blind:length"]["accuracy_tie_aware"] == 0.0
+    assert swap["blind"]["blind:distinct"]["accuracy_tie_aware"] == 50.0
+    assert not swap["blind"]["blind:distinct"]["flag"]
+    d, vg = crepe
+    rows = {r["benchmark"]: r for r in audit(open_suite(d, images=vg))}
+    assert rows["crepe/atom-n5"]["positive_repeated"] == 1
+    assert rows["crepe/swap-n4"]["case_only"] == 1
+    result = CliRunner().invoke(main, ["audit", str(sugarcrepe), "--images", str(coco)])
+    assert result.exit_code == 0, result.output
+    assert "| sugarcrepe/swap_att | 3 | 50.0 |" in result.output
+
+
+def test_audit_on_a_run_flags_the_distinct_shortcut(tmp_path):
+    """On 40 color N=2 confusion items, blind:distinct sits far above chance (the
+    never-repeat shortcut): the audit flags it; unigram and length stay unflagged on swap."""
+    from autocomp.audit import audit, far_from_chance
+    from autocomp.config import parse_config
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg = parse_config({"name": "a", "concepts": [{"task": "shape_color", "n": [2],
+                                                   "count": 40}],
+                        "generate": {"options": {"size": 96}}})
+    run = Run.create(cfg, tmp_path / "run")
+    run_pipeline(run, progress=False)
+    rows = {r["benchmark"]: r for r in audit(open_suite(run.dir))}
+    conf = rows["shape_color-n2/minimal-confusion"]
+    assert conf["chance"] == 6.25 and conf["blind"]["blind:distinct"]["flag"]
+    swap = rows["shape_color-n2/minimal-swap"]
+    assert swap["same_words"] == 100.0 and swap["duplicates"] == 0
+    assert not any(b["flag"] for b in swap["blind"].values())
+    assert far_from_chance(60.0, 50.0, 400) and not far_from_chance(53.0, 50.0, 400)

@@ -16,8 +16,11 @@ COMMANDS = {
     "validate": ("autocomp.cli.run:validate", "Validate the images of a run."),
     "build": ("autocomp.cli.run:build", "Build a run's positive sets and benchmarks."),
     "status": ("autocomp.cli.status:status", "Progress and survival funnel of a run."),
-    "eval": ("autocomp.cli.eval:eval_cmd", "Score models on a run's benchmarks."),
+    "eval": ("autocomp.cli.eval:eval_cmd", "Score models on a run's benchmarks (or SugarCrepe, "
+             "CREPE, tables)."),
     "report": ("autocomp.cli.report:report", "Tables (Auto-Comp layouts) from eval results."),
+    "audit": ("autocomp.cli.audit:audit_cmd", "Blind scorers and caption anomalies per "
+              "benchmark (runs, SugarCrepe, CREPE, tables)."),
     "compass": ("autocomp.cli.compass:compass", "COMPASS: composed vs decomposed, skill load."),
     "vocab": ("autocomp.cli.vocab:vocab", "List built-in vocabularies and tasks; check a file."),
     "concepts": ("autocomp.cli.concepts:concepts", "Sample concepts of a task into records."),
