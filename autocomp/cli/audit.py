@@ -10,7 +10,8 @@ import click
 
 @click.command("audit")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["run", "sugarcrepe", "crepe", "columns"]),
+@click.option("--format", "fmt", type=click.Choice(["run", "sugarcrepe", "crepe", "columns",
+                                                    "autocomp-hf"]),
               default=None, help="The sources' format (default: detected per source).")
 @click.option("--images", type=click.Path(path_type=Path), default=None,
               help="The folder of the images (SugarCrepe, CREPE, column-mapped tables).")

@@ -27,7 +27,8 @@ import click
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 @click.option("--distributed", is_flag=True,
               help="Share the cells among the processes of `accelerate launch`.")
-@click.option("--format", "fmt", type=click.Choice(["run", "sugarcrepe", "crepe", "columns"]),
+@click.option("--format", "fmt", type=click.Choice(["run", "sugarcrepe", "crepe", "columns",
+                                                    "autocomp-hf"]),
               default=None, help="The benchmark's format (default: detected).")
 @click.option("--images", type=click.Path(path_type=Path), default=None,
               help="The folder of the benchmark's images (COCO val2017 for SugarCrepe, "

@@ -11,6 +11,8 @@ Formats (`--format`, detected when not given):
   sugarcrepe  a folder with SugarCrepe's JSON files (add_att.json ... swap_obj.json)
   crepe       CREPE productivity CSVs (a folder of them, or one file)
   columns     any JSONL / JSON / CSV / parquet file with a column mapping
+  autocomp-hf released Auto-Comp data or `autocomp export --format hf` folders (Hugging
+              Face datasets; negatives rebuilt from the concept)
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from autocomp.errors import AutocompError
 
-FORMATS = ("run", "sugarcrepe", "crepe", "columns")
+FORMATS = ("run", "sugarcrepe", "crepe", "columns", "autocomp-hf")
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,15 @@ class Suite:
 def detect_format(source: Path) -> str:
     from autocomp.external.sugarcrepe import SUBSETS
 
+    if str(source).startswith("hf:"):
+        return "autocomp-hf"
     source = Path(source)
     if source.is_dir():
         if (source / "config.yaml").is_file() and (source / "bench").is_dir():
             return "run"
+        if any((source / f).is_file() for f in ("dataset_dict.json", "state.json",
+                                                 "dataset_info.json")):
+            return "autocomp-hf"
         for folder in (source, source / "data"):
             if any((folder / f"{s}.json").is_file() for s in SUBSETS):
                 return "sugarcrepe"
@@ -81,8 +88,8 @@ def detect_format(source: Path) -> str:
         return "crepe"
     elif source.suffix.lower() in (".jsonl", ".json", ".parquet"):
         return "columns"
-    raise AutocompError("cannot tell its format: give --format (run, sugarcrepe, crepe, "
-                        "columns)", file=source)
+    raise AutocompError(f"cannot tell its format: give --format ({', '.join(FORMATS)})",
+                        file=source)
 
 
 def open_suite(source, fmt: str | None = None, images=None, columns: dict | None = None,
@@ -90,10 +97,14 @@ def open_suite(source, fmt: str | None = None, images=None, columns: dict | None
     """The benchmarks of `source` in format `fmt` (detected when None); `images` is the
     folder their image files are under (COCO val2017 for SugarCrepe, Visual Genome's
     images for CREPE)."""
+    fmt = fmt or detect_format(source)
+    if fmt == "autocomp-hf":
+        from autocomp.external.autocomp_hf import load_autocomp_hf
+
+        return load_autocomp_hf(source, Path(images) if images else None)
     source = Path(source)
     if not source.exists():
         raise AutocompError("no such file or folder", file=source)
-    fmt = fmt or detect_format(source)
     if fmt == "run":
         from autocomp.eval.benchmarks import find_benchmarks
         from autocomp.runtime.run import Run

@@ -1,0 +1,211 @@
+"""Released Auto-Comp data and autocomp's own exports, as Hugging Face datasets.
+
+The released sets are `AutoComp/AutoComp-{Minimal,Contextual,Paired}-N{2,3}-{C,P}` (split
+train): an image column `<src>_image` or `image`, a caption column `<src>_caption` or
+`caption` (src: handmade = the minimal template caption, llm = the contextual one),
+`objects`, and `colors` (C) or `relations` (P). autocomp's exports (`autocomp export
+--format hf`) have the same columns plus `task` (the autocomp task, e.g. shape_color) and
+`attributes` in place of `colors`.
+
+Negatives are not stored: they are built from the concept with autocomp's own swap and
+confusion (words placed by slot, so substitutions never chain). A caption that is exactly
+the template rendering gets template negatives; any other caption is matched by the
+semantic-preservation check and gets its negatives by substitution inside the matched
+spans (a caption the check cannot match is left out and counted). Images are written once
+to a cache folder (content-addressed), where the harness reads them.
+
+Source: a folder written by `datasets.save_to_disk`, a local snapshot of the dataset repo,
+or a hub id (`AutoComp/AutoComp-Minimal-N2-C`) when the hub is reachable; with
+HF_HUB_OFFLINE=1 a missing dataset is one line saying what to download.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+from autocomp.errors import AutocompError
+from autocomp.external import LoadedBenchmark, Suite
+
+NAME = re.compile(r"AutoComp-(Minimal|Contextual|Paired)-N(\d+)-([CP])", re.I)
+SOURCES = {"handmade": "minimal", "llm": "contextual"}
+
+
+def open_dataset(source: str | Path):
+    """A `datasets.Dataset` (split train) from a save_to_disk folder, a snapshot folder or a
+    hub id."""
+    try:
+        import datasets
+    except ImportError:
+        raise AutocompError("Hugging Face datasets need `pip install 'autocomp[formats]'`"
+                            ) from None
+    text = str(source)
+    if text.startswith("hf:"):
+        text = text[3:]
+    path = Path(text)
+    if path.is_dir():
+        try:
+            ds = datasets.load_from_disk(str(path))
+        except FileNotFoundError:
+            ds = datasets.load_dataset(str(path), split="train")
+    else:
+        try:
+            ds = datasets.load_dataset(text, split="train")
+        except Exception as exc:  # offline, unknown repo, no network: one line
+            offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+            why = "HF_HUB_OFFLINE=1 and it is not cached" if offline else type(exc).__name__
+            raise AutocompError(f"dataset '{text}' could not be loaded ({why}): download it "
+                                f"where there is network (`hf download --repo-type dataset "
+                                f"{text} --local-dir DIR`) and pass DIR") from None
+    if hasattr(ds, "keys"):  # a DatasetDict
+        ds = ds["train"] if "train" in ds else ds[next(iter(ds.keys()))]
+    return ds
+
+
+def tracks_of(columns, variant: str | None) -> list[tuple[str, str, str]]:
+    """(track, image column, caption column) pairs the dataset has."""
+    out = [(track, f"{src}_image", f"{src}_caption") for src, track in SOURCES.items()
+           if f"{src}_image" in columns and f"{src}_caption" in columns]
+    if not out and "image" in columns and "caption" in columns:
+        out = [("contextual" if (variant or "").lower() == "contextual" else "minimal",
+                "image", "caption")]
+    return out
+
+
+def _save_image(value, folder: Path) -> str:
+    """Write an image cell ({bytes, path}) to `folder` by content hash; its file name."""
+    data = value.get("bytes") if isinstance(value, dict) else None
+    if data is None and isinstance(value, dict) and value.get("path"):
+        data = Path(value["path"]).read_bytes()
+    if not data:
+        raise ValueError("an image cell without bytes or path")
+    ext = ".png" if data[:4] == b"\x89PNG" else ".jpg" if data[:2] == b"\xff\xd8" else ".img"
+    name = hashlib.sha256(data).hexdigest()[:24] + ext
+    target = folder / name
+    if not target.exists():
+        tmp = target.with_name(f".{name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    return name
+
+
+def load_autocomp_hf(source, images: Path | None = None,
+                     kinds=("swap", "confusion")) -> Suite:
+    from datasets import Image
+
+    from autocomp.concepts.task import load_task
+
+    ds = open_dataset(source)
+    label = Path(str(source)).name or str(source)
+    m = NAME.search(str(source))
+    variant = m.group(1) if m else None
+    cols = set(ds.column_names)
+    tracks = tracks_of(cols, variant)
+    values_col = next((c for c in ("colors", "attributes", "relations") if c in cols), None)
+    if not tracks or "objects" not in cols or values_col is None:
+        raise AutocompError("not an Auto-Comp dataset: expected objects, colors or "
+                            "relations, and image/caption columns (image, caption or "
+                            f"handmade_/llm_ pairs); it has {', '.join(sorted(cols))}",
+                            file=source)
+    for _, img, _ in tracks:
+        ds = ds.cast_column(img, Image(decode=False))
+    folder = Path(images) if images else _cache_folder(label)
+    folder.mkdir(parents=True, exist_ok=True)
+    relation = values_col == "relations"
+    default_task = "position" if relation else "color"
+    skipped: Counter = Counter()
+    tasks: dict = {}
+    concepts = []  # (index, task name, graph, {track: (image file, (caption, check))})
+    for i, row in enumerate(ds):
+        got = _concept(row, values_col, relation)
+        if isinstance(got, str):
+            skipped[got] += 1
+            continue
+        task_name = row.get("task") or default_task
+        if task_name not in tasks:
+            tasks[task_name] = load_task(task_name)
+        by_track = {}
+        for track, img, cap in tracks:
+            if row.get(img) is None or not isinstance(row.get(cap), str):
+                skipped[f"{track}: no image or caption"] += 1
+                continue
+            how = _renderer(got, " ".join(row[cap].split()), tasks[task_name])
+            if how is None:
+                skipped[f"{track}: caption does not name every binding"] += 1
+                continue
+            by_track[track] = (_save_image(row[img], folder), how)
+        if by_track:
+            concepts.append((i, task_name, got, by_track))
+    groups = sorted({(c[1], c[2].n_objects, track) for c in concepts for track in c[3]})
+    benches = []
+    for task_name, n, track in groups:
+        for kind in kinds:
+            members = [c for c in concepts if c[1] == task_name and c[2].n_objects == n
+                       and track in c[3]]
+            benches.append(LoadedBenchmark(
+                f"{label}/{task_name}-n{n}/{track}-{kind}", task_name, n, track, kind,
+                lambda members=members, task=tasks[task_name], track=track, kind=kind:
+                _items(members, task, track, kind, label)))
+    info = {"rows": len(ds), "concepts": len(concepts), "skipped": dict(skipped),
+            "tracks": [t for t, _, _ in tracks]}
+    return Suite("autocomp-hf", Path(str(source)), folder.resolve(), benches, tasks, info)
+
+
+def _cache_folder(label: str) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "autocomp" / "hf-images" / re.sub(r"[^A-Za-z0-9._-]+", "_", label)
+
+
+def _concept(row: dict, values_col: str, relation: bool):
+    """The concept's scene graph, or the reason the row is left out."""
+    from autocomp.scene import attribute_graph, chain_graph
+
+    objects, values = row.get("objects"), row.get(values_col)
+    if not isinstance(objects, list) or not all(isinstance(o, str) and o for o in objects):
+        return "objects: not a list of names"
+    if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+        return f"{values_col}: not a list of strings"
+    objects = [" ".join(o.lower().split()) for o in objects]
+    values = [" ".join(v.lower().split()) for v in values]
+    if relation:
+        if len(values) != len(objects) - 1:
+            return "relations: not one fewer than the objects"
+        return chain_graph(objects, values)
+    if len(values) != len(objects):
+        return f"{values_col}: not one per object"
+    return attribute_graph(objects, values)
+
+
+def _renderer(graph, caption: str, task):
+    """(caption, None) when the caption is the template rendering, (caption, check) when
+    the semantic-preservation check matches every binding, else None."""
+    from autocomp.captions.check import check_caption
+    from autocomp.captions.minimal import render_minimal
+
+    if caption == render_minimal(graph, task.noun):
+        return caption, None
+    check = check_caption(caption, graph, task.noun, task.object_forms)
+    return (caption, check) if check.passed else None
+
+
+def _items(members, task, track: str, kind: str, label: str):
+    from autocomp.captions.minimal import render_minimal
+    from autocomp.negatives.contextual import substitute
+    from autocomp.negatives.generate import make_negatives
+
+    for i, _, graph, by_track in members:
+        image, (caption, check) = by_track[track]
+        if check is None:
+            def render(g):
+                return render_minimal(g, task.noun)
+        else:
+            def render(g, check=check, caption=caption, graph=graph):
+                return caption if g == graph else substitute(caption, check, g, task.noun)
+        negs = make_negatives(graph, task, kind, render)
+        yield {"id": f"{label}-{i}-{track}-{kind}", "concept": str(i), "task": task.name,
+               "n": graph.n_objects, "track": track, "kind": kind, "image": image,
+               "graph": graph.to_dict(), "paired": len(by_track) > 1,
+               "positive": negs.positive, "negatives": [x.to_dict() for x in negs.negatives]}
