@@ -280,3 +280,111 @@ def test_audit_on_a_run_flags_the_distinct_shortcut(tmp_path):
     assert swap["same_words"] == 100.0 and swap["duplicates"] == 0
     assert not any(b["flag"] for b in swap["blind"].values())
     assert far_from_chance(60.0, 50.0, 400) and not far_from_chance(53.0, 50.0, 400)
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    from autocomp.config import parse_config
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg = parse_config({"name": "x", "concepts": [
+        {"task": "shape_color", "n": [2, 3], "count": 6},
+        {"task": "shape_position", "n": [2], "count": 6}],
+        "captions": {"options": {"slip_rate": 0.0}},
+        "generate": {"options": {"size": 96}}})
+    run = Run.create(cfg, tmp_path_factory.mktemp("exp") / "run")
+    run_pipeline(run, progress=False)
+    return run
+
+
+def _by_concept(items):
+    return {i["concept"]: (i["positive"], [n["caption"] for n in i["negatives"]],
+                           [n["category"] for n in i["negatives"]]) for i in items}
+
+
+def test_export_hf_round_trip_rebuilds_the_runs_benchmarks(small_run, tmp_path):
+    """Exported as the released Auto-Comp layout, loaded back with negatives rebuilt from
+    the concept: every benchmark equals the run's own, caption for caption."""
+    import datasets
+
+    from autocomp.bench.export import export_run
+    from autocomp.eval.benchmarks import find_benchmarks
+
+    out = tmp_path / "hf"
+    got = export_run(small_run.dir, "hf", out)
+    assert got["rows"] > 10 and got["minimal"] > 0 and got["contextual"] > 0
+    ds = datasets.load_from_disk(str(out))["train"]
+    assert {"handmade_image", "llm_caption", "objects", "relations"} <= set(ds.column_names)
+    suite = open_suite(out, images=tmp_path / "imgs")
+    assert suite.format == "autocomp-hf" and not suite.info["skipped"]
+    mine = {(b.task, b.n, b.track, b.kind): b for b in suite.benchmarks}
+    theirs = find_benchmarks(small_run.dir)
+    assert len(theirs) == len(mine) > 0
+    for b in theirs:
+        other = mine[(b.task, b.n, b.track, b.kind)]
+        assert _by_concept(other.items()) == _by_concept(b.items()), b.name
+    # the same images, read from the content-addressed cache
+    item = next(iter(mine[("shape_color", 2, "minimal", "swap")].items()))
+    assert (tmp_path / "imgs" / item["image"]).is_file()
+
+
+def test_export_parquet_and_webdataset(small_run, tmp_path):
+    import tarfile
+
+    import datasets
+
+    from autocomp.bench.export import export_run
+
+    export_run(small_run.dir, "parquet", tmp_path / "pq")
+    ds = datasets.load_dataset("parquet", data_files=str(tmp_path / "pq" / "train.parquet"),
+                               split="train")
+    assert ds.features["handmade_image"].__class__.__name__ == "Image"
+    suite = open_suite(tmp_path / "pq" / "train.parquet", "autocomp-hf", tmp_path / "imgs")
+    assert sum(1 for b in suite.benchmarks for _ in b.items()) > 0
+    got = export_run(small_run.dir, "webdataset", tmp_path / "wds")
+    with tarfile.open(tmp_path / "wds" / "shard-000000.tar") as tar:
+        names = tar.getnames()
+        first = json.loads(tar.extractfile(names[0]).read())
+    assert sum(n.endswith(".json") for n in names) == got["rows"]
+    assert any(n.endswith(".minimal.png") for n in names)
+    assert {"concept", "task", "objects", "handmade_caption"} <= set(first)
+    with pytest.raises(AutocompError, match="not empty"):
+        export_run(small_run.dir, "hf", tmp_path / "wds")
+
+
+def test_released_layout_and_offline_hub(tmp_path, monkeypatch):
+    """A hand-made dataset in the released AutoComp-Minimal-N2-C layout (image, caption,
+    objects, colors); a hub id that is not cached fails in one line when offline."""
+    import datasets
+    from PIL import Image as PILImage
+
+    img = tmp_path / "a.png"
+    PILImage.new("RGB", (16, 16), (255, 0, 0)).save(img)
+    ds = datasets.Dataset.from_dict(
+        {"image": [str(img)] * 2,
+         "caption": ["a red chair and a blue lamp on a white background",
+                     "A red mug stands near a green kettle on the counter."],
+         "objects": [["chair", "lamp"], ["mug", "kettle"]],
+         "colors": [["red", "blue"], ["red", "green"]]},
+        features=datasets.Features({"image": datasets.Image(),
+                                    "caption": datasets.Value("string"),
+                                    "objects": datasets.Sequence(datasets.Value("string")),
+                                    "colors": datasets.Sequence(datasets.Value("string"))}))
+    folder = tmp_path / "AutoComp-Minimal-N2-C"
+    ds.save_to_disk(str(folder))
+    suite = open_suite(folder, images=tmp_path / "imgs")
+    swap = next(b for b in suite.benchmarks if b.kind == "swap")
+    items = list(swap.items())
+    assert swap.task == "color" and swap.n == 2 and swap.track == "minimal"
+    assert items[0]["negatives"][0]["caption"] == ("a blue chair and a red lamp on a white "
+                                                   "background")
+    assert items[1]["negatives"][0]["caption"] == ("A green mug stands near a red kettle on "
+                                                   "the counter.")
+    conf = next(b for b in suite.benchmarks if b.kind == "confusion")
+    assert all(len(i["negatives"]) == 15 for i in conf.items())  # 2^4 - 1
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hfhome"))
+    with pytest.raises(AutocompError, match="dataset 'AutoComp/AutoComp-Minimal-N2-C' could "
+                                            "not be loaded .*hf download --repo-type dataset"):
+        open_suite("hf:AutoComp/AutoComp-Minimal-N2-C")

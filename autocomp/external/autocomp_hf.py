@@ -46,7 +46,9 @@ def open_dataset(source: str | Path):
     if text.startswith("hf:"):
         text = text[3:]
     path = Path(text)
-    if path.is_dir():
+    if path.is_file() and path.suffix.lower() == ".parquet":
+        ds = datasets.load_dataset("parquet", data_files=str(path), split="train")
+    elif path.is_dir():
         try:
             ds = datasets.load_from_disk(str(path))
         except FileNotFoundError:
@@ -118,15 +120,19 @@ def load_autocomp_hf(source, images: Path | None = None,
     default_task = "position" if relation else "color"
     skipped: Counter = Counter()
     tasks: dict = {}
-    concepts = []  # (index, task name, graph, {track: (image file, (caption, check))})
+    concepts = []  # (concept id, task name, graph, {track: (image file, (caption, check))})
     for i, row in enumerate(ds):
-        got = _concept(row, values_col, relation)
-        if isinstance(got, str):
-            skipped[got] += 1
-            continue
         task_name = row.get("task") or default_task
         if task_name not in tasks:
             tasks[task_name] = load_task(task_name)
+        if "task" in row:  # an autocomp export: the task says which values column
+            is_rel = tasks[task_name].is_relation
+            got = _concept(row, "relations" if is_rel else "attributes", is_rel)
+        else:
+            got = _concept(row, values_col, relation)
+        if isinstance(got, str):
+            skipped[got] += 1
+            continue
         by_track = {}
         for track, img, cap in tracks:
             if row.get(img) is None or not isinstance(row.get(cap), str):
@@ -138,7 +144,7 @@ def load_autocomp_hf(source, images: Path | None = None,
                 continue
             by_track[track] = (_save_image(row[img], folder), how)
         if by_track:
-            concepts.append((i, task_name, got, by_track))
+            concepts.append((row.get("concept") or str(i), task_name, got, by_track))
     groups = sorted({(c[1], c[2].n_objects, track) for c in concepts for track in c[3]})
     benches = []
     for task_name, n, track in groups:
@@ -205,7 +211,7 @@ def _items(members, task, track: str, kind: str, label: str):
             def render(g, check=check, caption=caption, graph=graph):
                 return caption if g == graph else substitute(caption, check, g, task.noun)
         negs = make_negatives(graph, task, kind, render)
-        yield {"id": f"{label}-{i}-{track}-{kind}", "concept": str(i), "task": task.name,
+        yield {"id": f"{label}-{i}-{track}-{kind}", "concept": i, "task": task.name,
                "n": graph.n_objects, "track": track, "kind": kind, "image": image,
                "graph": graph.to_dict(), "paired": len(by_track) > 1,
                "positive": negs.positive, "negatives": [x.to_dict() for x in negs.negatives]}
