@@ -1,6 +1,7 @@
 """Benchmarks in other projects' formats: fixtures written by hand in each format."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -388,3 +389,26 @@ def test_released_layout_and_offline_hub(tmp_path, monkeypatch):
     with pytest.raises(AutocompError, match="dataset 'AutoComp/AutoComp-Minimal-N2-C' could "
                                             "not be loaded .*hf download --repo-type dataset"):
         open_suite("hf:AutoComp/AutoComp-Minimal-N2-C")
+
+
+def test_column_mapped_datasets_folder_with_embedded_images(tmp_path, monkeypatch):
+    import datasets
+    from PIL import Image as PILImage
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    img = tmp_path / "x.png"
+    PILImage.new("RGB", (8, 8), (0, 0, 255)).save(img)
+    ds = datasets.Dataset.from_dict(
+        {"picture": [str(img)], "text": ["a blue square"],
+         "hard": [["a red square", "a blue circle"]]},
+        features=datasets.Features({"picture": datasets.Image(),
+                                    "text": datasets.Value("string"),
+                                    "hard": datasets.Sequence(datasets.Value("string"))}))
+    ds = ds.cast_column("picture", datasets.Image(decode=True))
+    ds.save_to_disk(str(tmp_path / "mine"))  # save_to_disk embeds the image bytes
+    img.unlink()
+    suite = open_suite(tmp_path / "mine", "columns", None,
+                       parse_mapping("image=picture,positive=text,negatives=hard"))
+    item = next(iter(suite.benchmarks[0].items()))
+    assert item["positive"] == "a blue square" and len(item["negatives"]) == 2
+    assert Path(item["image"]).is_file() and str(tmp_path / "cache") in item["image"]

@@ -102,6 +102,11 @@ def open_suite(source, fmt: str | None = None, images=None, columns: dict | None
         from autocomp.external.autocomp_hf import load_autocomp_hf
 
         return load_autocomp_hf(source, Path(images) if images else None)
+    if fmt == "columns" and str(source).startswith("hf:"):
+        from autocomp.external.columns import load_columns
+
+        return load_columns(source, columns or {}, Path(images) if images else None,
+                            skip_missing)
     source = Path(source)
     if not source.exists():
         raise AutocompError("no such file or folder", file=source)
@@ -132,8 +137,12 @@ def open_suite(source, fmt: str | None = None, images=None, columns: dict | None
 
 
 def output_base(source: Path) -> Path:
-    """Where results and the cache go by default: the folder itself, or beside a file
-    (`data.jsonl` -> `data.autocomp/`)."""
+    """Where results and the cache go by default: the folder itself, beside a file
+    (`data.jsonl` -> `data.autocomp/`), or for a hub id in the working folder
+    (`hf:AutoComp/AutoComp-Minimal-N2-C` -> `./AutoComp-Minimal-N2-C.autocomp/`)."""
+    text = str(source)
+    if text.startswith("hf:") or not Path(text).exists():
+        return Path.cwd() / f"{text.rstrip('/').rsplit('/', 1)[-1]}.autocomp"
     source = Path(source)
     return source if source.is_dir() else source.parent / f"{source.stem}.autocomp"
 

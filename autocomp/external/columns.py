@@ -1,7 +1,8 @@
 """Any table of (image, positive, negatives) rows: a JSONL, JSON (a list of objects), CSV or
 parquet file, or a folder written by `datasets.save_to_disk`, with a column mapping:
 
-  image       the image file name (under --images, or the file's folder)
+  image       the image file name (under --images, or the file's folder); a datasets
+              Image column is read from the file path it records
   positive    the true caption
   negatives   one column holding a list (a JSON/Python list literal in CSV) or several
               columns, each one negative ("neg1+neg2" on the command line)
@@ -9,7 +10,8 @@ parquet file, or a folder written by `datasets.save_to_disk`, with a column mapp
   subset      optional: rows are split into one benchmark per value
 
 Given as `--columns image=file,positive=caption,negatives=neg1+neg2` or as a YAML file
-with the same keys. Captions are whitespace-normalised.
+with the same keys. Captions are whitespace-normalised. A hub dataset is named
+`hf:ORG/NAME` (split train; HF_HUB_OFFLINE respected).
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ def _check(mapping: dict, where) -> dict:
 
 
 def _rows(source: Path) -> Iterator[dict]:
+    if str(source).startswith("hf:"):  # a hub dataset (or a cached one, offline)
+        from autocomp.external.autocomp_hf import open_dataset
+
+        yield from _undecoded(open_dataset(source))
+        return
     suffix = source.suffix.lower()
     if source.is_dir():
         try:
@@ -72,7 +79,7 @@ def _rows(source: Path) -> Iterator[dict]:
         ds = load_from_disk(str(source))
         if hasattr(ds, "keys"):  # a DatasetDict: its "train" split or its only one
             ds = ds["train"] if "train" in ds else ds[next(iter(ds.keys()))]
-        yield from ds
+        yield from _undecoded(ds)
     elif suffix == ".jsonl":
         with open(source, encoding="utf-8") as fh:
             for i, line in enumerate(fh, start=1):
@@ -107,6 +114,16 @@ def _rows(source: Path) -> Iterator[dict]:
                             "folder", file=source)
 
 
+def _undecoded(ds):
+    """Rows with Image columns as {bytes, path} (not decoded to PIL images)."""
+    from datasets import Image
+
+    for name, feature in ds.features.items():
+        if isinstance(feature, Image):
+            ds = ds.cast_column(name, Image(decode=False))
+    return ds
+
+
 def _negatives(row: dict, cols, where, entry) -> list[str]:
     cols = [cols] if isinstance(cols, str) else list(cols)
     out = []
@@ -135,6 +152,9 @@ def _negatives(row: dict, cols, where, entry) -> list[str]:
 def load_columns(source: Path, mapping: dict, images: Path | None,
                  skip_missing: bool = False) -> Suite:
     mapping = _check(mapping, None)
+    hub = str(source).startswith("hf:")
+    if hub and images is None:
+        raise AutocompError("a hub dataset's image column names files: give --images DIR")
     root = ImageRoot(images or (source if source.is_dir() else source.parent), skip_missing)
     groups: dict[str, list] = defaultdict(list)
     total = 0
@@ -149,9 +169,16 @@ def load_columns(source: Path, mapping: dict, images: Path | None,
         total += 1
         item_id = str(row.get(mapping["id"], i)) if "id" in mapping else str(i)
         image = row[mapping["image"]]
-        if isinstance(image, dict) and "path" in image:  # a datasets Image feature
-            image = image["path"]
-        path = root.resolve(image, item_id, source)
+        if isinstance(image, dict) and image.get("bytes"):  # a datasets Image, embedded
+            from autocomp.external.autocomp_hf import _cache_folder, _save_image
+
+            folder = _cache_folder(str(source).rsplit("/", 1)[-1])
+            folder.mkdir(parents=True, exist_ok=True)
+            path = str((folder / _save_image(image, folder)).resolve())
+        else:
+            if isinstance(image, dict):  # a datasets Image that records a file path
+                image = image.get("path")
+            path = root.resolve(image, item_id, source)
         if path is None:
             continue
         positive = row[mapping["positive"]]
@@ -165,7 +192,8 @@ def load_columns(source: Path, mapping: dict, images: Path | None,
             "negatives": [{"caption": c, "category": subset, "same_meaning": False}
                           for c in _negatives(row, mapping["negatives"], source, f"row {i}")]})
     root.check(total, source)
-    name = source.stem if source.is_file() else source.name
+    name = str(source).rsplit("/", 1)[-1] if hub else (source.stem if source.is_file()
+                                                         else source.name)
     benches = [LoadedBenchmark(f"{name}/{subset}", "columns", 0, name, subset,
                                lambda rows=rows: iter(rows))
                for subset, rows in sorted(groups.items())]
