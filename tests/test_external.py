@@ -412,3 +412,12 @@ def test_column_mapped_datasets_folder_with_embedded_images(tmp_path, monkeypatc
     item = next(iter(suite.benchmarks[0].items()))
     assert item["positive"] == "a blue square" and len(item["negatives"]) == 2
     assert Path(item["image"]).is_file() and str(tmp_path / "cache") in item["image"]
+
+
+def test_crepe_complexity_from_the_file_name_when_n_is_empty(crepe):
+    d, vg = crepe
+    (d / "negate").mkdir()
+    (d / "negate" / "prod_vg_hard_negs_negate_complexity_7.csv").write_text(
+        CREPE_HEADER + '1,a dog on a bed,,2,1,0,1,"[\'a dog not on a bed\']",0,0,20,20\n')
+    names = [b.name for b in open_suite(d, images=vg).benchmarks]
+    assert "crepe/negate-n7" in names

@@ -7,7 +7,8 @@ ast.literal_eval, never eval; a set is sorted so item ids and order are stable. 
 is the crop (x, y, width, height) of <images>/<image_id>.jpg. One benchmark per type and
 complexity, `crepe/<type>-n<k>`; the report gives Recall@1/3/5 and the mean rank of the
 positive (ties counted against it). The type comes from the file's path (a folder or file
-name containing atom, swap or negate), the complexity from the row's `n`.
+name containing atom, swap or negate), the complexity from the row's `n` (or, where it is
+empty, from a file name ending in complexity_K).
 
 Rows whose positive appears among its own negatives, exactly or up to letter case, cannot
 be solved: they are flagged on the item (`flags`) and counted per benchmark.
@@ -34,6 +35,15 @@ def _type_of(path: Path) -> str:
         raise AutocompError("cannot tell the hard-negative type from the path (a folder or "
                             f"file name should contain one of {', '.join(TYPES)})", file=path)
     return found[0]
+
+
+def _complexity(path: Path) -> int:
+    """The complexity a file name states ("..._complexity_7.csv"), for rows without `n`."""
+    m = re.search(r"complexity[_-]?(\d+)", path.name.lower())
+    if not m:
+        raise AutocompError("rows have no n and the file name states no complexity "
+                            "(..._complexity_K.csv)", file=path)
+    return int(m.group(1))
 
 
 def parse_negatives(text: str, path: Path, row: int) -> list[str]:
@@ -79,7 +89,7 @@ def load_crepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
                     raise AutocompError("empty caption", file=path, entry=f"row {i}",
                                         field="caption")
                 negs = parse_negatives(row["hard_negs"] or "", path, i)
-                n = int(_number(row, "n", path, i)) if row.get("n") else 0
+                n = int(_number(row, "n", path, i)) if row.get("n") else _complexity(path)
                 image_id = (row["image_id"] or "").strip()
                 if not image_id.isdigit():
                     raise AutocompError(f"expected a Visual Genome image id, got {image_id!r}",
