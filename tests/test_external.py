@@ -421,3 +421,24 @@ def test_crepe_complexity_from_the_file_name_when_n_is_empty(crepe):
         CREPE_HEADER + '1,a dog on a bed,,2,1,0,1,"[\'a dog not on a bed\']",0,0,20,20\n')
     names = [b.name for b in open_suite(d, images=vg).benchmarks]
     assert "crepe/negate-n7" in names
+
+
+def test_column_mapping_from_yaml(tmp_path):
+    path = tmp_path / "map.yaml"
+    path.write_text("image: img\npositive: cap\nnegatives: [n1, n2]\nsubset: split\n")
+    assert parse_mapping(str(path)) == {"image": "img", "positive": "cap",
+                                        "negatives": ["n1", "n2"], "subset": "split"}
+    path.write_text("image: img\npositive: cap\nnegs: x\n")
+    with pytest.raises(AutocompError, match="map.yaml: unknown column key"):
+        parse_mapping(str(path))
+
+
+def test_reference_scorers_on_items_without_graphs(sugarcrepe, coco, tmp_path):
+    got = evaluate(sugarcrepe, ["reference:random"], tmp_path / "r", images=coco,
+                   echo=lambda *_: None)
+    assert sum(r["n_items"] for r in got) == 5
+    result = CliRunner().invoke(main, ["eval", str(sugarcrepe), "--images", str(coco),
+                                       "--model", "reference:oracle", "--output",
+                                       str(tmp_path / "o")])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "reference:oracle reads the items' scene graphs" in result.output

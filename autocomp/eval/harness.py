@@ -106,10 +106,13 @@ class Harness:
             out = []
             for item in chunk:
                 task = self.tasks.get(item["task"])
-                graph = SceneGraph.from_dict(item["graph"])
-                cands = [graph, *[SceneGraph.from_dict(n["graph"]) if "graph" in n
-                                  else negative_graph(graph, task, n["edit"])
-                                  for n in item["negatives"]]]
+                if "graph" in item:
+                    graph = SceneGraph.from_dict(item["graph"])
+                    cands = [graph, *[SceneGraph.from_dict(n["graph"]) if "graph" in n
+                                      else negative_graph(graph, task, n["edit"])
+                                      for n in item["negatives"]]]
+                else:  # SugarCrepe, CREPE, tables: captions only, no scene graphs
+                    graph, cands = None, [None] * (1 + len(item["negatives"]))
                 out.append(np.asarray(self.scorer.score_item(
                     item, cands, {"graph": graph, "task": task}), dtype=np.float64))
             return out

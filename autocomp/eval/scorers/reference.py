@@ -17,10 +17,18 @@ from autocomp.eval.scorers.base import ItemScorer
 from autocomp.negatives.generate import values_of
 
 
+def _needs_graph(scorer, truth) -> None:
+    if truth["graph"] is None:
+        raise AutocompError(f"{scorer.spec} reads the items' scene graphs, which this "
+                            "benchmark's items do not have (SugarCrepe, CREPE, tables): use "
+                            "a model, reference:random or a blind scorer")
+
+
 class Oracle(ItemScorer):
     family = "reference"
 
     def score_item(self, item, candidates, truth):
+        _needs_graph(self, truth)
         return [1.0 if g == truth["graph"] else 0.0 for g in candidates]
 
 
@@ -28,6 +36,7 @@ class BagOfConcepts(ItemScorer):
     family = "reference"
 
     def score_item(self, item, candidates, truth):
+        _needs_graph(self, truth)
         task, graph = truth["task"], truth["graph"]
 
         def values(g):  # without a task (COMPASS graphs): every attribute and predicate
