@@ -383,3 +383,16 @@ def test_llm_candidates_are_cached_per_primitive_and_filtered():
     neg, edit = rep.perturb(g, ("O", 0), {"O": {"sofa", "bed"}, "A": set(), "R": set()},
                             random.Random(0))
     assert edit["to"] in {"chair", "table", "stool"}  # "bed" is in the image: never used
+
+
+def test_vifs_by_hand():
+    from autocomp.compass.analysis import vifs
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=400), rng.normal(size=400)
+    c = 0.8 * a + 0.6 * rng.normal(size=400)  # corr(a, c) = 0.8: VIF = 1 / (1 - 0.64)
+    got = vifs(np.column_stack([a, b, c]))
+    assert got[1] == pytest.approx(1.0, abs=0.05)
+    assert got[0] == pytest.approx(1 / (1 - np.corrcoef(a, c)[0, 1] ** 2), rel=0.05)
+    assert vifs(np.column_stack([a, a + 1, b]))[0] == float("inf")  # determined
+    assert np.isnan(vifs(np.column_stack([a, np.ones(400), b]))[1])  # constant

@@ -134,6 +134,43 @@ def identifiable(X: np.ndarray) -> tuple[list[int], list[int]]:
     return keep, collinear
 
 
+def vifs(X: np.ndarray) -> list[float]:
+    """Variance inflation factor of each column of X (n_O, n_A, n_R), with an intercept
+    (statsmodels): 1 when a count is uncorrelated with the others; inf when the others
+    determine it; NaN for a count that does not vary."""
+    from statsmodels.stats.outliers_influence import variance_inflation_factor
+
+    X = np.asarray(X, dtype=float)
+    out = []
+    design = np.column_stack([np.ones(len(X)), X])
+    for i in range(X.shape[1]):
+        if len(X) < 3 or np.ptp(X[:, i]) == 0:
+            out.append(math.nan)
+            continue
+        varying = [j for j in range(X.shape[1]) if np.ptp(X[:, j]) > 0]
+        cols = [0, *[j + 1 for j in varying]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = variance_inflation_factor(design[:, cols], cols.index(i + 1))
+        # an exactly determined count gives 1 / (1 - R^2) with R^2 = 1 up to rounding
+        out.append(float(v) if np.isfinite(v) and v < 1e8 else math.inf)
+    return out
+
+
+def design_vifs(compass_dir: Path) -> dict[str, list[float]]:
+    """level -> VIFs of (n_O, n_A, n_R) over the skill-load items of that level (every
+    skill set pooled, as the regressions see them); "all" pools the levels."""
+    rows: dict[str, list] = defaultdict(list)
+    for kind in ("O", "A", "R"):
+        path = Path(compass_dir) / f"skill-{kind}.jsonl"
+        if not path.exists():
+            continue
+        for item in read_jsonl(path):
+            counts = [item["counts"][c] for c in COUNTS]
+            rows[item["level"]].append(counts)
+            rows["all"].append(counts)
+    return {level: vifs(np.array(x)) for level, x in sorted(rows.items()) if x}
+
+
 def load_curves(compass_dir: Path, model: str, kind: str, level: str, x: str,
                 by: str) -> dict:
     """Mean R@1_kind against count `x`, one curve per value of count `by` (appendix E)."""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from autocomp.compass.analysis import (
     COUNTS,
+    design_vifs,
     gap_summary,
     integration,
     load_curves,
@@ -50,10 +51,17 @@ def _mean_std(mean: float, std: float) -> str:
     return f"{mean:+.2f}±{std:.2f}" if std == std else f"{mean:+.2f} (one N)"
 
 
+def _vif(v: float) -> str:
+    return "-" if v != v else "inf" if v == float("inf") else f"{v:.2f}"
+
+
 def tables(dirs: list[Path]) -> list[Table]:
-    t2_rows, t3_rows, detail = [], [], []
+    t2_rows, t3_rows, detail, vif_rows = [], [], [], []
     for d in dirs:
         src = _source(d)
+        for level, v in design_vifs(d).items():
+            vif_rows.append([src, level, *[_vif(x) for x in v],
+                             "yes" if all(x != x or x < 5 for x in v) else "no"])
         for model in models_of(d):
             rows = integration(d, model)
             summary = gap_summary(rows)
@@ -84,7 +92,11 @@ def tables(dirs: list[Path]) -> list[Table]:
            Table("Table 3: skill load, change in R@1 (points) per primitive; * p < 0.005, "
                  "** p < 0.001 (image-clustered SE); collinear: fixed by the other counts",
                  ["Model", "Source", "Level",
-                  *[f"{k} neg {c[2:]}" for k in ("O", "A", "R") for c in COUNTS]], t3_rows)]
+                  *[f"{k} neg {c[2:]}" for k in ("O", "A", "R") for c in COUNTS]], t3_rows),
+           Table("Variance inflation factors of the skill-load regressors (statsmodels; 1 = "
+                 "uncorrelated, inf = determined by the others, - = constant); all < 5: the "
+                 "three coefficients can be told apart",
+                 ["Source", "Level", "VIF n_O", "VIF n_A", "VIF n_R", "All < 5"], vif_rows)]
     return out
 
 
