@@ -149,7 +149,10 @@ def vifs(X: np.ndarray) -> list[float]:
             continue
         varying = [j for j in range(X.shape[1]) if np.ptp(X[:, j]) > 0]
         cols = [0, *[j + 1 for j in varying]]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        import warnings
+
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a determined count is reported as inf below
             v = variance_inflation_factor(design[:, cols], cols.index(i + 1))
         # an exactly determined count gives 1 / (1 - R^2) with R^2 = 1 up to rounding
         out.append(float(v) if np.isfinite(v) and v < 1e8 else math.inf)
