@@ -3,6 +3,9 @@
 Every binding of the concept must appear in the caption:
   attribute:  <Article> [<Word>] a_i o_i                       ("an elegant red chair")
   relation:   <Article> [<Word>] o_i [is|which is] r_i <Article> [<Word>] o_{i+1}
+An object with several attributes (scene graphs: "a large red cube") may also have its own
+other attribute words around a_i and before o_i in relations; with one attribute or none
+the patterns are exactly the paper's.
 
 The relation pattern also accepts a copula between the subject and the relation ("a chair
 is under a lamp", "a lamp, which is above a cup"): without it the paper's own minimal
@@ -126,13 +129,16 @@ def check_caption(caption: str, graph: SceneGraph, noun: Callable[[str], Noun],
 def _match(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
     if b.kind == "attribute":
         obj = graph.objects[b.index]
-        pattern = _np("s", obj.attributes[b.attribute], noun(obj.name).forms)
+        value = obj.attributes[b.attribute]
+        others = [a for j, a in enumerate(obj.attributes) if j != b.attribute]
+        pattern = _np("s", value, noun(obj.name).forms, others)
         slots = (b.index,)
     else:
         rel = graph.relations[b.index]
-        subj, objn = (graph.objects[i].name for i in (rel.subject, rel.object))
-        pattern = (_np("s", None, noun(subj).forms) + f"(?:{_VERB})?" + r"\s+(?P<pred>"
-                   + _words(rel.predicate) + r")\s+" + _np("o", None, noun(objn).forms))
+        subj, objn = (graph.objects[i] for i in (rel.subject, rel.object))
+        pattern = (_np("s", None, noun(subj.name).forms, subj.attributes) + f"(?:{_VERB})?"
+                   + r"\s+(?P<pred>" + _words(rel.predicate) + r")\s+"
+                   + _np("o", None, noun(objn.name).forms, objn.attributes))
         slots = (rel.subject, rel.object)
     regex = _compile(pattern)
     pos = 0
@@ -150,11 +156,18 @@ def _words(phrase: str) -> str:
     return r"\s+".join(re.escape(w) for w in phrase.split())
 
 
-def _np(prefix: str, value: str | None, forms: tuple[str, ...]) -> str:
+def _np(prefix: str, value: str | None, forms: tuple[str, ...], others=()) -> str:
+    """<Article> [<Word>] [value] noun. `others`: the object's other attributes (scene
+    graphs give an object several: "a large red cube"), allowed before and after the value
+    in any order; an object with one attribute or none gets the paper's strict pattern."""
     alts = "|".join(_words(f) for f in sorted(forms, key=len, reverse=True))
+    extra = ""
+    if others:
+        words = "|".join(_words(o) for o in sorted(set(others), key=len, reverse=True))
+        extra = rf"(?:(?:{words})\s+)*"
     val = rf"(?P<{prefix}val>{_words(value)})\s+" if value else ""
-    return (rf"\b(?P<{prefix}art>{_ART})\s+(?:(?P<{prefix}mod>{_WORD})\s+)?{val}"
-            rf"(?P<{prefix}noun>{alts})\b")
+    return (rf"\b(?P<{prefix}art>{_ART})\s+(?:(?P<{prefix}mod>{_WORD})\s+)?{extra}{val}"
+            rf"{extra}(?P<{prefix}noun>{alts})\b")
 
 
 @lru_cache(maxsize=4096)

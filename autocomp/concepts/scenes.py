@@ -1,0 +1,272 @@
+"""Scene tasks: scene graphs whose object, attribute and relation counts vary independently,
+so COMPASS's skill-load regression can tell b_O, b_A and b_R apart on synthetic data.
+
+A scene task file (built-in ones in concepts/scenes/):
+
+    name: scenes
+    kind: scene
+    objects: shapes                         # object vocabulary
+    attributes: [size_words, textures, colors]   # at most one value of each per object,
+                                            # written in this order ("a large striped red cube")
+    relations: relations                    # relation vocabulary
+    design:
+      kind: factorial                       # every feasible (n_O, n_A, n_R) cell, or
+                                            # lhs: a Latin hypercube of `points` cells
+      n_O: 2-4                              # ranges (or one integer)
+      n_A: 0-5
+      n_R: 0-3
+      points: 24                            # lhs only
+
+A cell is feasible when its objects fit the object vocabulary, n_A <= n_O x (attribute
+vocabularies), and n_R <= n_O - 1: relations form a forest (a tree when n_R = n_O - 1),
+edges of a random tree over the objects, each with a random direction and predicate.
+Concepts are spread evenly over the cells (round-robin in a seeded order), so the three
+counts vary independently up to the feasibility bounds; `design_vifs` measures how far
+(variance inflation factors, statsmodels).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from autocomp.captions.grammar import Noun
+from autocomp.concepts.vocab import Vocabulary, load_vocabulary, read_yaml
+from autocomp.errors import AutocompError
+from autocomp.resources import data_dir
+from autocomp.scene import Object, Relation, SceneGraph
+
+FIELDS = {"name", "kind", "description", "objects", "attributes", "relations", "design"}
+DESIGN_FIELDS = {"kind", "n_O", "n_A", "n_R", "points"}
+COUNTS = ("n_O", "n_A", "n_R")
+
+
+@dataclass(frozen=True)
+class Design:
+    kind: str  # "factorial" | "lhs"
+    ranges: dict  # count -> (low, high)
+    points: int = 0  # lhs: how many cells
+
+    def feasible(self, cell, n_objects: int, n_vocabs: int) -> bool:
+        o, a, r = cell
+        return 1 <= o <= n_objects and 0 <= a <= o * n_vocabs and 0 <= r <= o - 1
+
+    def cells(self, n_objects: int, n_vocabs: int, seed: int = 0) -> list[tuple[int, ...]]:
+        grid = [(o, a, r) for o in _span(self.ranges["n_O"]) for a in _span(self.ranges["n_A"])
+                for r in _span(self.ranges["n_R"])]
+        grid = [c for c in grid if self.feasible(c, n_objects, n_vocabs)]
+        if self.kind == "factorial":
+            return grid
+        return self._lhs(n_objects, n_vocabs, seed)
+
+    def _lhs(self, n_objects: int, n_vocabs: int, seed: int) -> list[tuple[int, ...]]:
+        """`points` feasible cells from Latin hypercube draws (scipy), infeasible draws
+        redrawn; each count's range is cut in `points` strata."""
+        from scipy.stats import qmc
+
+        out: list[tuple[int, ...]] = []
+        sampler = qmc.LatinHypercube(d=3, seed=seed)
+        for _ in range(100):
+            for u in sampler.random(self.points):
+                cell = tuple(int(lo + min(int(x * (hi - lo + 1)), hi - lo))
+                             for x, (lo, hi) in zip(u, (self.ranges[c] for c in COUNTS),
+                                                    strict=True))
+                if self.feasible(cell, n_objects, n_vocabs) and len(out) < self.points:
+                    out.append(cell)
+            if len(out) == self.points:
+                return out
+        raise AutocompError(f"the design's ranges {self.ranges} leave too few feasible cells "
+                            f"for {self.points} Latin hypercube points")
+
+
+def _span(r) -> range:
+    return range(r[0], r[1] + 1)
+
+
+@dataclass(frozen=True)
+class SceneTask:
+    name: str
+    objects: Vocabulary
+    attributes: tuple[Vocabulary, ...]
+    relations: Vocabulary
+    design: Design
+    description: str = ""
+    path: str = ""
+    kind: str = "scene"
+
+    @property
+    def is_relation(self) -> bool:
+        return False
+
+    @cached_property
+    def nouns(self) -> dict[str, Noun]:
+        return {e.name: e.noun() for e in self.objects.entries}
+
+    def noun(self, name: str) -> Noun:
+        return self.nouns.get(name) or Noun.guess(name)
+
+    @cached_property
+    def object_forms(self) -> tuple[str, ...]:
+        return tuple(sorted({f for noun in self.nouns.values() for f in noun.forms}))
+
+    @cached_property
+    def inverses(self) -> dict[str, str]:
+        return self.relations.inverses
+
+    def cells(self, seed: int = 0) -> list[tuple[int, ...]]:
+        return self.design.cells(len(self.objects), len(self.attributes), seed)
+
+
+def builtin_scene_tasks() -> dict[str, Path]:
+    return {p.stem: p for p in sorted((data_dir("concepts") / "scenes").glob("*.yaml"))}
+
+
+def load_scene_task(ref: str | Path) -> SceneTask:
+    builtin = builtin_scene_tasks()
+    if isinstance(ref, str) and ref in builtin:
+        path = builtin[ref]
+    else:
+        path = Path(ref).expanduser()
+        if not path.is_file():
+            raise AutocompError(f"no scene task '{ref}' (not a file; built-in: "
+                                f"{', '.join(builtin)})")
+    return parse_scene_task(read_yaml(path), path)
+
+
+def _vocab(ref, want: str, field: str, path: Path) -> Vocabulary:
+    if not isinstance(ref, str):
+        raise AutocompError(f"expected a vocabulary name or path, got {ref!r}", file=path,
+                            field=field)
+    try:
+        vocab = load_vocabulary(ref, base=Path(path).parent)
+    except AutocompError as exc:
+        if exc.file:
+            raise
+        raise AutocompError(exc.problem, file=path, field=field) from None
+    if vocab.kind != want:
+        raise AutocompError(f"vocabulary '{vocab.name}' is of kind {vocab.kind}; expected "
+                            f"{want}", file=path, field=field)
+    return vocab
+
+
+def _range(raw, field: str, path: Path) -> tuple[int, int]:
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+        return raw, raw
+    if isinstance(raw, str) and "-" in raw:
+        lo, _, hi = raw.partition("-")
+        if lo.strip().isdigit() and hi.strip().isdigit() and int(lo) <= int(hi):
+            return int(lo), int(hi)
+    raise AutocompError(f"expected a range 'LOW-HIGH' or an integer >= 0, got {raw!r}",
+                        file=path, field=field)
+
+
+def parse_scene_task(data, path: Path) -> SceneTask:
+    if not isinstance(data, dict) or data.get("kind") != "scene":
+        raise AutocompError("a scene task is a mapping with kind: scene, objects, attributes, "
+                            "relations, design", file=path)
+    unknown = sorted(set(data) - FIELDS)
+    if unknown:
+        raise AutocompError(f"unknown field (allowed: {', '.join(sorted(FIELDS))})", file=path,
+                            field=unknown[0])
+    attrs = data.get("attributes")
+    if not isinstance(attrs, list) or not attrs:
+        raise AutocompError("expected a non-empty list of attribute vocabularies, got "
+                            f"{attrs!r}", file=path, field="attributes")
+    design = data.get("design")
+    if not isinstance(design, dict):
+        raise AutocompError(f"expected a mapping with kind, n_O, n_A, n_R, got {design!r}",
+                            file=path, field="design")
+    unknown = sorted(set(design) - DESIGN_FIELDS)
+    if unknown:
+        raise AutocompError(f"unknown field (allowed: {', '.join(sorted(DESIGN_FIELDS))})",
+                            file=path, field=f"design.{unknown[0]}")
+    kind = design.get("kind", "factorial")
+    if kind not in ("factorial", "lhs"):
+        raise AutocompError(f"expected factorial or lhs, got {kind!r}", file=path,
+                            field="design.kind")
+    points = design.get("points", 0)
+    if kind == "lhs" and (not isinstance(points, int) or isinstance(points, bool)
+                          or points < 1):
+        raise AutocompError(f"a Latin hypercube needs points: an integer >= 1, got "
+                            f"{points!r}", file=path, field="design.points")
+    ranges = {c: _range(design.get(c), f"design.{c}", path) for c in COUNTS}
+    task = SceneTask(
+        name=str(data.get("name") or Path(path).stem),
+        objects=_vocab(data.get("objects"), "objects", "objects", path),
+        attributes=tuple(_vocab(a, "attributes", f"attributes[{i}]", path)
+                         for i, a in enumerate(attrs)),
+        relations=_vocab(data.get("relations"), "relations", "relations", path),
+        design=Design(kind, ranges, points if kind == "lhs" else 0),
+        description=str(data.get("description", "")), path=str(path))
+    if not task.cells():
+        raise AutocompError(f"no feasible cell in the design {ranges} (n_R <= n_O - 1, "
+                            f"n_A <= n_O x {len(task.attributes)} attribute vocabularies, "
+                            f"n_O <= {len(task.objects)} objects)", file=path, field="design")
+    return task
+
+
+def scene_graph(task: SceneTask, cell, rng: random.Random) -> SceneGraph:
+    """A graph with exactly cell = (n_O, n_A, n_R) primitives of each type."""
+    n_o, n_a, n_r = cell
+    names = rng.sample(list(task.objects.names), n_o)
+    slots = rng.sample([(i, v) for i in range(n_o) for v in range(len(task.attributes))], n_a)
+    attrs: dict[int, list[str]] = {i: [] for i in range(n_o)}
+    for i, v in sorted(slots):  # in the task's order of vocabularies: the written order
+        attrs[i].append(rng.choice(task.attributes[v].names))
+    tree = [(rng.randrange(i), i) for i in range(1, n_o)]  # a random tree over the objects
+    edges = rng.sample(tree, n_r)
+    relations = []
+    for a, b in edges:
+        s, o = (a, b) if rng.random() < 0.5 else (b, a)
+        relations.append(Relation(s, rng.choice(task.relations.names), o))
+    objects = tuple(Object(names[i], tuple(attrs[i])) for i in range(n_o))
+    return SceneGraph(objects, tuple(relations))
+
+
+@dataclass(frozen=True)
+class SceneConcept:
+    task: str
+    cell: tuple[int, int, int]
+    graph: SceneGraph
+
+    @property
+    def n(self) -> int:
+        return self.cell[0]
+
+    @property
+    def id(self) -> str:
+        return hashlib.sha256(f"{self.task}\n{self.graph.to_json()}".encode()).hexdigest()[:16]
+
+    @property
+    def seed(self) -> int:
+        return int(self.id[:8], 16)
+
+    def to_record(self) -> dict:
+        return {"id": self.id, "task": self.task, "n": self.n, "seed": self.seed,
+                "graph": self.graph.to_dict(), "counts": self.graph.counts}
+
+
+def sample_scenes(task: SceneTask, count: int, seed: int = 0) -> list[SceneConcept]:
+    """`count` distinct concepts spread evenly over the design's cells (round-robin in a
+    seeded order), the same for the same (task, count, seed)."""
+    rng = random.Random(f"autocomp:scenes:{task.name}:{seed}")
+    cells = task.cells(seed)
+    rng.shuffle(cells)
+    out, seen = [], set()
+    attempts = 0
+    while len(out) < count:
+        cell = cells[len(out) % len(cells)]
+        graph = scene_graph(task, cell, rng)
+        attempts += 1
+        key = graph.meaning_key(task.inverses)
+        if key in seen:
+            if attempts > 50 * count + 1000:
+                raise AutocompError(f"scene task '{task.name}': only {len(out)} distinct "
+                                    f"concepts found for {count} asked")
+            continue
+        seen.add(key)
+        out.append(SceneConcept(task.name, cell, graph))
+    return out
