@@ -49,7 +49,8 @@ def test_builtin_colors_relations_shapes_sizes(authors):
     assert len(load_vocabulary("shapes")) >= 6
     assert load_vocabulary("sizes").inverses == {"larger than": "smaller than",
                                                  "smaller than": "larger than"}
-    assert set(builtin_vocabularies()) == {"objects", "colors", "relations", "shapes", "sizes"}
+    assert set(builtin_vocabularies()) == {"objects", "colors", "relations", "shapes", "sizes",
+                                           "size_words", "textures"}
 
 
 def test_user_vocabulary_loads_like_a_builtin(tmp_path):
