@@ -24,3 +24,11 @@ def data_dir(name: str) -> Path:
 def prompt_text(name: str) -> str:
     """The text of the prompt template `name` (a file in `prompts/`)."""
     return (data_dir("prompts") / name).read_text(encoding="utf-8")
+
+
+def cache_dir(*parts: str) -> Path:
+    """autocomp's user cache folder ($XDG_CACHE_HOME/autocomp or ~/.cache/autocomp)."""
+    import os
+
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base, "autocomp", *parts)

@@ -12,6 +12,7 @@ not vary at a level are left out; * p < 0.005, ** p < 0.001 (Table 3).
 from __future__ import annotations
 
 import math
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
@@ -149,8 +150,6 @@ def vifs(X: np.ndarray) -> list[float]:
             continue
         varying = [j for j in range(X.shape[1]) if np.ptp(X[:, j]) > 0]
         cols = [0, *[j + 1 for j in varying]]
-        import warnings
-
         with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a determined count is reported as inf below
             v = variance_inflation_factor(design[:, cols], cols.index(i + 1))

@@ -31,8 +31,9 @@ def _is_dict(folder: Path) -> bool:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "autocomp" / "wordnet-3.0"
+    from autocomp.resources import cache_dir
+
+    return cache_dir("wordnet-3.0")
 
 
 def _packaged() -> Path | None:

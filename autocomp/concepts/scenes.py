@@ -27,16 +27,16 @@ counts vary independently up to the feasibility bounds; `design_vifs` measures h
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from autocomp.captions.grammar import Noun
+from autocomp.concepts.sampling import Concept
+from autocomp.concepts.task import task_path
 from autocomp.concepts.vocab import Vocabulary, load_vocabulary, read_yaml
 from autocomp.errors import AutocompError
-from autocomp.resources import data_dir
 from autocomp.scene import Object, Relation, SceneGraph
 
 FIELDS = {"name", "kind", "description", "objects", "attributes", "relations", "design"}
@@ -120,19 +120,9 @@ class SceneTask:
         return self.design.cells(len(self.objects), len(self.attributes), seed)
 
 
-def builtin_scene_tasks() -> dict[str, Path]:
-    return {p.stem: p for p in sorted((data_dir("concepts") / "scenes").glob("*.yaml"))}
-
-
 def load_scene_task(ref: str | Path) -> SceneTask:
-    builtin = builtin_scene_tasks()
-    if isinstance(ref, str) and ref in builtin:
-        path = builtin[ref]
-    else:
-        path = Path(ref).expanduser()
-        if not path.is_file():
-            raise AutocompError(f"no scene task '{ref}' (not a file; built-in: "
-                                f"{', '.join(builtin)})")
+    """A scene task by built-in name (concepts/scenes/) or by the path of its YAML file."""
+    path = task_path(ref, "scenes", "scene task")
     return parse_scene_task(read_yaml(path), path)
 
 
@@ -226,27 +216,13 @@ def scene_graph(task: SceneTask, cell, rng: random.Random) -> SceneGraph:
     return SceneGraph(objects, tuple(relations))
 
 
-@dataclass(frozen=True)
-class SceneConcept:
-    task: str
-    cell: tuple[int, int, int]
-    graph: SceneGraph
+class SceneConcept(Concept):
+    """A Concept (same id, seed and record) whose N is its object count; `cell` is its
+    (n_O, n_A, n_R) design cell."""
 
     @property
-    def n(self) -> int:
-        return self.cell[0]
-
-    @property
-    def id(self) -> str:
-        return hashlib.sha256(f"{self.task}\n{self.graph.to_json()}".encode()).hexdigest()[:16]
-
-    @property
-    def seed(self) -> int:
-        return int(self.id[:8], 16)
-
-    def to_record(self) -> dict:
-        return {"id": self.id, "task": self.task, "n": self.n, "seed": self.seed,
-                "graph": self.graph.to_dict(), "counts": self.graph.counts}
+    def cell(self) -> tuple[int, int, int]:
+        return tuple(self.graph.counts[c] for c in COUNTS)
 
 
 def sample_scenes(task: SceneTask, count: int, seed: int = 0) -> list[SceneConcept]:
@@ -268,5 +244,5 @@ def sample_scenes(task: SceneTask, count: int, seed: int = 0) -> list[SceneConce
                                     f"concepts found for {count} asked")
             continue
         seen.add(key)
-        out.append(SceneConcept(task.name, cell, graph))
+        out.append(SceneConcept(task.name, cell[0], graph))
     return out

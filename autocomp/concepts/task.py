@@ -76,20 +76,25 @@ class Task:
         return self.values.inverses if self.is_relation else {}
 
 
-def builtin_tasks() -> dict[str, Path]:
-    return {p.stem: p for p in sorted((data_dir("concepts") / "tasks").glob("*.yaml"))}
+def builtin_tasks(folder: str = "tasks") -> dict[str, Path]:
+    return {p.stem: p for p in sorted((data_dir("concepts") / folder).glob("*.yaml"))}
+
+
+def task_path(ref: str | Path, folder: str = "tasks", what: str = "task") -> Path:
+    """The file of a built-in task name (in concepts/<folder>/) or of a path."""
+    builtin = builtin_tasks(folder)
+    if isinstance(ref, str) and ref in builtin:
+        return builtin[ref]
+    path = Path(ref).expanduser()
+    if not path.is_file():
+        raise AutocompError(f"no {what} '{ref}' (not a file; built-in {what}s: "
+                            f"{', '.join(builtin)})")
+    return path
 
 
 def load_task(ref: str | Path) -> Task:
     """A task by built-in name ("color") or by the path of its YAML file."""
-    builtin = builtin_tasks()
-    if isinstance(ref, str) and ref in builtin:
-        path = builtin[ref]
-    else:
-        path = Path(ref).expanduser()
-        if not path.is_file():
-            raise AutocompError(f"no task '{ref}' (not a file; built-in tasks: "
-                                f"{', '.join(builtin)})")
+    path = task_path(ref)
     return parse_task(read_yaml(path), path)
 
 

@@ -79,8 +79,9 @@ class Harness:
         bs = self.scorer.batch_size
         for i in range(0, len(todo), bs):
             batch = todo[i:i + bs]
-            vecs = self.scorer.encode_images([_open(self.run_dir / _split_ref(p)[0],
-                                                    _split_ref(p)[1]) for p in batch])
+            parts = [_split_ref(p) for p in batch]
+            vecs = self.scorer.encode_images([_open(self.run_dir / path, crop)
+                                              for path, crop in parts])
             self.cache.put_many([keys[p] for p in batch], vecs)
             self.encoded["images"] += len(batch)
         return keys

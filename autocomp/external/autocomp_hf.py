@@ -77,7 +77,7 @@ def tracks_of(columns, variant: str | None) -> list[tuple[str, str, str]]:
     return out
 
 
-def _save_image(value, folder: Path) -> str:
+def save_image(value, folder: Path) -> str:
     """Write an image cell ({bytes, path}) to `folder` by content hash; its file name."""
     data = value.get("bytes") if isinstance(value, dict) else None
     if data is None and isinstance(value, dict) and value.get("path"):
@@ -114,7 +114,7 @@ def load_autocomp_hf(source, images: Path | None = None,
                             file=source)
     for _, img, _ in tracks:
         ds = ds.cast_column(img, Image(decode=False))
-    folder = Path(images) if images else _cache_folder(label)
+    folder = Path(images) if images else cache_folder(label)
     folder.mkdir(parents=True, exist_ok=True)
     relation = values_col == "relations"
     default_task = "position" if relation else "color"
@@ -142,7 +142,7 @@ def load_autocomp_hf(source, images: Path | None = None,
             if how is None:
                 skipped[f"{track}: caption does not name every binding"] += 1
                 continue
-            by_track[track] = (_save_image(row[img], folder), how)
+            by_track[track] = (save_image(row[img], folder), how)
         if by_track:
             concepts.append((row.get("concept") or str(i), task_name, got, by_track))
     groups = sorted({(c[1], c[2].n_objects, track) for c in concepts for track in c[3]})
@@ -160,9 +160,10 @@ def load_autocomp_hf(source, images: Path | None = None,
     return Suite("autocomp-hf", Path(str(source)), folder.resolve(), benches, tasks, info)
 
 
-def _cache_folder(label: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "autocomp" / "hf-images" / re.sub(r"[^A-Za-z0-9._-]+", "_", label)
+def cache_folder(label: str) -> Path:
+    from autocomp.resources import cache_dir
+
+    return cache_dir("hf-images", re.sub(r"[^A-Za-z0-9._-]+", "_", label))
 
 
 def _concept(row: dict, values_col: str, relation: bool):

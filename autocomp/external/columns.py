@@ -170,11 +170,11 @@ def load_columns(source: Path, mapping: dict, images: Path | None,
         item_id = str(row.get(mapping["id"], i)) if "id" in mapping else str(i)
         image = row[mapping["image"]]
         if isinstance(image, dict) and image.get("bytes"):  # a datasets Image, embedded
-            from autocomp.external.autocomp_hf import _cache_folder, _save_image
+            from autocomp.external.autocomp_hf import cache_folder, save_image
 
-            folder = _cache_folder(str(source).rsplit("/", 1)[-1])
+            folder = cache_folder(str(source).rsplit("/", 1)[-1])
             folder.mkdir(parents=True, exist_ok=True)
-            path = str((folder / _save_image(image, folder)).resolve())
+            path = str((folder / save_image(image, folder)).resolve())
         else:
             if isinstance(image, dict):  # a datasets Image that records a file path
                 image = image.get("path")
