@@ -269,7 +269,13 @@ class _Parser:
             except AutocompError as exc:
                 raise self.error(f"{fld}.task", exc.problem if exc.file is None else str(exc),
                                  None) from None
-            filled.append(replace(spec, n=spec.n or tuple(task.n)))
+            if task.kind == "scene":
+                if spec.n:
+                    raise self.error(f"{fld}.n", f"scene task '{task.name}' takes no n: its "
+                                     "design gives each concept's counts", list(spec.n))
+                filled.append(spec)
+            else:
+                filled.append(replace(spec, n=spec.n or tuple(task.n)))
             for n in filled[-1].n:
                 problem = task.capacity_problem(n)
                 if problem:

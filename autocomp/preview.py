@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from autocomp.captions.check import check_caption
-from autocomp.captions.minimal import render_minimal
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.task import Task
 from autocomp.negatives.chance import benchmarks_for, percent
@@ -22,14 +21,14 @@ def preview(task: Task, n: int, seed: int = 0, examples: int = 4,
     for kind in benchmarks_for(task, n):
         check_count(task, n, kind, limit)
     concept = sample_concepts(task, n, 1, seed)[0]
-    caption = render_minimal(concept.graph, task.noun)
+    caption = task.minimal_caption(concept.graph)
     check = check_caption(caption, concept.graph, task.noun, task.object_forms)
     out = {"task": task.name, "n": n, "seed": seed, "concept": concept.to_record(),
            "minimal": caption,
            "bindings": [caption[m.span[0]:m.span[1]] for m in check.matches],
            "benchmarks": {}}
     for kind in benchmarks_for(task, n):
-        ns = make_negatives(concept.graph, task, kind, lambda g: render_minimal(g, task.noun),
+        ns = make_negatives(concept.graph, task, kind, task.minimal_caption,
                             limit)
         out["benchmarks"][kind] = {
             "negatives": len(ns.negatives),

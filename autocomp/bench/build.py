@@ -16,18 +16,20 @@ import json
 from collections import defaultdict
 
 from autocomp.captions.check import CheckResult
-from autocomp.captions.minimal import render_minimal
 from autocomp.config import TRACKS
 from autocomp.negatives.contextual import substitute
-from autocomp.negatives.generate import make_negatives
+from autocomp.negatives.generate import graph_count_problem, make_negatives
 from autocomp.records import write_jsonl, write_text
 from autocomp.runtime.run import Run
 from autocomp.scene import SceneGraph
 
 N1_KINDS = ("vary_value", "vary_object")
+SCENE_KINDS = ("swap", "confusion")
 
 
 def kinds_for(task, n: int, wanted) -> list[str]:
+    if task.kind == "scene":  # one object: nothing to swap or confuse
+        return [k for k in wanted if k in SCENE_KINDS] if n >= 2 else []
     if n == 1:
         return [k for k in wanted if k in N1_KINDS and not task.is_relation]
     return [k for k in wanted if k not in N1_KINDS]
@@ -46,6 +48,9 @@ def build(run: Run) -> dict:
     sets = {t: [] for t in (*TRACKS, "paired")}
     items: dict[tuple, list[dict]] = defaultdict(list)
     table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys((*TRACKS, "paired"), 0))
+    # scene concepts whose negatives of a kind would pass build.max_negatives get no item of
+    # that kind (the config check refuses such N for the other tasks before anything runs)
+    skipped: dict[str, int] = defaultdict(int)
     for cid, concept in concepts.items():  # concept order = config order
         tracks = passed.get(cid, {})
         if not tracks:
@@ -66,6 +71,9 @@ def build(run: Run) -> dict:
                                    **{f"{t}_caption": cap[t] for t in TRACKS}})
             table[key]["paired"] += 1
         for kind in kinds_for(task, concept["n"], run.config.build.benchmarks):
+            if graph_count_problem(graph, task, kind, run.config.build.max_negatives):
+                skipped[f"{task.name} {kind}"] += 1  # scene concepts only: see below
+                continue
             for track in tracks:
                 items[(task.name, concept["n"], track, kind)].append(
                     _item(tracks[track], concept, cap, graph, task, track, kind, paired,
@@ -79,14 +87,15 @@ def build(run: Run) -> dict:
         files[rel] = len(rows)
     stats = {"stage": "build", "validated": {k: dict(v) for k, v in sorted(table.items())},
              "sets": {k: len(v) for k, v in sets.items()}, "benchmarks": files}
+    if skipped:
+        stats["skipped_above_max_negatives"] = dict(sorted(skipped.items()))
     write_text(run.dir / "stats" / "build.json", json.dumps(stats, indent=1))
     return stats
 
 
 def _item(v, concept, cap, graph, task, track, kind, paired, limit=None) -> dict:
     if track == "minimal":
-        def render(g):
-            return render_minimal(g, task.noun)
+        render = task.minimal_caption
     else:
         check = CheckResult.from_dict(cap["check"])
         text = cap["contextual"]

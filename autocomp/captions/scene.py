@@ -21,11 +21,16 @@ BACKGROUND = "The background is white."
 
 
 def render_scene(graph: SceneGraph, noun: Callable[[str], Noun],
-                 background: str | None = BACKGROUND) -> str:
+                 background: str | None = BACKGROUND,
+                 phrase: Callable[[int], str] | None = None) -> str:
+    """The caption; `phrase(i)` may give object i's first mention (an indefinite noun
+    phrase), e.g. with a modifier added, as the template writer does."""
     said: set[int] = set()
     sentences = []
 
     def np(i: int) -> str:
+        if phrase is not None:
+            return phrase(i)
         return noun_phrase(noun(graph.objects[i].name), graph.objects[i].attributes)
 
     def there(i: int) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from autocomp.captions.minimal import render_minimal
 from autocomp.captions.writers import write_with_retries
 from autocomp.registry import instantiate
 from autocomp.runtime.stage import Item, Stage
@@ -42,7 +41,7 @@ class CaptionStage(Stage):
             passed = w["caption"] is not None
             out.append({
                 "id": cid, "task": task.name, "n": graph.n_objects, "passed": passed,
-                "minimal": render_minimal(graph, task.noun),
+                "minimal": task.minimal_caption(graph),
                 "contextual": w["caption"], "check": w["check"], "attempts": w["attempts"],
                 "tried": w["tried"],
                 "reason": "" if passed else f"contextual caption failed the check after "

@@ -54,6 +54,8 @@ class TemplateWriter:
     def write_one(self, req: CaptionRequest) -> str:
         rng = random.Random(f"template:{req.seed}:{req.id}:{req.attempt}")
         slip = rng.random() < self.slip_rate
+        if req.task.kind == "scene":
+            return _scene(req, rng, slip)
         if req.task.is_relation:
             return _relation(req, rng, slip)
         return _attribute(req, rng, slip)
@@ -119,3 +121,32 @@ def _relation(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
         tail = "," if len(g.relations) > 1 else ""
         return f"{body[:1].upper()}{body[1:]}{tail} {rng.choice(PLACES)} in {setting}."
     return f"The photo shows {setting} where {body}."
+
+
+def _scene(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
+    """The scene's own sentences with modifiers and a setting; a slip leaves out one
+    attribute or softens one relation to "near"."""
+    from autocomp.captions.scene import render_scene
+    from autocomp.scene import Object, Relation, SceneGraph
+
+    g = req.graph
+    if slip:
+        slots = [(i, k) for i, o in enumerate(g.objects) for k in range(len(o.attributes))]
+        slots += [(-1, j) for j in range(len(g.relations))]
+        if slots:
+            i, k = rng.choice(slots)
+            if i >= 0:
+                attrs = g.objects[i].attributes[:k] + g.objects[i].attributes[k + 1:]
+                objects = list(g.objects)
+                objects[i] = Object(objects[i].name, attrs)
+                g = SceneGraph(tuple(objects), g.relations)
+            else:
+                rels = list(g.relations)
+                rels[k] = Relation(rels[k].subject, rng.choice(NEAR), rels[k].object)
+                g = SceneGraph(g.objects, tuple(rels))
+    taken = {a for o in g.objects for a in o.attributes}
+    mods = tuple(m for m in MODIFIERS if m not in SIZE_WORDS and m not in taken)
+    body = render_scene(g, req.task.noun, background=None, phrase=lambda i: _phrase(
+        req.task.noun(g.objects[i].name), list(g.objects[i].attributes), rng,
+        modifiers=mods))
+    return f"In {rng.choice(SETTINGS)}, {body[:1].lower()}{body[1:]}"

@@ -119,10 +119,29 @@ class SceneTask:
     def cells(self, seed: int = 0) -> list[tuple[int, ...]]:
         return self.design.cells(len(self.objects), len(self.attributes), seed)
 
+    @property
+    def n(self) -> tuple[int, ...]:
+        """The object counts of the design (a scene concept's N is its n_O)."""
+        return tuple(sorted({c[0] for c in self.cells()}))
+
+    def capacity_problem(self, n: int) -> str | None:
+        return None if n in self.n else (f"scene task '{self.name}' has no cell with "
+                                         f"n_O={n} (its design gives n_O in {list(self.n)})")
+
+    @cached_property
+    def vocab_of_value(self) -> dict[str, Vocabulary]:
+        """Attribute value -> the attribute vocabulary it belongs to."""
+        return {name: v for v in self.attributes for name in v.names}
+
+    def minimal_caption(self, graph: SceneGraph) -> str:
+        from autocomp.captions.scene import render_scene
+
+        return render_scene(graph, self.noun)
+
 
 def load_scene_task(ref: str | Path) -> SceneTask:
     """A scene task by built-in name (concepts/scenes/) or by the path of its YAML file."""
-    path = task_path(ref, "scenes", "scene task")
+    path = task_path(ref, ("scenes",), "scene task")
     return parse_scene_task(read_yaml(path), path)
 
 
@@ -191,6 +210,14 @@ def parse_scene_task(data, path: Path) -> SceneTask:
         relations=_vocab(data.get("relations"), "relations", "relations", path),
         design=Design(kind, ranges, points if kind == "lhs" else 0),
         description=str(data.get("description", "")), path=str(path))
+    seen: dict[str, str] = {}
+    for i, vocab in enumerate(task.attributes):
+        for name in vocab.names:
+            if name in seen:
+                raise AutocompError(f"value '{name}' is in two attribute vocabularies "
+                                    f"('{seen[name]}' and '{vocab.name}'); a value must say "
+                                    "which attribute it is", file=path, field=f"attributes[{i}]")
+            seen[name] = vocab.name
     if not task.cells():
         raise AutocompError(f"no feasible cell in the design {ranges} (n_R <= n_O - 1, "
                             f"n_A <= n_O x {len(task.attributes)} attribute vocabularies, "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from autocomp.concepts.sampling import sample_concepts
+from autocomp.concepts.scenes import sample_scenes
 from autocomp.records import write_jsonl, write_text
 from autocomp.runtime.parts import MERGED, part_path
 from autocomp.runtime.run import Run
@@ -24,8 +25,12 @@ def make_concepts(run: Run) -> list[dict]:
     records, seen = [], set()
     for spec in run.config.concepts:
         task = run.task_of_spec[spec.task]
-        for n in spec.n:
-            for i, concept in enumerate(sample_concepts(task, n, spec.count, run.config.seed)):
+        if task.kind == "scene":  # one draw over the design's cells
+            batches = [sample_scenes(task, spec.count, run.config.seed)]
+        else:
+            batches = [sample_concepts(task, n, spec.count, run.config.seed) for n in spec.n]
+        for batch in batches:
+            for i, concept in enumerate(batch):
                 record = {**concept.to_record(), "index": i}
                 if record["id"] not in seen:
                     seen.add(record["id"])

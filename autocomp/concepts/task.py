@@ -75,14 +75,21 @@ class Task:
     def inverses(self) -> dict[str, str]:
         return self.values.inverses if self.is_relation else {}
 
+    def minimal_caption(self, graph) -> str:
+        """The minimal-track caption of one of this task's graphs."""
+        from autocomp.captions.minimal import render_minimal
+
+        return render_minimal(graph, self.noun)
+
 
 def builtin_tasks(folder: str = "tasks") -> dict[str, Path]:
     return {p.stem: p for p in sorted((data_dir("concepts") / folder).glob("*.yaml"))}
 
 
-def task_path(ref: str | Path, folder: str = "tasks", what: str = "task") -> Path:
-    """The file of a built-in task name (in concepts/<folder>/) or of a path."""
-    builtin = builtin_tasks(folder)
+def task_path(ref: str | Path, folders=("tasks", "scenes"), what: str = "task") -> Path:
+    """The file of a built-in task name (in concepts/<folder>/ for each of `folders`) or of
+    a path."""
+    builtin = {k: v for f in reversed(folders) for k, v in builtin_tasks(f).items()}
     if isinstance(ref, str) and ref in builtin:
         return builtin[ref]
     path = Path(ref).expanduser()
@@ -92,10 +99,16 @@ def task_path(ref: str | Path, folder: str = "tasks", what: str = "task") -> Pat
     return path
 
 
-def load_task(ref: str | Path) -> Task:
-    """A task by built-in name ("color") or by the path of its YAML file."""
+def load_task(ref: str | Path):
+    """A task by built-in name ("color", "scenes") or by the path of its YAML file: a Task,
+    or a SceneTask when the file says kind: scene."""
     path = task_path(ref)
-    return parse_task(read_yaml(path), path)
+    data = read_yaml(path)
+    if isinstance(data, dict) and data.get("kind") == "scene":
+        from autocomp.concepts.scenes import parse_scene_task
+
+        return parse_scene_task(data, path)
+    return parse_task(data, path)
 
 
 def parse_task(data, path: Path) -> Task:
@@ -108,7 +121,7 @@ def parse_task(data, path: Path) -> Task:
                             file=path)
     kind = data.get("kind")
     if kind not in TASK_KINDS:
-        raise AutocompError(f"field 'kind' must be attribute or relation, got {kind!r}",
+        raise AutocompError(f"field 'kind' must be attribute, relation or scene, got {kind!r}",
                             file=path)
     vocabs = {}
     for field, want in (("objects", "objects"), ("values", TASK_KINDS[kind])):

@@ -11,7 +11,10 @@ A vocabulary file:
 
 Fields per kind (all optional but `name`):
   objects:    article (a | an | some | a pair of), plural, pair (true/false)
-  attributes: rgb ([r, g, b], 0-255)
+  attributes: rgb ([r, g, b], 0-255); scale (a size word: the object's size relative to
+              an unmarked one, e.g. 0.65 small, 1.45 large); pattern (a surface texture:
+              stripes | dots | checks). The procedural generator draws these three; any
+              other attribute needs a generator that reads captions.
   relations:  inverse (another entry of the same file), geometry (a mapping)
 
 Built-in vocabularies live in the `concepts/vocab/` folder; a user's file loads the same way.
@@ -31,10 +34,11 @@ from autocomp.resources import data_dir
 KINDS = ("objects", "attributes", "relations")
 FIELDS = {
     "objects": {"name", "article", "plural", "pair"},
-    "attributes": {"name", "rgb"},
+    "attributes": {"name", "rgb", "scale", "pattern"},
     "relations": {"name", "inverse", "geometry"},
 }
 TOP_FIELDS = {"name", "kind", "description", "entries"}
+PATTERNS = ("stripes", "dots", "checks")
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,8 @@ class Entry:
     rgb: tuple[int, int, int] | None = None
     inverse: str | None = None
     geometry: dict = field(default_factory=dict, compare=False, hash=False)
+    scale: float | None = None  # size words: drawn size relative to an unmarked object
+    pattern: str | None = None  # textures: stripes | dots | checks
 
     @property
     def pair(self) -> bool:
@@ -174,7 +180,17 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
                     isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in rgb)):
                 raise fail(f"field 'rgb' must be three integers 0-255, got {rgb!r}")
             rgb = tuple(rgb)
-        return Entry(name, rgb=rgb)
+        scale = raw.get("scale")
+        if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float)
+                                  or not 0.2 <= scale <= 3 or scale == 1):
+            raise fail(f"field 'scale' must be a number in [0.2, 3] other than 1, got {scale!r}")
+        pattern = raw.get("pattern")
+        if pattern is not None and pattern not in PATTERNS:
+            raise fail(f"field 'pattern' must be one of {', '.join(PATTERNS)}, got {pattern!r}")
+        if sum(x is not None for x in (rgb, scale, pattern)) > 1:
+            raise fail("an attribute is drawn as one of rgb, scale or pattern, not several")
+        return Entry(name, rgb=rgb, scale=None if scale is None else float(scale),
+                     pattern=pattern)
     inverse = raw.get("inverse")
     if inverse is not None and not isinstance(inverse, str):
         raise fail(f"field 'inverse' must be a relation name, got {inverse!r}")

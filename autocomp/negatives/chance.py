@@ -16,7 +16,6 @@ import math
 import random
 from decimal import ROUND_HALF_UP, Decimal
 
-from autocomp.captions.minimal import render_minimal
 from autocomp.concepts.sampling import concept_graph
 from autocomp.concepts.task import Task
 from autocomp.negatives.generate import make_negatives
@@ -30,6 +29,8 @@ def percent(x: float) -> float:
 
 
 def benchmarks_for(task: Task, n: int) -> tuple[str, ...]:
+    if task.kind == "scene":
+        return ("swap", "confusion") if n >= 2 else ()
     if n >= 2:
         return ("swap", "confusion")
     return () if task.is_relation else ("vary_value", "vary_object")
@@ -74,7 +75,7 @@ def chance_cell(task: Task, n: int, kind: str) -> dict:
     total_w = chance = chance_dm = negatives = 0.0
     for values, weight in _weighted_value_tuples(task, n):
         graph = concept_graph(task, names, values)
-        ns = make_negatives(graph, task, kind, lambda g: render_minimal(g, task.noun))
+        ns = make_negatives(graph, task, kind, task.minimal_caption)
         total_w += weight
         chance += weight * ns.chance
         chance_dm += weight * ns.chance_distinct_meaning

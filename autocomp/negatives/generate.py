@@ -11,6 +11,7 @@ substitutions cannot chain.
              values into the N value slots with replacement (N^N): N^2N - 1.
              relation tasks: N^N object arrangements times (N-1)^(N-1) arrangements of the
              concept's own relations: N^N (N-1)^(N-1) - 1.
+  scene tasks: negatives/scene.py (the same two kinds over every slot of a scene graph).
   vary_value / vary_object   (N = 1 sanity check) every other value / object of the
              whole vocabulary in the single slot.
 
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 
 from autocomp.concepts.task import Task
 from autocomp.errors import AutocompError
+from autocomp.negatives import scene
 from autocomp.scene import Object, SceneGraph
 
 KINDS = ("swap", "confusion", "vary_value", "vary_object")
@@ -84,8 +86,14 @@ class NegativeSet:
         return 1.0 / (1 + sum(not n.same_meaning for n in self.negatives))
 
 
+def _scene(task) -> bool:
+    return task.kind == "scene"
+
+
 def values_of(graph: SceneGraph, task: Task) -> list[str]:
     """The concept's value slots: one attribute per object, or the chain's predicates."""
+    if _scene(task):
+        return scene.values_of(graph)
     if task.is_relation:
         if not graph.is_chain():
             raise ValueError(f"task '{task.name}' needs a relation chain, got {graph.to_dict()}")
@@ -97,12 +105,20 @@ def values_of(graph: SceneGraph, task: Task) -> list[str]:
 
 
 def rebuild(graph: SceneGraph, task: Task, names, values) -> SceneGraph:
+    if _scene(task):
+        return scene.rebuild(graph, names, values)
     if task.is_relation:
         return graph.with_objects(Object(n) for n in names).with_predicates(values)
     return graph.with_objects(Object(n, (v,)) for n, v in zip(names, values, strict=True))
 
 
 def _arrangements(graph, task, kind) -> Iterator[tuple[list[str], list[str], dict]]:
+    if _scene(task):
+        if kind not in scene.KINDS:
+            raise ValueError(f"{kind} is not defined on scene tasks (they have "
+                             f"{', '.join(scene.KINDS)})")
+        yield from scene.arrangements(graph, task, kind)
+        return
     names, values = list(graph.names), values_of(graph, task)
     n, k = len(names), len(values)
     vkey = "relations" if task.is_relation else "values"
@@ -189,12 +205,27 @@ def check_count(task: Task, n: int, kind: str, limit: int | None = None) -> None
         raise AutocompError(problem)
 
 
+def graph_count_problem(graph: SceneGraph, task, kind: str,
+                        limit: int | None = None) -> str | None:
+    """count_problem for one concept; a scene concept's count depends on its whole graph."""
+    if not _scene(task):
+        return count_problem(task, graph.n_objects, kind, limit)
+    limit = negative_limit(limit)
+    count = scene.candidate_count(graph, task, kind)
+    if count <= limit:
+        return None
+    return (f"task '{task.name}' concept {graph.counts}: {kind} would enumerate {count:,} "
+            f"negatives, above the limit of {limit:,}")
+
+
 def make_negatives(graph: SceneGraph, task: Task, kind: str,
                    render: Callable[[SceneGraph], str],
                    limit: int | None = None) -> NegativeSet:
     """All negatives of one kind for a concept, rendered by `render`, duplicates removed.
     Refuses (AutocompError) before enumerating more than `limit` candidates."""
-    check_count(task, graph.n_objects, kind, limit)
+    problem = graph_count_problem(graph, task, kind, limit)
+    if problem:
+        raise AutocompError(problem)
     positive = render(graph)
     key = graph.meaning_key(task.inverses)
     pos_names, pos_values = list(graph.names), values_of(graph, task)
@@ -210,6 +241,7 @@ def make_negatives(graph: SceneGraph, task: Task, kind: str,
                 "changed_values": _changed(pos_values, values),
                 "distinct_objects": len(set(names)), "distinct_values": len(set(values))}
         out.append(Negative(kind, neg, caption, edit,
+                            scene.category(graph, names, values) if _scene(task) else
                             category(task, pos_names, pos_values, names, values, edit),
                             neg.meaning_key(task.inverses) == key))
     return NegativeSet(kind, positive, tuple(out), duplicates)

@@ -63,11 +63,16 @@ def box_size(name: str, height: float, size: int) -> tuple[float, float]:
 
 
 def layout(names, relations, geometry: dict, size: int, rng: random.Random,
-           tries: int = 2000) -> list[tuple[int, int, int, int]]:
+           tries: int = 2000, heights=None,
+           shrink: bool = True) -> list[tuple[int, int, int, int]]:
     """Boxes for the objects `names` such that every (subject, predicate, object) in
-    `relations` holds; `geometry` maps a predicate to {"dx", "dy"} or {"size"}."""
+    `relations` holds; `geometry` maps a predicate to {"dx", "dy"} or {"size"}. `heights`
+    fixes the objects' heights (else drawn, with size relations' ratios); without
+    `shrink` they are kept exactly (a scene's size words) and only placements are retried."""
     gap = 0.04 * size
-    heights = _heights(names, relations, geometry, size, rng)
+    if heights is None:
+        heights = _heights(names, relations, geometry, size, rng)
+    heights = list(heights)
     spatial = [r for r in relations if "dx" in geometry[r[1]]]
     for _ in range(tries):
         dims = [box_size(n, h, size) for n, h in zip(names, heights, strict=True)]
@@ -81,7 +86,8 @@ def layout(names, relations, geometry: dict, size: int, rng: random.Random,
         span_x, span_y = max(xs) - min(xs), max(ys) - min(ys)
         pad = 4
         if span_x > size - 2 * pad or span_y > size - 2 * pad:
-            heights = [h * 0.97 for h in heights]
+            if shrink:
+                heights = [h * 0.97 for h in heights]
             continue
         tx = rng.uniform(pad, size - pad - span_x) - min(xs)
         ty = rng.uniform(pad, size - pad - span_y) - min(ys)
@@ -150,8 +156,9 @@ def _centres(dims, spatial, geometry, size, rng):
             centres[other] = (cx, cy)
             pending.remove(rel)
             progressed = True
-        if not progressed:
-            break
+        if not progressed and pending:  # another tree of a forest: root it anywhere
+            s = pending[0][0]
+            centres[s] = (rng.uniform(-0.5, 0.5) * size, rng.uniform(-0.5, 0.5) * size)
     for i in range(len(dims)):  # objects no spatial relation reaches: anywhere
         if i not in centres:
             centres[i] = (rng.uniform(-0.5, 0.5) * size, rng.uniform(-0.5, 0.5) * size)

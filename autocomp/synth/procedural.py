@@ -75,6 +75,8 @@ class ProceduralGenerator:
             return (f"it draws only the shapes {', '.join(SHAPES)}; vocabulary "
                     f"'{task.objects.name}' has {', '.join(repr(m) for m in missing[:5])}"
                     f"{' ...' if len(missing) > 5 else ''} (use the diffusers generator)")
+        if task.kind == "scene":
+            return scene_cannot_draw(task)
         for entry in task.values.entries:
             if task.is_relation:
                 g = entry.geometry or {}
@@ -93,9 +95,11 @@ class ProceduralGenerator:
         task, graph, size = req.task, req.graph, self.size
         names = list(graph.names)
         relations = [(r.subject, r.predicate, r.object) for r in graph.relations]
-        geometry = {e.name: e.geometry for e in task.values.entries} if task.is_relation else {}
         rng = random.Random(f"procedural:{req.seed}")
         shapes = [n if n in SHAPES else stand_in(n) for n in names] if self.stand_ins else names
+        if task.kind == "scene":
+            return self._scene(req, shapes, relations, rng)
+        geometry = {e.name: e.geometry for e in task.values.entries} if task.is_relation else {}
         boxes = layout(shapes, relations, geometry, size, rng)
         if task.is_relation:
             colors = [None] * len(names)
@@ -107,15 +111,7 @@ class ProceduralGenerator:
         scene = {"boxes": boxes, "colors": colors, "rgbs": rgbs, "drawn": [True] * len(names),
                  "background": "white" if req.track == "minimal" else "room"}
         faults = self._inject(req, scene, shapes, relations, geometry)
-        img = (background.room(size, rng) if scene["background"] == "room" else
-               background.plain(size, background.GREY if scene["background"] == "grey"
-                                else (255, 255, 255)))
-        for name, box, rgb, drawn in zip(shapes, scene["boxes"], scene["rgbs"], scene["drawn"],
-                                         strict=True):
-            if drawn:
-                x0, y0, x1, y1 = box
-                tile = render(name, x1 - x0, y1 - y0, rgb, self.outline)
-                img.paste(tile, (x0, y0), tile)
+        img = self._draw(scene, shapes, rng)
         truth = {"background": scene["background"], "objects": [
             {"slot": i, "name": n, "box": list(b), "color": c, "rgb": list(rgb), "drawn": d}
             for i, (n, b, c, rgb, d) in enumerate(zip(names, scene["boxes"], scene["colors"],
@@ -124,6 +120,60 @@ class ProceduralGenerator:
         truth["expect"] = expected_outcomes(faults, req.track)
         if shapes != names:
             truth["stand_ins"] = dict(zip(names, shapes, strict=True))
+        return GeneratedImage(img, truth, faults)
+
+    def _draw(self, scene: dict, shapes, rng):
+        size = self.size
+        img = (background.room(size, rng) if scene["background"] == "room" else
+               background.plain(size, background.GREY if scene["background"] == "grey"
+                                else (255, 255, 255)))
+        patterns = scene.get("patterns") or [None] * len(shapes)
+        for name, box, rgb, drawn, pattern in zip(shapes, scene["boxes"], scene["rgbs"],
+                                                  scene["drawn"], patterns, strict=True):
+            if drawn:
+                x0, y0, x1, y1 = box
+                tile = render(name, x1 - x0, y1 - y0, rgb, self.outline, pattern,
+                              pattern_pitch(size))
+                img.paste(tile, (x0, y0), tile)
+        return img
+
+    def _scene(self, req: ImageRequest, shapes, relations, rng) -> GeneratedImage:
+        """A scene concept: each object in its color (else a palette color), at its size
+        word's scale, with its texture; spatial relations by the GenEval rule."""
+        task, graph, size = req.task, req.graph, self.size
+        geometry = {e.name: e.geometry for e in task.relations.entries}
+        looks = [scene_look(task, o) for o in graph.objects]
+        start = rng.randrange(len(PALETTE))
+        rgbs = [look["rgb"] or PALETTE[(start + i) % len(PALETTE)]
+                for i, look in enumerate(looks)]
+        heights = [UNMARKED_SIDE * size * look["scale"] * rng.uniform(0.94, 1.06)
+                   / max(SHAPES[n].aspect, 1.0) for n, look in zip(shapes, looks, strict=True)]
+        shrunk = False
+        try:
+            boxes = layout(shapes, relations, geometry, size, rng, tries=600, heights=heights,
+                           shrink=False)
+        except RuntimeError:  # too big to fit as asked: smaller, so sizes may not read
+            boxes = layout(shapes, relations, geometry, size, rng, heights=heights)
+            shrunk = True
+        scene = {"boxes": boxes, "colors": [look["color"] for look in looks], "rgbs": rgbs,
+                 "patterns": [look["pattern"] for look in looks],
+                 "drawn": [True] * len(shapes),
+                 "background": "white" if req.track == "minimal" else "room"}
+        faults = self._inject(req, scene, shapes, relations, geometry)
+        img = self._draw(scene, shapes, rng)
+        truth = {"background": scene["background"], "objects": [
+            {"slot": i, "name": o.name, "box": list(b), "attributes": list(o.attributes),
+             "color": c, "rgb": list(rgb), "pattern": p, "scale": look["scale"], "drawn": d}
+            for i, (o, b, c, rgb, p, look, d) in enumerate(zip(
+                graph.objects, scene["boxes"], scene["colors"], scene["rgbs"],
+                scene["patterns"], looks, scene["drawn"], strict=True))]}
+        truth["expect"] = expected_outcomes(faults, req.track)
+        if shrunk:
+            truth["shrunk"] = True
+            if any(look["scale"] != 1.0 for look in looks):
+                truth["expect"]["attributes"] = False
+        if list(shapes) != list(graph.names):
+            truth["stand_ins"] = dict(zip(graph.names, shapes, strict=True))
         return GeneratedImage(img, truth, faults)
 
     def _inject(self, req, scene, names, relations, geometry) -> list[dict]:
@@ -136,15 +186,19 @@ class ProceduralGenerator:
             done = self._swap(req.task, scene, names, relations, geometry, picks)
             if done:
                 faults.append(done)
-        if (draws["wrong_color"] < self.faults.get("wrong_color", 0)
-                and not req.task.is_relation):
-            slot = picks.randrange(n)
-            taken = {scene["colors"][slot], req.graph.objects[slot].attributes[0]}
-            other = picks.choice([v for v in req.task.values.names if v not in taken])
+        colored = [i for i in range(n) if scene["colors"][i] is not None]
+        if draws["wrong_color"] < self.faults.get("wrong_color", 0) and colored:
+            slot = picks.choice(colored)
+            vocab = color_vocabulary(req.task, scene["colors"][slot])
+            obj = req.graph.objects[slot]
+            own = (scene_look(req.task, obj)["color"] if req.task.kind == "scene"
+                   else obj.attributes[0])
+            taken = {scene["colors"][slot], own}
+            other = picks.choice([v for v in vocab.names if v not in taken])
             faults.append({"kind": "wrong_color", "slot": slot, "from": scene["colors"][slot],
                            "to": other})
             scene["colors"][slot] = other
-            scene["rgbs"][slot] = req.task.values[other].rgb
+            scene["rgbs"][slot] = vocab[other].rgb
         if draws["drop_object"] < self.faults.get("drop_object", 0):
             slot = picks.randrange(n)
             scene["drawn"][slot] = False
@@ -156,6 +210,16 @@ class ProceduralGenerator:
         return faults
 
     def _swap(self, task, scene, names, relations, geometry, rng) -> dict | None:
+        if task.kind == "scene":  # two objects of different colors trade them
+            pairs = [(a, b) for a in range(len(names)) for b in range(a + 1, len(names))
+                     if None not in (scene["colors"][a], scene["colors"][b])
+                     and scene["colors"][a] != scene["colors"][b]]
+            if not pairs:
+                return None
+            a, b = rng.choice(pairs)
+            for key in ("colors", "rgbs"):
+                scene[key][a], scene[key][b] = scene[key][b], scene[key][a]
+            return {"kind": "swap", "slots": [a, b], "what": "colors"}
         if not task.is_relation:
             a, b = rng.sample(range(len(names)), 2)
             for key in ("colors", "rgbs"):
@@ -176,6 +240,47 @@ class ProceduralGenerator:
                 scene["boxes"] = boxes
                 return {"kind": "swap", "slots": [s, o], "relation": k, "what": what}
         return None
+
+
+UNMARKED_SIDE = 0.22  # an object without a size word: its longer side over the canvas side
+
+
+def pattern_pitch(size: int) -> int:
+    """The period of a drawn texture, in pixels, for a canvas of `size`."""
+    return max(8, round(0.04 * size))
+
+
+def color_vocabulary(task, value: str):
+    """The vocabulary of a color value (a task's values, or a scene task's attribute)."""
+    return task.vocab_of_value[value] if task.kind == "scene" else task.values
+
+
+def scene_look(task, obj) -> dict:
+    """How a scene object is drawn: color (rgb), scale and pattern from its attributes."""
+    look = {"color": None, "rgb": None, "scale": 1.0, "pattern": None}
+    for value in obj.attributes:
+        entry = task.vocab_of_value[value][value]
+        if entry.rgb is not None:
+            look["color"], look["rgb"] = value, entry.rgb
+        elif entry.scale is not None:
+            look["scale"] = entry.scale
+        elif entry.pattern is not None:
+            look["pattern"] = entry.pattern
+    return look
+
+
+def scene_cannot_draw(task) -> str | None:
+    for vocab in task.attributes:
+        for entry in vocab.entries:
+            if entry.rgb is None and entry.scale is None and entry.pattern is None:
+                return (f"value '{entry.name}' of vocabulary '{vocab.name}' has no rgb, scale "
+                        "or pattern; the procedural generator draws colors, size words and "
+                        "textures")
+    for entry in task.relations.entries:
+        if not {"dx", "dy"} <= set(entry.geometry or {}):
+            return (f"relation '{entry.name}' of vocabulary '{task.relations.name}' has no "
+                    "dx/dy geometry; scene tasks draw spatial relations only")
+    return None
 
 
 def stand_in(name: str) -> str:

@@ -77,21 +77,43 @@ def tone(rgb, which: str) -> tuple[int, int, int]:
     return (r, g, b)
 
 
-def render(name: str, width: int, height: int, rgb, outline: int = 2) -> Image.Image:
-    """The shape drawn in a width x height RGBA tile (transparent outside it)."""
+def render(name: str, width: int, height: int, rgb, outline: int = 2,
+           pattern: str | None = None, pitch: int = 10) -> Image.Image:
+    """The shape drawn in a width x height RGBA tile (transparent outside it); `pattern`
+    (stripes | dots | checks, period `pitch` pixels) is laid over its base faces."""
     shape = SHAPES[name]
     tile = Image.new("RGBA", (width, height), (0, 0, 0, 0))
     draw = ImageDraw.Draw(tile)
     sx, sy = width - 1, height - 1
+    base = Image.new("L", (width, height), 0)
+    base_draw = ImageDraw.Draw(base)
     for face in shape.faces:
         fill = (0, 0, 0, 0) if face.tone == "hole" else (*tone(rgb, face.tone), 255)
         if face.kind == "ellipse":
             x0, y0, x1, y1 = face.points
-            draw.ellipse((x0 * sx, y0 * sy, x1 * sx, y1 * sy), fill=fill,
-                         outline=(*INK, 255), width=outline)
+            box = (x0 * sx, y0 * sy, x1 * sx, y1 * sy)
+            draw.ellipse(box, fill=fill, outline=(*INK, 255), width=outline)
+            base_draw.ellipse(box, fill=255 if face.tone == "base" else 0)
         else:
-            draw.polygon([(x * sx, y * sy) for x, y in face.points], fill=fill,
-                         outline=(*INK, 255), width=outline)
+            points = [(x * sx, y * sy) for x, y in face.points]
+            draw.polygon(points, fill=fill, outline=(*INK, 255), width=outline)
+            base_draw.polygon(points, fill=255 if face.tone == "base" else 0)
+    if pattern is not None:
+        from scipy.ndimage import binary_erosion
+
+        inside = binary_erosion(np.asarray(base) > 0, iterations=outline)
+        full = pattern_mask(pattern, height, width, pitch)
+        where = inside & full
+        if pattern != "stripes":  # dots and squares only where most of one fits
+            from scipy import ndimage
+
+            pieces, _ = ndimage.label(full)
+            whole = np.bincount(pieces.ravel())
+            kept = np.bincount(pieces[where], minlength=len(whole))
+            where &= (kept >= 0.75 * np.median(whole[1:]))[pieces]
+        pixels = np.asarray(tile).copy()
+        pixels[where] = (*pattern_tone(rgb), 255)
+        tile = Image.fromarray(pixels, "RGBA")
     return tile
 
 
@@ -109,3 +131,33 @@ def fill_fraction(name: str) -> float:
     """The share of its box a shape's silhouette covers (measured at 200 px high)."""
     h = 200
     return float(silhouette(name, max(2, round(SHAPES[name].aspect * h)), h).mean())
+
+
+PATTERN_LIGHT, PATTERN_DARK = (214, 214, 214), (64, 64, 64)
+
+
+def luminance(rgb) -> float:
+    r, g, b = rgb
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+def pattern_tone(rgb) -> tuple[int, int, int]:
+    """The pattern's color on an object of color `rgb`: light grey on dark colors, dark
+    grey on light ones (never ink, never the white of a background)."""
+    return PATTERN_LIGHT if luminance(rgb) < 150 else PATTERN_DARK
+
+
+def pattern_mask(pattern: str, height: int, width: int, pitch: int) -> np.ndarray:
+    """Where a pattern of period `pitch` covers a height x width tile (about 25-35%):
+    horizontal stripes, or a grid of round dots or of small squares (checks)."""
+    y, x = np.mgrid[0:height, 0:width]
+    if pattern == "stripes":
+        return (y % pitch) < max(2, round(0.3 * pitch))
+    cy, cx = y % pitch - pitch // 2, x % pitch - pitch // 2
+    if pattern == "dots":
+        r = (round(0.6 * pitch) | 1) / 2  # odd diameter: a disc centred on a pixel
+        return cy * cy + cx * cx <= r * r
+    if pattern == "checks":
+        half = (round(0.5 * pitch) | 1) // 2
+        return (np.abs(cy) <= half) & (np.abs(cx) <= half)
+    raise ValueError(f"unknown pattern {pattern!r} (stripes, dots, checks)")

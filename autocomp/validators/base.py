@@ -28,6 +28,8 @@ class Question:
     subject: str  # object name the question is about
     object: str | None = None  # the second object of a relation
     hints: dict = field(default_factory=dict)  # choice -> rgb or geometry, for pixel readers
+    reads: str = "color"  # attribute questions: what a pixel reader measures (color, scale,
+    #                       pattern), from the vocabulary's entries
 
 
 @dataclass

@@ -1,9 +1,18 @@
 """`pixels`: the embedded answerer. It reads the answer to a binding question off the image
 and the detector's blobs, for procedural and other clean images.
 
-  attribute  the object's blob, its outline peeled off (2 erosions), pixels binned to 32
-             levels per channel; the mean color of the most common bin, named by the
+  attribute  color: the object's blob, its outline peeled off (2 erosions), pixels binned
+             to 32 levels per channel; the mean color of the most common bin, named by the
              nearest vocabulary color (RGB distance).
+             size word: the blob box's longer side over the canvas side, divided by the
+             side the procedural generator gives an unmarked object; the nearest scale in
+             log terms among the vocabulary's and 1 ("medium", not a choice).
+             texture: the pixels in the pattern tone the generator uses on the object's
+             color (light grey on dark colors, dark grey on light ones), their connected
+             pieces (those at least 0.7 x the biggest: whole ones, not cut by the edge):
+             long thin pieces are stripes, square ones checks, round ones dots (median
+             elongation >= 2; else median box fill >= 0.88); under 1.5% of the blob or no
+             piece: "plain".
   relation   the two objects' boxes. Spatial (dx, dy): GenEval's rule: the centre offset,
              each coordinate shrunk by 0.1 x the sum of the box sizes, divided by the
              offset's length; a relation holds when its component exceeds 0.5, and the
@@ -14,12 +23,15 @@ An object the detector did not find exactly once gets the answer "unknown".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from autocomp.registry import check_options
 from autocomp.synth.layout import relation_component, size_ratio
+from autocomp.synth.procedural import UNMARKED_SIDE
+from autocomp.synth.shapes import pattern_tone
 from autocomp.validators.base import Detection, Question
 
 SIZE_LARGER = 1.25
@@ -42,6 +54,16 @@ class PixelAnswerer:
         subject = _find(detections, q.subject)
         if subject is None:
             return {"answer": UNKNOWN, "evidence": {"why": f"no single '{q.subject}' blob"}}
+        if q.kind == "attribute" and q.reads == "scale":
+            side = max(subject.box[2] - subject.box[0], subject.box[3] - subject.box[1])
+            scale = side / (max(image.shape[:2]) * UNMARKED_SIDE)
+            return {"answer": nearest_scale(scale, q.hints), "evidence": {
+                "scale": round(scale, 3), "box": list(subject.box)}}
+        if q.kind == "attribute" and q.reads == "pattern":
+            rgb = dominant_color(image, subject.mask)
+            found, evidence = read_pattern(image, subject.mask, rgb)
+            named = [name for name, p in q.hints.items() if p == found]
+            return {"answer": named[0] if named else "plain", "evidence": evidence}
         if q.kind == "attribute":
             rgb = dominant_color(image, subject.mask)
             name = nearest(rgb, q.hints)
@@ -70,6 +92,39 @@ def dominant_color(image: np.ndarray, mask: np.ndarray) -> tuple[int, int, int]:
     top = np.bincount(keys).argmax()
     mean = pixels[keys == top].mean(axis=0)
     return tuple(int(round(c)) for c in mean)
+
+
+def nearest_scale(scale: float, hints: dict) -> str:
+    options = {**hints, "medium": 1.0}
+    return min(options, key=lambda name: abs(math.log(max(scale, 1e-6) / options[name])))
+
+
+def read_pattern(image: np.ndarray, mask: np.ndarray, rgb) -> tuple[str | None, dict]:
+    """(stripes | dots | checks | None, evidence) of the blob `mask` of color `rgb`."""
+    from scipy import ndimage
+
+    tone = np.array(pattern_tone(rgb))
+    pixels = image[..., :3].astype(np.int16)
+    in_tone = (np.abs(pixels - tone).max(axis=2) <= 8) & np.asarray(mask, bool)
+    share = float(in_tone.sum() / max(1, np.asarray(mask, bool).sum()))
+    comps, count = ndimage.label(in_tone)
+    pieces = []
+    for k, sl in enumerate(ndimage.find_objects(comps), start=1):
+        h, w = sl[0].stop - sl[0].start, sl[1].stop - sl[1].start
+        area = int((comps[sl] == k).sum())
+        if area >= 4:
+            pieces.append((max(w, h) / min(w, h), area / (w * h), area))
+    evidence = {"share": round(share, 3), "pieces": len(pieces)}
+    if share < 0.015 or not pieces:
+        return None, evidence
+    biggest = max(p[2] for p in pieces)  # pieces the blob's edge cut are left out
+    pieces = [p for p in pieces if p[2] >= 0.7 * biggest]
+    elongation = float(np.median([p[0] for p in pieces]))
+    fill = float(np.median([p[1] for p in pieces]))
+    evidence.update(elongation=round(elongation, 2), fill=round(fill, 2))
+    if elongation >= 2:
+        return "stripes", evidence
+    return ("checks" if fill >= 0.88 else "dots"), evidence
 
 
 def nearest(rgb, palette: dict) -> str:
