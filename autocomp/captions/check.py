@@ -3,6 +3,8 @@
 Every binding of the concept must appear in the caption:
   attribute:  <Article> [<Word>] a_i o_i                       ("an elegant red chair")
   relation:   <Article> [<Word>] o_i [is|which is] r_i <Article> [<Word>] o_{i+1}
+  object:     <Article> [<Word>] o_i    (scene graphs: an object with no attribute and in
+              no relation, so it is said too, and its contextual negatives have a span)
 An object with several attributes (scene graphs: "a large red cube") may also have its own
 other attribute words around a_i and before o_i in relations; with one attribute or none
 the patterns are exactly the paper's.
@@ -41,11 +43,13 @@ Span = tuple[int, int]
 class Binding:
     """One binding of a concept: an attribute of an object, or a relation."""
 
-    kind: str  # "attribute" | "relation"
-    index: int  # object index (attribute) or relation index (relation)
+    kind: str  # "attribute" | "relation" | "object"
+    index: int  # object index (attribute, object) or relation index (relation)
     attribute: int = 0  # which attribute of the object
 
     def label(self, graph: SceneGraph) -> str:
+        if self.kind == "object":
+            return graph.objects[self.index].name
         if self.kind == "attribute":
             obj = graph.objects[self.index]
             return f"{obj.attributes[self.attribute]} {obj.name}"
@@ -105,7 +109,10 @@ class CheckResult:
 def bindings(graph: SceneGraph) -> list[Binding]:
     out = [Binding("attribute", i, j) for i, o in enumerate(graph.objects)
            for j in range(len(o.attributes))]
-    return out + [Binding("relation", k) for k in range(len(graph.relations))]
+    out += [Binding("relation", k) for k in range(len(graph.relations))]
+    related = {i for r in graph.relations for i in (r.subject, r.object)}
+    return out + [Binding("object", i) for i, o in enumerate(graph.objects)
+                  if not o.attributes and i not in related]
 
 
 def check_caption(caption: str, graph: SceneGraph, noun: Callable[[str], Noun],
@@ -127,7 +134,10 @@ def check_caption(caption: str, graph: SceneGraph, noun: Callable[[str], Noun],
 
 
 def _match(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
-    if b.kind == "attribute":
+    if b.kind == "object":
+        pattern = _np("s", None, noun(graph.objects[b.index].name).forms)
+        slots = (b.index,)
+    elif b.kind == "attribute":
         obj = graph.objects[b.index]
         value = obj.attributes[b.attribute]
         others = [a for j, a in enumerate(obj.attributes) if j != b.attribute]

@@ -41,19 +41,21 @@ CANDIDATES = ("auto", "wordnet", "vocabulary", "llm")  # auto: wordnet on VG, vo
 
 
 def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
-               writer=None, candidates: str = "wordnet", lexicon=None, hosts=None) -> dict:
+               writer=None, candidates: str = "wordnet", lexicon=None, hosts=None,
+               groups=None) -> dict:
     """sources: (key, image path, image id, present, [(level, caption graph)]) tuples, where
     `present` maps "O", "A", "R" to what occurs anywhere in the image.
     `writer`: None for template captions, else an LLM caption writer (registry).
     `candidates`: "wordnet" (same category, no synonyms; `lexicon` a compass.lexicon
     Lexicon), "vocabulary" (any other value of the type: the unfiltered ablation) or "llm"
-    (proposed by the writer, asked again when none survives)."""
+    (proposed by the writer, asked again when none survives). `groups`: (kind, value) ->
+    category, for "vocabulary" candidates that must stay inside one (Replacer.groups)."""
     if candidates not in CANDIDATES[1:]:
         from autocomp.errors import AutocompError
 
         raise AutocompError(f"unknown candidates '{candidates}' (known: "
                             f"{', '.join(CANDIDATES)})")
-    rep = Replacer(vocab, similarity)
+    rep = Replacer(vocab, similarity, groups=dict(groups or {}))
     if candidates == "llm":
         if writer is None:
             from autocomp.errors import AutocompError
@@ -196,9 +198,16 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
     run = Run.open(run_dir)
     concepts = {c["id"]: c for c in run.records("concepts")}
     vocab = {"O": Counter(), "A": Counter(), "R": Counter()}
+    groups = {}
     for task in run.tasks.values():
         vocab["O"].update(task.objects.names)
-        vocab["R" if task.is_relation else "A"].update(task.values.names)
+        if task.kind == "scene":  # an attribute is replaced inside its own vocabulary
+            vocab["R"].update(task.relations.names)
+            for v in task.attributes:
+                vocab["A"].update(v.names)
+                groups.update({("A", name): v.name for name in v.names})
+        else:
+            vocab["R" if task.is_relation else "A"].update(task.values.names)
     sources = []
     for track in ("minimal", "contextual"):
         path = run.dir / "bench" / "sets" / f"{track}.jsonl"
@@ -216,4 +225,4 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
         lexicon = Lexicon(load_wordnet(wordnet))
     return write_sets(sources, vocab, Path(out), seed, similarity,
                       {"source": "synthetic", "dir": str(run.dir), "images": len(sources)},
-                      writer, candidates, lexicon)
+                      writer, candidates, lexicon, groups=groups)

@@ -81,9 +81,14 @@ class Replacer:
     propose: object = None
     # (set, n) -> Counter(tested, rejected): the similarity filter's work
     filter_stats: dict = field(default_factory=dict)
+    # (kind, value) -> its category, where values of a type fall in several (a scene
+    # task's attribute vocabularies: sizes, textures, colors); a replacement stays inside it
+    groups: dict = field(default_factory=dict)
 
     def vocabulary(self, kind: str, value: str) -> list[str]:
-        return sorted(v for v in self.vocab[kind] if v != value)
+        group = self.groups.get((kind, value))
+        return sorted(v for v in self.vocab[kind] if v != value
+                      and self.groups.get((kind, v)) == group)
 
     def candidates(self, kind: str, value: str) -> list[str]:
         key = (kind, value)

@@ -14,31 +14,59 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autocomp.captions.check import CheckResult, Phrase
+from autocomp.captions.check import CheckResult
 from autocomp.captions.grammar import ARTICLES, Noun, article_for
 from autocomp.scene import SceneGraph
 
 
 def substitute(caption: str, check: CheckResult, negative: SceneGraph,
                noun: Callable[[str], Noun]) -> str:
-    """The contextual caption with `negative`'s words written into the matched spans."""
+    """The contextual caption with `negative`'s words written into the matched spans.
+
+    Articles are settled last, from the words that follow them in the new caption, so an
+    object with several attributes (several matched phrases sharing one article) gets one
+    article that agrees with its first word."""
     if not check.passed:
         raise ValueError(f"caption failed the check ({', '.join(check.failed)}): no spans to use")
     edits: dict[tuple[int, int], str] = {}
+    articles: dict[tuple[int, int], tuple] = {}  # article span -> (noun span, new noun)
     for m in check.matches:
         for ph in m.phrases:
-            value = None
+            new = noun(negative.objects[ph.slot].name)
+            _put(edits, ph.noun, new.form)
             if ph.value is not None:
-                value = negative.objects[ph.slot].attributes[m.binding.attribute]
-            for span, text in _phrase_edits(caption, ph, noun(negative.objects[ph.slot].name),
-                                            value):
-                _put(edits, span, text)
+                _put(edits, ph.value, negative.objects[ph.slot].attributes[m.binding.attribute])
+            if articles.setdefault(tuple(ph.article), (tuple(ph.noun), new)) != (
+                    tuple(ph.noun), new):
+                raise ValueError(f"two phrases share the article at {tuple(ph.article)} in "
+                                 f"{caption!r}")
         if m.predicate is not None:
             rel = negative.relations[m.binding.index]
             _put(edits, m.predicate, rel.predicate)
             if m.verb is not None:
                 subject = noun(negative.objects[rel.subject].name)
                 _put(edits, m.verb, "are" if subject.plural_verb else "is")
+    out = _apply(caption, edits)
+
+    def moved(i: int) -> int:  # where position i of the caption is in `out`
+        return i + sum(len(t) - (e - s) for (s, e), t in edits.items() if e <= i)
+
+    settled = {}
+    for span, (noun_span, new) in articles.items():
+        old = caption[span[0]:span[1]]
+        article = " ".join(old.lower().split())
+        if article in ARTICLES:  # indefinite: agree with the words that now follow it
+            following = " ".join(out[moved(span[1]):moved(noun_span[1])].split())
+            article = article_for(new, following)
+        elif article == "the pair of" and not new.pair:
+            article = "the"
+        if old[:1].isupper():
+            article = article[:1].upper() + article[1:]
+        settled[span] = article
+    return _apply(caption, {**edits, **settled})
+
+
+def _apply(caption: str, edits: dict) -> str:
     out = caption
     last = len(caption) + 1
     for (start, end), text in sorted(edits.items(), reverse=True):
@@ -47,23 +75,6 @@ def substitute(caption: str, check: CheckResult, negative: SceneGraph,
         out = out[:start] + text + out[end:]
         last = start
     return out
-
-
-def _phrase_edits(caption: str, ph: Phrase, new: Noun, value: str | None):
-    yield ph.noun, new.form
-    if value is not None:
-        yield ph.value, value
-    old_article = caption[ph.article[0]:ph.article[1]]
-    article = " ".join(old_article.lower().split())
-    if article in ARTICLES:  # indefinite: agree with the new words
-        following = " ".join(w for w in (
-            caption[slice(*ph.modifier)] if ph.modifier else None, value, new.form) if w)
-        article = article_for(new, following)
-    elif article == "the pair of" and not new.pair:
-        article = "the"
-    if old_article[:1].isupper():
-        article = article[:1].upper() + article[1:]
-    yield ph.article, article
 
 
 def _put(edits: dict, span, text: str) -> None:

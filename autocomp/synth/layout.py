@@ -50,6 +50,20 @@ def size_ratio(subject_box, object_box) -> float:
     return area(subject_box) / max(area(object_box), 1e-9)
 
 
+UNMARKED_SIDE = 0.22  # an object without a size word: its longer side over the canvas side
+
+
+def drawn_scale(box, canvas: int) -> float:
+    """A box's longer side relative to an unmarked object's on a canvas of this side."""
+    return max(box[2] - box[0], box[3] - box[1]) / (canvas * UNMARKED_SIDE)
+
+
+def nearest_scale(scale: float, scales: dict) -> str:
+    """The size word (name -> scale) nearest `scale` in log terms, or "medium" (scale 1)."""
+    options = {**scales, "medium": 1.0}
+    return min(options, key=lambda name: abs(math.log(max(scale, 1e-6) / options[name])))
+
+
 def overlaps(a, b, gap: float) -> bool:
     return not (a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1]
                 or b[3] + gap <= a[1])

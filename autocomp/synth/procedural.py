@@ -29,7 +29,7 @@ from autocomp.errors import AutocompError
 from autocomp.registry import check_options
 from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
-from autocomp.synth.layout import layout, overlaps
+from autocomp.synth.layout import UNMARKED_SIDE, drawn_scale, layout, nearest_scale, overlaps
 from autocomp.synth.shapes import SHAPES, render
 
 FAULTS = ("drop_object", "wrong_color", "swap", "grey_background")
@@ -168,10 +168,15 @@ class ProceduralGenerator:
                 graph.objects, scene["boxes"], scene["colors"], scene["rgbs"],
                 scene["patterns"], looks, scene["drawn"], strict=True))]}
         truth["expect"] = expected_outcomes(faults, req.track)
-        if shrunk:
+        if shrunk:  # drawn smaller than asked: do the size words still read right?
             truth["shrunk"] = True
-            if any(look["scale"] != 1.0 for look in looks):
-                truth["expect"]["attributes"] = False
+            for obj, box in zip(graph.objects, scene["boxes"], strict=True):
+                for value in obj.attributes:
+                    vocab = task.vocab_of_value[value]
+                    scales = {e.name: e.scale for e in vocab.entries if e.scale is not None}
+                    if value in scales and nearest_scale(drawn_scale(box, size),
+                                                         scales) != value:
+                        truth["expect"]["attributes"] = False
         if list(shapes) != list(graph.names):
             truth["stand_ins"] = dict(zip(graph.names, shapes, strict=True))
         return GeneratedImage(img, truth, faults)
@@ -240,9 +245,6 @@ class ProceduralGenerator:
                 scene["boxes"] = boxes
                 return {"kind": "swap", "slots": [s, o], "relation": k, "what": what}
         return None
-
-
-UNMARKED_SIDE = 0.22  # an object without a size word: its longer side over the canvas side
 
 
 def pattern_pitch(size: int) -> int:

@@ -23,14 +23,12 @@ An object the detector did not find exactly once gets the answer "unknown".
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from autocomp.registry import check_options
-from autocomp.synth.layout import relation_component, size_ratio
-from autocomp.synth.procedural import UNMARKED_SIDE
+from autocomp.synth.layout import drawn_scale, nearest_scale, relation_component, size_ratio
 from autocomp.synth.shapes import pattern_tone
 from autocomp.validators.base import Detection, Question
 
@@ -55,8 +53,7 @@ class PixelAnswerer:
         if subject is None:
             return {"answer": UNKNOWN, "evidence": {"why": f"no single '{q.subject}' blob"}}
         if q.kind == "attribute" and q.reads == "scale":
-            side = max(subject.box[2] - subject.box[0], subject.box[3] - subject.box[1])
-            scale = side / (max(image.shape[:2]) * UNMARKED_SIDE)
+            scale = drawn_scale(subject.box, max(image.shape[:2]))
             return {"answer": nearest_scale(scale, q.hints), "evidence": {
                 "scale": round(scale, 3), "box": list(subject.box)}}
         if q.kind == "attribute" and q.reads == "pattern":
@@ -92,11 +89,6 @@ def dominant_color(image: np.ndarray, mask: np.ndarray) -> tuple[int, int, int]:
     top = np.bincount(keys).argmax()
     mean = pixels[keys == top].mean(axis=0)
     return tuple(int(round(c)) for c in mean)
-
-
-def nearest_scale(scale: float, hints: dict) -> str:
-    options = {**hints, "medium": 1.0}
-    return min(options, key=lambda name: abs(math.log(max(scale, 1e-6) / options[name])))
 
 
 def read_pattern(image: np.ndarray, mask: np.ndarray, rgb) -> tuple[str | None, dict]:
