@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from autocomp.captions.check import check_caption
 from autocomp.concepts.sampling import sample_concepts
+from autocomp.concepts.scenes import sample_scenes
 from autocomp.concepts.task import Task
+from autocomp.negatives import scene
 from autocomp.negatives.chance import benchmarks_for, percent
 from autocomp.negatives.generate import check_count, expected_count, make_negatives
 
@@ -18,9 +20,13 @@ def preview(task: Task, n: int, seed: int = 0, examples: int = 4,
         from autocomp.errors import AutocompError
 
         raise AutocompError(f"task '{task.name}': {problem}")
-    for kind in benchmarks_for(task, n):
-        check_count(task, n, kind, limit)
-    concept = sample_concepts(task, n, 1, seed)[0]
+    if task.kind == "scene":  # the first concept of the design with n objects
+        concept = next(c for c in sample_scenes(task, 4 * len(task.cells()), seed)
+                       if c.n == n)
+    else:
+        for kind in benchmarks_for(task, n):
+            check_count(task, n, kind, limit)
+        concept = sample_concepts(task, n, 1, seed)[0]
     caption = task.minimal_caption(concept.graph)
     check = check_caption(caption, concept.graph, task.noun, task.object_forms)
     out = {"task": task.name, "n": n, "seed": seed, "concept": concept.to_record(),
@@ -32,7 +38,8 @@ def preview(task: Task, n: int, seed: int = 0, examples: int = 4,
                             limit)
         out["benchmarks"][kind] = {
             "negatives": len(ns.negatives),
-            "formula": expected_count(task, n, kind),
+            "formula": (scene.candidate_count(concept.graph, task, kind)
+                        if task.kind == "scene" else expected_count(task, n, kind)),
             "duplicates_removed": ns.duplicates,
             "same_meaning": sum(x.same_meaning for x in ns.negatives),
             "chance": percent(ns.chance),

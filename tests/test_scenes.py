@@ -24,10 +24,13 @@ def _counts(concepts):
 
 def test_counts_are_exact_and_vary_independently(scenes):
     cells = scenes.cells()
-    assert len(cells) == 54  # 3 x 6 x 4 cells, less those with n_R > n_O - 1 or n_A > 3 n_O
+    assert len(cells) == 58  # 4 x 6 x 4 cells, less those with n_R > n_O - 1 or n_A > 3 n_O
     assert all(r <= o - 1 and a <= 3 * o for o, a, r in cells)
-    concepts = sample_scenes(scenes, 540, seed=0)
-    assert Counter(c.cell for c in concepts) == dict.fromkeys(cells, 10)  # balanced
+    concepts = sample_scenes(scenes, 580, seed=0)
+    per_cell = Counter(c.cell for c in concepts)
+    assert set(per_cell) == set(cells)
+    assert per_cell[(1, 0, 0)] == 8  # one concept per shape: the cell runs out
+    assert all(9 <= k <= 11 for cell, k in per_cell.items() if cell != (1, 0, 0))
     for c in concepts:
         assert tuple(c.graph.counts[k] for k in ("n_O", "n_A", "n_R")) == c.cell
         names = [o.attributes for o in c.graph.objects]
@@ -52,7 +55,7 @@ def test_counts_are_exact_and_vary_independently(scenes):
     auto = np.array([[n, n, n - 1] for n in (2, 3) for _ in range(50)])
     assert vifs(auto)[0] == float("inf")
     assert sample_scenes(scenes, 30, seed=3) == sample_scenes(scenes, 30, seed=3)
-    assert len({c.id for c in concepts}) == 540
+    assert len({c.id for c in concepts}) == 580
 
 
 def test_latin_hypercube_design(tmp_path):
@@ -95,7 +98,10 @@ def test_scene_caption_grammar_and_check(scenes):
     assert caption == ("There is a large striped red cube to the left of a sphere. The cube "
                        "is above a small cone. There is a blue torus. The background is white.")
     result = check_caption(caption, g, scenes.noun, scenes.object_forms)
-    assert result.passed and len(result.matches) == 7
+    assert result.passed and len(result.matches) == 7  # 5 attributes, 2 relations
+    lone = SceneGraph((Object("cube", ("red",)), Object("torus")))  # said, so it is checked
+    assert check_caption("There is a red cube. The background is white.", lone, scenes.noun,
+                         scenes.object_forms).failed == ("torus",)
     for m in result.matches:  # each attribute's span holds its own value
         if m.binding.kind == "attribute":
             value = g.objects[m.binding.index].attributes[m.binding.attribute]
@@ -112,3 +118,196 @@ def test_every_sampled_scene_caption_passes_the_check(scenes):
         result = check_caption(caption, c.graph, scenes.noun, scenes.object_forms)
         assert result.passed, (caption, result.failed)
         assert caption.endswith("The background is white.") and "  " not in caption
+
+
+# ---- the scene task kind through the pipeline (issue 12, second part) -------------------
+
+def _graph():
+    return SceneGraph((Object("cube", ("large", "striped", "red")), Object("sphere"),
+                       Object("cone", ("small", "blue")), Object("torus", ("dotted",))),
+                      (Relation(0, "to the left of", 1), Relation(0, "above", 2)))
+
+
+def test_load_task_dispatches_scene_files_and_configs_refuse_n(scenes, tmp_path):
+    from autocomp.concepts.task import load_task
+    from autocomp.config import parse_config
+
+    assert load_task("scenes").kind == "scene" and load_task("color").kind == "attribute"
+    assert scenes.n == (1, 2, 3, 4) and scenes.vocab_of_value["striped"].name == "textures"
+    cfg = parse_config({"name": "s", "concepts": [{"task": "scenes", "count": 5}]})
+    assert cfg.concepts[0].n == ()
+    with pytest.raises(AutocompError, match=r"concepts\[0\].n: scene task 'scenes' takes no n"):
+        parse_config({"name": "s", "concepts": [{"task": "scenes", "n": 2, "count": 5}]})
+    both = tmp_path / "both.yaml"
+    both.write_text("kind: scene\nobjects: shapes\nattributes: [colors, colors]\n"
+                    "relations: relations\ndesign: {n_O: 2, n_A: 0, n_R: 0}\n")
+    with pytest.raises(AutocompError, match="value 'red' is in two attribute vocabularies"):
+        load_task(str(both))
+
+
+def test_scene_negatives_exact_counts_and_paper_special_cases(scenes):
+    import math
+
+    from autocomp.concepts.task import load_task
+    from autocomp.negatives import scene
+    from autocomp.negatives.generate import make_negatives
+    from autocomp.scene import attribute_graph, chain_graph
+
+    g = _graph()  # objects 4; sizes 2 slots, textures 2, colors 2; relations 2
+    assert scene.candidate_count(g, scenes, "swap") == math.factorial(4) - 1
+    assert scene.candidate_count(g, scenes, "confusion") == 4**4 * 2**2 * 2**2 * 2**2 * 2**2 - 1
+    for kind in ("swap", "confusion"):
+        ns = make_negatives(g, scenes, kind, scenes.minimal_caption)
+        assert len(ns.negatives) + ns.duplicates == scene.candidate_count(g, scenes, kind)
+        for neg in ns.negatives:
+            assert neg.graph.counts == g.counts  # same slots, other words
+            for o in neg.graph.objects:  # a value stays in its vocabulary, in written order
+                kinds = [scenes.vocab_of_value[a].name for a in o.attributes]
+                assert kinds == [k for k in ("size_words", "textures", "colors") if k in kinds]
+    swap = make_negatives(g, scenes, "swap", scenes.minimal_caption)
+    assert {n.category for n in swap.negatives} == {"objects"}
+    # on Auto-Comp's own concepts the definitions give the paper's counts
+    colors = load_task("shape_color")
+    for n in (2, 3):
+        a = attribute_graph(["cube", "sphere", "cone"][:n], ["red", "blue", "green"][:n])
+        c = chain_graph(["cube", "sphere", "cone"][:n], ["above", "under"][:n - 1])
+        assert scene.candidate_count(a, scenes, "confusion") == n ** (2 * n) - 1
+        assert scene.candidate_count(c, scenes, "confusion") == n**n * (n - 1) ** (n - 1) - 1
+        assert scene.candidate_count(a, scenes, "swap") == math.factorial(n) - 1
+        ns = make_negatives(a, scenes, "confusion", scenes.minimal_caption)
+        paper = make_negatives(a, colors, "confusion", colors.minimal_caption)
+        assert len(ns.negatives) == len(paper.negatives)
+        assert (sum(x.same_meaning for x in ns.negatives)
+                == sum(x.same_meaning for x in paper.negatives))
+
+
+def test_scene_count_problem_names_the_concept(scenes):
+    from autocomp.negatives.generate import graph_count_problem
+
+    big = SceneGraph(tuple(Object(n, ("red",)) for n in ("cube", "sphere", "cone", "torus")),
+                     (Relation(0, "above", 1), Relation(1, "above", 2), Relation(2, "above", 3)))
+    problem = graph_count_problem(big, scenes, "confusion", 1000)
+    assert "confusion would enumerate 1,769,471 negatives" in problem  # 4^4 4^4 3^3 - 1
+    assert "'n_A': 4" in problem
+    assert graph_count_problem(big, scenes, "swap", 1000) is None  # 4! - 1
+
+
+def test_template_writer_and_contextual_substitution(scenes):
+    from autocomp.captions.template import TemplateWriter
+    from autocomp.captions.writers import write_with_retries
+    from autocomp.negatives.contextual import substitute
+    from autocomp.negatives.generate import make_negatives
+
+    concepts = sample_scenes(scenes, 120, seed=2)
+    written = write_with_retries(TemplateWriter(), [(c.id, c.graph, scenes, c.seed)
+                                                    for c in concepts], 0)
+    assert all(w["caption"] for w in written.values())
+    g = _graph()
+    text = ("In a quiet attic, there is a shiny large striped red cube to the left of a "
+            "sphere. The cube is above a small blue cone. There is a dotted torus.")
+    check = check_caption(text, g, scenes.noun, scenes.object_forms)
+    assert check.passed
+    neg = SceneGraph((Object("cube", ("small", "dotted", "orange")), Object("torus"),
+                      Object("cone", ("large", "blue")), Object("sphere", ("striped",))),
+                     g.relations)
+    assert substitute(text, check, neg, scenes.noun) == (
+        "In a quiet attic, there is a shiny small dotted orange cube to the left of a "
+        "torus. The cube is above a large blue cone. There is a striped sphere.")
+    # an object's several attribute phrases share one article, settled from its new first
+    # word; another object's article follows its own ("an orange torus")
+    g2 = SceneGraph((Object("cube", ("large", "red")), Object("torus", ("red",))),
+                    (Relation(0, "next to", 1),))
+    text2 = "A large red cube is next to a red torus on a desk."
+    neg2 = SceneGraph((Object("cube", ("small", "orange")), Object("torus", ("orange",))),
+                      g2.relations)
+    check2 = check_caption(text2, g2, scenes.noun, scenes.object_forms)
+    assert substitute(text2, check2, neg2, scenes.noun) == (
+        "A small orange cube is next to an orange torus on a desk.")
+    # every contextual negative differs from its positive only inside the matched spans
+    c = next(c for c in concepts if c.graph.n_objects == 3 and c.graph.n_relations == 1)
+    w = written[c.id]
+    res = check_caption(w["caption"], c.graph, scenes.noun, scenes.object_forms)
+    ns = make_negatives(c.graph, scenes, "swap",
+                        lambda x: w["caption"] if x == c.graph else substitute(
+                            w["caption"], res, x, scenes.noun))
+    assert len(ns.negatives) == 5 and ns.duplicates == 0
+
+
+def test_procedural_draws_what_the_pixel_answerer_reads(scenes):
+    from autocomp.synth.base import ImageRequest
+    from autocomp.synth.procedural import ProceduralGenerator
+    from autocomp.validators.blobs import ColorBlobDetector
+    from autocomp.validators.checks import validate_image
+    from autocomp.validators.questions import questions
+
+    g = SceneGraph((Object("cube", ("large", "dotted", "red")), Object("sphere", ("blue",)),
+                    Object("cylinder", ("small", "striped")), Object("torus", ("checkered",))),
+                   (Relation(1, "to the left of", 0), Relation(2, "above", 3)))
+    qs = {q.text.split(" Answer")[0]: q.reads for q in questions(g, scenes)}
+    assert qs["What size is the cube compared with the other objects?"] == "scale"
+    assert qs["What pattern is on the surface of the cube?"] == "pattern"
+    assert qs["What color is the cube?"] == "color"
+    assert "Where is the cylinder relative to the torus?" in qs and len(qs) == 9
+    gen, det = ProceduralGenerator(256), ColorBlobDetector()
+    from autocomp.validators.pixels import PixelAnswerer
+
+    passed = 0
+    concepts = sample_scenes(scenes, 60, seed=4)
+    for c in [None, *concepts]:
+        graph = g if c is None else c.graph
+        for track in ("minimal", "contextual"):
+            img = gen.generate_one(ImageRequest("x", graph, scenes, track, 7 if c is None
+                                                else c.seed, ""))
+            results = validate_image(np.asarray(img.image.convert("RGB")), graph, scenes,
+                                     track, det, PixelAnswerer(), 0.7, 190)
+            if c is None:  # the hand-made scene reads right, every attribute and relation
+                answers = results[-1].evidence["answers"]
+                assert results[-1].passed and len(answers) == 9  # 7 attributes, 2 relations
+            passed += all(r.passed for r in results)
+    assert passed >= 0.9 * 2 * 61  # sizes, textures, colors, relations read back
+    assert gen.cannot_draw(scenes) is None
+
+
+def test_scene_run_compass_separates_the_three_coefficients(tmp_path):
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+    from autocomp.compass.analysis import design_vifs, skill_load
+    from autocomp.compass.build import build_run
+    from autocomp.config import parse_config
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg = parse_config({"name": "s", "concepts": [{"task": "scenes", "count": 70}],
+                        "build": {"benchmarks": ["swap", "confusion"], "max_negatives": 800}})
+    run = Run.create(cfg, tmp_path / "run")
+    run_pipeline(run, progress=False)
+    bench = {p.parent.name for p in (run.dir / "bench").glob("scenes-n*/*.jsonl")}
+    assert bench == {"scenes-n2", "scenes-n3", "scenes-n4"}  # one object: nothing to swap
+    out = tmp_path / "compass"
+    manifest = build_run(run.dir, out, similarity=None)
+    assert all(manifest["counts"][k] > 0 for k in ("composed", "skill-O", "skill-A"))
+    import json
+
+    vocab_of = run.tasks["scenes"].vocab_of_value
+    edits = [neg["edit"] for name in ("skill-A", "composed")
+             for row in (out / f"{name}.jsonl").read_text().splitlines()
+             for neg in json.loads(row)["negatives"] if neg["edit"]["type"] == "A"]
+    assert edits and all(vocab_of[e["from"]].name == vocab_of[e["to"]].name for e in edits)
+    stats = json.loads((run.dir / "stats" / "build.json").read_text())
+    assert stats["skipped_above_max_negatives"]["scenes confusion"] > 0
+    r = CliRunner().invoke(main, ["compass", "eval", str(out), "--model", "reference:oracle",
+                                  "--model", "reference:random"])
+    assert r.exit_code == 0, r.output
+    v = design_vifs(out)
+    assert max(v["all"]) < 5
+    fits = skill_load(out, "reference:oracle")
+    oar = fits["OAR"]["O"]
+    assert {"n_O", "n_A", "n_R"} <= set(oar) and not any(
+        oar[c].get("collinear") for c in ("n_O", "n_A", "n_R"))
+    assert all(abs(oar[c]["coef"]) < 1e-9 for c in ("n_O", "n_A", "n_R"))
+    report = CliRunner().invoke(main, ["compass", "report", str(out), "--no-figures"])
+    assert report.exit_code == 0, report.output
+    table3 = report.output.split("Table 3")[1].split("Variance inflation")[0]
+    rows = [ln for ln in table3.splitlines() if ln.startswith("| reference:")]
+    assert len(rows) >= 6 and not any("collinear" in ln for ln in rows)

@@ -90,8 +90,16 @@ def sample_concepts(task: Task, n: int, count: int, seed: int = 0) -> list[Conce
 
 
 def write_concepts(task: Task, ns, count: int, seed: int, out) -> tuple:
-    """Sample `count` concepts per N and write them to OUT/concepts/<task>.jsonl."""
-    per_n = {n: sample_concepts(task, n, count, seed) for n in ns}
+    """Sample `count` concepts per N and write them to OUT/concepts/<task>.jsonl (a scene
+    task: `count` concepts over its design, kept where their object count is in `ns`)."""
+    if task.kind == "scene":
+        from autocomp.concepts.scenes import sample_scenes
+
+        per_n = {n: [] for n in ns}
+        for c in sample_scenes(task, count, seed):
+            per_n.get(c.n, []).append(c)
+    else:
+        per_n = {n: sample_concepts(task, n, count, seed) for n in ns}
     path = Path(out) / "concepts" / f"{task.name}.jsonl"
     write_jsonl(path, (c.to_record() for cs in per_n.values() for c in cs))
     return path, {n: len(cs) for n, cs in per_n.items()}

@@ -254,22 +254,28 @@ class SceneConcept(Concept):
 
 def sample_scenes(task: SceneTask, count: int, seed: int = 0) -> list[SceneConcept]:
     """`count` distinct concepts spread evenly over the design's cells (round-robin in a
-    seeded order), the same for the same (task, count, seed)."""
+    seeded order), the same for the same (task, count, seed). A cell that has run out of
+    distinct concepts ((1, 0, 0) has one per shape) leaves the rotation."""
     rng = random.Random(f"autocomp:scenes:{task.name}:{seed}")
     cells = task.cells(seed)
     rng.shuffle(cells)
     out, seen = [], set()
-    attempts = 0
+    misses: dict[tuple, int] = {}
+    turn = 0
     while len(out) < count:
-        cell = cells[len(out) % len(cells)]
+        if not cells:
+            raise AutocompError(f"scene task '{task.name}': only {len(out)} distinct "
+                                f"concepts in its design; {count} asked")
+        cell = cells[turn % len(cells)]
         graph = scene_graph(task, cell, rng)
-        attempts += 1
         key = graph.meaning_key(task.inverses)
         if key in seen:
-            if attempts > 50 * count + 1000:
-                raise AutocompError(f"scene task '{task.name}': only {len(out)} distinct "
-                                    f"concepts found for {count} asked")
+            misses[cell] = misses.get(cell, 0) + 1
+            if misses[cell] >= 200:  # exhausted (or nearly): leave it out from now on
+                cells.remove(cell)
             continue
+        misses[cell] = 0
         seen.add(key)
         out.append(SceneConcept(task.name, cell[0], graph))
+        turn += 1
     return out
