@@ -311,3 +311,29 @@ def test_scene_run_compass_separates_the_three_coefficients(tmp_path):
     table3 = report.output.split("Table 3")[1].split("Variance inflation")[0]
     rows = [ln for ln in table3.splitlines() if ln.startswith("| reference:")]
     assert len(rows) >= 6 and not any("collinear" in ln for ln in rows)
+
+
+def test_scene_prompts_cli_and_diffusers_config(scenes, tmp_path):
+    from click.testing import CliRunner
+
+    from autocomp.captions.prompts import contextual_prompt
+    from autocomp.cli import main
+    from autocomp.config import parse_config
+
+    system, user = contextual_prompt(_graph(), scenes)
+    assert "ALL their attributes" in system
+    assert ("'a large striped red cube to the left of a sphere' and 'a large striped red cube "
+            "above a small blue cone' and 'a dotted torus'") in user
+    cfg = parse_config({"name": "s", "concepts": [{"task": "scenes", "count": 5}],
+                        "generate": {"generator": "diffusers"}})
+    assert cfg.generate.generator.name == "diffusers"  # draws any vocabulary from captions
+    runner = CliRunner()
+    out = runner.invoke(main, ["vocab", "check", str(scenes.path)])
+    assert out.exit_code == 0 and "scene task 'scenes' (58 design cells" in out.output
+    out = runner.invoke(main, ["chance", "--task", "scenes"])
+    assert out.exit_code == 2 and "its chance differs per concept" in out.output
+    out = runner.invoke(main, ["preview", "--task", "scenes", "--n", "3"])
+    assert out.exit_code == 0 and "(formula: 5)" in out.output
+    out = runner.invoke(main, ["concepts", "--task", "scenes", "--count", "20", "--out",
+                               str(tmp_path)])
+    assert out.exit_code == 0 and "wrote 20 concepts" in out.output

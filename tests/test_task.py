@@ -38,7 +38,7 @@ def test_new_task_from_one_yaml_file_and_no_python(tmp_path):
 
 @pytest.mark.parametrize("body, needle", [
     ("name: t\nkind: binding\nobjects: objects\nvalues: colors\nn: [2]\n",
-     "field 'kind' must be attribute or relation"),
+     "field 'kind' must be attribute, relation or scene"),
     ("name: t\nkind: attribute\nobjects: objects\nvalues: relations\nn: [2]\n",
      "field 'values' names vocabulary 'relations' of kind relations; a attribute task needs"),
     ("name: t\nkind: attribute\nobjects: objects\nvalues: nope.yaml\nn: [2]\n",

@@ -16,5 +16,11 @@ from autocomp.negatives.chance import chance_table, format_chance_table
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 def chance(tasks, as_json):
     """Chance levels computed from the negatives, in the layout of Table 4."""
-    table = chance_table([load_task(t) for t in (tasks or builtin_tasks())])
+    loaded = [load_task(t) for t in (tasks or builtin_tasks())]
+    for task in loaded:
+        if task.kind == "scene":
+            raise click.UsageError(f"'{task.name}' is a scene task: its chance differs per "
+                                   "concept (autocomp preview shows one; autocomp eval prints "
+                                   "each benchmark's)")
+    table = chance_table(loaded)
     click.echo(json.dumps(table, indent=2) if as_json else format_chance_table(table))

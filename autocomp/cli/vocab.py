@@ -34,6 +34,12 @@ def list_():
         ns = ",".join(map(str, t.n))
         click.echo(f"  {name:<14} {t.kind:<10} objects={t.objects.name} values={t.values.name} "
                    f"N={ns}  {t.description}")
+    click.echo("Scene tasks:")
+    for name, path in builtin_tasks("scenes").items():
+        t = load_task(path)
+        attrs = ",".join(v.name for v in t.attributes)
+        click.echo(f"  {name:<14} scene      objects={t.objects.name} attributes={attrs} "
+                   f"relations={t.relations.name} cells={len(t.cells())}  {t.description}")
 
 
 @vocab.command()
@@ -44,7 +50,13 @@ def check(files):
     for path in files:
         try:
             data = read_yaml(path)
-            if isinstance(data, dict) and "entries" not in data and "values" in data:
+            if isinstance(data, dict) and data.get("kind") == "scene":
+                from autocomp.concepts.scenes import parse_scene_task
+
+                t = parse_scene_task(data, path)
+                click.echo(f"ok: {path}: scene task '{t.name}' ({len(t.cells())} design "
+                           f"cells, n_O in {list(t.n)})")
+            elif isinstance(data, dict) and "entries" not in data and "values" in data:
                 t = parse_task(data, path)
                 click.echo(f"ok: {path}: task '{t.name}' ({t.kind}, N={list(t.n)})")
             else:

@@ -89,7 +89,10 @@ def builtin_tasks(folder: str = "tasks") -> dict[str, Path]:
 def task_path(ref: str | Path, folders=("tasks", "scenes"), what: str = "task") -> Path:
     """The file of a built-in task name (in concepts/<folder>/ for each of `folders`) or of
     a path."""
-    builtin = {k: v for f in reversed(folders) for k, v in builtin_tasks(f).items()}
+    builtin: dict[str, Path] = {}
+    for folder in folders:  # the first folder wins a name both have
+        for name, path in builtin_tasks(folder).items():
+            builtin.setdefault(name, path)
     if isinstance(ref, str) and ref in builtin:
         return builtin[ref]
     path = Path(ref).expanduser()

@@ -24,13 +24,15 @@ import math
 import random
 from collections.abc import Sequence
 
+import numpy as np
+
 from autocomp.concepts.task import Task
 from autocomp.errors import AutocompError
 from autocomp.registry import check_options
 from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.layout import UNMARKED_SIDE, drawn_scale, layout, nearest_scale, overlaps
-from autocomp.synth.shapes import SHAPES, render
+from autocomp.synth.shapes import SHAPES, pattern_tone, render
 
 FAULTS = ("drop_object", "wrong_color", "swap", "grey_background")
 PALETTE = ((230, 25, 75), (60, 130, 230), (60, 180, 75), (255, 200, 25), (245, 130, 48),
@@ -128,13 +130,19 @@ class ProceduralGenerator:
                background.plain(size, background.GREY if scene["background"] == "grey"
                                 else (255, 255, 255)))
         patterns = scene.get("patterns") or [None] * len(shapes)
-        for name, box, rgb, drawn, pattern in zip(shapes, scene["boxes"], scene["rgbs"],
-                                                  scene["drawn"], patterns, strict=True):
+        scene["pattern_share"] = [None] * len(shapes)
+        for i, (name, box, rgb, drawn, pattern) in enumerate(zip(
+                shapes, scene["boxes"], scene["rgbs"], scene["drawn"], patterns, strict=True)):
             if drawn:
                 x0, y0, x1, y1 = box
                 tile = render(name, x1 - x0, y1 - y0, rgb, self.outline, pattern,
                               pattern_pitch(size))
                 img.paste(tile, (x0, y0), tile)
+                if pattern:  # how much of the object the pattern got (none may fit)
+                    px = np.asarray(tile)
+                    solid = px[..., 3] > 0
+                    toned = solid & (px[..., :3] == pattern_tone(rgb)).all(axis=2)
+                    scene["pattern_share"][i] = float(toned.sum() / max(1, solid.sum()))
         return img
 
     def _scene(self, req: ImageRequest, shapes, relations, rng) -> GeneratedImage:
@@ -168,6 +176,9 @@ class ProceduralGenerator:
                 graph.objects, scene["boxes"], scene["colors"], scene["rgbs"],
                 scene["patterns"], looks, scene["drawn"], strict=True))]}
         truth["expect"] = expected_outcomes(faults, req.track)
+        if any(p is not None and p < MIN_PATTERN_SHARE for p in scene["pattern_share"]):
+            truth["expect"]["attributes"] = False  # a texture with no room to show
+            truth["pattern_share"] = scene["pattern_share"]
         if shrunk:  # drawn smaller than asked: do the size words still read right?
             truth["shrunk"] = True
             for obj, box in zip(graph.objects, scene["boxes"], strict=True):
@@ -245,6 +256,9 @@ class ProceduralGenerator:
                 scene["boxes"] = boxes
                 return {"kind": "swap", "slots": [s, o], "relation": k, "what": what}
         return None
+
+
+MIN_PATTERN_SHARE = 0.015  # a texture covering less of its object does not read (pixels)
 
 
 def pattern_pitch(size: int) -> int:

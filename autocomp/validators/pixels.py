@@ -29,6 +29,7 @@ import numpy as np
 
 from autocomp.registry import check_options
 from autocomp.synth.layout import drawn_scale, nearest_scale, relation_component, size_ratio
+from autocomp.synth.procedural import MIN_PATTERN_SHARE
 from autocomp.synth.shapes import pattern_tone
 from autocomp.validators.base import Detection, Question
 
@@ -107,7 +108,7 @@ def read_pattern(image: np.ndarray, mask: np.ndarray, rgb) -> tuple[str | None, 
         if area >= 4:
             pieces.append((max(w, h) / min(w, h), area / (w * h), area))
     evidence = {"share": round(share, 3), "pieces": len(pieces)}
-    if share < 0.015 or not pieces:
+    if share < MIN_PATTERN_SHARE or not pieces:
         return None, evidence
     biggest = max(p[2] for p in pieces)  # pieces the blob's edge cut are left out
     pieces = [p for p in pieces if p[2] >= 0.7 * biggest]
