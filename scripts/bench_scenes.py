@@ -34,6 +34,10 @@ def fmt(v) -> str:
                     for x in v)
 
 
+def _p(p: float) -> str:
+    return "  -  " if p != p else f"{p:.3f}"  # NaN: a constant score (the oracle)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vg", type=Path, default=None)
@@ -42,7 +46,7 @@ def main() -> None:
     from click.testing import CliRunner
 
     from autocomp.cli import main as cli
-    from autocomp.compass.analysis import design_vifs, vifs
+    from autocomp.compass.analysis import count_regression, design_vifs, vifs
     from autocomp.compass.build import build_run, build_vg
     from autocomp.concepts.sampling import sample_concepts
     from autocomp.concepts.scenes import sample_scenes
@@ -53,13 +57,15 @@ def main() -> None:
 
     scenes = load_task("scenes")
     design = counts(sample_scenes(scenes, 10 * len(scenes.cells())))
-    auto = counts([c for task, ns in (("shape_color", (1, 2, 3)), ("shape_position", (2, 3)))
-                   for n in ns for c in sample_concepts(load_task(task), n, 100)])
-    print("VIFs of (n_O, n_A, n_R) over sampled concepts (1 = independent, inf = determined)")
-    print(f"  scenes design ({len(design)} concepts, {len(scenes.cells())} cells): "
-          f"{fmt(vifs(design))}")
-    print(f"  Auto-Comp concepts (shape_color + shape_position, {len(auto)}): "
-          f"{fmt(vifs(auto))}")
+    auto = {task: counts([c for n in ns for c in sample_concepts(load_task(task), n, 100)])
+            for task, ns in (("shape_color", (1, 2, 3)), ("shape_position", (2, 3)))}
+    print("VIFs of (n_O, n_A, n_R) over sampled concepts (1 = independent, inf = determined,"
+          " - = constant)")
+    print(f"  {'scenes design':<34}{len(design):>5}  {fmt(vifs(design))}")
+    for task, X in auto.items():
+        print(f"  {'Auto-Comp ' + task:<34}{len(X):>5}  {fmt(vifs(X))}")
+    pooled = np.vstack(list(auto.values()))
+    print(f"  {'Auto-Comp both, pooled':<34}{len(pooled):>5}  {fmt(vifs(pooled))}")
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-scenes-"))
     run = Run.create(load_config(ROOT / "configs" / "scenes.yaml"), tmp / "run")
@@ -96,7 +102,16 @@ def main() -> None:
     report = runner.invoke(cli, ["compass", "report", str(syn), str(real), "--no-figures"])
     text = report.output
     start = text.index("**Table 3")
-    print("\n" + text[start:text.index("**", text.index("**", start + 2) + 2)].strip())
+    print("\n" + text[start:text.index("**Variance", start)].strip())
+    print("\nComposed set (N negatives, chance 1/(N+1) falls with every primitive): OLS of "
+          "R@1 on the counts, points per primitive (p)")
+    for name, d in (("synthetic (scenes)", syn), ("VG", real)):
+        for model in ("reference:oracle", "reference:random"):
+            for level, fit in sorted(count_regression(d, model, "composed").items()):
+                cells = "  ".join(
+                    f"{c} {fit[c]['coef']:+6.2f} ({_p(fit[c]['p'])})" if c in fit else
+                    f"{c}      -        " for c in COUNTS)
+                print(f"  {name:<20}{model:<18}{level:<5}{cells}")
 
 
 if __name__ == "__main__":

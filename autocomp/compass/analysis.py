@@ -97,27 +97,36 @@ def stars(p: float) -> str:
 
 def skill_load(compass_dir: Path, model: str) -> dict:
     """level -> negative type -> OLS result (coefficients in points per primitive)."""
-    compass_dir = Path(compass_dir)
     out: dict = defaultdict(dict)
     for kind in ("O", "A", "R"):
-        name = f"skill-{kind}"
-        correct = _correct(compass_dir, model, name)
-        by_level: dict[str, list] = defaultdict(list)
-        for item in read_jsonl(compass_dir / f"{name}.jsonl"):
-            if item["id"] in correct:
-                by_level[item["level"]].append((100.0 * correct[item["id"]],
-                                                [item["counts"][c] for c in COUNTS],
-                                                str(item["image_id"])))
-        for level, rows in by_level.items():
-            X = np.array([r[1] for r in rows], dtype=float)
-            keep, collinear = identifiable(X)
-            fit = fit_ols([r[0] for r in rows], X[:, keep], [r[2] for r in rows],
-                          [COUNTS[i] for i in keep])
-            for i in collinear:  # e.g. every synthetic OA concept has n_A = n_O
-                fit[COUNTS[i]] = {"coef": math.nan, "se": math.nan, "p": math.nan,
-                                  "collinear": True}
+        for level, fit in count_regression(compass_dir, model, f"skill-{kind}").items():
             out[level][kind] = fit
     return dict(out)
+
+
+def count_regression(compass_dir: Path, model: str, name: str) -> dict:
+    """level -> OLS of an item set's R@1 (points) on n_O, n_A, n_R, clustered by image.
+    On skill-X sets (K = 4 negatives each) this is the skill load; on the composed set the
+    number of negatives grows with the counts, so chance itself falls with them."""
+    compass_dir = Path(compass_dir)
+    correct = _correct(compass_dir, model, name)
+    by_level: dict[str, list] = defaultdict(list)
+    for item in read_jsonl(compass_dir / f"{name}.jsonl"):
+        if item["id"] in correct:
+            by_level[item["level"]].append((100.0 * correct[item["id"]],
+                                            [item["counts"][c] for c in COUNTS],
+                                            str(item["image_id"])))
+    out = {}
+    for level, rows in by_level.items():
+        X = np.array([r[1] for r in rows], dtype=float)
+        keep, collinear = identifiable(X)
+        fit = fit_ols([r[0] for r in rows], X[:, keep], [r[2] for r in rows],
+                      [COUNTS[i] for i in keep])
+        for i in collinear:  # e.g. every synthetic OA concept has n_A = n_O
+            fit[COUNTS[i]] = {"coef": math.nan, "se": math.nan, "p": math.nan,
+                              "collinear": True}
+        out[level] = fit
+    return out
 
 
 def identifiable(X: np.ndarray) -> tuple[list[int], list[int]]:
