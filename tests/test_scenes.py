@@ -268,7 +268,7 @@ def test_procedural_draws_what_the_pixel_answerer_reads(scenes):
     assert gen.cannot_draw(scenes) is None
 
 
-def test_scene_run_compass_separates_the_three_coefficients(tmp_path):
+def test_scene_run_compass_separates_the_three_coefficients(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from autocomp.cli import main
@@ -306,6 +306,19 @@ def test_scene_run_compass_separates_the_three_coefficients(tmp_path):
     assert {"n_O", "n_A", "n_R"} <= set(oar) and not any(
         oar[c].get("collinear") for c in ("n_O", "n_A", "n_R"))
     assert all(abs(oar[c]["coef"]) < 1e-9 for c in ("n_O", "n_A", "n_R"))
+    # exported for others (released layout + graph column) and read back: same items
+    from autocomp.bench.export import export_run
+    from autocomp.external.autocomp_hf import load_autocomp_hf
+
+    monkeypatch.setenv("AUTOCOMP_MAX_NEGATIVES", "800")
+    export_run(run.dir, "parquet", tmp_path / "export")
+    suite = load_autocomp_hf(tmp_path / "export" / "train.parquet", tmp_path / "imgs")
+    back = {b.name.split("/", 1)[1]: list(b.items()) for b in suite.benchmarks}
+    for path in (run.dir / "bench").glob("scenes-n*/*.jsonl"):
+        mine = [json.loads(x) for x in path.read_text().splitlines()]
+        theirs = back[f"{path.parent.name}/{path.stem}"]
+        assert [(x["positive"], [n["caption"] for n in x["negatives"]]) for x in mine] == [
+            (x["positive"], [n["caption"] for n in x["negatives"]]) for x in theirs]
     report = CliRunner().invoke(main, ["compass", "report", str(out), "--no-figures"])
     assert report.exit_code == 0, report.output
     table3 = report.output.split("Table 3")[1].split("Variance inflation")[0]

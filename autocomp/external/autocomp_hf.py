@@ -98,7 +98,9 @@ def load_autocomp_hf(source, images: Path | None = None,
                      kinds=("swap", "confusion")) -> Suite:
     from datasets import Image
 
+    from autocomp.bench.build import kinds_for
     from autocomp.concepts.task import load_task
+    from autocomp.negatives.generate import graph_count_problem
 
     ds = open_dataset(source)
     label = Path(str(source)).name or str(source)
@@ -125,7 +127,9 @@ def load_autocomp_hf(source, images: Path | None = None,
         task_name = row.get("task") or default_task
         if task_name not in tasks:
             tasks[task_name] = load_task(task_name)
-        if "task" in row:  # an autocomp export: the task says which values column
+        if tasks[task_name].kind == "scene":  # an autocomp export of a scene run
+            got = _scene_graph(row)
+        elif "task" in row:  # an autocomp export: the task says which values column
             is_rel = tasks[task_name].is_relation
             got = _concept(row, "relations" if is_rel else "attributes", is_rel)
         else:
@@ -151,6 +155,13 @@ def load_autocomp_hf(source, images: Path | None = None,
         for kind in kinds:
             members = [c for c in concepts if c[1] == task_name and c[2].n_objects == n
                        and track in c[3]]
+            if tasks[task_name].kind == "scene":  # as the build stage does
+                if kind not in kinds_for(tasks[task_name], n, [kind]):
+                    continue
+                over = [c for c in members if graph_count_problem(c[2], tasks[task_name], kind)]
+                if over:
+                    skipped[f"{track} {kind}: above the negative limit"] += len(over)
+                    members = [c for c in members if c not in over]
             benches.append(LoadedBenchmark(
                 f"{label}/{task_name}-n{n}/{track}-{kind}", task_name, n, track, kind,
                 lambda members=members, task=tasks[task_name], track=track, kind=kind:
@@ -186,28 +197,35 @@ def _concept(row: dict, values_col: str, relation: bool):
     return attribute_graph(objects, values)
 
 
+def _scene_graph(row):
+    """A scene task's graph from an autocomp export's `graph` column, or why not."""
+    from autocomp.scene import SceneGraph
+
+    try:
+        return SceneGraph.from_json(row["graph"])
+    except (KeyError, TypeError, ValueError):
+        return "graph: a scene task's row needs its graph (JSON)"
+
+
 def _renderer(graph, caption: str, task):
     """(caption, None) when the caption is the template rendering, (caption, check) when
     the semantic-preservation check matches every binding, else None."""
     from autocomp.captions.check import check_caption
-    from autocomp.captions.minimal import render_minimal
 
-    if caption == render_minimal(graph, task.noun):
+    if caption == task.minimal_caption(graph):
         return caption, None
     check = check_caption(caption, graph, task.noun, task.object_forms)
     return (caption, check) if check.passed else None
 
 
 def _items(members, task, track: str, kind: str, label: str):
-    from autocomp.captions.minimal import render_minimal
     from autocomp.negatives.contextual import substitute
     from autocomp.negatives.generate import make_negatives
 
     for i, _, graph, by_track in members:
         image, (caption, check) = by_track[track]
         if check is None:
-            def render(g):
-                return render_minimal(g, task.noun)
+            render = task.minimal_caption
         else:
             def render(g, check=check, caption=caption, graph=graph):
                 return caption if g == graph else substitute(caption, check, g, task.noun)
