@@ -350,3 +350,29 @@ def test_scene_prompts_cli_and_diffusers_config(scenes, tmp_path):
     out = runner.invoke(main, ["concepts", "--task", "scenes", "--count", "20", "--out",
                                str(tmp_path)])
     assert out.exit_code == 0 and "wrote 20 concepts" in out.output
+
+
+def test_injected_faults_on_scenes_are_caught(scenes):
+    from autocomp.synth.base import ImageRequest
+    from autocomp.synth.procedural import ProceduralGenerator
+    from autocomp.validators.blobs import ColorBlobDetector
+    from autocomp.validators.checks import validate_image
+    from autocomp.validators.pixels import PixelAnswerer
+
+    gen = ProceduralGenerator(256, faults={"drop_object": 0.2, "wrong_color": 0.3,
+                                           "swap": 0.3, "grey_background": 0.2})
+    seen = Counter()
+    for c in sample_scenes(scenes, 60, seed=5):
+        img = gen.generate_one(ImageRequest("x", c.graph, scenes, "minimal", c.seed, ""))
+        results = {r.name: r.passed for r in validate_image(
+            np.asarray(img.image.convert("RGB")), c.graph, scenes, "minimal",
+            ColorBlobDetector(), PixelAnswerer(), 0.7, 190)}
+        for f in img.faults:
+            seen[f["kind"]] += 1
+            if f["kind"] == "drop_object":
+                assert results["objects"] is False
+            elif f["kind"] == "grey_background" and results["objects"]:
+                assert results["background"] is False
+            elif f["kind"] in ("wrong_color", "swap") and len(img.faults) == 1:
+                assert results["attributes"] is False, f  # the color no longer reads
+    assert all(seen[k] >= 3 for k in ("drop_object", "wrong_color", "swap", "grey_background"))
