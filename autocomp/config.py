@@ -56,6 +56,7 @@ class ValidateConfig:
 class BuildConfig:
     benchmarks: tuple[str, ...] = ("swap", "confusion", "vary_value", "vary_object")
     max_negatives: int = 100_000  # per concept and benchmark; negatives.MAX_NEGATIVES
+    store: str = "compact"  # compact | full (bench/store.py)
 
 
 @dataclass(frozen=True)
@@ -89,13 +90,14 @@ class RunConfig:
                                         "min_gray": v.min_gray, "region": v.region},
                          "batch_size": v.batch_size},
             "build": {"benchmarks": list(self.build.benchmarks),
-                      "max_negatives": self.build.max_negatives},
+                      "max_negatives": self.build.max_negatives, "store": self.build.store},
         }
 
     def identity(self) -> dict:
         """What decides the run's records (the process count does not)."""
         d = self.to_dict()
         d.pop("processes")
+        d["build"].pop("store")  # how items are stored, not which: either store reads the same
         return d
 
     def task_paths(self) -> dict[str, str]:
@@ -132,7 +134,7 @@ def parse_config(data, path=None) -> RunConfig:
         "batch_size"})
     bg = p.mapping(val.get("background", {}), "validate.background", {"min_fraction",
                                                                       "min_gray", "region"})
-    bld = p.mapping(top.get("build", {}), "build", {"benchmarks", "max_negatives"})
+    bld = p.mapping(top.get("build", {}), "build", {"benchmarks", "max_negatives", "store"})
     cfg = RunConfig(
         name=p.string(top.get("name", path.stem if path else "run"), "name"),
         concepts=concepts,
@@ -163,7 +165,9 @@ def parse_config(data, path=None) -> RunConfig:
             batch_size=p.integer(val.get("batch_size", 16), "validate.batch_size", minimum=1)),
         build=BuildConfig(benchmarks=p.benchmarks(bld.get("benchmarks")),
                           max_negatives=p.integer(bld.get("max_negatives", 100_000),
-                                                  "build.max_negatives", minimum=1)),
+                                                  "build.max_negatives", minimum=1),
+                          store=p.one_of(bld.get("store", "compact"), "build.store",
+                                         ("compact", "full"))),
         path=path,
     )
     if cfg.validate.region == "masks" and cfg.validate.detector.options.get("masks") is False:

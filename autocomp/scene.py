@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -20,7 +19,8 @@ class Object:
     attributes: tuple[str, ...] = ()
 
     def __post_init__(self):
-        object.__setattr__(self, "attributes", tuple(self.attributes))
+        if type(self.attributes) is not tuple:
+            object.__setattr__(self, "attributes", tuple(self.attributes))
         if not self.name:
             raise ValueError("an object needs a non-empty name")
 
@@ -86,15 +86,18 @@ class SceneGraph:
         "a lamp above a chair") when `inverses` names the inverse predicates.
         """
         inverses = inverses or {}
-        objects = Counter((o.name, tuple(sorted(o.attributes))) for o in self.objects)
-        facts = Counter()
+        objects = sorted((o.name, tuple(sorted(o.attributes)) if len(o.attributes) > 1
+                          else o.attributes) for o in self.objects)
+        facts = []
+        names = [o.name for o in self.objects]
         for rel in self.relations:
-            forward = (self.objects[rel.subject].name, rel.predicate, self.objects[rel.object].name)
+            forward = (names[rel.subject], rel.predicate, names[rel.object])
             if rel.predicate in inverses:
                 backward = (forward[2], inverses[rel.predicate], forward[0])
                 forward = min(forward, backward)
-            facts[forward] += 1
-        return (tuple(sorted(objects.items())), tuple(sorted(facts.items())))
+            facts.append(forward)
+        facts.sort()
+        return (tuple(objects), tuple(facts))  # multisets as sorted tuples
 
     # ---- identity and serialisation ------------------------------------------------
     def to_dict(self) -> dict:
@@ -122,13 +125,25 @@ class SceneGraph:
         return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
 
     # ---- edits ---------------------------------------------------------------------
+    @classmethod
+    def trusted(cls, objects: tuple, relations: tuple) -> SceneGraph:
+        """A graph from parts already checked (an edit of a valid graph that keeps its
+        structure): no validation, for the millions of negatives a benchmark enumerates."""
+        graph = object.__new__(cls)
+        object.__setattr__(graph, "objects", objects)
+        object.__setattr__(graph, "relations", relations)
+        return graph
+
     def with_objects(self, objects) -> SceneGraph:
-        return SceneGraph(tuple(objects), self.relations)
+        objects = tuple(objects)
+        if len(objects) != len(self.objects):
+            return SceneGraph(objects, self.relations)
+        return SceneGraph.trusted(objects, self.relations)
 
     def with_predicates(self, predicates) -> SceneGraph:
         pairs = zip(self.relations, predicates, strict=True)
-        rels = [Relation(r.subject, p, r.object) for r, p in pairs]
-        return SceneGraph(self.objects, tuple(rels))
+        rels = tuple(Relation(r.subject, p, r.object) for r, p in pairs)
+        return SceneGraph.trusted(self.objects, rels)
 
 
 def attribute_graph(names, values) -> SceneGraph:

@@ -74,10 +74,16 @@ def test_run_directory_holds_everything(done_run):
     assert (d / "bench" / "sets" / "paired.jsonl").exists()
 
 
+def _items(run_dir, name):
+    from autocomp.eval.benchmarks import find_benchmarks
+
+    (bench,) = find_benchmarks(run_dir, [name])
+    return list(bench.items())
+
+
 def test_benchmark_items(done_run):
     d = done_run.dir
-    swap = list(read_jsonl(d / "bench" / "shape_color-n3" /
-                                               "contextual-swap.jsonl"))
+    swap = _items(d, "shape_color-n3/contextual-swap")
     assert swap
     for item in swap:
         assert len(item["negatives"]) == 5  # 3! - 1
@@ -95,8 +101,7 @@ def test_benchmark_items(done_run):
         for neg in item["negatives"]:  # the negatives differ only inside the matched spans
             assert neg["caption"][:start] == item["positive"][:start]
             assert neg["caption"][len(neg["caption"]) - tail:] == item["positive"][end:]
-    conf = list(read_jsonl(d / "bench" / "shape_position-n3" /
-                                               "minimal-confusion.jsonl"))
+    conf = _items(d, "shape_position-n3/minimal-confusion")
     assert all(len(i["negatives"]) + i["duplicates"] == 3**3 * 2**2 - 1 for i in conf)
     n1 = list((d / "bench" / "shape_color-n1").glob("*.jsonl"))
     assert sorted(p.name for p in n1) == ["contextual-vary_object.jsonl",

@@ -314,9 +314,10 @@ def test_scene_run_compass_separates_the_three_coefficients(tmp_path, monkeypatc
     export_run(run.dir, "parquet", tmp_path / "export")
     suite = load_autocomp_hf(tmp_path / "export" / "train.parquet", tmp_path / "imgs")
     back = {b.name.split("/", 1)[1]: list(b.items()) for b in suite.benchmarks}
-    for path in (run.dir / "bench").glob("scenes-n*/*.jsonl"):
-        mine = [json.loads(x) for x in path.read_text().splitlines()]
-        theirs = back[f"{path.parent.name}/{path.stem}"]
+    from autocomp.eval.benchmarks import find_benchmarks
+
+    for bench in find_benchmarks(run.dir):
+        mine, theirs = list(bench.items()), back[bench.name]
         assert [(x["positive"], [n["caption"] for n in x["negatives"]]) for x in mine] == [
             (x["positive"], [n["caption"] for n in x["negatives"]]) for x in theirs]
     report = CliRunner().invoke(main, ["compass", "report", str(out), "--no-figures"])

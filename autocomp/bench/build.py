@@ -3,7 +3,9 @@
   bench/sets/{minimal,contextual,paired}.jsonl   validated images of each track; paired:
       the concepts whose minimal AND contextual images both passed (one line per concept)
   bench/<task>-n<N>/<track>-<kind>.jsonl   one item per validated image: the image, its
-      positive caption and every negative (caption, edit, category, same_meaning).
+      positive caption and every negative (caption, edit, category, same_meaning); stored
+      compact by default (what the negatives are made from; they are enumerated again
+      when read: bench/store.py) or full (build.store).
       N >= 2: swap and confusion; N = 1: vary_value and vary_object.
 Minimal negatives are rendered by the minimal template; contextual ones are substituted
 into the writer's caption inside the spans the check matched, so each differs from its
@@ -15,10 +17,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from autocomp.captions.check import CheckResult
+from autocomp.bench.store import compact_item, expand
 from autocomp.config import TRACKS
-from autocomp.negatives.contextual import substitute
-from autocomp.negatives.generate import graph_count_problem, make_negatives
+from autocomp.negatives.generate import graph_count_problem
 from autocomp.records import write_jsonl, write_text
 from autocomp.runtime.run import Run
 from autocomp.scene import SceneGraph
@@ -35,8 +36,11 @@ def kinds_for(task, n: int, wanted) -> list[str]:
     return [k for k in wanted if k not in N1_KINDS]
 
 
-def build(run: Run) -> dict:
-    """Write the positive sets and the benchmark items; returns the counts (Table 2)."""
+def build(run: Run, store: str | None = None) -> dict:
+    """Write the positive sets and the benchmark items; returns the counts (Table 2).
+    `store`: compact (negatives enumerated when read) or full (bench/store.py); default:
+    the config's build.store."""
+    store = store or run.config.build.store
     concepts = {r["id"]: r for r in run.records("concepts")}
     captions = {r["id"]: r for r in run.records("captions")}
     images = {r["id"]: r for r in run.records("images")}
@@ -75,9 +79,9 @@ def build(run: Run) -> dict:
                 skipped[f"{task.name} {kind}"] += 1  # scene concepts only: see below
                 continue
             for track in tracks:
+                row = compact_item(tracks[track], concept, cap, task, track, kind, paired)
                 items[(task.name, concept["n"], track, kind)].append(
-                    _item(tracks[track], concept, cap, graph, task, track, kind, paired,
-                          run.config.build.max_negatives))
+                    expand(row, task) if store == "full" else row)
     for name, rows in sets.items():
         write_jsonl(bench / "sets" / f"{name}.jsonl", rows)
     files = {}
@@ -85,26 +89,15 @@ def build(run: Run) -> dict:
         rel = f"bench/{task_name}-n{n}/{track}-{kind}.jsonl"
         write_jsonl(run.dir / rel, rows)
         files[rel] = len(rows)
+    for old in bench.glob("*-n*/*-*.jsonl"):  # a rebuild leaves no stale benchmark behind
+        if str(old.relative_to(run.dir)) not in files:
+            old.unlink()
     stats = {"stage": "build", "validated": {k: dict(v) for k, v in sorted(table.items())},
-             "sets": {k: len(v) for k, v in sets.items()}, "benchmarks": files}
+             "sets": {k: len(v) for k, v in sets.items()}, "benchmarks": files,
+             "store": store}
     if skipped:
         stats["skipped_above_max_negatives"] = dict(sorted(skipped.items()))
     write_text(run.dir / "stats" / "build.json", json.dumps(stats, indent=1))
     return stats
 
 
-def _item(v, concept, cap, graph, task, track, kind, paired, limit=None) -> dict:
-    if track == "minimal":
-        render = task.minimal_caption
-    else:
-        check = CheckResult.from_dict(cap["check"])
-        text = cap["contextual"]
-
-        def render(g):
-            return text if g == graph else substitute(text, check, g, task.noun)
-    negs = make_negatives(graph, task, kind, render, limit)
-    return {"id": f"{v['id']}-{kind}", "concept": concept["id"], "task": task.name,
-            "n": concept["n"], "track": track, "kind": kind, "image": v["image"],
-            "graph": concept["graph"],
-            "paired": paired, "positive": negs.positive, "duplicates": negs.duplicates,
-            "negatives": [n.to_dict() for n in negs.negatives]}

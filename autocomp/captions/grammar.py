@@ -102,6 +102,11 @@ def article_for(noun: Noun, following: str) -> str:
 
 def noun_phrase(noun: Noun, modifiers=()) -> str:
     """'a red chair', 'an orange lamp', 'a pair of blue gloves', 'some cookies'."""
+    return _noun_phrase(noun, tuple(modifiers))
+
+
+@lru_cache(maxsize=262144)  # negatives re-render the same phrases thousands of times
+def _noun_phrase(noun: Noun, modifiers: tuple[str, ...]) -> str:
     words = " ".join([*modifiers, noun.form])
     return f"{article_for(noun, words)} {words}"
 

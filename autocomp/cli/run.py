@@ -40,12 +40,13 @@ def _open(run_dir: Path, config: str | None):
     return Run.open(run_dir)
 
 
-def _go(run, stages, processes, no_progress, report: bool):
+def _go(run, stages, processes, no_progress, report: bool, store: str | None = None):
     from autocomp.report.summary import format_summary, summarize
     from autocomp.runtime.pipeline import run_pipeline
 
     start = time.perf_counter()
-    run_pipeline(run, processes or run.config.processes, stages, progress=not no_progress)
+    run_pipeline(run, processes or run.config.processes, stages, progress=not no_progress,
+                 store=store)
     seconds = time.perf_counter() - start
     if report:
         click.echo(format_summary(summarize(run)))
@@ -111,6 +112,10 @@ def validate(run_dir, processes, no_progress):
 
 @click.command("build")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-def build(run_dir):
+@click.option("--store", type=click.Choice(["compact", "full"]), default=None,
+              help="How items are stored: compact (negatives enumerated again when read; "
+                   "the default) or full (every negative written out). Rebuilding an old "
+                   "run with --store compact migrates it.")
+def build(run_dir, store):
     """Positive sets and benchmark items of RUN_DIR; print the funnel; draw the figures."""
-    _go(_open(run_dir, None), ("build",), 1, True, report=True)
+    _go(_open(run_dir, None), ("build",), 1, True, report=True, store=store)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from autocomp.bench.store import expand, is_compact
 from autocomp.errors import AutocompError
 from autocomp.negatives.generate import rebuild, values_of
 from autocomp.records import read_jsonl
@@ -21,18 +22,32 @@ class Benchmark:
     track: str
     kind: str
     path: Path
+    tasks: dict | None = field(default=None, compare=False, repr=False)  # name -> Task
 
     @property
     def slug(self) -> str:
         return self.name.replace("/", "-")
 
     def items(self) -> Iterator[dict]:
-        yield from read_jsonl(self.path)
+        """The items as the full store holds them (compact rows are expanded)."""
+        for row in read_jsonl(self.path):
+            if is_compact(row):
+                if not self.tasks or row["task"] not in self.tasks:
+                    raise AutocompError(f"a compact item of task '{row['task']}' needs the "
+                                        "run's config to enumerate its negatives",
+                                        file=self.path)
+                row = expand(row, self.tasks[row["task"]])
+            yield row
 
 
 def find_benchmarks(run_dir: Path, patterns=()) -> list[Benchmark]:
     """Every benchmark file under RUN_DIR/bench (or matching one of `patterns`)."""
     bench = Path(run_dir) / "bench"
+    tasks = None
+    if (Path(run_dir) / "config.yaml").is_file():
+        from autocomp.runtime.run import Run
+
+        tasks = Run.open(Path(run_dir)).tasks
     if not bench.is_dir():
         raise AutocompError("no benchmarks here: build them first (`autocomp run CONFIG` or "
                             "`autocomp build RUN_DIR`)", file=bench)
@@ -40,7 +55,8 @@ def find_benchmarks(run_dir: Path, patterns=()) -> list[Benchmark]:
     for path in sorted(bench.glob("*-n*/*-*.jsonl")):
         task, n = path.parent.name.rsplit("-n", 1)
         track, kind = path.stem.split("-", 1)
-        b = Benchmark(f"{path.parent.name}/{path.stem}", task, int(n), track, kind, path)
+        b = Benchmark(f"{path.parent.name}/{path.stem}", task, int(n), track, kind, path,
+                      tasks)
         if not patterns or any(fnmatch.fnmatch(b.name, p) or fnmatch.fnmatch(b.slug, p)
                                 for p in patterns):
             out.append(b)

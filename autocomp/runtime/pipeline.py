@@ -70,8 +70,10 @@ def launch_command(run_dir: Path, processes: int, stages=PARALLEL) -> list[str]:
             "-m", "autocomp.runtime.worker", str(run_dir), "--stages", ",".join(stages)]
 
 
-def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True) -> None:
-    """Run the named stages in order; the parallel ones in `processes` processes."""
+def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True,
+                 store: str | None = None) -> None:
+    """Run the named stages in order; the parallel ones in `processes` processes. `store`:
+    how the build stores items (default: the config's build.store)."""
     from autocomp.bench.build import build
     from autocomp.concepts.stage import make_concepts
 
@@ -86,7 +88,7 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
         else:
             _launch(run.dir, processes, parallel)
     if "build" in stages:
-        build(run)
+        build(run, store)
 
 
 def _need_accelerate() -> None:

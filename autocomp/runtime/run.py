@@ -46,11 +46,7 @@ class Run:
         path = directory / CONFIG
         if path.exists():
             old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            old.pop("provenance", None)
-            old.pop("processes", None)
-            new = dict(resolved)
-            new.pop("processes", None)
-            if old != new:
+            if _comparable(old) != _comparable(resolved):
                 raise AutocompError(
                     "this run directory was made with another config; use a new --out "
                     "(or delete the directory)", file=path)
@@ -87,6 +83,15 @@ class Run:
 
     def path(self, relative: str) -> Path:
         return self.dir / relative
+
+
+def _comparable(config: dict) -> dict:
+    """What must match to continue a run: not the provenance, the process count or how
+    benchmark items are stored (a run made before build.store existed continues too)."""
+    out = {k: v for k, v in config.items() if k not in ("provenance", "processes")}
+    if isinstance(out.get("build"), dict):
+        out["build"] = {k: v for k, v in out["build"].items() if k != "store"}
+    return out
 
 
 def _resolved(config: RunConfig) -> dict:
