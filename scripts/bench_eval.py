@@ -50,7 +50,7 @@ def build_suite(out: Path, count: int) -> Path:
         {"id": r["id"], "concept": r["concept"], "task": r["task"], "n": r["n"],
          "track": r["track"], "image": r["image"], "passed": True, "failed_at": None,
          "checks": []} for r in images])
-    build(run)
+    build(run, "full")  # negatives written out: this measures scoring, not enumeration
     return run.dir
 
 
@@ -132,7 +132,7 @@ def memory_at(run_dir: Path, spec: str, bench_name: str, factor: int, tmp: Path)
     path = tmp / f"x{factor}.jsonl"
     items = list(read_jsonl(bench.path))
     write_jsonl(path, (dict(it, id=f"{it['id']}#{k}") for k in range(factor) for it in items))
-    big = Benchmark(bench.name, bench.task, bench.n, bench.track, bench.kind, path)
+    big = Benchmark(bench.name, bench.task, bench.n, bench.track, bench.kind, path, run.tasks)
     h = Harness(load_scorer(spec, batch_size=256), run.dir, run.tasks, tmp / "cache-mem",
                 chunk_items=8)
     h.run(big, tmp / "warmup.jsonl")  # fill the cache: memory of the steady state

@@ -58,10 +58,11 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
              skip_existing: bool = False, device: str = "cpu", batch_size: int = 64,
              rank: int = 0, world_size: int = 1, echo=print, fmt: str | None = None,
              images=None, columns: dict | None = None, skip_missing: bool = False,
-             suite=None) -> list[dict]:
+             suite=None, progress_every: float | None = 10.0) -> list[dict]:
     """Score `models` on the benchmarks of `run_dir`: an autocomp run, or a benchmark in
     another format (`fmt`: sugarcrepe, crepe, columns; detected when None) whose images lie
-    under `images`."""
+    under `images`. A cell running longer than `progress_every` seconds prints a progress
+    line that often (None: never)."""
     from autocomp.eval.scorers import load_scorer
     from autocomp.external import open_suite
 
@@ -83,7 +84,8 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
             by_model = {cell.model: Harness(scorer, suite.root, suite.tasks, cache_dir)}
         harness = by_model[cell.model]
         before = dict(getattr(harness.scorer, "stats", None) or {})
-        got = harness.run(cell.bench, target.with_suffix(".predictions.jsonl"))
+        got = harness.run(cell.bench, target.with_suffix(".predictions.jsonl"),
+                          Progress(echo, f"{cell.model} {cell.bench.name}", progress_every))
         s = harness.scorer
         result = {"benchmark": cell.bench.name, "model": cell.model, "family": s.family,
                   "name": s.name, "pretrained": s.pretrained, "task": cell.bench.task,
@@ -105,6 +107,25 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
     for h in by_model.values():
         h.close()
     return results
+
+
+class Progress:
+    """Prints "... items, captions, cache hits" every `every` seconds of a long cell."""
+
+    def __init__(self, echo, label: str, every: float | None):
+        self.echo, self.label, self.every = echo, label, every
+        self.next = every
+
+    def __call__(self, state: dict) -> None:
+        if self.every is None or state["seconds"] < self.next:
+            return
+        self.next = state["seconds"] + self.every
+        enc = state["encoded"]
+        rate = state["items"] / max(state["seconds"], 1e-9)
+        self.echo(f"...    {self.label}: {state['items']:,} items ({rate:,.0f}/s), "
+                  f"{state['captions']:,} captions ({enc['captions']:,} encoded, "
+                  f"{state['cache_hits']:,} cache hits), {enc['images']:,} images encoded, "
+                  f"{state['seconds']:.0f} s")
 
 
 def _f(x) -> str:

@@ -130,9 +130,13 @@ class Harness:
                 out.append(texts[:, 0].astype(np.float64))
         return out
 
-    def run(self, bench: Benchmark, predictions: Path) -> dict:
+    def run(self, bench: Benchmark, predictions: Path, progress=None) -> dict:
+        """Score every item of `bench`; `progress(state)` is called after each chunk with
+        items, captions (encoded / looked up), cache hits and seconds so far."""
         start = time.perf_counter()
         self.encoded = {"images": 0, "captions": 0}
+        looked_up = 0
+        hits0 = self.cache.hits if self.cache else 0
         tally = Tally()
         predictions.parent.mkdir(parents=True, exist_ok=True)
         tmp = predictions.with_name(f".{predictions.name}.{os.getpid()}.tmp")
@@ -143,6 +147,13 @@ class Harness:
                     for item, scores in zip(chunk, self._scores(chunk), strict=True):
                         lines.append(dumps(self._judge(item, scores, tally)) + "\n")
                     fh.write("".join(lines))
+                    looked_up += sum(1 + len(item["negatives"]) for item in chunk)
+                    if progress is not None:
+                        progress({"items": tally.n, "captions": looked_up,
+                                  "encoded": dict(self.encoded),
+                                  "cache_hits": (self.cache.hits - hits0) if self.cache
+                                  else 0,
+                                  "seconds": time.perf_counter() - start})
             os.replace(tmp, predictions)
         finally:
             Path(tmp).unlink(missing_ok=True)
