@@ -423,3 +423,35 @@ def test_blind_choice_through_a_tiny_transformers_chat_model(run, tmp_path):
     assert stats["questions"] == r["n_items"] > 0
     assert stats["invalid"] <= stats["retried"] <= stats["questions"]
     assert r["metrics"]["chance"] == 50.0
+
+
+def test_fast_tokenizer_gives_open_clips_ids():
+    import random
+    import string
+
+    import open_clip
+
+    from autocomp.concepts.sampling import sample_concepts
+    from autocomp.concepts.task import builtin_tasks, load_task
+    from autocomp.eval.scorers.openclip_scorer import fast_tokenizer
+    from autocomp.negatives.generate import make_negatives
+
+    texts = []
+    for name in builtin_tasks():
+        task = load_task(name)
+        for n in task.n:
+            for c in sample_concepts(task, n, 3, seed=1):
+                kind = "swap" if n > 1 else "vary_value"
+                ns = make_negatives(c.graph, task, kind, task.minimal_caption)
+                texts += [ns.positive, *(x.caption for x in ns.negatives)]
+    rng = random.Random(0)
+    texts += ["".join(rng.choice(string.printable) for _ in range(rng.randrange(60)))
+              for _ in range(2000)]
+    texts += ["  Two  spaces ", "UPPER Case", "it's a-b 3.5 ...!!", "caf\u00e9 au lait",
+              "fish &amp; chips", "a &lt; b", "tab\there", "", "word " * 100]
+    ref = open_clip.get_tokenizer("ViT-B-32")
+    fast = fast_tokenizer(open_clip.get_tokenizer("ViT-B-32"))
+    assert (ref(texts) == fast(texts)).all()
+    assert (ref(texts, 16) == fast(texts, 16)).all()  # cut to the context, end token kept
+    assert fast(texts).dtype == ref(texts).dtype
+    assert [len(fast.encode(t)) for t in texts[:50]] == [len(ref.encode(t)) for t in texts[:50]]

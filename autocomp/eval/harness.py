@@ -65,6 +65,7 @@ class Harness:
         self.cache = (EmbeddingCache(cache_dir, scorer.cache_id)
                       if scorer.kind != "item" else None)
         self.encoded = {"images": 0, "captions": 0}
+        self.fresh: dict = {}
 
     # -- filling the cache -------------------------------------------------------------
     def _fill_images(self, refs: list[str]) -> dict[str, str]:
@@ -83,22 +84,33 @@ class Harness:
             vecs = self.scorer.encode_images([_open(self.run_dir / path, crop)
                                               for path, crop in parts])
             self.cache.put_many([keys[p] for p in batch], vecs)
+            self._keep([keys[p] for p in batch], vecs)
             self.encoded["images"] += len(batch)
         return keys
 
     def _fill_texts(self, texts: list[str]) -> dict[str, str]:
         keys = {t: text_key(t) for t in dict.fromkeys(texts)}
         missing = set(self.cache.missing(keys.values()))
-        # similar lengths batch together: a batch is padded (or cut) to its longest caption
-        todo = sorted((t for t, k in keys.items() if k in missing), key=len)
+        # similar lengths batch together: a batch is padded (or cut) to its longest caption;
+        # in tokens where the scorer says (text_length), else in characters
+        length = getattr(self.scorer, "text_length", len)
+        todo = sorted((t for t, k in keys.items() if k in missing),
+                      key=lambda t: (length(t), len(t)))
         bs = self.scorer.batch_size
         encode = (self.scorer.encode_texts if self.scorer.kind == "dual"
                   else self.scorer.score_texts)
         for i in range(0, len(todo), bs):
             batch = todo[i:i + bs]
-            self.cache.put_many([keys[t] for t in batch], encode(batch))
+            vecs = encode(batch)
+            self.cache.put_many([keys[t] for t in batch], vecs)
+            self._keep([keys[t] for t in batch], vecs)
             self.encoded["captions"] += len(batch)
         return keys
+
+    def _keep(self, keys: list[str], vectors) -> None:
+        """Hold what was just encoded, as the cache would give it back (float32 rows)."""
+        rows = np.asarray(vectors, dtype=np.float32).reshape(len(keys), -1)
+        self.fresh.update(zip(keys, rows, strict=True))
 
     # -- scoring ---------------------------------------------------------------------------
     def _scores(self, chunk: list[dict]) -> list[np.ndarray]:
@@ -117,9 +129,13 @@ class Harness:
                 out.append(np.asarray(self.scorer.score_item(
                     item, cands, {"graph": graph, "task": task}), dtype=np.float64))
             return out
+        self.fresh = {}  # vectors encoded for this chunk: not read back from the cache
         tkeys = self._fill_texts([c for item in chunk for c in captions_of(item)])
         ikeys = self._fill_images([image_ref(i) for i in chunk]) if kind == "dual" else {}
-        vecs = self.cache.get_many([*tkeys.values(), *ikeys.values()])
+        vecs = self.fresh
+        vecs.update(self.cache.get_many([k for k in (*tkeys.values(), *ikeys.values())
+                                         if k not in vecs]))
+        self.fresh = {}
         out = []
         for item in chunk:
             texts = np.stack([vecs[tkeys[c]] for c in captions_of(item)])
