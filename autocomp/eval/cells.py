@@ -91,6 +91,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                   "name": s.name, "pretrained": s.pretrained, "task": cell.bench.task,
                   "n": cell.bench.n, "track": cell.bench.track, "kind": cell.bench.kind,
                   "metrics": got["metrics"], "n_items": got["n_items"],
+                  "captions": got["captions"],
                   "chance": got["metrics"]["chance"], "seconds": got["seconds"],
                   "encoded": got["encoded"], "format": suite.format,
                   "run": str(suite.source), "autocomp_version": __version__}

@@ -173,7 +173,7 @@ class Harness:
             os.replace(tmp, predictions)
         finally:
             Path(tmp).unlink(missing_ok=True)
-        return {"metrics": tally.metrics(), "n_items": tally.n,
+        return {"metrics": tally.metrics(), "n_items": tally.n, "captions": looked_up,
                 "seconds": round(time.perf_counter() - start, 3),
                 "encoded": dict(self.encoded)}
 

@@ -1,0 +1,219 @@
+"""Paper scale: the benchmark of Auto-Comp's Table 2 built, stored and scored.
+
+    python scripts/bench_scale.py [--scale 1.0] [--processes 2] [--out DIR] [--no-clip]
+
+Table 2's validated samples (both tracks): color N=2 62.6k, N=3 6.0k; position N=2 69.1k,
+N=3 12.7k, so half as many concepts per track. It samples those concepts (seed 0), writes
+their captions with the template writer (2 processes), gives every image the same small pool
+of procedural stand-in images (validation skipped: every image counts as validated; this
+measures the benchmark, not faithfulness), builds the swap and confusion items in the
+compact store, and prints:
+  build     seconds per step and in all, bytes on disk, peak RSS
+  store     the compact bench's bytes, and the full store's estimated from a 1% sample
+  eval      reference:oracle and reference:random over every item (negatives enumerated
+            again as items are read), then a tiny random open_clip model on the N=3 minimal
+            benchmarks: seconds, items/s, captions/s, peak RSS; reference:random again on
+            one benchmark alone, to show eval memory does not grow with the items
+Each measured step runs in its own process, so its peak RSS is its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE2 = {("color", 2): 62_600, ("color", 3): 6_000, ("position", 2): 69_100,
+          ("position", 3): 12_700}
+POOL = 64  # stand-in images shared by every item
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _caption_chunk(args):
+    run_dir, records = args
+    from autocomp.captions.stage import CaptionStage
+    from autocomp.runtime.run import Run
+    from autocomp.runtime.stage import Item
+
+    stage = CaptionStage(Run.open(Path(run_dir)))
+    return stage.process([Item(r["id"], r) for r in records])
+
+
+def step_build(out: Path, scale: float, processes: int) -> dict:
+    from multiprocessing import get_context
+
+    from autocomp.bench.build import build
+    from autocomp.concepts.stage import make_concepts
+    from autocomp.config import parse_config
+    from autocomp.records import write_jsonl
+    from autocomp.runtime.run import Run
+    from autocomp.scene import SceneGraph
+    from autocomp.synth.base import ImageRequest
+    from autocomp.synth.procedural import ProceduralGenerator
+
+    times = {}
+    concepts = [{"task": t, "n": [n], "count": max(1, round(k * scale / 2))}
+                for (t, n), k in TABLE2.items()]
+    cfg = parse_config({"name": "scale", "seed": 0, "concepts": concepts,
+                        "captions": {"options": {"slip_rate": 0.0}},
+                        "generate": {"options": {"size": 64, "stand_ins": True}}})
+    run = Run.create(cfg, out / "run")
+    t = time.perf_counter()
+    records = make_concepts(run)
+    times["concepts"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    size = -(-len(records) // (processes * 8))
+    chunks = [(str(run.dir), records[i:i + size]) for i in range(0, len(records), size)]
+    with get_context("fork").Pool(processes) as pool:
+        caps = [r for part in pool.map(_caption_chunk, chunks) for r in part]
+    write_jsonl(run.dir / "captions" / "merged.jsonl", caps)
+    times["captions"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    gen = ProceduralGenerator(64, stand_ins=True)
+    pool_paths = []
+    for i, r in enumerate(records[:POOL]):
+        img = gen.generate_one(ImageRequest(r["id"], SceneGraph.from_dict(r["graph"]),
+                                            run.tasks[r["task"]], "minimal", r["seed"], ""))
+        rel = f"images/pool/{i}.png"
+        (run.dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        img.image.save(run.dir / rel)
+        pool_paths.append(rel)
+    images, validation = [], []
+    for i, r in enumerate(records):
+        for track in ("minimal", "contextual"):
+            rec = {"id": f"{r['id']}-{track}", "concept": r["id"], "task": r["task"],
+                   "n": r["n"], "track": track, "image": pool_paths[i % len(pool_paths)],
+                   "seed": r["seed"]}
+            images.append(rec)
+            validation.append({**rec, "passed": True, "failed_at": None, "checks": []})
+    write_jsonl(run.dir / "images" / "merged.jsonl", images)
+    write_jsonl(run.dir / "validation" / "merged.jsonl", validation)
+    times["images (stand-in pool)"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    stats = build(run)
+    times["build stage (compact)"] = time.perf_counter() - t
+    return {"seconds": times, "items": sum(stats["benchmarks"].values()),
+            "concepts": len(records), "peak_rss_mb": peak_rss_mb()}
+
+
+def step_full_estimate(out: Path) -> dict:
+    """The full store's bytes, estimated from every 100th item of each benchmark."""
+    from autocomp.bench.store import expand
+    from autocomp.eval.benchmarks import find_benchmarks
+    from autocomp.records import read_jsonl
+
+    total = negatives = 0
+    for b in find_benchmarks(out / "run"):
+        rows = list(read_jsonl(b.path))
+        sample = rows[::100]
+        expanded = [expand(r, b.tasks[r["task"]]) for r in sample]
+        per_item = sum(len(json.dumps(e, ensure_ascii=False)) + 1 for e in expanded) / len(sample)
+        total += per_item * len(rows)
+        negatives += sum(len(e["negatives"]) for e in expanded) / len(sample) * len(rows)
+    return {"bytes": total, "negatives": negatives}
+
+
+def step_eval(out: Path, models: list[str], patterns: list[str], tag: str) -> dict:
+    from autocomp.eval.cells import evaluate
+
+    t = time.perf_counter()
+    got = evaluate(out / "run", models, out / f"results-{tag}", patterns,
+                   cache_dir=out / f"cache-{tag}", batch_size=64, echo=lambda *_: None,
+                   progress_every=None)
+    seconds = time.perf_counter() - t
+    items = sum(r["n_items"] for r in got)
+    captions = sum(r["captions"] for r in got)
+    return {"seconds": seconds, "items": items, "captions": captions,
+            "peak_rss_mb": peak_rss_mb(),
+            "accuracy": {f"{r['model']} {r['benchmark']}": r["metrics"]["accuracy"]
+                         for r in got}}
+
+
+def make_clip(out: Path) -> str:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from bench_eval import make_model
+
+    return f"open_clip:local-dir:{make_model(out, 64, 2)}"
+
+
+def child(step: str, out: Path, *extra) -> dict:
+    cmd = [sys.executable, __file__, "--step", step, "--out", str(out), *extra]
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ})
+    if done.returncode:
+        raise SystemExit(f"{step} failed:\n{done.stdout}\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0, help="fraction of Table 2's sizes")
+    ap.add_argument("--processes", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--no-clip", action="store_true")
+    ap.add_argument("--step", default=None)
+    ap.add_argument("--models", default="")
+    ap.add_argument("--patterns", default="")
+    ap.add_argument("--tag", default="")
+    args = ap.parse_args()
+    out = args.out or Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    if args.step == "build":
+        print(json.dumps(step_build(out, args.scale, args.processes)))
+        return
+    if args.step == "estimate":
+        print(json.dumps(step_full_estimate(out)))
+        return
+    if args.step == "eval":
+        print(json.dumps(step_eval(out, args.models.split(","),
+                                   [p for p in args.patterns.split(",") if p], args.tag)))
+        return
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    b = child("build", out, "--scale", str(args.scale), "--processes", str(args.processes))
+    total = sum(b["seconds"].values())
+    print(f"Table 2 x {args.scale}: {b['concepts']:,} concepts, {b['items']:,} items "
+          f"(swap + confusion, both tracks) -> {out}")
+    for name, s in b["seconds"].items():
+        print(f"  build  {name:<26}{s:8.1f} s")
+    print(f"  build  {'total':<26}{total:8.1f} s   peak RSS {b['peak_rss_mb']:,.0f} MiB")
+    bench = du(out / "run" / "bench")
+    est = child("estimate", out)
+    print(f"  store  compact bench {bench / 2**20:,.1f} MiB; full store (every negative "
+          f"written, estimated from 1%) {est['bytes'] / 2**30:,.2f} GiB for "
+          f"{est['negatives'] / 1e6:,.2f} M negatives")
+    for models, patterns, tag in (("reference:oracle,reference:random", "", "ref"),
+                                  ("reference:random", "color-n2/minimal-swap", "one")):
+        e = child("eval", out, "--models", models, "--patterns", patterns, "--tag", tag)
+        print(f"  eval   {models} on {patterns or 'every benchmark'}: {e['seconds']:.1f} s, "
+              f"{e['items'] / e['seconds']:,.0f} items/s, {e['captions'] / e['seconds']:,.0f} "
+              f"captions/s, peak RSS {e['peak_rss_mb']:,.0f} MiB")
+        if tag == "ref":
+            oracle = {k: v for k, v in e["accuracy"].items() if k.startswith("reference:oracle")}
+            assert all(v == 100.0 for v in oracle.values()), oracle
+    if not args.no_clip:
+        spec = make_clip(out)
+        pats = "color-n3/minimal-swap,position-n3/minimal-swap,position-n3/minimal-confusion"
+        e = child("eval", out, "--models", spec, "--patterns", pats, "--tag", "clip")
+        print(f"  eval   tiny open_clip (width 64, 2 layers) on {pats}: {e['seconds']:.1f} s, "
+              f"{e['items'] / e['seconds']:,.0f} items/s, {e['captions'] / e['seconds']:,.0f} "
+              f"captions/s, peak RSS {e['peak_rss_mb']:,.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
