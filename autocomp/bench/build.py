@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from contextlib import ExitStack
 
 from autocomp.bench.store import compact_item, expand
 from autocomp.config import TRACKS
 from autocomp.negatives.generate import graph_count_problem
-from autocomp.records import write_jsonl, write_text
+from autocomp.records import atomic_open, dumps, write_jsonl, write_text
 from autocomp.runtime.run import Run
 from autocomp.scene import SceneGraph
 
@@ -39,56 +40,53 @@ def kinds_for(task, n: int, wanted) -> list[str]:
 def build(run: Run, store: str | None = None) -> dict:
     """Write the positive sets and the benchmark items; returns the counts (Table 2).
     `store`: compact (negatives enumerated when read) or full (bench/store.py); default:
-    the config's build.store."""
+    the config's build.store. Items stream to their files, so memory does not grow with
+    them."""
     store = store or run.config.build.store
     concepts = {r["id"]: r for r in run.records("concepts")}
     captions = {r["id"]: r for r in run.records("captions")}
-    images = {r["id"]: r for r in run.records("images")}
+    seeds = {r["id"]: r["seed"] for r in run.records("images")}
     passed: dict[str, dict[str, dict]] = defaultdict(dict)  # concept -> track -> validation
     for v in run.records("validation"):
         if v["passed"]:
             passed[v["concept"]][v["track"]] = v
     bench = run.dir / "bench"
     sets = {t: [] for t in (*TRACKS, "paired")}
-    items: dict[tuple, list[dict]] = defaultdict(list)
     table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys((*TRACKS, "paired"), 0))
     # scene concepts whose negatives of a kind would pass build.max_negatives get no item of
     # that kind (the config check refuses such N for the other tasks before anything runs)
     skipped: dict[str, int] = defaultdict(int)
-    for cid, concept in concepts.items():  # concept order = config order
-        tracks = passed.get(cid, {})
-        if not tracks:
-            continue
-        task = run.tasks[concept["task"]]
-        graph = SceneGraph.from_dict(concept["graph"])
-        cap = captions[cid]
-        paired = all(t in tracks for t in TRACKS)
-        key = f"{task.name} N={concept['n']}"
-        for track, v in tracks.items():
-            sets[track].append({"id": v["id"], "concept": cid, "task": task.name,
-                                "n": concept["n"], "track": track, "image": v["image"],
-                                "caption": cap[track], "seed": images[v["id"]]["seed"]})
-            table[key][track] += 1
-        if paired:
-            sets["paired"].append({"concept": cid, "task": task.name, "n": concept["n"],
-                                   **{t: tracks[t]["image"] for t in TRACKS},
-                                   **{f"{t}_caption": cap[t] for t in TRACKS}})
-            table[key]["paired"] += 1
-        for kind in kinds_for(task, concept["n"], run.config.build.benchmarks):
-            if graph_count_problem(graph, task, kind, run.config.build.max_negatives):
-                skipped[f"{task.name} {kind}"] += 1  # scene concepts only: see below
+    with _Writers(run.dir) as out:
+        for cid, concept in concepts.items():  # concept order = config order
+            tracks = passed.get(cid, {})
+            if not tracks:
                 continue
-            for track in tracks:
-                row = compact_item(tracks[track], concept, cap, task, track, kind, paired)
-                items[(task.name, concept["n"], track, kind)].append(
-                    expand(row, task) if store == "full" else row)
+            task = run.tasks[concept["task"]]
+            graph = SceneGraph.from_dict(concept["graph"])
+            cap = captions[cid]
+            paired = all(t in tracks for t in TRACKS)
+            key = f"{task.name} N={concept['n']}"
+            for track, v in tracks.items():
+                sets[track].append({"id": v["id"], "concept": cid, "task": task.name,
+                                    "n": concept["n"], "track": track, "image": v["image"],
+                                    "caption": cap[track], "seed": seeds[v["id"]]})
+                table[key][track] += 1
+            if paired:
+                sets["paired"].append({"concept": cid, "task": task.name, "n": concept["n"],
+                                       **{t: tracks[t]["image"] for t in TRACKS},
+                                       **{f"{t}_caption": cap[t] for t in TRACKS}})
+                table[key]["paired"] += 1
+            for kind in kinds_for(task, concept["n"], run.config.build.benchmarks):
+                if graph_count_problem(graph, task, kind, run.config.build.max_negatives):
+                    skipped[f"{task.name} {kind}"] += 1  # scene concepts only: see above
+                    continue
+                for track in tracks:
+                    row = compact_item(tracks[track], concept, cap, task, track, kind, paired)
+                    out.write(f"bench/{task.name}-n{concept['n']}/{track}-{kind}.jsonl",
+                              expand(row, task) if store == "full" else row)
     for name, rows in sets.items():
         write_jsonl(bench / "sets" / f"{name}.jsonl", rows)
-    files = {}
-    for (task_name, n, track, kind), rows in sorted(items.items()):
-        rel = f"bench/{task_name}-n{n}/{track}-{kind}.jsonl"
-        write_jsonl(run.dir / rel, rows)
-        files[rel] = len(rows)
+    files = dict(sorted(out.counts.items()))
     for old in bench.glob("*-n*/*-*.jsonl"):  # a rebuild leaves no stale benchmark behind
         if str(old.relative_to(run.dir)) not in files:
             old.unlink()
@@ -101,3 +99,24 @@ def build(run: Run, store: str | None = None) -> dict:
     return stats
 
 
+class _Writers:
+    """One atomically written file per benchmark, opened at its first item; all are renamed
+    into place when the build ends, none when it fails."""
+
+    def __init__(self, run_dir):
+        self.run_dir, self.counts, self.handles = run_dir, {}, {}
+        self.stack = ExitStack()
+
+    def __enter__(self):
+        self.stack.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.stack.__exit__(*exc)
+
+    def write(self, rel: str, row: dict) -> None:
+        if rel not in self.handles:
+            self.handles[rel] = self.stack.enter_context(atomic_open(self.run_dir / rel))
+            self.counts[rel] = 0
+        self.handles[rel].write(dumps(row) + "\n")
+        self.counts[rel] += 1
