@@ -9,6 +9,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import orjson
+
 
 def dumps(record: dict) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -43,10 +45,15 @@ def write_jsonl(path: Path, records: Iterable[dict]) -> int:
 
 
 def read_jsonl(path: Path) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as fh:
+    """The records of a JSON-lines file (orjson, several times faster than json at the
+    paper's sizes; a line orjson refuses, e.g. with NaN, is read by json)."""
+    with open(path, "rb") as fh:
         for line in fh:
             if line.strip():
-                yield json.loads(line)
+                try:
+                    yield orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    yield json.loads(line)
 
 
 def write_text(path: Path, text: str) -> None:

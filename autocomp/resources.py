@@ -6,6 +6,7 @@ the repository's top-level folders.
 
 from __future__ import annotations
 
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -21,8 +22,9 @@ def data_dir(name: str) -> Path:
     raise FileNotFoundError(f"autocomp's built-in '{name}' folder is missing from this install")
 
 
+@cache
 def prompt_text(name: str) -> str:
-    """The text of the prompt template `name` (a file in `prompts/`)."""
+    """The text of the prompt template `name` (a file in `prompts/`), read once."""
     return (data_dir("prompts") / name).read_text(encoding="utf-8")
 
 

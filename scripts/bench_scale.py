@@ -73,6 +73,9 @@ def step_build(out: Path, scale: float, processes: int) -> dict:
     times["concepts"] = time.perf_counter() - t
 
     t = time.perf_counter()
+    from autocomp.captions.grammar import indefinite_article
+
+    indefinite_article("cube")  # inflect's import (seconds) once, before the workers fork
     size = -(-len(records) // (processes * 8))
     chunks = [(str(run.dir), records[i:i + size]) for i in range(0, len(records), size)]
     with get_context("fork").Pool(processes) as pool:

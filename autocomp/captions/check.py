@@ -210,15 +210,23 @@ def _phrase(m: re.Match, p: str, slot: int) -> Phrase:
 def _inside_longer(text: str, span: Span, longer: tuple[str, ...]) -> bool:
     """True when the noun at `span` is part of a longer vocabulary name written there."""
     found = text[span[0]:span[1]].lower()
-    for name in longer:
-        offset = f" {name} ".find(f" {found} ")
-        if name == found or offset < 0:
-            continue
+    for name, offset in _containing(found, longer):
         start, end = span[0] - offset, span[0] - offset + len(name)
         if (start >= 0 and text[start:end].lower() == name
                 and not text[start - 1:start].isalnum() and not text[end:end + 1].isalnum()):
             return True
     return False
+
+
+@lru_cache(maxsize=65536)
+def _containing(found: str, longer: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """The longer names that hold `found` as whole words, with where it starts in each."""
+    out = []
+    for name in longer:
+        offset = f" {name} ".find(f" {found} ")
+        if name != found and offset >= 0:
+            out.append((name, offset))
+    return tuple(out)
 
 
 def _opt(span):
