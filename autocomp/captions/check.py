@@ -192,7 +192,7 @@ def _np(prefix: str, value: str | None, forms: tuple[str, ...], others=()) -> st
         extra = rf"(?:(?:{words})\s+)*"
     val = rf"(?P<{prefix}val>{_words(value)})\s+" if value else ""
     return (rf"\b(?P<{prefix}art>{_ART})\s+(?:(?P<{prefix}mod>{_WORD})\s+)?{extra}{val}"
-            rf"{extra}(?P<{prefix}noun>{alts})\b")
+            rf"{extra}(?P<{prefix}noun>{alts})(?!\w)")  # not \b: "c++" ends in no word char
 
 
 @lru_cache(maxsize=65536)
@@ -220,12 +220,16 @@ def _inside_longer(text: str, span: Span, longer: tuple[str, ...]) -> bool:
 
 @lru_cache(maxsize=65536)
 def _containing(found: str, longer: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
-    """The longer names that hold `found` as whole words, with where it starts in each."""
+    """The longer names that hold `found` from the start of one of their words ("tape" in
+    "tape measure", "c" in "c++"), with where it starts in each (the caption decides)."""
     out = []
     for name in longer:
-        offset = f" {name} ".find(f" {found} ")
-        if name != found and offset >= 0:
+        if name == found:
+            continue
+        offset = f" {name}".find(f" {found}")
+        while offset >= 0:
             out.append((name, offset))
+            offset = f" {name}".find(f" {found}", offset + 1)
     return tuple(out)
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 from autocomp.compass.build import FILES
 from autocomp.errors import AutocompError
 from autocomp.eval.benchmarks import Benchmark
-from autocomp.eval.cache import slug
+from autocomp.eval.cache import folder_name
 
 
 def predictions_path(compass_dir: Path, model: str, name: str) -> Path:
-    return Path(compass_dir) / "results" / slug(model) / f"{name}.predictions.jsonl"
+    return Path(compass_dir) / "results" / folder_name(model) / f"{name}.predictions.jsonl"
 
 
 def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | None = None,

@@ -141,9 +141,9 @@ def figures(d: Path) -> list[Path]:
             ax.set_title(f"{model} {level}", fontsize=9)
             ax.legend(fontsize=7)
             fig.tight_layout()
-            from autocomp.eval.cache import slug
+            from autocomp.eval.cache import folder_name
 
-            path = Path(d) / "figures" / f"{slug(model)}-{level}-{kind}.png"
+            path = Path(d) / "figures" / f"{folder_name(model)}-{level}-{kind}.png"
             path.parent.mkdir(parents=True, exist_ok=True)
             fig.savefig(path, dpi=110)
             plt.close(fig)

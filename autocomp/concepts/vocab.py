@@ -39,6 +39,7 @@ FIELDS = {
 }
 TOP_FIELDS = {"name", "kind", "description", "entries"}
 PATTERNS = ("stripes", "dots", "checks")
+GEOMETRY = ("dx", "dy", "size")  # a direction (x right, y down), or a size sign
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,13 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
     geometry = raw.get("geometry") or {}
     if not isinstance(geometry, dict):
         raise fail(f"field 'geometry' must be a mapping, got {geometry!r}")
+    for key, value in geometry.items():
+        if key not in GEOMETRY:
+            raise fail(f"field 'geometry.{key}' is not known (known: {', '.join(GEOMETRY)})")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise fail(f"field 'geometry.{key}' must be a number, got {value!r}")
+    if ("dx" in geometry) != ("dy" in geometry):
+        raise fail("field 'geometry' needs dx and dy together (a direction)")
     return Entry(name, inverse=inverse and " ".join(inverse.lower().split()), geometry=geometry)
 
 

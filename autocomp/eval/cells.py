@@ -13,7 +13,7 @@ from pathlib import Path
 from autocomp import __version__
 from autocomp.errors import AutocompError
 from autocomp.eval.benchmarks import Benchmark, find_benchmarks
-from autocomp.eval.cache import slug
+from autocomp.eval.cache import folder_name
 from autocomp.eval.harness import Harness, write_json
 
 
@@ -23,7 +23,7 @@ class Cell:
     bench: Benchmark
 
     def path(self, out: Path) -> Path:
-        return Path(out) / slug(self.model) / f"{self.bench.slug}.json"
+        return Path(out) / folder_name(self.model) / f"{self.bench.slug}.json"
 
 
 def load_model_set(path) -> list[str]:

@@ -1,0 +1,99 @@
+"""Issue 15: bad input and damaged run directories get one line and lose nothing."""
+
+import pytest
+from click.testing import CliRunner
+
+from autocomp.cli import main
+from autocomp.errors import AutocompError
+
+
+def test_object_names_ending_in_a_non_word_character_match(tmp_path):
+    from autocomp.captions.check import check_caption
+    from autocomp.captions.template import TemplateWriter
+    from autocomp.captions.writers import write_with_retries
+    from autocomp.concepts.sampling import sample_concepts
+    from autocomp.concepts.task import load_task
+
+    (tmp_path / "odd.yaml").write_text(
+        "name: odd\nkind: objects\nentries: ['c++', 'star*', '(box)', 'lamp', 'c']\n")
+    (tmp_path / "task.yaml").write_text(
+        "name: oddtask\nkind: attribute\nobjects: odd.yaml\nvalues: colors\nn: [1, 2, 3]\n")
+    task = load_task(str(tmp_path / "task.yaml"))
+    concepts = [c for n in (1, 2, 3) for c in sample_concepts(task, n, 10, seed=0)]
+    for c in concepts:
+        caption = task.minimal_caption(c.graph)
+        assert check_caption(caption, c.graph, task.noun, task.object_forms).passed, caption
+    written = write_with_retries(TemplateWriter(), [(c.id, c.graph, task, c.seed)
+                                                    for c in concepts], 0)
+    assert all(w["caption"] for w in written.values())
+    # "c" does not match inside "c++": the longer name is written there
+    from autocomp.scene import attribute_graph
+
+    g = attribute_graph(["c"], ["red"])
+    assert not check_caption("a red c++ on a white background", g, task.noun,
+                             task.object_forms).passed
+
+
+@pytest.mark.parametrize("geometry, needle", [
+    ("{dx: left, dy: 0}", "field 'geometry.dx' must be a number, got 'left'"),
+    ("{dx: 1}", "needs dx and dy together"),
+    ("{east: 1}", "field 'geometry.east' is not known"),
+    ("{size: true}", "field 'geometry.size' must be a number, got True"),
+])
+def test_relation_geometry_is_type_checked(tmp_path, geometry, needle):
+    from autocomp.concepts.vocab import load_vocabulary
+
+    path = tmp_path / "rel.yaml"
+    path.write_text(f"name: rel\nkind: relations\nentries:\n  - {{name: near, geometry: "
+                    f"{geometry}}}\n")
+    with pytest.raises(AutocompError, match=needle) as err:
+        load_vocabulary(path)
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_damaged_embedding_cache_is_one_line_and_results_stay(tmp_path):
+    from autocomp.eval.cache import EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path, "blind:unigram")
+    cache.close()
+    cache.path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(AutocompError, match="embedding cache is damaged") as err:
+        EmbeddingCache(tmp_path, "blind:unigram")
+    assert str(cache.path) in str(err.value) and "--cache DIR" in str(err.value)
+
+    from test_store import _all_passed
+
+    from autocomp.config import parse_config
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg = parse_config({"name": "c", "concepts": [{"task": "shape_color", "n": [2],
+                                                   "count": 3}],
+                        "generate": {"options": {"size": 64}}})
+    run = Run.create(cfg, tmp_path / "run")
+    run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
+    _all_passed(run)
+    run_pipeline(run, stages=("build",), progress=False)
+    runner = CliRunner()
+    ok = runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle"])
+    assert ok.exit_code == 0, ok.output
+    results = sorted((run.dir / "results").rglob("*.json"))
+    before = {p: p.read_bytes() for p in results}
+    (run.dir / "cache").mkdir(exist_ok=True)
+    bad = EmbeddingCache(run.dir / "cache", "blind:unigram")
+    bad.close()
+    bad.path.write_bytes(b"garbage" * 500)
+    out = runner.invoke(main, ["eval", str(run.dir), "--model", "blind:unigram"])
+    assert out.exit_code != 0
+    assert "embedding cache is damaged" in out.output and "Traceback" not in out.output
+    assert {p: p.read_bytes() for p in results} == before
+
+
+def test_result_folders_are_one_to_one():
+    from autocomp.eval.cache import folder_name, slug
+
+    pairs = [("open_clip:local-dir:/w/ckpt v2", "open_clip:local-dir:/w/ckpt_v2"),
+             ("hf:/org/m", "hf:org/m")]
+    for a, b in pairs:
+        assert slug(a) == slug(b) and folder_name(a) != folder_name(b)
+    assert folder_name("reference:oracle") == folder_name("reference:oracle")
