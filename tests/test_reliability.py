@@ -97,3 +97,62 @@ def test_result_folders_are_one_to_one():
     for a, b in pairs:
         assert slug(a) == slug(b) and folder_name(a) != folder_name(b)
     assert folder_name("reference:oracle") == folder_name("reference:oracle")
+
+
+def test_two_runs_with_different_configs_started_at_once_one_is_refused(tmp_path,
+                                                                        monkeypatch):
+    import threading
+    import time
+
+    from autocomp.config import parse_config
+    from autocomp.runtime import run as run_mod
+
+    slow_write = run_mod.write_text
+
+    def slow(path, text):  # widen the window between "no config yet" and writing it
+        time.sleep(0.3)
+        slow_write(path, text)
+
+    monkeypatch.setattr(run_mod, "write_text", slow)
+    configs = [parse_config({"name": "r", "seed": s, "concepts": [
+        {"task": "shape_color", "n": [2], "count": 2}]}) for s in (1, 2)]
+    outcome = []
+
+    def start(cfg):
+        try:
+            run_mod.Run.create(cfg, tmp_path / "run")
+            outcome.append("ok")
+        except AutocompError as exc:
+            outcome.append(str(exc))
+
+    threads = [threading.Thread(target=start, args=(c,)) for c in configs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(o == "ok" for o in outcome) == [False, True], outcome
+    assert any("made with another config" in o for o in outcome)
+
+
+def test_status_writes_nothing(tmp_path):
+    from test_store import _all_passed
+
+    from autocomp.config import parse_config
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg = parse_config({"name": "s", "concepts": [{"task": "scenes", "count": 4}],
+                        "generate": {"options": {"size": 64}}})
+    run = Run.create(cfg, tmp_path / "run")
+    run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
+    _all_passed(run)
+
+    def snapshot():
+        return {str(p): (p.stat().st_mtime_ns, p.stat().st_size)
+                for p in run.dir.rglob("*")}
+
+    before = snapshot()
+    out = CliRunner().invoke(main, ["status", str(run.dir)])
+    assert out.exit_code == 0, out.output
+    assert snapshot() == before
+    assert "concepts           4      4      4" in out.output  # a scene spec's count

@@ -16,5 +16,5 @@ def status(run_dir, as_json):
     from autocomp.report.summary import format_summary, summarize
     from autocomp.runtime.run import Run
 
-    summary = summarize(Run.open(run_dir), figures=False)
+    summary = summarize(Run.open(run_dir), figures=False, write=False)  # reads only
     click.echo(json.dumps(summary, indent=1) if as_json else format_summary(summary))

@@ -18,7 +18,7 @@ def stage_status(run: Run) -> list[dict]:
 
     out = []
     concepts = run.records("concepts")
-    out.append({"stage": "concepts", "expected": sum(s.count * len(s.n)
+    out.append({"stage": "concepts", "expected": sum(s.count * (len(s.n) or 1)  # scenes: no n
                                                      for s in run.config.concepts),
                 "done": len(concepts), "passed": len(concepts)})
     for name in PARALLEL:
@@ -37,7 +37,10 @@ def stage_status(run: Run) -> list[dict]:
     return out
 
 
-def summarize(run: Run, figures: bool = True) -> dict:
+def summarize(run: Run, figures: bool = True, write: bool = True) -> dict:
+    """The stages, the funnel and the validator agreement; `write` also saves them under
+    stats/ (and the figures): `autocomp status` writes nothing, so it works on a read-only
+    run."""
     concepts, validation = run.records("concepts"), run.records("validation")
     rows = funnel(concepts, run.records("captions"), validation)
     agree = agreement(run.records("images"), validation)
@@ -45,6 +48,8 @@ def summarize(run: Run, figures: bool = True) -> dict:
     build = run.dir / "stats" / "build.json"
     if build.exists():
         summary["validated"] = json.loads(build.read_text(encoding="utf-8"))["validated"]
+    if not write:
+        return summary
     write_text(run.dir / "stats" / "funnel.json", json.dumps(rows, indent=1))
     write_text(run.dir / "stats" / "agreement.json", json.dumps(agree, indent=1))
     if figures and validation:

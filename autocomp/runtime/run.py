@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import sys
+from contextlib import contextmanager
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path
@@ -44,15 +45,16 @@ class Run:
         directory = Path(directory)
         resolved = _resolved(config)
         path = directory / CONFIG
-        if path.exists():
-            old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            if _comparable(old) != _comparable(resolved):
-                raise AutocompError(
-                    "this run directory was made with another config; use a new --out "
-                    "(or delete the directory)", file=path)
         directory.mkdir(parents=True, exist_ok=True)
-        text = yaml.safe_dump({**resolved, "provenance": provenance()}, sort_keys=False)
-        write_text(path, text)
+        with _locked(directory / ".config.lock"):  # two runs started at once: one config
+            if path.exists():
+                old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+                if _comparable(old) != _comparable(resolved):
+                    raise AutocompError(
+                        "this run directory was made with another config; use a new --out "
+                        "(or delete the directory)", file=path)
+            text = yaml.safe_dump({**resolved, "provenance": provenance()}, sort_keys=False)
+            write_text(path, text)
         return cls.open(directory)
 
     @classmethod
@@ -83,6 +85,20 @@ class Run:
 
     def path(self, relative: str) -> Path:
         return self.dir / relative
+
+
+@contextmanager
+def _locked(path: Path):
+    """An exclusive lock on `path` (flock) for the block: another process (or thread)
+    creating the same run waits, then sees the config the first one wrote."""
+    import fcntl
+
+    with open(path, "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _comparable(config: dict) -> dict:
