@@ -156,3 +156,28 @@ def test_status_writes_nothing(tmp_path):
     assert out.exit_code == 0, out.output
     assert snapshot() == before
     assert "concepts           4      4      4" in out.output  # a scene spec's count
+
+
+def test_a_damaged_line_inside_a_part_file_is_skipped_and_redone(tmp_path):
+    from autocomp.config import parse_config
+    from autocomp.runtime.parts import part_files, read_part
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg = parse_config({"name": "p", "concepts": [{"task": "shape_color", "n": [2],
+                                                   "count": 6}],
+                        "generate": {"options": {"size": 64}}})
+    run = Run.create(cfg, tmp_path / "run")
+    run_pipeline(run, stages=("concepts", "captions"), progress=False)
+    (part,) = part_files(run.dir / "captions")
+    lines = part.read_text().splitlines(keepends=True)
+    lost = lines[2]
+    lines[2] = '{"id": "x", "broken\n'
+    part.write_text("".join(lines))
+    with pytest.warns(UserWarning, match=rf"{part}:3: 1 damaged line\(s\) skipped"):
+        assert len(list(read_part(part))) == len(lines) - 1
+    out = CliRunner().invoke(main, ["status", str(run.dir)])
+    assert out.exit_code == 0, out.output
+    with pytest.warns(UserWarning):
+        run_pipeline(run, stages=("captions",), progress=False)  # the item is done again
+    assert lost in (run.dir / "captions" / "merged.jsonl").read_text()

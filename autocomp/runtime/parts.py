@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -29,13 +30,28 @@ def part_files(stage_dir: Path) -> list[Path]:
 
 
 def read_part(path: Path) -> Iterator[dict]:
-    """The complete records of a part file; a torn last line is skipped."""
+    """The complete records of a part file; a torn last line is skipped. A damaged line
+    inside the file (not a JSON record with an id) is skipped with a warning naming
+    file:line: its item counts as not done, so the stage does it again."""
     with open(path, "rb") as fh:
         data = fh.read()
     end = data.rfind(b"\n") + 1
-    for line in data[:end].splitlines():
-        if line.strip():
-            yield json.loads(line)
+    bad = []
+    for number, line in enumerate(data[:end].splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict) or "id" not in record:
+            bad.append(number)
+            continue
+        yield record
+    if bad:
+        warnings.warn(f"{path}:{bad[0]}: {len(bad)} damaged line(s) skipped (lines "
+                      f"{', '.join(map(str, bad[:10]))}{' ...' if len(bad) > 10 else ''}); "
+                      "their items are done again", stacklevel=2)
 
 
 def repair(path: Path) -> int:
