@@ -181,3 +181,51 @@ def test_a_damaged_line_inside_a_part_file_is_skipped_and_redone(tmp_path):
     with pytest.warns(UserWarning):
         run_pipeline(run, stages=("captions",), progress=False)  # the item is done again
     assert lost in (run.dir / "captions" / "merged.jsonl").read_text()
+
+
+def _small_run(tmp_path):
+    from test_store import _all_passed
+
+    from autocomp.config import parse_config
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg = parse_config({"name": "e", "concepts": [{"task": "shape_color", "n": [2],
+                                                   "count": 3}],
+                        "generate": {"options": {"size": 64}}})
+    run = Run.create(cfg, tmp_path / "run")
+    run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
+    _all_passed(run)
+    run_pipeline(run, stages=("build",), progress=False)
+    return run
+
+
+@pytest.mark.parametrize("image, needle", [
+    ("../../etc/passwd", "lies outside"),
+    ("/etc/hostname", "lies outside"),
+    ("/dev/zero", "lies outside"),
+    ("images/fifo", "is not a regular file"),
+    ("images/none.png", "does not exist"),
+    ("images/truncated.png", "image cannot be read"),
+    ("images/text.png", "image cannot be read"),
+])
+def test_eval_item_images_are_confined_and_checked(tmp_path, image, needle):
+    import json
+    import os
+
+    from tiny_models import tiny_open_clip
+
+    run = _small_run(tmp_path)
+    os.mkfifo(run.dir / "images" / "fifo")
+    good = next((run.dir / "images").rglob("*.png")).read_bytes()
+    (run.dir / "images" / "truncated.png").write_bytes(good[:len(good) // 2])
+    (run.dir / "images" / "text.png").write_text("not an image")
+    path = next((run.dir / "bench").glob("shape_color-n2/minimal-swap.jsonl"))
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    rows[1]["image"] = image
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = f"open_clip:local-dir:{tiny_open_clip(tmp_path / 'oc')}"
+    out = CliRunner().invoke(main, ["eval", str(run.dir), "--model", spec, "--benchmark",
+                                    "shape_color-n2/minimal-swap"])
+    assert out.exit_code != 0 and needle in out.output, out.output
+    assert f"item {rows[1]['id']}" in out.output and "Traceback" not in out.output

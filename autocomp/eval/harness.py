@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autocomp.errors import AutocompError
 from autocomp.eval.benchmarks import Benchmark, negative_graph
 from autocomp.eval.cache import EmbeddingCache, file_key, text_key
 from autocomp.eval.metrics import Tally, outcome
@@ -68,11 +69,25 @@ class Harness:
         self.fresh: dict = {}
 
     # -- filling the cache -------------------------------------------------------------
-    def _fill_images(self, refs: list[str]) -> dict[str, str]:
+    def _image(self, name: str, item: str) -> Path:
+        """An item's image file: inside the benchmark's root and a regular file that can be
+        read, else one line naming the item and the file."""
+        root = self.run_dir.resolve()
+        path = (self.run_dir / name).resolve()
+        if not path.is_relative_to(root):
+            raise AutocompError(f"item {item}: image '{name}' lies outside {root}; items may "
+                                "only name images under their benchmark's folder")
+        if not path.is_file():
+            what = "does not exist" if not path.exists() else "is not a regular file"
+            raise AutocompError(f"item {item}: image '{name}' {what}", file=path)
+        return path
+
+    def _fill_images(self, refs: list[str], owners: dict | None = None) -> dict[str, str]:
         keys = {}
+        owners = owners or {}
         for ref in dict.fromkeys(refs):
             path, crop = _split_ref(ref)
-            keys[ref] = file_key(self.run_dir / path) + (
+            keys[ref] = file_key(self._image(path, owners.get(ref, "?"))) + (
                 f":crop={','.join(map(str, crop))}" if crop else "")
         missing = set(self.cache.missing(keys.values()))
         todo = [p for p, k in keys.items() if k in missing]
@@ -81,8 +96,10 @@ class Harness:
         for i in range(0, len(todo), bs):
             batch = todo[i:i + bs]
             parts = [_split_ref(p) for p in batch]
-            vecs = self.scorer.encode_images([_open(self.run_dir / path, crop)
-                                              for path, crop in parts])
+            vecs = self.scorer.encode_images([_open(self.run_dir / path, crop,
+                                                    owners.get(ref, "?"))
+                                              for ref, (path, crop) in zip(batch, parts,
+                                                                           strict=True)])
             self.cache.put_many([keys[p] for p in batch], vecs)
             self._keep([keys[p] for p in batch], vecs)
             self.encoded["images"] += len(batch)
@@ -131,7 +148,9 @@ class Harness:
             return out
         self.fresh = {}  # vectors encoded for this chunk: not read back from the cache
         tkeys = self._fill_texts([c for item in chunk for c in captions_of(item)])
-        ikeys = self._fill_images([image_ref(i) for i in chunk]) if kind == "dual" else {}
+        ikeys = (self._fill_images([image_ref(i) for i in chunk],
+                                   {image_ref(i): i["id"] for i in chunk})
+                 if kind == "dual" else {})
         vecs = self.fresh
         vecs.update(self.cache.get_many([k for k in (*tkeys.values(), *ikeys.values())
                                          if k not in vecs]))
@@ -209,12 +228,17 @@ class Harness:
             self.cache.close()
 
 
-def _open(path: Path, crop=None):
-    """The image as RGB; `crop` (x, y, width, height) cuts a region (clipped to the image)."""
-    from PIL import Image
+def _open(path: Path, crop=None, item: str = "?"):
+    """The image as RGB; `crop` (x, y, width, height) cuts a region (clipped to the image).
+    A file that is not a readable image is one line naming the item and the file."""
+    from PIL import Image, UnidentifiedImageError
 
-    with Image.open(path) as im:
-        rgb = im.convert("RGB")
+    try:
+        with Image.open(path) as im:
+            rgb = im.convert("RGB")
+    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
+        raise AutocompError(f"item {item}: image cannot be read ({exc})",
+                            file=path) from None
     if crop:
         x, y, w, h = crop
         box = (max(x, 0), max(y, 0), min(x + w, rgb.width), min(y + h, rgb.height))
