@@ -229,3 +229,38 @@ def test_eval_item_images_are_confined_and_checked(tmp_path, image, needle):
                                     "shape_color-n2/minimal-swap"])
     assert out.exit_code != 0 and needle in out.output, out.output
     assert f"item {rows[1]['id']}" in out.output and "Traceback" not in out.output
+
+
+def test_compass_vg_input_types_are_checked_and_counted(tmp_path):
+    import json
+    from collections import Counter
+
+    from autocomp.compass.vg import load_vg
+
+    vg = tmp_path / "vg"
+    vg.mkdir()
+    images = [
+        {"image_id": 1, "objects": [{"object_id": 10, "names": "sofa", "attributes": "red"},
+                                    {"object_id": 11, "names": ["lamp"]}],
+         "relationships": [{"subject_id": 11, "object_id": 10, "predicate": "near"}]},
+        {"image_id": 2, "objects": 5},
+        {"image_id": 3, "objects": [{"object_id": 1, "names": ["cup"]}], "relationships": 7},
+    ]
+    (vg / "scene_graphs.json").write_text(json.dumps(images))
+    skipped = Counter()
+    got = load_vg(vg, skipped=skipped)
+    assert [img.image_id for img in got] == [1, 3]
+    sofa = got[0].graph.objects[0]
+    assert sofa.name == "sofa" and sofa.attributes == ("red",)
+    assert skipped["object names: a string where a list belongs, read as one item"] == 1
+    assert skipped["object attributes: a string where a list belongs, read as one item"] == 1
+    assert skipped["image objects: not a list (int), left out"] == 1
+    assert skipped["image relationships: not a list (int), left out"] == 1
+    assert skipped["image: no usable object"] == 1
+    (vg / "scene_graphs.json").write_text(json.dumps({"image_id": 1, "objects": []}))
+    with pytest.raises(AutocompError, match="expected a JSON list of images at the top level"):
+        load_vg(vg)
+    (vg / "scene_graphs.json").write_text('[{"image_id": 1, "objects": [}]')
+    with pytest.raises(AutocompError, match="not valid JSON") as err:
+        load_vg(vg)
+    assert "\n" not in str(err.value) and "scene_graphs.json" in str(err.value)

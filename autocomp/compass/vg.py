@@ -77,11 +77,28 @@ def _items(path: Path, prefix: str = "item") -> Iterator[dict]:
     import ijson
 
     with open(path, "rb") as fh:
+        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        if head != b"[":
+            raise AutocompError("expected a JSON list of images at the top level, found "
+                                f"{head.decode(errors='replace') or 'nothing'!r}", file=path)
+        fh.seek(0)
         try:
             yield from ijson.items(fh, prefix, use_float=True)
         except ijson.JSONError as exc:
-            raise AutocompError(f"not valid JSON near byte {fh.tell()}: {exc}",
-                                file=path) from None
+            first = " ".join(str(exc).split("\n")[0].split())
+            raise AutocompError(f"not valid JSON ({first})", file=path) from None
+
+
+def _list(value, what: str, skipped: Counter) -> list:
+    """A JSON list field; a string stands for a one-item list, anything else for none
+    (both counted), never a list of letters or a TypeError."""
+    if value is None or isinstance(value, list):
+        return value or []
+    if isinstance(value, str):
+        skipped[f"{what}: a string where a list belongs, read as one item"] += 1
+        return [value]
+    skipped[f"{what}: not a list ({type(value).__name__}), left out"] += 1
+    return []
 
 
 def _image_id(entry: dict):
@@ -119,10 +136,11 @@ def load_vg(directory: Path, image_ids=None, limit: int | None = None,
             iid = _image_id(entry) if isinstance(entry, dict) else None
             if iid not in raw:
                 continue
-            for a in entry.get("attributes") or []:
+            for a in _list(entry.get("attributes"), "attributes.json entry", skipped):
                 if isinstance(a, dict) and isinstance(a.get("object_id"), int):
                     extra.setdefault(iid, {}).setdefault(a["object_id"], []).extend(
-                        _norm(x) for x in a.get("attributes") or [] if _norm(x))
+                        _norm(x) for x in _list(a.get("attributes"), "attribute list",
+                                                skipped) if _norm(x))
     meta: dict[int, dict] = {}
     data_path = directory / "image_data.json"
     if data_path.is_file():
@@ -139,11 +157,12 @@ def load_vg(directory: Path, image_ids=None, limit: int | None = None,
 def _image(entry: dict, extra: dict, meta: dict, skipped: Counter) -> VGImage | None:
     iid = _image_id(entry)
     objects, ids, index, aliases, osyn = [], [], {}, [], []
-    for o in entry.get("objects") or []:
+    for o in _list(entry.get("objects"), "image objects", skipped):
         if not isinstance(o, dict) or not isinstance(o.get("object_id"), int):
             skipped["object: no integer object_id"] += 1
             continue
-        names = [_norm(n) for n in (o.get("names") or ([o["name"]] if "name" in o else []))]
+        raw_names = o.get("names") if "names" in o else ([o["name"]] if "name" in o else [])
+        names = [_norm(n) for n in _list(raw_names, "object names", skipped)]
         names = [n for n in names if n]
         if not names:
             skipped["object: no name"] += 1
@@ -151,7 +170,8 @@ def _image(entry: dict, extra: dict, meta: dict, skipped: Counter) -> VGImage | 
         if o["object_id"] in index:
             skipped["object: duplicate object_id"] += 1
             continue
-        attrs = [_norm(a) for a in (o.get("attributes") or []) if _norm(a)]
+        attrs = [_norm(a) for a in _list(o.get("attributes"), "object attributes", skipped)
+                 if _norm(a)]
         attrs += extra.get(o["object_id"], [])
         attrs = [a for a in dict.fromkeys(attrs) if a != names[0]]
         index[o["object_id"]] = len(objects)
@@ -160,7 +180,7 @@ def _image(entry: dict, extra: dict, meta: dict, skipped: Counter) -> VGImage | 
         aliases.append(tuple(dict.fromkeys(names)))
         osyn.append(_synset(o.get("synsets")))
     relations, rsyn, seen = [], [], set()
-    for r in entry.get("relationships") or []:
+    for r in _list(entry.get("relationships"), "image relationships", skipped):
         if not isinstance(r, dict):
             skipped["relation: not an object"] += 1
             continue
