@@ -264,3 +264,28 @@ def test_compass_vg_input_types_are_checked_and_counted(tmp_path):
     with pytest.raises(AutocompError, match="not valid JSON") as err:
         load_vg(vg)
     assert "\n" not in str(err.value) and "scene_graphs.json" in str(err.value)
+
+
+def test_damaged_merged_files_are_read_from_the_part_files(tmp_path):
+    from autocomp.config import parse_config
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg = parse_config({"name": "m", "concepts": [{"task": "shape_color", "n": [2],
+                                                   "count": 8}],
+                        "generate": {"options": {"size": 64}}})
+    run = Run.create(cfg, tmp_path / "run")
+    run_pipeline(run, stages=("concepts", "captions"), progress=False)
+    merged = run.dir / "captions" / "merged.jsonl"
+    full = merged.read_text()
+    want = run.records("captions")
+    assert len(want) == 8
+    for damaged in (full.splitlines(keepends=True)[0] * 3,  # shortened
+                    full.replace("}\n", "}\n{not json\n", 1),  # a broken line
+                    ""):
+        merged.write_text(damaged)
+        with pytest.warns(UserWarning, match="read from them instead"):
+            assert run.records("captions") == want
+    merged.unlink()
+    with pytest.warns(UserWarning):
+        assert run.records("captions") == want

@@ -79,12 +79,45 @@ class Run:
         return {task.name: task for task in self.task_of_spec.values()}
 
     def records(self, stage: str) -> list[dict]:
-        """The merged records of a finished stage (empty when it has not run)."""
-        path = self.dir / stage / "merged.jsonl"
-        return list(read_jsonl(path)) if path.exists() else []
+        """The merged records of a stage (empty when it has not run). The part files are
+        the truth: a merged file that is missing, shorter or longer than them, or damaged,
+        is read from them instead (in the stage's input order), with a warning; nothing
+        is written, so a read-only run reads the same."""
+        stage_dir = self.dir / stage
+        path = stage_dir / "merged.jsonl"
+        parts = sorted(stage_dir.glob("part-*.jsonl"))
+        if not parts:
+            return list(read_jsonl(path)) if path.exists() else []
+        if path.exists():
+            lines = sum(_complete_lines(p) for p in parts)
+            try:
+                merged = list(read_jsonl(path)) if _complete_lines(path) == lines else None
+            except ValueError:
+                merged = None
+            if merged is not None and len(merged) == lines:
+                return merged
+        import warnings
+
+        warnings.warn(f"{path}: missing, damaged or out of step with the part files; read "
+                      "from them instead", stacklevel=2)
+        return self._from_parts(stage)
+
+    def _from_parts(self, stage: str) -> list[dict]:
+        from autocomp.runtime.parts import done_records
+
+        done = done_records(self.dir / stage)
+        if stage == "concepts":
+            return list(done.values())
+        from autocomp.runtime.pipeline import make_stage
+
+        return [done[it.id] for it in make_stage(stage, self).items() if it.id in done]
 
     def path(self, relative: str) -> Path:
         return self.dir / relative
+
+
+def _complete_lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n")
 
 
 @contextmanager
