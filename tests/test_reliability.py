@@ -289,3 +289,14 @@ def test_damaged_merged_files_are_read_from_the_part_files(tmp_path):
     merged.unlink()
     with pytest.warns(UserWarning):
         assert run.records("captions") == want
+
+
+def test_eval_where_results_cannot_be_written_says_which_option(tmp_path):
+    run = _small_run(tmp_path)
+    (run.dir / "results").write_text("a file where the results folder goes")
+    out = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:oracle"])
+    assert out.exit_code != 0 and "pass --output DIR" in out.output, out.output
+    assert "Traceback" not in out.output
+    ok = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
+                                   "--output", str(tmp_path / "elsewhere")])
+    assert ok.exit_code == 0, ok.output

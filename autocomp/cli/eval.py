@@ -61,8 +61,28 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
     device = device or _default_device()
     suite = open_suite(run_dir, fmt, images, parse_mapping(columns), skip_missing)
     base = output_base(suite.source)
-    evaluate(run_dir, specs, output or base / "results", patterns, cache_dir or base / "cache",
-             skip_existing, device, batch_size, rank, world, echo=click.echo, suite=suite)
+    output, cache_dir = output or base / "results", cache_dir or base / "cache"
+    for folder, option in ((output, "--output"), (cache_dir, "--cache")):
+        _writable(folder, option)
+    evaluate(run_dir, specs, output, patterns, cache_dir, skip_existing, device, batch_size,
+             rank, world, echo=click.echo, suite=suite)
+
+
+def _writable(folder: Path, option: str) -> None:
+    """Results and vectors go under the run by default: on a read-only run, say which
+    option moves them, before any model is loaded."""
+    import tempfile
+
+    from autocomp.errors import AutocompError
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise AutocompError(f"cannot write here ({exc.strerror or exc}): pass {option} DIR "
+                            "for a folder you can write (e.g. when the run is read-only)",
+                            file=folder) from None
 
 
 def _models_file(path: Path) -> Path:
