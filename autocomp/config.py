@@ -126,6 +126,14 @@ def parse_config(data, path=None) -> RunConfig:
     if not isinstance(specs, list) or not specs:
         raise p.error("concepts", "expected a non-empty list of {task, n, count}", specs)
     concepts = tuple(p.concept(s, f"concepts[{i}]") for i, s in enumerate(specs))
+    first: dict[tuple, int] = {}
+    for i, spec in enumerate(concepts):  # the same task and N twice draws the same concepts
+        for n in spec.n or (None,):
+            j = first.setdefault((spec.task, n), i)
+            if j != i:
+                at = "" if n is None else f" N={n}"
+                raise p.error(f"concepts[{i}]", f"repeats concepts[{j}] (task "
+                              f"'{spec.task}'{at}): give one spec a larger count instead")
     cap = p.mapping(top.get("captions", {}), "captions", {"writer", "options", "retries",
                                                           "batch_size"})
     gen = p.mapping(top.get("generate", {}), "generate", {"generator", "options", "batch_size"})

@@ -300,3 +300,41 @@ def test_eval_where_results_cannot_be_written_says_which_option(tmp_path):
     ok = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
                                    "--output", str(tmp_path / "elsewhere")])
     assert ok.exit_code == 0, ok.output
+
+
+@pytest.mark.parametrize("text, needle", [
+    (b"name: x\nkind: objects\nentries: [caf\xe9]\n", "not UTF-8 text"),
+    (b"name: x\nkind: objects\nentries: !!python/object/apply:os.system [ls]\n",
+     "unsafe or unknown YAML tag at line 3"),
+    (b"name: x\nkind: objects\nname: y\nentries: [cup]\n", "duplicate key 'name' at line 3"),
+])
+def test_yaml_problems_are_one_line(tmp_path, text, needle):
+    from autocomp.concepts.vocab import load_vocabulary
+
+    path = tmp_path / "v.yaml"
+    path.write_bytes(text)
+    with pytest.raises(AutocompError, match=needle) as err:
+        load_vocabulary(path)
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_config_refuses_repeated_specs_and_broken_run_config(tmp_path):
+    from autocomp.config import parse_config
+    from autocomp.runtime.run import Run
+
+    with pytest.raises(AutocompError, match=r"concepts\[1\]: repeats concepts\[0\] \(task "
+                                            r"'color' N=2\)"):
+        parse_config({"name": "r", "concepts": [{"task": "color", "n": [1, 2], "count": 2},
+                                                {"task": "color", "n": [2], "count": 5}]})
+    with pytest.raises(AutocompError, match="repeats"):
+        parse_config({"name": "r", "concepts": [{"task": "scenes", "count": 2},
+                                                {"task": "scenes", "count": 5}]})
+    run = Run.create(parse_config({"name": "r", "concepts": [
+        {"task": "shape_color", "n": [2], "count": 2}]}), tmp_path / "run")
+    (run.dir / "config.yaml").write_text("name: [unclosed\n")
+    out = CliRunner().invoke(main, ["status", str(run.dir)])
+    assert out.exit_code != 0 and "config.yaml: not valid YAML" in out.output
+    assert "Traceback" not in out.output
+    out = CliRunner().invoke(main, ["concepts", "--task", "color", "--count", "0", "--out",
+                                    str(tmp_path / "c")])
+    assert out.exit_code == 2 and not (tmp_path / "c").exists()

@@ -14,7 +14,7 @@ from autocomp.concepts.task import load_task
 @click.option("--task", "task_ref", required=True, help="Built-in task name or task YAML file.")
 @click.option("--n", "ns", type=int, multiple=True,
               help="Complexity N (repeatable); default: every N the task allows.")
-@click.option("--count", type=int, required=True, help="Concepts per N.")
+@click.option("--count", type=click.IntRange(min=1), required=True, help="Concepts per N.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Output folder.")
 def concepts(task_ref, ns, count, seed, out):

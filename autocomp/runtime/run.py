@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from autocomp import __version__
+from autocomp.concepts.vocab import read_yaml
 from autocomp.config import RunConfig, parse_config
 from autocomp.errors import AutocompError
 from autocomp.records import read_jsonl, write_text
@@ -48,7 +49,7 @@ class Run:
         directory.mkdir(parents=True, exist_ok=True)
         with _locked(directory / ".config.lock"):  # two runs started at once: one config
             if path.exists():
-                old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+                old = read_yaml(path) or {}
                 if _comparable(old) != _comparable(resolved):
                     raise AutocompError(
                         "this run directory was made with another config; use a new --out "
@@ -62,7 +63,9 @@ class Run:
         path = Path(directory) / CONFIG
         if not path.is_file():
             raise AutocompError("not a run directory (no config.yaml)", file=directory)
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = read_yaml(path) or {}
+        if not isinstance(data, dict):
+            raise AutocompError("a run's config.yaml must be a mapping", file=path)
         data.pop("provenance", None)
         return cls(directory, parse_config(data, path))
 
