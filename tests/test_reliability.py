@@ -338,3 +338,14 @@ def test_config_refuses_repeated_specs_and_broken_run_config(tmp_path):
     out = CliRunner().invoke(main, ["concepts", "--task", "color", "--count", "0", "--out",
                                     str(tmp_path / "c")])
     assert out.exit_code == 2 and not (tmp_path / "c").exists()
+
+
+def test_hf_scorer_cuts_long_captions_to_the_text_towers_positions(tmp_path):
+    from tiny_models import tiny_hf_clip
+
+    from autocomp.eval.scorers import load_scorer
+
+    scorer = load_scorer(f"hf:{tiny_hf_clip(tmp_path / 'clip')}")
+    long = "a red cube next to a blue sphere " * 20  # ~660 tokens with this vocabulary
+    vecs = scorer.encode_texts([long, "a red cube"])
+    assert vecs.shape[0] == 2 and abs(float((vecs[0] ** 2).sum()) - 1) < 1e-4

@@ -46,6 +46,12 @@ class HFScorer(DualEncoder):
             kw = {"padding": "max_length", "max_length": SIGLIP_TEXT_LENGTH, "truncation": True}
         else:
             kw = {"padding": True, "truncation": True}
+            # a tokenizer saved without model_max_length would not cut at all: cut to the
+            # positions the text tower has
+            config = getattr(model.config, "text_config", model.config)
+            limit = getattr(config, "max_position_embeddings", None)
+            if limit and (tok.model_max_length or 10**9) > limit:
+                kw["max_length"] = limit
         out = []
         for i in range(0, len(texts), self.batch_size):
             enc = tok(list(texts[i:i + self.batch_size]), return_tensors="pt", **kw)
