@@ -349,3 +349,28 @@ def test_hf_scorer_cuts_long_captions_to_the_text_towers_positions(tmp_path):
     long = "a red cube next to a blue sphere " * 20  # ~660 tokens with this vocabulary
     vecs = scorer.encode_texts([long, "a red cube"])
     assert vecs.shape[0] == 2 and abs(float((vecs[0] ** 2).sum()) - 1) < 1e-4
+
+
+def test_eval_checks_specs_and_device_first_and_redoes_truncated_results(tmp_path):
+    run = _small_run(tmp_path)
+    runner = CliRunner()
+    out = runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
+                               "--model", "nosuchfamily:x"])
+    assert out.exit_code != 0 and "nosuchfamily" in out.output
+    assert not (run.dir / "results").exists() or not list((run.dir / "results").rglob("*.json"))
+    import torch
+
+    if not torch.cuda.is_available():
+        out = runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
+                                   "--device", "cuda"])
+        assert out.exit_code != 0 and "no CUDA device on this machine" in out.output
+    ok = runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle"])
+    assert ok.exit_code == 0
+    result = next((run.dir / "results").rglob("*-swap.json"))
+    result.write_text(result.read_text()[:40])  # killed while writing
+    with pytest.warns(UserWarning, match="could not be read"):
+        assert runner.invoke(main, ["report", str(run.dir / "results")]).exit_code == 0
+    again = runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
+                                 "--skip_existing"])
+    assert again.exit_code == 0 and "done   reference:oracle" in again.output
+    assert '"metrics"' in result.read_text()

@@ -59,6 +59,7 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
         rank, world, _, dev = dist()
         device = device or dev
     device = device or _default_device()
+    _check_device(device)
     suite = open_suite(run_dir, fmt, images, parse_mapping(columns), skip_missing)
     base = output_base(suite.source)
     output, cache_dir = output or base / "results", cache_dir or base / "cache"
@@ -97,6 +98,23 @@ def _models_file(path: Path) -> Path:
         return builtin
     known = ", ".join(p.stem for p in sorted((data_dir("configs") / "models").glob("*.yaml")))
     raise AutocompError(f"no model-set file '{path}' (built-in: {known})")
+
+
+def _check_device(device: str) -> None:
+    """`--device cuda` on a machine without one is said as such, not as a download error."""
+    from autocomp.errors import AutocompError
+
+    if not device.startswith("cuda"):
+        return
+    from importlib.util import find_spec
+
+    if find_spec("torch") is None:
+        raise AutocompError(f"--device {device} needs torch (pip install 'autocomp[eval]')")
+    import torch
+
+    if not torch.cuda.is_available():
+        raise AutocompError(f"--device {device}: no CUDA device on this machine (use --device "
+                            "cpu, or leave --device out)")
 
 
 def _default_device() -> str:

@@ -70,11 +70,13 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         suite = open_suite(run_dir, fmt, images, columns, skip_missing)
     benches = (find_benchmarks(suite.root, patterns) if suite.format == "run"
                else suite.select(patterns).benchmarks)
+    for m in dict.fromkeys(models):  # every spec checked before the first model runs
+        load_scorer(m, device=device, batch_size=batch_size)
     cells = [Cell(m, b) for m in models for b in benches][rank::world_size]
     results, by_model = [], {}
     for cell in cells:
         target = cell.path(out)
-        if skip_existing and target.exists():
+        if skip_existing and finished(target):
             echo(f"skip   {cell.model} {cell.bench.name} (exists)")
             continue
         if cell.model not in by_model:
@@ -108,6 +110,17 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
     for h in by_model.values():
         h.close()
     return results
+
+
+def finished(path: Path) -> bool:
+    """A result file that is there and whole (a truncated one is done again)."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "metrics" in data
 
 
 class Progress:

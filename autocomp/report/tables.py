@@ -35,11 +35,21 @@ def load_results(folder: Path) -> list[dict]:
     folder = Path(folder)
     if not folder.is_dir():
         raise AutocompError("no results folder (run `autocomp eval` first)", file=folder)
-    out = []
+    out, unreadable = [], []
     for path in sorted(folder.rglob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            unreadable.append(path)
+            continue
         if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
             out.append(data)
+    if unreadable:
+        import warnings
+
+        warnings.warn(f"{len(unreadable)} result file(s) could not be read and are left out "
+                      f"(first: {unreadable[0]}); `autocomp eval --skip_existing` does them "
+                      "again", stacklevel=2)
     if not out:
         raise AutocompError("no result files (*.json from `autocomp eval`)", file=folder)
     return out
