@@ -374,3 +374,32 @@ def test_eval_checks_specs_and_device_first_and_redoes_truncated_results(tmp_pat
                                  "--skip_existing"])
     assert again.exit_code == 0 and "done   reference:oracle" in again.output
     assert '"metrics"' in result.read_text()
+
+
+def test_no_op_stages_are_refused_and_old_temp_files_cleaned(tmp_path):
+    import os
+    import time
+
+    from autocomp.config import parse_config
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg_path = tmp_path / "c.yaml"
+    cfg_path.write_text("name: n\nconcepts: [{task: shape_color, n: [2], count: 2}]\n")
+    out = CliRunner().invoke(main, ["run", str(cfg_path), "--out", str(tmp_path / "run"),
+                                    "--stages", "images"])
+    assert out.exit_code != 0
+    assert "stage images needs the records of stage captions" in out.output
+    run = Run.create(parse_config({"name": "n", "concepts": [
+        {"task": "shape_color", "n": [2], "count": 2}]}), tmp_path / "run2")
+    run_pipeline(run, stages=("concepts",), progress=False)
+    out = CliRunner().invoke(main, ["build", str(run.dir)])
+    assert out.exit_code != 0 and "needs the records of stage validation" in out.output
+    old = run.dir / "captions" / ".merged.jsonl.abc.tmp"
+    new = run.dir / "captions" / ".part.def.tmp"
+    old.parent.mkdir(exist_ok=True)
+    for p in (old, new):
+        p.write_text("half")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    run_pipeline(run, stages=("captions",), progress=False)
+    assert not old.exists() and new.exists()  # a live writer's file is left alone

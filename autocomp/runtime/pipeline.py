@@ -77,6 +77,8 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     from autocomp.bench.build import build
     from autocomp.concepts.stage import make_concepts
 
+    _check_inputs(run, stages)
+    clean_orphans(run.dir)
     if processes > 1 and any(s in PARALLEL for s in stages):
         _need_accelerate()
     if "concepts" in stages:
@@ -89,6 +91,39 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
             _launch(run.dir, processes, parallel)
     if "build" in stages:
         build(run, store)
+
+
+def _check_inputs(run: Run, stages) -> None:
+    """A stage whose input stage has not run (and is not asked for) is refused in one line,
+    not run on nothing with exit status 0."""
+    for name in stages:
+        i = ALL.index(name)
+        before = ALL[i - 1] if i else None
+        folder = run.dir / before if before else None
+        if before and before not in stages and not (
+                (folder / "merged.jsonl").exists() or any(folder.glob("part-*.jsonl"))):
+            raise AutocompError(f"stage {name} needs the records of stage {before}, which has "
+                                f"not run here: run it first (e.g. --stages {before},{name})",
+                                file=run.dir)
+
+
+ORPHAN_AGE = 3600  # seconds: a temp file this old belongs to no live writer
+
+
+def clean_orphans(run_dir: Path, age: float = ORPHAN_AGE) -> int:
+    """Remove the temp files of atomic writes that a killed process left behind (older than
+    `age` seconds, so a live writer's file is never touched); returns how many."""
+    import time
+
+    now, removed = time.time(), 0
+    for tmp in Path(run_dir).rglob(".*.tmp"):
+        try:
+            if tmp.is_file() and now - tmp.stat().st_mtime > age:
+                tmp.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _need_accelerate() -> None:
