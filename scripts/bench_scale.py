@@ -201,7 +201,7 @@ def main() -> None:
           f"written, estimated from 1%) {est['bytes'] / 2**30:,.2f} GiB for "
           f"{est['negatives'] / 1e6:,.2f} M negatives")
     for models, patterns, tag in (("reference:oracle,reference:random", "", "ref"),
-                                  ("reference:random", "color-n2/minimal-swap", "one")):
+                                  ("reference:random", "color-n3/minimal-confusion", "one")):
         e = child("eval", out, "--models", models, "--patterns", patterns, "--tag", tag)
         print(f"  eval   {models} on {patterns or 'every benchmark'}: {e['seconds']:.1f} s, "
               f"{e['items'] / e['seconds']:,.0f} items/s, {e['captions'] / e['seconds']:,.0f} "
