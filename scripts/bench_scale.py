@@ -13,7 +13,8 @@ compact store, and prints:
   eval      reference:oracle and reference:random over every item (negatives enumerated
             again as items are read), then a tiny random open_clip model on the N=3 minimal
             benchmarks: seconds, items/s, captions/s, peak RSS; reference:random again on
-            one benchmark alone, to show eval memory does not grow with the items
+            the benchmark with the largest items alone (color N=3 confusion), to show that
+            eval memory is set by the largest chunk, not by the number of items
 Each measured step runs in its own process, so its peak RSS is its own.
 """
 
