@@ -15,6 +15,7 @@ from autocomp.concepts.task import load_task
 from autocomp.config import load_config, parse_config
 from autocomp.errors import AutocompError
 from autocomp.eval.benchmarks import find_benchmarks
+from autocomp.eval.cache import folder_name
 from autocomp.eval.cells import evaluate, load_model_set
 from autocomp.eval.harness import Harness
 from autocomp.eval.metrics import outcome
@@ -81,7 +82,7 @@ def test_reference_scorers(run, tmp_path):
             assert bag["accuracy_tie_aware"] == pytest.approx(bag["chance"])
         if b.n == 1:  # nothing to bind: the bag is enough
             assert bag["accuracy"] == 100.0
-    preds = list(read_jsonl(out / "reference_bag-of-concepts" /
+    preds = list(read_jsonl(out / folder_name("reference:bag-of-concepts") /
                             "shape_color-n2-minimal-confusion.predictions.jsonl"))
     assert preds and all(p["chosen_category"] == "swapped values" for p in preds)
 

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from autocomp.cli import main
 from autocomp.errors import AutocompError
+from autocomp.eval.cache import folder_name
 from autocomp.eval.cells import evaluate
 from autocomp.eval.metrics import Tally, outcome
 from autocomp.external import detect_format, open_suite
@@ -95,7 +96,8 @@ def test_sugarcrepe_ties_are_wrong_and_the_report_micro_averages(sugarcrepe, coc
                                   "blind:distinct", "--output", str(out), "--cache",
                                   str(tmp_path / "cache")])
     assert result.exit_code == 0, result.output
-    swap = json.loads((out / "blind_distinct" / "sugarcrepe-swap_att.json").read_text())
+    swap = json.loads((out / folder_name("blind:distinct") / "sugarcrepe-swap_att.json")
+                      .read_text())
     assert swap["format"] == "sugarcrepe" and swap["n_items"] == 3
     assert swap["metrics"]["accuracy"] == 0.0 and swap["metrics"]["accuracy_tie_aware"] == 50.0
     assert swap["source_info"]["normalised"]["swap_att"] == 3
@@ -178,10 +180,9 @@ def test_crepe_recall_at_k_mean_rank_and_crops(crepe, tmp_path):
     out = tmp_path / "res"
     evaluate(d, ["blind:length"], out, images=vg, cache_dir=tmp_path / "c",
              echo=lambda *_: None)
-    r = json.loads((out / "blind_length" / "crepe-swap-n4.json").read_text())
-    preds = [json.loads(x) for x in
-             (out / "blind_length" / "crepe-swap-n4.predictions.jsonl").read_text().split("\n")
-             if x]
+    r = json.loads((out / folder_name("blind:length") / "crepe-swap-n4.json").read_text())
+    lines = (out / folder_name("blind:length") / "crepe-swap-n4.predictions.jsonl").read_text()
+    preds = [json.loads(x) for x in lines.split("\n") if x]
     assert [p["rank"] for p in preds] == [3, 3]
     m = r["metrics"]
     assert m["accuracy"] == 0.0 and m["recall@3"] == 100.0 and m["mean_rank"] == 3.0
@@ -235,7 +236,8 @@ def test_column_mapped_jsonl_and_csv(tmp_path, coco):
                                        "image=img,positive=cap,negatives=negs", "--model",
                                        "blind:length"])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "mine.autocomp" / "results" / "blind_length" / "mine-all.json").is_file()
+    assert (tmp_path / "mine.autocomp" / "results" / folder_name("blind:length")
+            / "mine-all.json").is_file()
     assert not out.exists()
 
 
