@@ -14,6 +14,7 @@ from pathlib import Path
 from autocomp.errors import AutocompError
 
 TRACKS = ("minimal", "contextual")
+STORES = ("compact", "full")  # how benchmark items are stored (bench/store.py)
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def parse_config(data, path=None) -> RunConfig:
                           max_negatives=p.integer(bld.get("max_negatives", 100_000),
                                                   "build.max_negatives", minimum=1),
                           store=p.one_of(bld.get("store", "compact"), "build.store",
-                                         ("compact", "full"))),
+                                         STORES)),
         path=path,
     )
     if cfg.validate.region == "masks" and cfg.validate.detector.options.get("masks") is False:

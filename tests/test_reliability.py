@@ -7,6 +7,29 @@ from autocomp.cli import main
 from autocomp.errors import AutocompError
 
 
+def _run(tmp_path, stages=("concepts", "captions", "images", "validation", "build"),
+         concept=None):
+    """A small shape_color run through `stages`; "validation" marks every image validated
+    (stand-in: these tests are about damaged files, not faithfulness)."""
+    from test_store import _all_passed
+
+    from autocomp.config import parse_config
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    cfg = parse_config({"name": "r", "concepts": [concept or {"task": "shape_color",
+                                                              "n": [2], "count": 3}],
+                        "generate": {"options": {"size": 64}}})
+    run = Run.create(cfg, tmp_path / "run")
+    run_pipeline(run, stages=[s for s in stages if s not in ("validation", "build")],
+                 progress=False)
+    if "validation" in stages:
+        _all_passed(run)
+    if "build" in stages:
+        run_pipeline(run, stages=("build",), progress=False)
+    return run
+
+
 def test_object_names_ending_in_a_non_word_character_match(tmp_path):
     from autocomp.captions.check import check_caption
     from autocomp.captions.template import TemplateWriter
@@ -61,19 +84,7 @@ def test_damaged_embedding_cache_is_one_line_and_results_stay(tmp_path):
         EmbeddingCache(tmp_path, "blind:unigram")
     assert str(cache.path) in str(err.value) and "--cache DIR" in str(err.value)
 
-    from test_store import _all_passed
-
-    from autocomp.config import parse_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
-
-    cfg = parse_config({"name": "c", "concepts": [{"task": "shape_color", "n": [2],
-                                                   "count": 3}],
-                        "generate": {"options": {"size": 64}}})
-    run = Run.create(cfg, tmp_path / "run")
-    run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
-    _all_passed(run)
-    run_pipeline(run, stages=("build",), progress=False)
+    run = _run(tmp_path)
     runner = CliRunner()
     ok = runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle"])
     assert ok.exit_code == 0, ok.output
@@ -135,17 +146,8 @@ def test_two_runs_with_different_configs_started_at_once_one_is_refused(tmp_path
 
 
 def test_status_writes_nothing(tmp_path):
-    from test_store import _all_passed
-
-    from autocomp.config import parse_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
-
-    cfg = parse_config({"name": "s", "concepts": [{"task": "scenes", "count": 4}],
-                        "generate": {"options": {"size": 64}}})
-    run = Run.create(cfg, tmp_path / "run")
-    run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
-    _all_passed(run)
+    run = _run(tmp_path, ("concepts", "captions", "images", "validation"),
+               {"task": "scenes", "count": 4})
 
     def snapshot():
         return {str(p): (p.stat().st_mtime_ns, p.stat().st_size)
@@ -159,16 +161,11 @@ def test_status_writes_nothing(tmp_path):
 
 
 def test_a_damaged_line_inside_a_part_file_is_skipped_and_redone(tmp_path):
-    from autocomp.config import parse_config
     from autocomp.runtime.parts import part_files, read_part
     from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
 
-    cfg = parse_config({"name": "p", "concepts": [{"task": "shape_color", "n": [2],
-                                                   "count": 6}],
-                        "generate": {"options": {"size": 64}}})
-    run = Run.create(cfg, tmp_path / "run")
-    run_pipeline(run, stages=("concepts", "captions"), progress=False)
+    run = _run(tmp_path, ("concepts", "captions"),
+               {"task": "shape_color", "n": [2], "count": 6})
     (part,) = part_files(run.dir / "captions")
     lines = part.read_text().splitlines(keepends=True)
     lost = lines[2]
@@ -181,23 +178,6 @@ def test_a_damaged_line_inside_a_part_file_is_skipped_and_redone(tmp_path):
     with pytest.warns(UserWarning):
         run_pipeline(run, stages=("captions",), progress=False)  # the item is done again
     assert lost in (run.dir / "captions" / "merged.jsonl").read_text()
-
-
-def _small_run(tmp_path):
-    from test_store import _all_passed
-
-    from autocomp.config import parse_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
-
-    cfg = parse_config({"name": "e", "concepts": [{"task": "shape_color", "n": [2],
-                                                   "count": 3}],
-                        "generate": {"options": {"size": 64}}})
-    run = Run.create(cfg, tmp_path / "run")
-    run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
-    _all_passed(run)
-    run_pipeline(run, stages=("build",), progress=False)
-    return run
 
 
 @pytest.mark.parametrize("image, needle", [
@@ -215,7 +195,7 @@ def test_eval_item_images_are_confined_and_checked(tmp_path, image, needle):
 
     from tiny_models import tiny_open_clip
 
-    run = _small_run(tmp_path)
+    run = _run(tmp_path)
     os.mkfifo(run.dir / "images" / "fifo")
     good = next((run.dir / "images").rglob("*.png")).read_bytes()
     (run.dir / "images" / "truncated.png").write_bytes(good[:len(good) // 2])
@@ -267,15 +247,8 @@ def test_compass_vg_input_types_are_checked_and_counted(tmp_path):
 
 
 def test_damaged_merged_files_are_read_from_the_part_files(tmp_path):
-    from autocomp.config import parse_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
-
-    cfg = parse_config({"name": "m", "concepts": [{"task": "shape_color", "n": [2],
-                                                   "count": 8}],
-                        "generate": {"options": {"size": 64}}})
-    run = Run.create(cfg, tmp_path / "run")
-    run_pipeline(run, stages=("concepts", "captions"), progress=False)
+    run = _run(tmp_path, ("concepts", "captions"),
+               {"task": "shape_color", "n": [2], "count": 8})
     merged = run.dir / "captions" / "merged.jsonl"
     full = merged.read_text()
     want = run.records("captions")
@@ -292,7 +265,7 @@ def test_damaged_merged_files_are_read_from_the_part_files(tmp_path):
 
 
 def test_eval_where_results_cannot_be_written_says_which_option(tmp_path):
-    run = _small_run(tmp_path)
+    run = _run(tmp_path)
     (run.dir / "results").write_text("a file where the results folder goes")
     out = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:oracle"])
     assert out.exit_code != 0 and "pass --output DIR" in out.output, out.output
@@ -352,7 +325,7 @@ def test_hf_scorer_cuts_long_captions_to_the_text_towers_positions(tmp_path):
 
 
 def test_eval_checks_specs_and_device_first_and_redoes_truncated_results(tmp_path):
-    run = _small_run(tmp_path)
+    run = _run(tmp_path)
     runner = CliRunner()
     out = runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
                                "--model", "nosuchfamily:x"])

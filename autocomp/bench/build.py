@@ -20,21 +20,17 @@ from contextlib import ExitStack
 
 from autocomp.bench.store import compact_item, expand
 from autocomp.config import TRACKS
+from autocomp.negatives.chance import benchmarks_for
 from autocomp.negatives.generate import graph_count_problem
 from autocomp.records import atomic_open, dumps, write_jsonl, write_text
 from autocomp.runtime.run import Run
 from autocomp.scene import SceneGraph
 
-N1_KINDS = ("vary_value", "vary_object")
-SCENE_KINDS = ("swap", "confusion")
-
 
 def kinds_for(task, n: int, wanted) -> list[str]:
-    if task.kind == "scene":  # one object: nothing to swap or confuse
-        return [k for k in wanted if k in SCENE_KINDS] if n >= 2 else []
-    if n == 1:
-        return [k for k in wanted if k in N1_KINDS and not task.is_relation]
-    return [k for k in wanted if k not in N1_KINDS]
+    """The wanted benchmark kinds defined for the task at N (negatives.chance)."""
+    defined = benchmarks_for(task, n)
+    return [k for k in wanted if k in defined]
 
 
 def build(run: Run, store: str | None = None) -> dict:

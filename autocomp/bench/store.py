@@ -22,7 +22,6 @@ from autocomp.negatives.contextual import substitute
 from autocomp.negatives.generate import make_negatives
 from autocomp.scene import SceneGraph
 
-STORES = ("compact", "full")
 NO_LIMIT = 10**12  # the build already applied build.max_negatives
 
 

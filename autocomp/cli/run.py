@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from autocomp.config import STORES
 from autocomp.errors import AutocompError
 
 PROCESSES = click.option(
@@ -112,7 +113,7 @@ def validate(run_dir, processes, no_progress):
 
 @click.command("build")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--store", type=click.Choice(["compact", "full"]), default=None,
+@click.option("--store", type=click.Choice(STORES), default=None,
               help="How items are stored: compact (negatives enumerated again when read; "
                    "the default) or full (every negative written out). Rebuilding an old "
                    "run with --store compact migrates it.")

@@ -66,7 +66,6 @@ class Harness:
         self.cache = (EmbeddingCache(cache_dir, scorer.cache_id)
                       if scorer.kind != "item" else None)
         self.encoded = {"images": 0, "captions": 0}
-        self.fresh: dict = {}
 
     # -- filling the cache -------------------------------------------------------------
     def _image(self, name: str, item: str) -> Path:
@@ -82,12 +81,14 @@ class Harness:
             raise AutocompError(f"item {item}: image '{name}' {what}", file=path)
         return path
 
-    def _fill_images(self, refs: list[str], owners: dict | None = None) -> dict[str, str]:
-        keys = {}
-        owners = owners or {}
+    def _fill_images(self, refs: list[str], owners: dict, fresh: dict) -> dict[str, str]:
+        """Encode the images the cache lacks; `owners` names an item per image (for
+        errors), `fresh` receives the vectors encoded here."""
+        keys, files = {}, {}
         for ref in dict.fromkeys(refs):
             path, crop = _split_ref(ref)
-            keys[ref] = file_key(self._image(path, owners.get(ref, "?"))) + (
+            files[ref] = self._image(path, owners.get(ref, "?"))
+            keys[ref] = file_key(files[ref]) + (
                 f":crop={','.join(map(str, crop))}" if crop else "")
         missing = set(self.cache.missing(keys.values()))
         todo = [p for p, k in keys.items() if k in missing]
@@ -95,17 +96,14 @@ class Harness:
         bs = self.scorer.batch_size
         for i in range(0, len(todo), bs):
             batch = todo[i:i + bs]
-            parts = [_split_ref(p) for p in batch]
-            vecs = self.scorer.encode_images([_open(self.run_dir / path, crop,
-                                                    owners.get(ref, "?"))
-                                              for ref, (path, crop) in zip(batch, parts,
-                                                                           strict=True)])
+            vecs = self.scorer.encode_images([_open(files[ref], _split_ref(ref)[1],
+                                                    owners.get(ref, "?")) for ref in batch])
             self.cache.put_many([keys[p] for p in batch], vecs)
-            self._keep([keys[p] for p in batch], vecs)
+            _keep(fresh, [keys[p] for p in batch], vecs)
             self.encoded["images"] += len(batch)
         return keys
 
-    def _fill_texts(self, texts: list[str]) -> dict[str, str]:
+    def _fill_texts(self, texts: list[str], fresh: dict) -> dict[str, str]:
         keys = {t: text_key(t) for t in dict.fromkeys(texts)}
         missing = set(self.cache.missing(keys.values()))
         # similar lengths batch together: a batch is padded (or cut) to its longest caption;
@@ -120,14 +118,9 @@ class Harness:
             batch = todo[i:i + bs]
             vecs = encode(batch)
             self.cache.put_many([keys[t] for t in batch], vecs)
-            self._keep([keys[t] for t in batch], vecs)
+            _keep(fresh, [keys[t] for t in batch], vecs)
             self.encoded["captions"] += len(batch)
         return keys
-
-    def _keep(self, keys: list[str], vectors) -> None:
-        """Hold what was just encoded, as the cache would give it back (float32 rows)."""
-        rows = np.asarray(vectors, dtype=np.float32).reshape(len(keys), -1)
-        self.fresh.update(zip(keys, rows, strict=True))
 
     # -- scoring ---------------------------------------------------------------------------
     def _scores(self, chunk: list[dict]) -> list[np.ndarray]:
@@ -146,15 +139,13 @@ class Harness:
                 out.append(np.asarray(self.scorer.score_item(
                     item, cands, {"graph": graph, "task": task}), dtype=np.float64))
             return out
-        self.fresh = {}  # vectors encoded for this chunk: not read back from the cache
-        tkeys = self._fill_texts([c for item in chunk for c in captions_of(item)])
+        vecs: dict = {}  # what this chunk encodes is used as is, not read back from the cache
+        tkeys = self._fill_texts([c for item in chunk for c in captions_of(item)], vecs)
         ikeys = (self._fill_images([image_ref(i) for i in chunk],
-                                   {image_ref(i): i["id"] for i in chunk})
+                                   {image_ref(i): i["id"] for i in chunk}, vecs)
                  if kind == "dual" else {})
-        vecs = self.fresh
         vecs.update(self.cache.get_many([k for k in (*tkeys.values(), *ikeys.values())
                                          if k not in vecs]))
-        self.fresh = {}
         out = []
         for item in chunk:
             texts = np.stack([vecs[tkeys[c]] for c in captions_of(item)])
@@ -226,6 +217,12 @@ class Harness:
     def close(self) -> None:
         if self.cache is not None:
             self.cache.close()
+
+
+def _keep(fresh: dict, keys: list[str], vectors) -> None:
+    """Hold what was just encoded, as the cache would give it back (float32 rows)."""
+    rows = np.asarray(vectors, dtype=np.float32).reshape(len(keys), -1)
+    fresh.update(zip(keys, rows, strict=True))
 
 
 def _open(path: Path, crop=None, item: str = "?"):

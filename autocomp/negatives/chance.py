@@ -18,6 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from autocomp.concepts.sampling import concept_graph
 from autocomp.concepts.task import Task
+from autocomp.negatives import scene
 from autocomp.negatives.generate import make_negatives
 
 MAX_TUPLES = 512
@@ -29,8 +30,10 @@ def percent(x: float) -> float:
 
 
 def benchmarks_for(task: Task, n: int) -> tuple[str, ...]:
+    """The benchmark kinds defined at N: swap and confusion from N = 2, the N = 1
+    variations for attribute tasks; scene tasks have nothing to swap with one object."""
     if task.kind == "scene":
-        return ("swap", "confusion") if n >= 2 else ()
+        return scene.KINDS if n >= 2 else ()
     if n >= 2:
         return ("swap", "confusion")
     return () if task.is_relation else ("vary_value", "vary_object")

@@ -31,8 +31,8 @@ from autocomp.errors import AutocompError
 from autocomp.registry import check_options
 from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
-from autocomp.synth.layout import UNMARKED_SIDE, drawn_scale, layout, nearest_scale, overlaps
-from autocomp.synth.shapes import SHAPES, pattern_tone, render
+from autocomp.synth.layout import layout, overlaps
+from autocomp.synth.shapes import SHAPES, pattern_pitch, pattern_tone, render
 
 FAULTS = ("drop_object", "wrong_color", "swap", "grey_background")
 PALETTE = ((230, 25, 75), (60, 130, 230), (60, 180, 75), (255, 200, 25), (245, 130, 48),
@@ -78,6 +78,8 @@ class ProceduralGenerator:
                     f"'{task.objects.name}' has {', '.join(repr(m) for m in missing[:5])}"
                     f"{' ...' if len(missing) > 5 else ''} (use the diffusers generator)")
         if task.kind == "scene":
+            from autocomp.synth.scenes import scene_cannot_draw
+
             return scene_cannot_draw(task)
         for entry in task.values.entries:
             if task.is_relation:
@@ -100,7 +102,9 @@ class ProceduralGenerator:
         rng = random.Random(f"procedural:{req.seed}")
         shapes = [n if n in SHAPES else stand_in(n) for n in names] if self.stand_ins else names
         if task.kind == "scene":
-            return self._scene(req, shapes, relations, rng)
+            from autocomp.synth.scenes import draw_scene
+
+            return draw_scene(self, req, shapes, relations, rng)
         geometry = {e.name: e.geometry for e in task.values.entries} if task.is_relation else {}
         boxes = layout(shapes, relations, geometry, size, rng)
         if task.is_relation:
@@ -112,8 +116,8 @@ class ProceduralGenerator:
             rgbs = [task.values[c].rgb for c in colors]
         scene = {"boxes": boxes, "colors": colors, "rgbs": rgbs, "drawn": [True] * len(names),
                  "background": "white" if req.track == "minimal" else "room"}
-        faults = self._inject(req, scene, shapes, relations, geometry)
-        img = self._draw(scene, shapes, rng)
+        faults = self.inject_faults(req, scene, shapes, relations, geometry)
+        img = self.draw(scene, shapes, rng)
         truth = {"background": scene["background"], "objects": [
             {"slot": i, "name": n, "box": list(b), "color": c, "rgb": list(rgb), "drawn": d}
             for i, (n, b, c, rgb, d) in enumerate(zip(names, scene["boxes"], scene["colors"],
@@ -124,7 +128,9 @@ class ProceduralGenerator:
             truth["stand_ins"] = dict(zip(names, shapes, strict=True))
         return GeneratedImage(img, truth, faults)
 
-    def _draw(self, scene: dict, shapes, rng):
+    def draw(self, scene: dict, shapes, rng):
+        """The image of a laid-out scene (boxes, rgbs, drawn, background, patterns); records
+        in scene["pattern_share"] how much of each patterned object its pattern covers."""
         size = self.size
         img = (background.room(size, rng) if scene["background"] == "room" else
                background.plain(size, background.GREY if scene["background"] == "grey"
@@ -145,54 +151,7 @@ class ProceduralGenerator:
                     scene["pattern_share"][i] = float(toned.sum() / max(1, solid.sum()))
         return img
 
-    def _scene(self, req: ImageRequest, shapes, relations, rng) -> GeneratedImage:
-        """A scene concept: each object in its color (else a palette color), at its size
-        word's scale, with its texture; spatial relations by the GenEval rule."""
-        task, graph, size = req.task, req.graph, self.size
-        geometry = {e.name: e.geometry for e in task.relations.entries}
-        looks = [scene_look(task, o) for o in graph.objects]
-        start = rng.randrange(len(PALETTE))
-        rgbs = [look["rgb"] or PALETTE[(start + i) % len(PALETTE)]
-                for i, look in enumerate(looks)]
-        heights = [UNMARKED_SIDE * size * look["scale"] * rng.uniform(0.94, 1.06)
-                   / max(SHAPES[n].aspect, 1.0) for n, look in zip(shapes, looks, strict=True)]
-        shrunk = False
-        try:
-            boxes = layout(shapes, relations, geometry, size, rng, tries=600, heights=heights,
-                           shrink=False)
-        except RuntimeError:  # too big to fit as asked: smaller, so sizes may not read
-            boxes = layout(shapes, relations, geometry, size, rng, heights=heights)
-            shrunk = True
-        scene = {"boxes": boxes, "colors": [look["color"] for look in looks], "rgbs": rgbs,
-                 "patterns": [look["pattern"] for look in looks],
-                 "drawn": [True] * len(shapes),
-                 "background": "white" if req.track == "minimal" else "room"}
-        faults = self._inject(req, scene, shapes, relations, geometry)
-        img = self._draw(scene, shapes, rng)
-        truth = {"background": scene["background"], "objects": [
-            {"slot": i, "name": o.name, "box": list(b), "attributes": list(o.attributes),
-             "color": c, "rgb": list(rgb), "pattern": p, "scale": look["scale"], "drawn": d}
-            for i, (o, b, c, rgb, p, look, d) in enumerate(zip(
-                graph.objects, scene["boxes"], scene["colors"], scene["rgbs"],
-                scene["patterns"], looks, scene["drawn"], strict=True))]}
-        truth["expect"] = expected_outcomes(faults, req.track)
-        if any(p is not None and p < MIN_PATTERN_SHARE for p in scene["pattern_share"]):
-            truth["expect"]["attributes"] = False  # a texture with no room to show
-            truth["pattern_share"] = scene["pattern_share"]
-        if shrunk:  # drawn smaller than asked: do the size words still read right?
-            truth["shrunk"] = True
-            for obj, box in zip(graph.objects, scene["boxes"], strict=True):
-                for value in obj.attributes:
-                    vocab = task.vocab_of_value[value]
-                    scales = {e.name: e.scale for e in vocab.entries if e.scale is not None}
-                    if value in scales and nearest_scale(drawn_scale(box, size),
-                                                         scales) != value:
-                        truth["expect"]["attributes"] = False
-        if list(shapes) != list(graph.names):
-            truth["stand_ins"] = dict(zip(graph.names, shapes, strict=True))
-        return GeneratedImage(img, truth, faults)
-
-    def _inject(self, req, scene, names, relations, geometry) -> list[dict]:
+    def inject_faults(self, req, scene, names, relations, geometry) -> list[dict]:
         rng = random.Random(f"faults:{req.seed}:{req.track}")
         draws = {f: rng.random() for f in FAULTS}  # one draw each, whatever applies
         picks = random.Random(f"fault-picks:{req.seed}:{req.track}")
@@ -207,8 +166,12 @@ class ProceduralGenerator:
             slot = picks.choice(colored)
             vocab = color_vocabulary(req.task, scene["colors"][slot])
             obj = req.graph.objects[slot]
-            own = (scene_look(req.task, obj)["color"] if req.task.kind == "scene"
-                   else obj.attributes[0])
+            if req.task.kind == "scene":
+                from autocomp.synth.scenes import scene_look
+
+                own = scene_look(req.task, obj)["color"]
+            else:
+                own = obj.attributes[0]
             taken = {scene["colors"][slot], own}
             other = picks.choice([v for v in vocab.names if v not in taken])
             faults.append({"kind": "wrong_color", "slot": slot, "from": scene["colors"][slot],
@@ -258,45 +221,9 @@ class ProceduralGenerator:
         return None
 
 
-MIN_PATTERN_SHARE = 0.015  # a texture covering less of its object does not read (pixels)
-
-
-def pattern_pitch(size: int) -> int:
-    """The period of a drawn texture, in pixels, for a canvas of `size`."""
-    return max(8, round(0.04 * size))
-
-
 def color_vocabulary(task, value: str):
     """The vocabulary of a color value (a task's values, or a scene task's attribute)."""
     return task.vocab_of_value[value] if task.kind == "scene" else task.values
-
-
-def scene_look(task, obj) -> dict:
-    """How a scene object is drawn: color (rgb), scale and pattern from its attributes."""
-    look = {"color": None, "rgb": None, "scale": 1.0, "pattern": None}
-    for value in obj.attributes:
-        entry = task.vocab_of_value[value][value]
-        if entry.rgb is not None:
-            look["color"], look["rgb"] = value, entry.rgb
-        elif entry.scale is not None:
-            look["scale"] = entry.scale
-        elif entry.pattern is not None:
-            look["pattern"] = entry.pattern
-    return look
-
-
-def scene_cannot_draw(task) -> str | None:
-    for vocab in task.attributes:
-        for entry in vocab.entries:
-            if entry.rgb is None and entry.scale is None and entry.pattern is None:
-                return (f"value '{entry.name}' of vocabulary '{vocab.name}' has no rgb, scale "
-                        "or pattern; the procedural generator draws colors, size words and "
-                        "textures")
-    for entry in task.relations.entries:
-        if not {"dx", "dy"} <= set(entry.geometry or {}):
-            return (f"relation '{entry.name}' of vocabulary '{task.relations.name}' has no "
-                    "dx/dy geometry; scene tasks draw spatial relations only")
-    return None
 
 
 def stand_in(name: str) -> str:

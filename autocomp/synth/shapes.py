@@ -134,6 +134,12 @@ def fill_fraction(name: str) -> float:
 
 
 PATTERN_LIGHT, PATTERN_DARK = (214, 214, 214), (64, 64, 64)
+MIN_PATTERN_SHARE = 0.015  # a texture covering less of its object does not read (pixels)
+
+
+def pattern_pitch(size: int) -> int:
+    """The period of a drawn texture, in pixels, for a canvas of `size`."""
+    return max(8, round(0.04 * size))
 
 
 def luminance(rgb) -> float:

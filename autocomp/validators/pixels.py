@@ -29,8 +29,7 @@ import numpy as np
 
 from autocomp.registry import check_options
 from autocomp.synth.layout import drawn_scale, nearest_scale, relation_component, size_ratio
-from autocomp.synth.procedural import MIN_PATTERN_SHARE
-from autocomp.synth.shapes import pattern_tone
+from autocomp.synth.shapes import MIN_PATTERN_SHARE, pattern_tone
 from autocomp.validators.base import Detection, Question
 
 SIZE_LARGER = 1.25
