@@ -339,7 +339,7 @@ def test_distributed_eval_under_accelerate_launch(run, tmp_path):
 
 
 def _choice_reply(pick):
-    """A fake chat server answer: `pick(options, n)` -> the text the model says."""
+    """A fake chat server answer: `pick(options, prompt)` -> the text the model says."""
     import re as _re
 
     def reply(body):
@@ -347,9 +347,8 @@ def _choice_reply(pick):
         options = _re.findall(r"^(\d+)\. (.*)$", user, flags=_re.M)
         return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
                 "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                    "role": "assistant", "content": pick(options, len(reply.calls))}}]}
+                    "role": "assistant", "content": pick(options, user)}}]}
 
-    reply.calls = []
     return reply
 
 
@@ -391,11 +390,10 @@ def test_blind_choice_sits_at_chance_and_subsamples_confusion(run, fake_openai, 
 def test_blind_choice_retries_an_invalid_answer_then_scores_it_wrong(run, fake_openai,
                                                                      tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
-    calls = []
 
-    def odd_invalid(options, _):  # every first answer is junk, every retry a valid number
-        calls.append(1)
-        return "I cannot see the image." if len(calls) % 2 else f"Option {len(options)}"
+    def odd_invalid(options, prompt):  # every first answer is junk, every retry a number
+        retry = "must be one number" in prompt
+        return f"Option {len(options)}" if retry else "I cannot see the image."
 
     fake_openai.reply = staticmethod(_choice_reply(odd_invalid))
     out = tmp_path / "retry"

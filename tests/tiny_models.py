@@ -244,6 +244,51 @@ def tiny_gemma_vlm(folder: Path) -> Path:
     return folder
 
 
+LLAVA_TEMPLATE = (
+    "{% for m in messages %}{{ 'USER: ' if m['role'] == 'user' else 'ASSISTANT: ' }}"
+    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
+    "{% if c['type'] == 'image' %}<image>\n{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "{% endif %}\n{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}")
+
+
+def tiny_llava_vlm(folder: Path) -> Path:
+    """A 2-layer LLaVA (CLIP vision tower, Llama text model): a second image-text-to-text
+    family beside Gemma-3, with its own processor and chat template."""
+    import torch
+    import transformers as T
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tk = Tokenizer(models.BPE(unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    tk.train_from_iterator(SENTENCES * 4, trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<pad>", "<unk>", "<s>", "</s>", "<image>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    ids = tk.get_vocab()
+    tok = T.PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>",
+                                    bos_token="<s>", eos_token="</s>",
+                                    chat_template=LLAVA_TEMPLATE,
+                                    extra_special_tokens={"image_token": "<image>"})
+    vision = T.CLIPVisionConfig(image_size=32, patch_size=8, hidden_size=32,
+                                intermediate_size=37, num_hidden_layers=2,
+                                num_attention_heads=2, projection_dim=16)
+    text = T.LlamaConfig(vocab_size=len(ids), hidden_size=32, intermediate_size=37,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                         max_position_embeddings=2048, pad_token_id=ids["<pad>"],
+                         bos_token_id=ids["<s>"], eos_token_id=ids["</s>"])
+    cfg = T.LlavaConfig(vision_config=vision.to_dict(), text_config=text.to_dict(),
+                        image_token_index=ids["<image>"], vision_feature_layer=-1,
+                        vision_feature_select_strategy="default")
+    torch.manual_seed(0)
+    T.LlavaForConditionalGeneration(cfg).save_pretrained(folder)
+    T.LlavaProcessor(image_processor=T.CLIPImageProcessor(
+        size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}),
+        tokenizer=tok, patch_size=8, vision_feature_select_strategy="default",
+        image_token="<image>", chat_template=LLAVA_TEMPLATE,
+        num_additional_image_tokens=1).save_pretrained(folder)
+    return folder
+
+
 def tiny_grounding_dino(folder: Path) -> Path:
     import torch
     import transformers as T

@@ -12,7 +12,8 @@ import click
 @click.option("--model", "models", multiple=True,
               help="FAMILY:NAME[@PRETRAINED], repeatable: open_clip:ViT-B-32@laion2b_s34b_b79k, "
                    "open_clip:local-dir:/w, hf:google/siglip-base-patch16-224, hf:/w, "
-                   "reference:oracle|bag-of-concepts|random, blind:unigram, blind:lm@gpt2.")
+                   "reference:oracle|bag-of-concepts|random, blind:unigram, blind:lm@gpt2, "
+                   "blind:choice@ID, vlm:ID (a generative VLM), vlm:openai:MODEL.")
 @click.option("--models-file", type=click.Path(path_type=Path), default=None,
               help="A model-set YAML (e.g. configs/models/autocomp-cp.yaml).")
 @click.option("--benchmark", "patterns", multiple=True,

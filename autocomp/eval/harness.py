@@ -126,7 +126,7 @@ class Harness:
     def _scores(self, chunk: list[dict]) -> list[np.ndarray]:
         kind = self.scorer.kind
         if kind == "item":
-            out = []
+            entries = []
             for item in chunk:
                 task = self.tasks.get(item["task"])
                 if "graph" in item:
@@ -136,9 +136,13 @@ class Harness:
                                       for n in item["negatives"]]]
                 else:  # SugarCrepe, CREPE, tables: captions only, no scene graphs
                     graph, cands = None, [None] * (1 + len(item["negatives"]))
-                out.append(np.asarray(self.scorer.score_item(
-                    item, cands, {"graph": graph, "task": task}), dtype=np.float64))
-            return out
+                image = None
+                if getattr(self.scorer, "needs_image", False):
+                    ref = image_ref(item)
+                    path, crop = _split_ref(ref)
+                    image = _open(self._image(path, item["id"]), crop, item["id"])
+                entries.append((item, cands, {"graph": graph, "task": task}, image))
+            return [np.asarray(s, dtype=np.float64) for s in self.scorer.score_items(entries)]
         vecs: dict = {}  # what this chunk encodes is used as is, not read back from the cache
         tkeys = self._fill_texts([c for item in chunk for c in captions_of(item)], vecs)
         ikeys = (self._fill_images([image_ref(i) for i in chunk],

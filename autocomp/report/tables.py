@@ -3,6 +3,7 @@
   Table 4   accuracy per task x N x track x (swap, confusion), a Random Chance row first
   Table 5   paired set: Min vs Ctx (swap / confusion) and the deltas
   Table 6   error categories of confusion mistakes (attribute tasks), averaged per family
+  Table 7   generative VLMs (vlm family) choosing among the captions, their own chance row
   Table 8   N = 1: vary value / vary object, per track
   Table 9   text-only (blind) scorers, tie-aware: where the captions give the answer away
   Table 13  per-relation accuracy on relation tasks, N = 2 swap
@@ -17,6 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from autocomp.errors import AutocompError
+from autocomp.eval.scorers.choice import MAX_OPTIONS
 
 TRACK_SHORT = {"minimal": "Min", "contextual": "Ctx"}
 KIND_SHORT = {"swap": "Swap", "confusion": "Conf.", "vary_value": "Vary value",
@@ -112,16 +114,42 @@ def table4(results, labels=None, metric="accuracy", only=None, title=None) -> Ta
         return None
     header = ["Model", *[f"{t} N={n} {TRACK_SHORT.get(tr, tr)} {KIND_SHORT[k]}"
                          for t, n, tr, k in cols]]
-    chance = []
-    for c in cols:
-        cell = next((r for (m, *key), r in idx.items() if tuple(key) == c), None)
-        chance.append(r1(cell["chance"]) if cell else "-")
-    rows = [["Random Chance", *chance]]
+    # a multiple-choice scorer shown 50 of a confusion item's captions has its own chance:
+    # a second row where the table mixes it with scorers that see every caption
+    full = _chance([r for r in results if not _subsampled(r)])
+    part = _chance([r for r in results if _subsampled(r)])
+    rows = [["Random Chance", *[r1(full.get(c, part.get(c))) if c in full or c in part
+                                else "-" for c in cols]]]
+    if any(c in full and c in part for c in cols):
+        rows.append([f"Random Chance ({MAX_OPTIONS} options)",
+                     *[r1(part[c]) if c in part else "-" for c in cols]])
     for m in models:
         rows.append([labels.get(m, m), *[
             r1(idx[(m, *c)]["metrics"][metric]) if (m, *c) in idx else "-" for c in cols]])
     return Table(title or "Table 4: accuracy (%), positive strictly above every negative",
                  header, rows)
+
+
+def _subsampled(result: dict) -> bool:
+    return bool((result.get("scorer_stats") or {}).get("subsampled"))
+
+
+def _chance(results) -> dict:
+    by_col = {}
+    for r in results:
+        by_col.setdefault((r["task"], r["n"], r["track"], r["kind"]), r["chance"])
+    return by_col
+
+
+def table7(results, labels=None) -> Table | None:
+    """Generative VLMs choosing among the captions (vlm family)."""
+    return table4(results, labels, only=_is_vlm,
+                  title="Table 7: generative VLMs choosing among the captions, accuracy (%); "
+                        f"confusion shows the positive + {MAX_OPTIONS - 1} negatives")
+
+
+def _is_vlm(model: str) -> bool:
+    return model.startswith("vlm:")
 
 
 def table9(results, labels=None) -> Table | None:
@@ -231,8 +259,9 @@ def all_tables(results, labels=None) -> list[Table]:
     from autocomp.report.external import EXTERNAL, external_tables
 
     ours = [r for r in results if r.get("format", "run") not in EXTERNAL]
-    tables = [table4(ours, labels), table5(ours, labels), *table6(ours),
-              table8(ours, labels), table9(ours, labels), table13(ours, labels)]
+    tables = [table4(ours, labels, only=lambda m: not _is_vlm(m)), table5(ours, labels),
+              *table6(ours), table7(ours, labels), table8(ours, labels),
+              table9(ours, labels), table13(ours, labels)]
     return [t for t in tables if t is not None] + external_tables(results, labels)
 
 

@@ -32,6 +32,16 @@ def _pil(image: np.ndarray):
     return Image.fromarray(np.asarray(image)[..., :3].astype(np.uint8), "RGB")
 
 
+def _padding(proc) -> dict:
+    """Batch padding for apply_chat_template: transformers 5 takes the processor's own
+    arguments in `processor_kwargs`, 4.x as keywords."""
+    import inspect
+
+    if "processor_kwargs" in inspect.signature(proc.apply_chat_template).parameters:
+        return {"processor_kwargs": {"padding": True}}
+    return {"padding": True}
+
+
 class TransformersAnswerer(OnDevice):
     OPTIONS = {"model": str, "max_new_tokens": int, "dtype": str, "device": str,
                "trust_remote_code": bool}
@@ -61,25 +71,28 @@ class TransformersAnswerer(OnDevice):
 
     def answer(self, image: np.ndarray, questions: Sequence[Question],
                detections=()) -> list[dict]:
-        if not questions:
+        pil = _pil(image)
+        return [{"answer": " ".join(t.split()), "evidence": {"model": self.model_ref}}
+                for t in self.ask([(pil, q.text) for q in questions])]
+
+    def ask(self, pairs: Sequence[tuple]) -> list[str]:
+        """One greedy answer per (PIL image, question text), in one batch."""
+        if not pairs:
             return []
         import torch
 
         proc, model = self._load()
-        pil = _pil(image)
         convs = [[{"role": "user", "content": [{"type": "image", "image": pil},
-                                               {"type": "text", "text": q.text}]}]
-                 for q in questions]
+                                               {"type": "text", "text": text}]}]
+                 for pil, text in pairs]
         enc = proc.apply_chat_template(convs, tokenize=True, return_dict=True,
                                        return_tensors="pt", add_generation_prompt=True,
-                                       padding=True)
+                                       **_padding(proc))
         enc = {k: (v.to(model.device, dtype=model.dtype) if k == "pixel_values" else
                    v.to(model.device)) for k, v in enc.items()}
         with torch.inference_mode():
             out = model.generate(**enc, do_sample=False, max_new_tokens=self.max_new_tokens)
-        texts = proc.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
-        return [{"answer": " ".join(t.split()), "evidence": {"model": self.model_ref}}
-                for t in texts]
+        return proc.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
 
 
 class OpenAIAnswerer:
@@ -95,13 +108,25 @@ class OpenAIAnswerer:
 
     def answer(self, image: np.ndarray, questions: Sequence[Question],
                detections=()) -> list[dict]:
-        buf = io.BytesIO()
-        _pil(image).save(buf, format="PNG")
-        url = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
-        convs = [[{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
-                                               {"type": "text", "text": q.text}]}]
-                 for q in questions]
-        params = [{"temperature": 0.0, "max_tokens": self.max_tokens}] * len(questions)
-        texts = self.chat.complete_many(convs, params)
+        pil = _pil(image)
         return [{"answer": " ".join(t.split()), "evidence": {"model": self.chat.model}}
-                for t in texts]
+                for t in self.ask([(pil, q.text) for q in questions])]
+
+    def ask(self, pairs: Sequence[tuple]) -> list[str]:
+        """One answer (temperature 0) per (PIL image, question text); requests concurrent."""
+        urls = {}
+        convs = []
+        for pil, text in pairs:
+            if id(pil) not in urls:
+                urls[id(pil)] = png_data_url(pil)
+            convs.append([{"role": "user", "content": [
+                {"type": "image_url", "image_url": {"url": urls[id(pil)]}},
+                {"type": "text", "text": text}]}])
+        params = [{"temperature": 0.0, "max_tokens": self.max_tokens}] * len(convs)
+        return self.chat.complete_many(convs, params)
+
+
+def png_data_url(pil) -> str:
+    buf = io.BytesIO()
+    pil.save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()

@@ -4,6 +4,8 @@
   open_clip:local-dir:/weights/my-clip    hf:google/siglip-base-patch16-224   hf:/weights/clip
   reference:oracle   reference:bag-of-concepts   reference:random[@seed]
   blind:unigram      blind:lm@gpt2            blind:lm@/weights/my-lm
+  blind:choice@google/gemma-3-12b-it           blind:choice@openai:MODEL
+  vlm:google/gemma-3-12b-it   vlm:/weights/qwen2.5-vl   vlm:openai:MODEL
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ SCORERS = {
     "hf": "autocomp.eval.scorers.hf_scorer:HFScorer",
     "reference": "autocomp.eval.scorers.reference:make_reference",
     "blind": "autocomp.eval.scorers.blind:make_blind",
+    "vlm": "autocomp.eval.scorers.vlm:VLMChoice",
 }
 
 

@@ -4,7 +4,8 @@
          by their dot product (cosine similarity). Embeddings are cached by content.
   text   score_texts gives one number per caption, image unseen (blind baselines); cached
          per caption like a 1-d embedding.
-  item   score_item sees the item and its ground truth (reference scorers); not cached.
+  item   score_item sees the item and its ground truth (reference scorers), or its image
+         and captions (multiple-choice test takers: blind:choice, vlm); not cached.
 Heavy models load on first use, never in __init__.
 """
 
@@ -53,10 +54,16 @@ class TextScorer(Scorer):
 
 class ItemScorer(Scorer):
     kind = "item"
+    needs_image = False  # True: the harness opens each item's image (PIL RGB) and passes it
 
     def score_item(self, item: dict, candidates: list[dict], truth: dict) -> list[float]:
         """Scores for [positive, *negatives]; `candidates` carry each one's scene graph."""
         raise NotImplementedError
+
+    def score_items(self, entries: list[tuple]) -> list[list[float]]:
+        """Scores for a chunk of (item, candidates, truth, image or None) entries; a scorer
+        that batches (a VLM) answers the chunk at once."""
+        return [self.score_item(item, cands, truth) for item, cands, truth, _ in entries]
 
 
 def normalise(x: np.ndarray) -> np.ndarray:

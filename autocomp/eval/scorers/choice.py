@@ -1,16 +1,17 @@
-"""blind:choice -- the paper's blind baseline (Auto-Comp Table 9): a text-only LLM picks, among
-the item's shuffled captions, the one most likely to describe an image it cannot see.
+"""Multiple-choice test takers: a model reads an item's shuffled captions as options and names
+one. Two families share this loop:
 
-  blind:choice@google/gemma-3-12b-it        a chat model through transformers (id or folder)
-  blind:choice@transformers:/weights/llm    the same, backend named
-  blind:choice@openai:MODEL                 an OpenAI-compatible server ($OPENAI_BASE_URL)
+  blind:choice@ID     the paper's blind baseline (Auto-Comp Table 9): a text-only chat LLM,
+                      image unseen, options numbered 1..K
+  vlm:ID              a generative VLM (Auto-Comp Table 7): sees the image, options
+                      lettered A..Z, AA..AX (vlm.py)
 
 Items with more than 49 negatives (confusion) are shown the positive and 49 negatives drawn
 with a seed from the item id; the others are not shown, score -inf, and the chance row of
-the harness counts only the 50 shown (2.0%). Options are numbered 1..K in an order shuffled
-per item (seeded). An answer that names no option number is retried once (sampling anew);
-after that the item is scored wrong (the positive 0, every shown negative 1). The scorer
-counts questions, retries and invalid answers (`stats`, written into the result JSON).
+the harness counts only the 50 shown (2.0%). The order is shuffled per item (seeded). An
+answer that names no option is asked once more, with a reminder of the labels; after that
+the item is scored wrong (the positive 0, every shown negative 1). The scorer counts
+questions, retries and invalid answers (`stats`, written into the result JSON).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import string
 
 import numpy as np
 
@@ -25,11 +27,6 @@ from autocomp.errors import AutocompError
 from autocomp.eval.scorers.base import ItemScorer
 
 MAX_OPTIONS = 50  # the positive + 49 negatives, as the paper subsamples confusion
-SYSTEM = ("You are taking a multiple-choice test about images. You cannot see the image. "
-          "Answer with the number of one option and nothing else.")
-USER = ("One of these captions is the true description of an image; the others were made "
-        "from it by changing words. Which one is the true caption?\n\n{options}\n\n"
-        "Answer with the option number only.")
 
 
 def _seed(*parts) -> int:
@@ -45,7 +42,129 @@ def parse_choice(answer: str | None, k: int) -> int | None:
     return None
 
 
-class MultipleChoice(ItemScorer):
+def letters(k: int) -> list[str]:
+    """Option labels A..Z, then AA, AB, ... (50 options end at AX)."""
+    up = string.ascii_uppercase
+    return [up[i] if i < 26 else up[i // 26 - 1] + up[i % 26] for i in range(k)]
+
+
+def parse_letter(answer: str | None, k: int, options: list[str] | None = None) -> int | None:
+    """The option an answer names (0-based), or None. Read in this order: the whole answer
+    is a label ("B", "(b)", "AC."); "answer/option [is] X"; a label opening the answer ("B.
+    a red cube ..."); the answer is exactly one option's caption. A lone article "A" inside
+    a sentence is not read as a label."""
+    labels = letters(k)
+    index = {lab: i for i, lab in enumerate(labels)}
+    text = " ".join((answer or "").split())
+    bare = text.strip(" .:)(*[]'\"").upper()
+    if bare in index:
+        return index[bare]
+    m = re.search(r"\b(?:answer|option|choice)\b(?:\s+is)?\s*[:\-]?\s*\(?\**([A-Za-z]{1,2})\b",
+                  text, flags=re.I)
+    if m and m.group(1).upper() in index:
+        return index[m.group(1).upper()]
+    m = re.match(r"\**\(?([A-Z]{1,2})\s*[).:]", text)
+    if m and m.group(1) in index:
+        return index[m.group(1)]
+    if options:
+        said = text.strip(" .\"'").lower()
+        hits = [i for i, o in enumerate(options) if o.strip(" .").lower() == said]
+        if len(hits) == 1:
+            return hits[0]
+    return None
+
+
+class ChoiceScorer(ItemScorer):
+    """The loop: pick the options, put them, read the answer, retry once, score."""
+
+    stats_keys = ("questions", "retried", "invalid", "subsampled")
+
+    def __init__(self, name, pretrained=None, **kw):
+        super().__init__(name, pretrained, **kw)
+        self.stats = dict.fromkeys(self.stats_keys, 0)
+
+    # what a family defines
+    def labels(self, k: int) -> list[str]:
+        raise NotImplementedError
+
+    def parse(self, answer: str, k: int, options: list[str]) -> int | None:
+        raise NotImplementedError
+
+    def prompt(self, options: str, labels: list[str], retry: bool) -> str:
+        raise NotImplementedError
+
+    def ask(self, questions: list[tuple]) -> list[str]:
+        """Answers to (item, image or None, prompt, attempt) tuples, in order."""
+        raise NotImplementedError
+
+    # shared
+    def shown(self, item: dict) -> list[int]:
+        """Indices (0 = positive) of the candidates put to the model."""
+        n = len(item["negatives"])
+        if n + 1 <= MAX_OPTIONS:
+            return list(range(n + 1))
+        picked = random.Random(_seed("choice-subsample", item["id"])).sample(
+            range(1, n + 1), MAX_OPTIONS - 1)
+        return [0, *sorted(picked)]
+
+    def order(self, item: dict) -> list[int]:
+        """The shown candidates in the order they are put (seeded by the item id)."""
+        order = self.shown(item)
+        random.Random(_seed("choice-order", item["id"])).shuffle(order)
+        return order
+
+    def score_item(self, item, candidates, truth, image=None):
+        return self.score_items([(item, candidates, truth, image)])[0]
+
+    def score_items(self, entries: list[tuple]) -> list[list[float]]:
+        """Scores for each (item, candidates, truth, image) entry, asked as one batch (the
+        retries as a second)."""
+        todo = []
+        scores = []
+        for item, _cands, _truth, image in entries:
+            texts = [item["positive"], *(x["caption"] for x in item["negatives"])]
+            order = self.order(item)
+            labels = self.labels(len(order))
+            opts = [texts[c] for c in order]
+            listing = "\n".join(f"{lab}. {t}" for lab, t in zip(labels, opts, strict=True))
+            s = np.full(len(texts), -np.inf)
+            s[order] = 0.0
+            scores.append(s)
+            todo.append((len(scores) - 1, item, image, listing, labels, opts, order))
+            self.stats["questions"] += 1
+            self.stats["subsampled"] += len(order) < len(texts)
+        for attempt in range(2):
+            if not todo:
+                break
+            answers = self.ask([(item, image, self.prompt(listing, labels, attempt > 0),
+                                 attempt)
+                                for _, item, image, listing, labels, _, _ in todo])
+            left = []
+            for entry, answer in zip(todo, answers, strict=True):
+                pos, _, _, _, labels, opts, order = entry
+                pick = self.parse(answer, len(labels), opts)
+                if pick is not None:
+                    scores[pos][order[pick]] = 1.0
+                else:
+                    left.append(entry)
+            self.stats["retried" if attempt == 0 else "invalid"] += len(left)
+            todo = left
+        for pos, *_, order in todo:  # no valid answer: scored wrong
+            scores[pos][[c for c in order if c != 0]] = 1.0
+        return [s.tolist() for s in scores]
+
+
+SYSTEM = ("You are taking a multiple-choice test about images. You cannot see the image. "
+          "Answer with the number of one option and nothing else.")
+USER = ("One of these captions is the true description of an image; the others were made "
+        "from it by changing words. Which one is the true caption?\n\n{options}\n\n"
+        "Answer with the option number only.")
+USER_RETRY = "\n\nYour answer must be one number from 1 to {k}, nothing else."
+
+
+class MultipleChoice(ChoiceScorer):
+    """blind:choice -- a text-only chat LLM (transformers id or folder, or openai:MODEL)."""
+
     family = "blind"
 
     def __init__(self, name, pretrained=None, **kw):
@@ -58,7 +177,6 @@ class MultipleChoice(ItemScorer):
             backend, model = "transformers", pretrained
         self.backend, self.model = backend, model
         self._writer = None
-        self.stats = {"questions": 0, "retried": 0, "invalid": 0, "subsampled": 0}
 
     def writer(self):
         if self._writer is None:
@@ -70,37 +188,24 @@ class MultipleChoice(ItemScorer):
                 from autocomp.captions.llm import TransformersWriter
 
                 self._writer = TransformersWriter(self.model, max_new_tokens=8,
-                                                  batch_size=1, device=self.device)
+                                                  batch_size=self.batch_size,
+                                                  device=self.device)
         return self._writer
 
-    def shown(self, item: dict) -> list[int]:
-        """Indices (0 = positive) of the candidates put to the model."""
-        n = len(item["negatives"])
-        if n + 1 <= MAX_OPTIONS:
-            return list(range(n + 1))
-        picked = random.Random(_seed("choice-subsample", item["id"])).sample(
-            range(1, n + 1), MAX_OPTIONS - 1)
-        return [0, *sorted(picked)]
+    def labels(self, k):
+        return [str(i + 1) for i in range(k)]
 
-    def score_item(self, item, candidates, truth):
+    def parse(self, answer, k, options):
+        return parse_choice(answer, k)
+
+    def prompt(self, options, labels, retry):
+        return USER.format(options=options) + (USER_RETRY.format(k=len(labels)) if retry
+                                               else "")
+
+    def ask(self, questions):
         from autocomp.captions.writers import CaptionRequest
 
-        texts = [item["positive"], *(x["caption"] for x in item["negatives"])]
-        shown = self.shown(item)
-        order = shown[:]
-        random.Random(_seed("choice-order", item["id"])).shuffle(order)
-        options = "\n".join(f"{i + 1}. {texts[c]}" for i, c in enumerate(order))
-        self.stats["questions"] += 1
-        self.stats["subsampled"] += len(shown) < len(texts)
-        scores = np.full(len(texts), -np.inf)
-        scores[shown] = 0.0
-        for attempt in range(2):
-            req = CaptionRequest(item["id"], None, None, _seed("choice", item["id"]), attempt,
-                                 SYSTEM, USER.format(options=options))
-            pick = parse_choice(self.writer().write([req])[0], len(order))
-            if pick is not None:
-                scores[order[pick]] = 1.0
-                return scores.tolist()
-            self.stats["retried" if attempt == 0 else "invalid"] += 1
-        scores[[c for c in shown if c != 0]] = 1.0  # no valid answer: scored wrong
-        return scores.tolist()
+        reqs = [CaptionRequest(item["id"], None, None, _seed("choice", item["id"]), attempt,
+                               SYSTEM, prompt)
+                for item, _image, prompt, attempt in questions]
+        return self.writer().write(reqs)

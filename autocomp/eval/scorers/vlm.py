@@ -1,0 +1,74 @@
+"""vlm -- generative VLMs as test takers (Auto-Comp Table 7): the model sees the image and
+the item's shuffled captions as lettered options, and names one.
+
+  vlm:google/gemma-3-12b-it          any transformers image-text-to-text model (id or folder)
+  vlm:transformers:/weights/qwen     the same, backend named
+  vlm:openai:MODEL                   an OpenAI-compatible server ($OPENAI_BASE_URL); the
+                                     image goes as a PNG data URL
+
+Decoding is greedy and short (12 new tokens); only the generated tokens are read. Options,
+subsampling (confusion: the positive + 49 negatives), retries and scoring are choice.py's.
+"""
+
+from __future__ import annotations
+
+from autocomp.errors import AutocompError
+from autocomp.eval.scorers.choice import ChoiceScorer, letters, parse_letter
+
+PROMPT = ("Which caption describes this image correctly? Exactly one option is right; the "
+          "others change or rearrange its words.\n\n{options}\n\nAnswer with the letter of "
+          "the correct option only.")
+RETRY = "\n\nYour answer must be a single option letter from {first} to {last}, nothing else."
+MAX_NEW_TOKENS = 12
+
+
+class VLMChoice(ChoiceScorer):
+    family = "vlm"
+    needs_image = True
+
+    def __init__(self, name, pretrained=None, **kw):
+        super().__init__(name, pretrained, **kw)
+        if pretrained:
+            raise AutocompError(f"'vlm:{name}@{pretrained}': a vlm spec takes no @; write "
+                                "vlm:<transformers id or folder> or vlm:openai:<served model>")
+        backend, sep, model = name.partition(":")
+        if not sep or backend not in ("transformers", "openai"):
+            backend, model = "transformers", name
+        if not model:
+            raise AutocompError(f"'vlm:{name}' names no model: vlm:google/gemma-3-12b-it, "
+                                "vlm:/weights/my-vlm or vlm:openai:<served model>")
+        self.backend, self.model = backend, model
+        self._answerer = None
+
+    def answerer(self):
+        if self._answerer is None:
+            if self.backend == "openai":
+                from autocomp.validators.vqa import OpenAIAnswerer
+
+                self._answerer = OpenAIAnswerer(self.model, max_tokens=MAX_NEW_TOKENS)
+            else:
+                from autocomp.validators.vqa import TransformersAnswerer
+
+                self._answerer = TransformersAnswerer(self.model, MAX_NEW_TOKENS,
+                                                      device=self.device)
+        return self._answerer
+
+    def labels(self, k):
+        return letters(k)
+
+    def parse(self, answer, k, options):
+        return parse_letter(answer, k, options)
+
+    def prompt(self, options, labels, retry):
+        return PROMPT.format(options=options) + (
+            RETRY.format(first=labels[0], last=labels[-1]) if retry else "")
+
+    def ask(self, questions):
+        if any(image is None for _, image, _, _ in questions):
+            raise AutocompError("the vlm scorer needs the items' images")
+        out = []
+        bs = self.batch_size if self.backend == "transformers" else len(questions)
+        for i in range(0, len(questions), max(bs, 1)):
+            batch = questions[i:i + bs]
+            out += self.answerer().ask([(image, prompt) for _, image, prompt, _ in batch])
+        return out
