@@ -28,6 +28,10 @@ COMMANDS = {
     "concepts": ("autocomp.cli.concepts:concepts", "Sample concepts of a task into records."),
     "preview": ("autocomp.cli.preview:preview_cmd", "Show one concept, its caption and negatives."),
     "chance": ("autocomp.cli.chance:chance", "Chance levels of the built-in tasks (Table 4)."),
+    "select": ("autocomp.cli.select:select", "Caption diversity and CLIPScore of runs side by "
+               "side (Tables 15, 16)."),
+    "review": ("autocomp.cli.review:review", "Human validation page for a run; --report for "
+               "concordance and human accuracy (Tables 10, 17)."),
 }
 
 
