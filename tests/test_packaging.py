@@ -23,6 +23,7 @@ def test_wheel_ships_data_and_finds_it(tmp_path):
     assert "autocomp/_data/prompts/contextual_system.txt" in names
     assert "autocomp/_data/prompts/contextual_retry.txt" in names
     assert "autocomp/_data/configs/demo.yaml" in names
+    assert "autocomp/review/page.html" in names  # the review page
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
                     str(site), str(wheel)], check=True)

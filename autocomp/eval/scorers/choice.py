@@ -74,6 +74,25 @@ def parse_letter(answer: str | None, k: int, options: list[str] | None = None) -
     return None
 
 
+def shown(item: dict) -> list[int]:
+    """Indices (0 = positive) of the candidates put to a test taker: all of them, or the
+    positive and 49 negatives drawn with a seed from the item id."""
+    n = len(item["negatives"])
+    if n + 1 <= MAX_OPTIONS:
+        return list(range(n + 1))
+    picked = random.Random(_seed("choice-subsample", item["id"])).sample(
+        range(1, n + 1), MAX_OPTIONS - 1)
+    return [0, *sorted(picked)]
+
+
+def option_order(item: dict) -> list[int]:
+    """The shown candidates in the order they are put (seeded by the item id); the human
+    review page puts the same options in the same order."""
+    order = shown(item)
+    random.Random(_seed("choice-order", item["id"])).shuffle(order)
+    return order
+
+
 class ChoiceScorer(ItemScorer):
     """The loop: pick the options, put them, read the answer, retry once, score."""
 
@@ -99,19 +118,10 @@ class ChoiceScorer(ItemScorer):
 
     # shared
     def shown(self, item: dict) -> list[int]:
-        """Indices (0 = positive) of the candidates put to the model."""
-        n = len(item["negatives"])
-        if n + 1 <= MAX_OPTIONS:
-            return list(range(n + 1))
-        picked = random.Random(_seed("choice-subsample", item["id"])).sample(
-            range(1, n + 1), MAX_OPTIONS - 1)
-        return [0, *sorted(picked)]
+        return shown(item)
 
     def order(self, item: dict) -> list[int]:
-        """The shown candidates in the order they are put (seeded by the item id)."""
-        order = self.shown(item)
-        random.Random(_seed("choice-order", item["id"])).shuffle(order)
-        return order
+        return option_order(item)
 
     def score_item(self, item, candidates, truth, image=None):
         return self.score_items([(item, candidates, truth, image)])[0]

@@ -1,0 +1,88 @@
+"""`autocomp review RUN`: the human validation page; `--report` for what it recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("review")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--mode", type=click.Choice(["validate", "test"]), default="validate",
+              show_default=True,
+              help="validate: judge images against their captions (concordance with the "
+                   "validators); test: answer Swap and Confusion items (human accuracy).")
+@click.option("--per-cell", type=click.IntRange(min=1), default=None,
+              help="Concepts per (task, N) in validate mode, items per benchmark in test "
+                   "mode [default: 50, or what the run's sample was drawn with].")
+@click.option("--seed", type=int, default=None,
+              help="Seed of the sample [default: 0, or the run's sample's].")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to serve on (another address lets other machines in).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port (0: any free port).")
+@click.option("--report", "report_only", is_flag=True,
+              help="Print concordance (validate) or human accuracy (test) and exit.")
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex"]), default="md",
+              show_default=True)
+def review(run_dir, mode, per_cell, seed, host, port, report_only, fmt):
+    """Serve a page that shows a balanced sample of RUN_DIR's images to human judges and
+    records each judgment in RUN_DIR/review/judgments.jsonl (resumable; annotators by
+    name). With --report, print what the judgments say."""
+    from autocomp.review.judgments import Judgments
+    from autocomp.review.sample import load_or_draw, sample_path
+    from autocomp.runtime.run import Run
+
+    run = Run.open(run_dir)
+    judgments = Judgments(run.dir / "review" / "judgments.jsonl")
+    if report_only:
+        return _report(run, mode, judgments, fmt, sample_path(run.dir, mode))
+    sample = load_or_draw(run, mode, per_cell, seed)
+    from autocomp.review.server import Review, make_server
+
+    try:
+        server = make_server(Review(run.dir, sample, judgments), host, port)
+    except OSError as exc:
+        from autocomp.errors import AutocompError
+
+        raise AutocompError(f"cannot serve on {host}:{port} ({exc.strerror or exc}): pass "
+                            "--port 0 for any free port") from None
+    url = f"http://{host}:{server.server_address[1]}/"
+    click.echo(f"review ({mode}, {len(sample['units'])} units, sample {sample['id']}): {url}")
+    click.echo(f"judgments: {judgments.path}; stop with Ctrl-C (nothing is lost)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+def _report(run, mode, judgments, fmt, path):
+    import json
+
+    from autocomp.errors import AutocompError
+    from autocomp.review.report import (
+        accuracy_tables,
+        concordance,
+        concordance_tables,
+        human_accuracy,
+    )
+
+    if not path.is_file():
+        raise AutocompError(f"no {mode} review yet: run `autocomp review {run.dir} --mode "
+                            f"{mode}` and judge some units", file=path)
+    sample = json.loads(path.read_text(encoding="utf-8"))
+    latest = judgments.latest(mode, sample["id"])
+    if not latest:
+        raise AutocompError(f"no {mode} judgments on this run's sample yet",
+                            file=judgments.path)
+    annotators = sorted({who for who, _ in latest})
+    click.echo(f"{len(latest)} judgments by {len(annotators)} annotator(s) "
+               f"({', '.join(annotators)}) on {len(sample['units'])} units\n")
+    tables = (concordance_tables(concordance(sample, latest)) if mode == "validate"
+              else accuracy_tables(human_accuracy(sample, latest)))
+    for table in tables:
+        click.echo(table.render(fmt))
+        click.echo()

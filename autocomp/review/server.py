@@ -1,0 +1,141 @@
+"""The review page's server: the standard library's HTTP server, bound to 127.0.0.1 unless
+told otherwise. It answers five requests and reads no path a request names:
+
+  GET  /                      the page
+  GET  /api/state?annotator=  the next unit this annotator has not judged, and progress
+  POST /api/judge             {annotator, index, answer}: one judgment, appended
+  GET  /image/<index>         the image of sample unit <index>, a file inside the run
+Units go to the page without their answers (the validators' verdict, the positive's place).
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from autocomp.errors import AutocompError
+from autocomp.review.judgments import Judgments, check_name
+
+MAX_BODY = 16_384
+
+
+class Review:
+    """The sample, the judgments and what the page may see of them."""
+
+    def __init__(self, run_dir: Path, sample: dict, judgments: Judgments):
+        self.root = Path(run_dir).resolve()
+        self.sample, self.judgments = sample, judgments
+        self.units = sample["units"]
+
+    def state(self, annotator: str) -> dict:
+        done = {unit for (who, unit) in self.judgments.latest(self.sample["mode"],
+                                                              self.sample["id"])
+                if who == annotator}
+        index = next((i for i, u in enumerate(self.units) if u["key"] not in done), None)
+        return {"mode": self.sample["mode"], "annotator": annotator, "total": len(self.units),
+                "judged": sum(u["key"] in done for u in self.units),
+                "unit": None if index is None else self.public(index)}
+
+    def public(self, index: int) -> dict:
+        u = self.units[index]
+        out = {"index": index, "image": f"/image/{index}", "task": u["task"], "n": u["n"],
+               "track": u["track"]}
+        if self.sample["mode"] == "validate":
+            out.update(caption=u["caption"], criteria=u["criteria"])
+        else:
+            out.update(kind=u["kind"], options=u["options"])
+        return out
+
+    def judge(self, annotator: str, index, answer) -> dict:
+        if not isinstance(index, int) or not 0 <= index < len(self.units):
+            raise AutocompError(f"no unit {index!r} in this sample")
+        u = self.units[index]
+        rec = {"mode": self.sample["mode"], "sample": self.sample["id"], "unit": u["key"],
+               "annotator": annotator}
+        if self.sample["mode"] == "validate":
+            if answer not in ("yes", "no"):
+                raise AutocompError(f"answer {answer!r}: expected 'yes' or 'no'")
+            rec["answer"] = answer
+        else:
+            if not isinstance(answer, int) or not 0 <= answer < len(u["options"]):
+                raise AutocompError(f"answer {answer!r}: expected an option index 0.."
+                                    f"{len(u['options']) - 1}")
+            rec.update(answer=answer, chosen=u["options"][answer],
+                       correct=answer == u["answer"])
+        self.judgments.append(rec)
+        return self.state(annotator)
+
+    def image(self, index: int) -> Path:
+        path = (self.root / self.units[index]["image"]).resolve()
+        if not path.is_relative_to(self.root) or not path.is_file():
+            raise FileNotFoundError(path)
+        return path
+
+
+def page() -> bytes:
+    return resources.files("autocomp.review").joinpath("page.html").read_bytes()
+
+
+def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765):
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "autocomp-review"
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            url = urlsplit(self.path)
+            if url.path == "/":
+                return self._send(200, page(), "text/html; charset=utf-8")
+            if url.path == "/api/state":
+                name = parse_qs(url.query).get("annotator", [""])[0]
+                return self._api(lambda: review.state(check_name(name)))
+            if url.path.startswith("/image/") and url.path[7:].isdigit():
+                index = int(url.path[7:])
+                if index < len(review.units):
+                    try:
+                        path = review.image(index)
+                    except FileNotFoundError:
+                        return self._send(404, b"image missing", "text/plain")
+                    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+                    return self._send(200, path.read_bytes(), kind)
+            return self._send(404, b"not found", "text/plain")
+
+        def do_POST(self):
+            if urlsplit(self.path).path != "/api/judge":
+                return self._send(404, b"not found", "text/plain")
+            size = int(self.headers.get("Content-Length") or 0)
+            if size > MAX_BODY:
+                return self._send(413, b"too large", "text/plain")
+            try:
+                body = json.loads(self.rfile.read(size) or b"{}")
+                if not isinstance(body, dict):
+                    raise ValueError("expected a JSON object")
+            except ValueError as exc:
+                return self._json(400, {"error": f"bad request body ({exc})"})
+            return self._api(lambda: review.judge(check_name(body.get("annotator")),
+                                                  body.get("index"), body.get("answer")))
+
+        def _api(self, fn):
+            try:
+                return self._json(200, fn())
+            except AutocompError as exc:
+                return self._json(400, {"error": str(exc)})
+
+        def _json(self, code, data):
+            return self._send(code, json.dumps(data).encode(), "application/json")
+
+        def _send(self, code, data: bytes, kind: str):
+            self.send_response(code)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.end_headers()
+            self.wfile.write(data)
+
+    return ThreadingHTTPServer((host, port), Handler)
