@@ -1,0 +1,372 @@
+"""Human validation (Auto-Comp Tables 10, 17): the balanced sample, the local server (what it
+will and will not serve), the append-only judgments and the report; then the page itself
+in a real headless Chromium (skipped, saying why, where Debian's chromium is absent)."""
+
+import json
+import shutil
+import threading
+import urllib.error
+import urllib.request
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from autocomp.cli import main
+from autocomp.config import load_config
+from autocomp.errors import AutocompError
+from autocomp.eval.scorers.choice import MAX_OPTIONS
+from autocomp.review.judgments import Judgments
+from autocomp.review.report import concordance, human_accuracy, kappa
+from autocomp.review.sample import load_or_draw, sample_path
+from autocomp.review.server import Review, make_server
+from autocomp.runtime.pipeline import run_pipeline
+from autocomp.runtime.run import Run
+
+CONFIG = """
+name: reviewrun
+seed: 3
+concepts:
+  - {task: shape_color, n: [2, 3], count: 12}
+  - {task: shape_position, n: [2], count: 6}
+generate: {options: {size: 64, faults: {drop_object: 0.15}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("review")
+    (tmp / "c.yaml").write_text(CONFIG)
+    r = Run.create(load_config(tmp / "c.yaml"), tmp / "run")
+    run_pipeline(r, progress=False)
+    return r
+
+
+@pytest.fixture
+def run(built, tmp_path):
+    """A fresh copy of the built run per test (samples and judgments start empty)."""
+    shutil.copytree(built.dir, tmp_path / "run")
+    return Run.open(tmp_path / "run")
+
+
+class Served:
+    def __init__(self, run, mode, per_cell=2, seed=0):
+        self.sample = load_or_draw(run, mode, per_cell, seed)
+        self.judgments = Judgments(run.dir / "review" / "judgments.jsonl")
+        self.review = Review(run.dir, self.sample, self.judgments)
+        self.httpd = make_server(self.review, port=0)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def get(self, path):
+        try:
+            with urllib.request.urlopen(self.url + path) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    def post(self, body):
+        req = urllib.request.Request(self.url + "/api/judge", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def serve():
+    started = []
+
+    def start(run, mode, **kw):
+        started.append(Served(run, mode, **kw))
+        return started[-1]
+
+    yield start
+    for s in started:
+        s.close()
+
+
+# -- the sample ---------------------------------------------------------------------------
+def test_validate_sample_is_balanced_seeded_and_kept(run):
+    s = load_or_draw(run, "validate", 2, 7)
+    cells = Counter((u["task"], u["n"], u["track"]) for u in s["units"])
+    assert set(cells.values()) == {2} and len(cells) == 6  # 2 concepts x both tracks per cell
+    concepts = Counter(u["key"].rsplit("-", 1)[0] for u in s["units"])
+    assert set(concepts.values()) == {2}  # each concept with its minimal and contextual image
+    u = next(u for u in s["units"] if u["track"] == "minimal" and u["task"] == "shape_color")
+    assert u["criteria"][0].startswith("Objects: exactly these")
+    assert "Background: plain white" in u["criteria"]
+    assert any(c.startswith("What color is the") and "\u2192" in c for c in u["criteria"])
+    # kept: the same sample comes back, and other options are refused in one line
+    assert load_or_draw(run, "validate", None, None) == s
+    with pytest.raises(AutocompError, match="--per-cell 2 --seed 7"):
+        load_or_draw(run, "validate", 3, 7)
+    other = sample_path(run.dir, "validate")
+    other.unlink()
+    again = load_or_draw(run, "validate", 2, 7)
+    assert again["units"] == s["units"]  # seeded: drawn anew, the same
+    other.unlink()
+    assert load_or_draw(run, "validate", 2, 8)["id"] != s["id"]
+
+
+def test_test_sample_has_fifty_options_and_the_scorers_order(run):
+    from autocomp.eval.benchmarks import find_benchmarks
+    from autocomp.eval.scorers.choice import option_order
+
+    s = load_or_draw(run, "test", 3, 0)
+    cells = Counter((u["task"], u["n"], u["track"], u["kind"]) for u in s["units"])
+    benches = [b for b in find_benchmarks(run.dir) if b.kind in ("swap", "confusion")]
+    assert len(cells) == len(benches) and {b.n for b in benches} == {2, 3}
+    for b in benches:  # K per benchmark, or all it has
+        assert cells[(b.task, b.n, b.track, b.kind)] == min(3, sum(1 for _ in b.items()))
+    conf3 = [u for u in s["units"] if u["kind"] == "confusion" and u["n"] == 3]
+    assert conf3 and all(len(u["options"]) == MAX_OPTIONS < u["candidates"] for u in conf3)
+    items = {f"{b.name}:{i['id']}": i for b in find_benchmarks(run.dir) for i in b.items()}
+    for u in s["units"]:
+        item = items[u["key"]]
+        texts = [item["positive"], *(n["caption"] for n in item["negatives"])]
+        assert u["options"] == [texts[c] for c in option_order(item)]
+        assert u["options"][u["answer"]] == item["positive"]
+
+
+# -- the server -----------------------------------------------------------------------------
+def test_server_serves_the_sample_and_nothing_else(run, serve):
+    srv = serve(run, "test")
+    assert srv.httpd.server_address[0] == "127.0.0.1"
+    code, body = srv.get("/api/state?annotator=alice")
+    state = json.loads(body)
+    assert code == 200 and state["judged"] == 0 and state["total"] == len(srv.sample["units"])
+    assert "answer" not in state["unit"] and "auto" not in state["unit"]  # nothing given away
+    code, data = srv.get("/image/0")
+    assert code == 200 and data == (run.dir / srv.sample["units"][0]["image"]).read_bytes()
+    for path in ("/image/99999", "/image/-1", "/image/..%2Fconfig.yaml", "/../config.yaml",
+                 "/config.yaml", "/images/" + srv.sample["units"][0]["image"],
+                 "/%2e%2e/%2e%2e/etc/passwd", "/api/state/../../config.yaml"):
+        assert srv.get(path)[0] in (400, 404), path
+    # a unit whose image names a path outside the run is still not served
+    srv.review.units[1] = {**srv.review.units[1], "image": "../../../../etc/passwd"}
+    assert srv.get("/image/1")[0] == 404
+    # bad names and answers: 400 with a reason, nothing recorded
+    assert srv.get("/api/state?annotator=")[0] == 400
+    assert srv.get("/api/state?annotator=%3Cscript%3E")[0] == 400
+    code, err = srv.post({"annotator": "alice", "index": 0, "answer": 999})
+    assert code == 400 and "option index" in err["error"]
+    code, err = srv.post({"annotator": "alice", "index": 10**6, "answer": 0})
+    assert code == 400 and "no unit" in err["error"]
+    assert srv.post({"annotator": "../x", "index": 0, "answer": 0})[0] == 400
+    assert not srv.judgments.path.exists()
+
+
+def test_judgments_append_resume_and_survive_a_damaged_line(run, serve):
+    srv = serve(run, "validate", per_cell=1)
+    units = srv.sample["units"]
+    code, state = srv.post({"annotator": "alice", "index": 0, "answer": "yes"})
+    assert code == 200 and state["judged"] == 1 and state["unit"]["index"] == 1
+    srv.post({"annotator": "alice", "index": 1, "answer": "no"})
+    srv.post({"annotator": "alice", "index": 1, "answer": "yes"})  # a change of mind
+    srv.post({"annotator": "bob", "index": 0, "answer": "no"})
+    lines = srv.judgments.path.read_text().splitlines()
+    assert len(lines) == 4  # appended, never rewritten
+    latest = srv.judgments.latest("validate", srv.sample["id"])
+    assert latest[("alice", units[1]["key"])]["answer"] == "yes"
+    # a new server on the same run (a restart) goes on where each annotator stopped
+    srv.close()
+    again = serve(run, "validate", per_cell=1)
+    assert json.loads(again.get("/api/state?annotator=alice")[1])["unit"]["index"] == 2
+    assert json.loads(again.get("/api/state?annotator=bob")[1])["unit"]["index"] == 1
+    with open(again.judgments.path, "a") as fh:
+        fh.write('{"annotator": "alice", "unit": "x"')  # killed mid-line
+    with pytest.warns(UserWarning, match=r"judgments.jsonl:5: 1 damaged line"):
+        state = json.loads(again.get("/api/state?annotator=alice")[1])
+    assert state["judged"] == 2
+
+
+# -- the report -----------------------------------------------------------------------------
+def test_kappa_matches_its_definition():
+    # a 2x2 table [[a, b], [c, d]] = [[20, 5], [10, 15]]: p_o = 0.7, p_e = 0.5, kappa 0.4
+    pairs = ([(False, False)] * 20 + [(False, True)] * 5 + [(True, False)] * 10
+             + [(True, True)] * 15)
+    assert kappa(pairs) == pytest.approx(0.4)
+    assert kappa([(True, True)] * 5) is None  # one label throughout: undefined
+    assert kappa([]) is None
+
+
+def test_concordance_and_accuracy_from_judgments(run):
+    s = load_or_draw(run, "validate", 2, 0)
+    units = s["units"]
+    latest = {}
+    for i, u in enumerate(units):  # alice agrees with the validator except on unit 0
+        latest[("alice", u["key"])] = {"answer": "yes" if u["auto"] != (i == 0) else "no"}
+    for u in units[:4]:  # bob agrees throughout, on four units
+        latest[("bob", u["key"])] = {"answer": "yes" if u["auto"] else "no"}
+    c = concordance(s, latest)
+    # unit 0 is a tie (alice against bob); the other units agree by majority
+    assert c["all"]["ties"] == 1 and c["all"]["judged"] == len(units)
+    assert c["all"]["agreement"] == 100.0
+    alice = c["all"]["annotators"]["alice"]
+    assert alice["judged"] == len(units)
+    assert alice["agreement"] == pytest.approx(100 * (len(units) - 1) / len(units))
+    assert c["all"]["between"]["alice / bob"] == {"judged": 4, "agreement": 75.0,
+                                                  "kappa": c["all"]["between"]["alice / bob"]
+                                                  ["kappa"]}
+    t = load_or_draw(run, "test", 2, 0)
+    latest = {("v1", u["key"]): {"answer": u["answer"]} for u in t["units"]}
+    first = t["units"][0]
+    latest[("v2", first["key"])] = {"answer": (first["answer"] + 1) % len(first["options"])}
+    acc = human_accuracy(t, latest)
+    cell = (first["task"], first["n"], first["track"], first["kind"])
+    assert acc[cell]["v1"] == (2, 2) and acc[cell]["v2"] == (0, 1)
+
+
+def test_report_cli_says_what_is_missing(run):
+    res = CliRunner().invoke(main, ["review", str(run.dir), "--report"])
+    assert res.exit_code != 0 and "no validate review yet" in res.output
+
+
+# -- the page in a real browser --------------------------------------------------------------
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+
+
+@pytest.fixture
+def browser():
+    if not (CHROMIUM and DRIVER):
+        pytest.skip("Debian's chromium and chromium-driver are not installed (apt-get install "
+                    "chromium chromium-driver; .ci/run installs them)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1100,800"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    yield driver
+    driver.quit()
+
+
+def _wait(driver, condition, timeout=15):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(condition)
+
+
+def _progress(driver, text):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    _wait(driver, EC.text_to_be_present_in_element((By.ID, "progress"), text))
+
+
+def test_page_in_chromium_validate_mode(run, serve, browser, tmp_path):
+    """Two annotators judge by clicking (and by key); a reload resumes; the report agrees
+    with what was clicked."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    srv = serve(run, "validate", per_cell=1)
+    units = srv.sample["units"]
+    browser.get(srv.url + "/")
+    browser.find_element(By.ID, "annotator").send_keys("alice")
+    browser.find_element(By.ID, "start").click()
+    _wait(browser, EC.visibility_of_element_located((By.ID, "yes")))
+    _progress(browser, f"alice: 0 / {len(units)} judged")
+    shown = browser.find_element(By.ID, "image")
+    _wait(browser, lambda d: d.execute_script("return arguments[0].naturalWidth", shown) > 0)
+    assert browser.find_element(By.ID, "caption").text == units[0]["caption"]
+    crit = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#criteria li")]
+    assert crit == units[0]["criteria"]
+    clicked = {}
+    for i, u in enumerate(units[:3]):  # alice: the validator's verdict, except on unit 1
+        say = "yes" if u["auto"] != (i == 1) else "no"
+        browser.find_element(By.ID, say).click()
+        clicked[u["key"]] = say
+        _progress(browser, f"alice: {i + 1} / ")
+    browser.refresh()  # resumes at the fourth unit
+    _progress(browser, f"alice: 3 / {len(units)} judged")
+    assert browser.find_element(By.ID, "caption").text == units[3]["caption"]
+    browser.find_element(By.TAG_NAME, "body").send_keys("y")  # the keyboard works too
+    _progress(browser, "alice: 4 / ")
+    browser.save_screenshot(str(tmp_path / "validate.png"))
+    assert (tmp_path / "validate.png").stat().st_size > 5000
+    # a second annotator, by name in the address, starts at the first unit
+    browser.get(srv.url + "/?annotator=bob")
+    _progress(browser, f"bob: 0 / {len(units)} judged")
+    browser.find_element(By.ID, "yes" if units[0]["auto"] else "no").click()
+    _progress(browser, "bob: 1 / ")
+    recs = [json.loads(x) for x in srv.judgments.path.read_text().splitlines()]
+    assert [(r["annotator"], r["unit"], r["answer"]) for r in recs[:3]] == \
+        [("alice", k, v) for k, v in clicked.items()]
+    assert len(recs) == 5 and recs[3]["answer"] == "yes" and recs[4]["annotator"] == "bob"
+    res = CliRunner().invoke(main, ["review", str(run.dir), "--report"])
+    assert res.exit_code == 0, res.output
+    assert "Table 10 (left)" in res.output and "5 judgments by 2 annotator(s)" in res.output
+    agree = sum((clicked.get(u["key"]) == "yes") == u["auto"] for u in units[:3])
+    c = concordance(srv.sample, srv.judgments.latest("validate", srv.sample["id"]))
+    assert c["all"]["annotators"]["alice"]["agreement"] == pytest.approx(
+        100 * (agree + (units[3]["auto"] is True)) / 4)
+
+
+def test_page_in_chromium_test_mode(run, serve, browser):
+    """Answer Swap and Confusion items by clicking options: right ones and a wrong one;
+    Table 10 (right) and Table 17 count them."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    srv = serve(run, "test", per_cell=1)
+    units = srv.sample["units"]
+    browser.get(srv.url + "/?annotator=carol")
+    wrong = 2
+    for i, u in enumerate(units[:5]):
+        _wait(browser, EC.visibility_of_element_located((By.CSS_SELECTOR, "button.option")))
+        buttons = browser.find_elements(By.CSS_SELECTOR, "button.option")
+        assert [b.find_element(By.CLASS_NAME, "text").text for b in buttons] == u["options"]
+        labels = [b.find_element(By.CLASS_NAME, "label").text for b in buttons]
+        assert labels[0] == "A" and len(labels) == len(u["options"]) <= MAX_OPTIONS
+        pick = u["answer"] if i != wrong else (u["answer"] + 1) % len(u["options"])
+        browser.execute_script("arguments[0].scrollIntoView()", buttons[pick])
+        buttons[pick].click()
+        _progress(browser, f"carol: {i + 1} / ")
+    recs = [json.loads(x) for x in srv.judgments.path.read_text().splitlines()]
+    assert [r["correct"] for r in recs] == [True, True, False, True, True]
+    u = units[wrong]
+    assert recs[wrong]["chosen"] == u["options"][(u["answer"] + 1) % len(u["options"])]
+    res = CliRunner().invoke(main, ["review", str(run.dir), "--mode", "test", "--report"])
+    assert res.exit_code == 0, res.output
+    assert "Table 10 (right)" in res.output and "Table 17" in res.output
+    row = next(line for line in res.output.splitlines()
+               if line.startswith(f"| {u['task']} | {u['n']} | "
+                                  f"{'Min' if u['track'] == 'minimal' else 'Ctx'} |"))
+    assert "0/1" in row
+
+
+def test_cli_serves_on_loopback_by_default():
+    from autocomp.cli.review import review
+
+    host = next(p for p in review.params if p.name == "host")
+    assert host.default == "127.0.0.1"
+
+
+def test_page_ships_in_the_package():
+    from autocomp.review.server import page
+
+    html = page().decode()
+    assert 'id="yes"' in html and "/api/judge" in html
+    assert Path(__file__).parent.parent.joinpath("autocomp/review/page.html").is_file()
+
+
+def test_sample_refuses_a_run_with_nothing_to_review(run):
+    shutil.rmtree(run.dir / "bench")
+    with pytest.raises(AutocompError, match="no benchmark"):
+        load_or_draw(run, "test", 2, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_or_draw(run, "validate", 1, 0)["units"]  # validation records remain
