@@ -135,6 +135,9 @@ def test_test_sample_has_fifty_options_and_the_scorers_order(run):
         texts = [item["positive"], *(n["caption"] for n in item["negatives"])]
         assert u["options"] == [texts[c] for c in option_order(item)]
         assert u["options"][u["answer"]] == item["positive"]
+        same = {item["positive"]} | {n["caption"] for n in item["negatives"]
+                                     if n.get("same_meaning")}
+        assert {u["options"][i] for i in u["accepted"]} == same & set(u["options"])
 
 
 # -- the server -----------------------------------------------------------------------------
@@ -224,6 +227,12 @@ def test_concordance_and_accuracy_from_judgments(run):
     acc = human_accuracy(t, latest)
     cell = (first["task"], first["n"], first["track"], first["kind"])
     assert acc[cell]["v1"] == (2, 2) and acc[cell]["v2"] == (0, 1)
+    # an option stating the positive's facts in other words (same_meaning) is right too
+    unit = {"key": "k", "task": "t", "n": 2, "track": "minimal", "kind": "confusion",
+            "options": ["a", "b", "c", "d"], "answer": 1, "accepted": [1, 3]}
+    acc = human_accuracy({"units": [unit]}, {("v1", "k"): {"answer": 3},
+                                             ("v2", "k"): {"answer": 0}})
+    assert acc[("t", 2, "minimal", "confusion")] == {"v1": (1, 1), "v2": (0, 1)}
 
 
 def test_report_cli_says_what_is_missing(run):

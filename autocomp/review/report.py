@@ -100,7 +100,7 @@ def human_accuracy(sample: dict, latest: dict) -> dict:
         if u is None:
             continue
         score = out[(*_cell(u), u["kind"])][who]
-        score[0] += rec["answer"] == u["answer"]
+        score[0] += rec["answer"] in u.get("accepted", [u["answer"]])
         score[1] += 1
     return {cell: {who: tuple(s) for who, s in by.items()} for cell, by in out.items()}
 

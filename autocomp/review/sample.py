@@ -7,7 +7,8 @@ so that a restarted page and a second annotator see the same units in the same o
             binding with the expected answer)
   test      K items per benchmark (task, N, track, swap or confusion); a unit shows the image
             and the item's captions as options, confusion limited to the positive + 49
-            negatives, in the order the multiple-choice scorers use
+            negatives, in the order the multiple-choice scorers use; an option that states
+            the positive's facts in other words (same_meaning) counts as right
 """
 
 from __future__ import annotations
@@ -117,8 +118,13 @@ def draw_test(run, per_cell: int, seed: int) -> list[dict]:
             item = expand(row, run.tasks[row["task"]]) if is_compact(row) else row
             texts = [item["positive"], *(x["caption"] for x in item["negatives"])]
             order = option_order(item)
+            # a negative that states the positive's facts in other words is not wrong
+            same = {0} | {i + 1 for i, x in enumerate(item["negatives"])
+                          if x.get("same_meaning")}
             units.append({"key": f"{bench.name}:{item['id']}", "image": item["image"],
                           "task": bench.task, "n": bench.n, "track": bench.track,
                           "kind": bench.kind, "options": [texts[c] for c in order],
-                          "answer": order.index(0), "candidates": len(texts)})
+                          "answer": order.index(0),
+                          "accepted": [i for i, c in enumerate(order) if c in same],
+                          "candidates": len(texts)})
     return units

@@ -65,7 +65,7 @@ class Review:
                 raise AutocompError(f"answer {answer!r}: expected an option index 0.."
                                     f"{len(u['options']) - 1}")
             rec.update(answer=answer, chosen=u["options"][answer],
-                       correct=answer == u["answer"])
+                       correct=answer in u.get("accepted", [u["answer"]]))
         self.judgments.append(rec)
         return self.state(annotator)
 
