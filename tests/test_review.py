@@ -165,6 +165,12 @@ def test_server_serves_the_sample_and_nothing_else(run, serve):
     code, err = srv.post({"annotator": "alice", "index": 10**6, "answer": 0})
     assert code == 400 and "no unit" in err["error"]
     assert srv.post({"annotator": "../x", "index": 0, "answer": 0})[0] == 400
+    form = urllib.request.Request(srv.url + "/api/judge", data=json.dumps(
+        {"annotator": "alice", "index": 0, "answer": 0}).encode(),
+        headers={"Content-Type": "text/plain"})  # what a cross-site form could send
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(form)
+    assert err.value.code == 415
     assert not srv.judgments.path.exists()
 
 

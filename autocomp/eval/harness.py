@@ -122,6 +122,20 @@ class Harness:
             self.encoded["captions"] += len(batch)
         return keys
 
+    def text_vectors(self, texts: list[str]) -> np.ndarray:
+        """One cached (or freshly encoded) vector per caption, in order."""
+        fresh: dict = {}
+        keys = self._fill_texts(texts, fresh)
+        fresh.update(self.cache.get_many([k for k in keys.values() if k not in fresh]))
+        return np.stack([fresh[keys[t]] for t in texts])
+
+    def image_vectors(self, names: list[str]) -> np.ndarray:
+        """One vector per image (a path under the run, as items name them), in order."""
+        fresh: dict = {}
+        keys = self._fill_images(names, {n: n for n in names}, fresh)
+        fresh.update(self.cache.get_many([k for k in keys.values() if k not in fresh]))
+        return np.stack([fresh[keys[n]] for n in names])
+
     # -- scoring ---------------------------------------------------------------------------
     def _scores(self, chunk: list[dict]) -> list[np.ndarray]:
         kind = self.scorer.kind

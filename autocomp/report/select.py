@@ -127,26 +127,17 @@ class Encoder:
         self.cache_dir = cache_dir
 
     def texts(self, texts: list[str]) -> np.ndarray:
-        from autocomp.eval.harness import Harness
-
-        h = Harness(self.scorer, Path("."), {}, self.cache_dir)
-        try:
-            fresh: dict = {}
-            keys = h._fill_texts(texts, fresh)
-            fresh.update(h.cache.get_many([k for k in keys.values() if k not in fresh]))
-            return np.stack([fresh[keys[t]] for t in texts])
-        finally:
-            h.close()
+        return self._with(Path("."), lambda h: h.text_vectors(texts))
 
     def images(self, root: Path, names: list[str]) -> np.ndarray:
+        return self._with(root, lambda h: h.image_vectors(names))
+
+    def _with(self, root: Path, fn):
         from autocomp.eval.harness import Harness
 
         h = Harness(self.scorer, root, {}, self.cache_dir)
         try:
-            fresh: dict = {}
-            keys = h._fill_images(names, {n: n for n in names}, fresh)
-            fresh.update(h.cache.get_many([k for k in keys.values() if k not in fresh]))
-            return np.stack([fresh[keys[n]] for n in names])
+            return fn(h)
         finally:
             h.close()
 

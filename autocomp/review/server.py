@@ -6,6 +6,7 @@ told otherwise. It answers five requests and reads no path a request names:
   POST /api/judge             {annotator, index, answer}: one judgment, appended
   GET  /image/<index>         the image of sample unit <index>, a file inside the run
 Units go to the page without their answers (the validators' verdict, the positive's place).
+Judgments are taken as JSON only, so no other web page open in the browser can post one.
 """
 
 from __future__ import annotations
@@ -108,6 +109,10 @@ def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765):
         def do_POST(self):
             if urlsplit(self.path).path != "/api/judge":
                 return self._send(404, b"not found", "text/plain")
+            # JSON only: a page on another site cannot send this without a CORS preflight,
+            # which this server never grants
+            if not (self.headers.get("Content-Type") or "").startswith("application/json"):
+                return self._send(415, b"expected application/json", "text/plain")
             size = int(self.headers.get("Content-Length") or 0)
             if size > MAX_BODY:
                 return self._send(413, b"too large", "text/plain")
