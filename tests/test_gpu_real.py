@@ -71,3 +71,20 @@ def test_grounded_sam_finds_procedural_shapes():
                                                              c.seed, "")).image
     dets = GroundedSam2Detector(device="cuda").detect(np.asarray(img), c.graph.names)
     assert dets and all(d.mask is not None for d in dets)
+
+
+@needs("google/gemma-3-12b-it")
+def test_gemma_vlm_answers_with_option_letters():
+    """Table 7's test taker: a real instruction-tuned VLM names an option letter, and sees
+    which of two captions fits a plain red square."""
+    from PIL import Image
+
+    from autocomp.eval.scorers import load_scorer
+
+    scorer = load_scorer("vlm:google/gemma-3-12b-it", device="cuda", batch_size=4)
+    image = Image.new("RGB", (448, 448), "white")
+    image.paste(Image.new("RGB", (200, 200), (220, 20, 20)), (124, 124))
+    item = {"id": "red-square", "positive": "a red square on a white background",
+            "negatives": [{"caption": "a blue square on a white background"}]}
+    scores = scorer.score_items([(item, None, None, image)])[0]
+    assert scorer.stats["invalid"] == 0 and scores[0] > scores[1]

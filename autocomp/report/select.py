@@ -177,7 +177,7 @@ def faithfulness_table(views: list[RunView], encoder: Encoder) -> tuple[Table, l
         by_track = defaultdict(list)
         for rec in view.images():
             by_track[rec["track"]].append(rec)
-        for track, recs in sorted(by_track.items()):
+        for track, recs in sorted(by_track.items(), key=lambda kv: kv[0] != "minimal"):
             img = encoder.images(view.run.dir, [r["image"] for r in recs])
             txt = encoder.texts([r["caption"] for r in recs])
             scores = clip_score(img, txt)
