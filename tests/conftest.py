@@ -14,6 +14,19 @@ def tasks():
                                                 "relative_size")}
 
 
+def built_run(folder, config: str, name: str = "run"):
+    """A run made from config text in `folder`, every stage of the embedded pipeline done."""
+    from autocomp.config import load_config
+    from autocomp.runtime.pipeline import run_pipeline
+    from autocomp.runtime.run import Run
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.yaml").write_text(config)
+    r = Run.create(load_config(folder / f"{name}.yaml"), folder / name)
+    run_pipeline(r, progress=False)
+    return r
+
+
 def assert_file_error(load, tmp_path, body: str, needle: str) -> None:
     """Loading `body` from a file fails with one line naming the file and the problem."""
     from autocomp.errors import AutocompError

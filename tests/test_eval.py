@@ -7,12 +7,13 @@ import sys
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import built_run
 from tiny_models import tiny_causal_lm, tiny_hf_clip, tiny_hf_siglip, tiny_open_clip
 
 from autocomp.cli import main
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.task import load_task
-from autocomp.config import load_config, parse_config
+from autocomp.config import parse_config
 from autocomp.errors import AutocompError
 from autocomp.eval.benchmarks import find_benchmarks
 from autocomp.eval.cache import folder_name
@@ -22,7 +23,6 @@ from autocomp.eval.metrics import outcome
 from autocomp.eval.scorers import load_scorer
 from autocomp.negatives.generate import make_negatives
 from autocomp.records import read_jsonl, write_jsonl
-from autocomp.runtime.pipeline import run_pipeline
 from autocomp.runtime.run import Run
 
 CONFIG = """
@@ -37,11 +37,7 @@ generate: {options: {size: 128}}
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("evalrun")
-    (tmp / "c.yaml").write_text(CONFIG)
-    r = Run.create(load_config(tmp / "c.yaml"), tmp / "run")
-    run_pipeline(r, progress=False)
-    return r
+    return built_run(tmp_path_factory.mktemp("evalrun"), CONFIG)
 
 
 @pytest.fixture(scope="module")

@@ -13,16 +13,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import built_run
 
 from autocomp.cli import main
-from autocomp.config import load_config
 from autocomp.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
 from autocomp.review.judgments import Judgments
 from autocomp.review.report import concordance, human_accuracy, kappa
 from autocomp.review.sample import load_or_draw, sample_path
 from autocomp.review.server import Review, make_server
-from autocomp.runtime.pipeline import run_pipeline
 from autocomp.runtime.run import Run
 
 CONFIG = """
@@ -37,11 +36,7 @@ generate: {options: {size: 64, faults: {drop_object: 0.15}}}
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("review")
-    (tmp / "c.yaml").write_text(CONFIG)
-    r = Run.create(load_config(tmp / "c.yaml"), tmp / "run")
-    run_pipeline(r, progress=False)
-    return r
+    return built_run(tmp_path_factory.mktemp("review"), CONFIG)
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ import shutil
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import built_run
 from tiny_models import tiny_open_clip
 
 from autocomp.cli import main
-from autocomp.config import load_config
 from autocomp.errors import AutocompError
 from autocomp.records import read_jsonl, write_jsonl
 from autocomp.report.select import (
@@ -23,7 +23,6 @@ from autocomp.report.select import (
     faithfulness_table,
     mean_pairwise_cosine,
 )
-from autocomp.runtime.pipeline import run_pipeline
 from autocomp.runtime.run import Run
 
 CONFIG = """
@@ -37,10 +36,7 @@ generate: {{options: {{size: 64}}}}
 
 
 def _make(tmp, name, seed, count):
-    (tmp / f"{name}.yaml").write_text(CONFIG.format(name=name, seed=seed, count=count))
-    r = Run.create(load_config(tmp / f"{name}.yaml"), tmp / name)
-    run_pipeline(r, progress=False)
-    return r
+    return built_run(tmp, CONFIG.format(name=name, seed=seed, count=count), name)
 
 
 @pytest.fixture(scope="module")

@@ -7,17 +7,15 @@ import json
 import re
 
 import pytest
+from conftest import built_run
 from tiny_models import tiny_gemma_vlm, tiny_llava_vlm
 
-from autocomp.config import load_config
 from autocomp.errors import AutocompError
 from autocomp.eval.cells import evaluate
 from autocomp.eval.scorers import load_scorer
 from autocomp.eval.scorers.choice import letters, parse_letter
 from autocomp.records import read_jsonl
 from autocomp.report.tables import all_tables
-from autocomp.runtime.pipeline import run_pipeline
-from autocomp.runtime.run import Run
 
 CONFIG = """
 name: vlmrun
@@ -31,11 +29,7 @@ generate: {options: {size: 96}}
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("vlmrun")
-    (tmp / "c.yaml").write_text(CONFIG)
-    r = Run.create(load_config(tmp / "c.yaml"), tmp / "run")
-    run_pipeline(r, progress=False)
-    return r
+    return built_run(tmp_path_factory.mktemp("vlmrun"), CONFIG)
 
 
 def _results(out):
