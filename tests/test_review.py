@@ -160,6 +160,8 @@ def test_server_serves_the_sample_and_nothing_else(run, serve):
     code, err = srv.post({"annotator": "alice", "index": 10**6, "answer": 0})
     assert code == 400 and "no unit" in err["error"]
     assert srv.post({"annotator": "../x", "index": 0, "answer": 0})[0] == 400
+    assert srv.post({"annotator": "alice", "index": 0, "answer": True})[0] == 400
+    assert srv.post({"annotator": "alice", "index": "0", "answer": 0})[0] == 400
     form = urllib.request.Request(srv.url + "/api/judge", data=json.dumps(
         {"annotator": "alice", "index": 0, "answer": 0}).encode(),
         headers={"Content-Type": "text/plain"})  # what a cross-site form could send

@@ -71,6 +71,9 @@ def test_letters_and_parsing():
     assert parse_letter("**A**", 3) == 0
     assert parse_letter("The answer is C.", 3) == 2
     assert parse_letter("Answer: b", 3) == 1
+    assert parse_letter("answer: b.", 3) == 1
+    assert parse_letter("The correct option is (C) because", 3) == 2
+    assert parse_letter("The answer is a red cube", 3) is None  # "a" is an article here
     assert parse_letter("B. a blue cube", 3) == 1
     assert parse_letter("AX", 50) == 49 and parse_letter("AX", 3) is None
     assert parse_letter("a red sphere", 3, opts) == 2  # the caption itself, exactly

@@ -52,7 +52,7 @@ class Review:
         return out
 
     def judge(self, annotator: str, index, answer) -> dict:
-        if not isinstance(index, int) or not 0 <= index < len(self.units):
+        if not _whole(index) or not 0 <= index < len(self.units):
             raise AutocompError(f"no unit {index!r} in this sample")
         u = self.units[index]
         rec = {"mode": self.sample["mode"], "sample": self.sample["id"], "unit": u["key"],
@@ -62,7 +62,7 @@ class Review:
                 raise AutocompError(f"answer {answer!r}: expected 'yes' or 'no'")
             rec["answer"] = answer
         else:
-            if not isinstance(answer, int) or not 0 <= answer < len(u["options"]):
+            if not _whole(answer) or not 0 <= answer < len(u["options"]):
                 raise AutocompError(f"answer {answer!r}: expected an option index 0.."
                                     f"{len(u['options']) - 1}")
             rec.update(answer=answer, chosen=u["options"][answer],
@@ -75,6 +75,10 @@ class Review:
         if not path.is_relative_to(self.root) or not path.is_file():
             raise FileNotFoundError(path)
         return path
+
+
+def _whole(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def page() -> bytes:

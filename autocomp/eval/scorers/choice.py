@@ -48,6 +48,12 @@ def letters(k: int) -> list[str]:
     return [up[i] if i < 26 else up[i // 26 - 1] + up[i % 26] for i in range(k)]
 
 
+# "answer/option [is] X": a capital label anywhere, a small one only before punctuation or
+# the end ("the answer is a red cube" names no option; "answer: b" names B)
+_NAMED = re.compile(r"(?i:\b(?:answer|option|choice)\b(?:\s+is)?)\s*[:\-]?\s*\(?\**"
+                    r"(?:([A-Z]{1,2})\b|([a-z]{1,2})(?=\s*(?:$|[).:,*])))")
+
+
 def parse_letter(answer: str | None, k: int, options: list[str] | None = None) -> int | None:
     """The option an answer names (0-based), or None. Read in this order: the whole answer
     is a label ("B", "(b)", "AC."); "answer/option [is] X"; a label opening the answer ("B.
@@ -59,10 +65,9 @@ def parse_letter(answer: str | None, k: int, options: list[str] | None = None) -
     bare = text.strip(" .:)(*[]'\"").upper()
     if bare in index:
         return index[bare]
-    m = re.search(r"\b(?:answer|option|choice)\b(?:\s+is)?\s*[:\-]?\s*\(?\**([A-Za-z]{1,2})\b",
-                  text, flags=re.I)
-    if m and m.group(1).upper() in index:
-        return index[m.group(1).upper()]
+    m = _NAMED.search(text)
+    if m and (m.group(1) or m.group(2)).upper() in index:
+        return index[(m.group(1) or m.group(2)).upper()]
     m = re.match(r"\**\(?([A-Z]{1,2})\s*[).:]", text)
     if m and m.group(1) in index:
         return index[m.group(1)]
