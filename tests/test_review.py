@@ -188,6 +188,11 @@ def test_judgments_append_resume_and_survive_a_damaged_line(run, serve):
     again = serve(run, "validate", per_cell=1)
     assert json.loads(again.get("/api/state?annotator=alice")[1])["unit"]["index"] == 2
     assert json.loads(again.get("/api/state?annotator=bob")[1])["unit"]["index"] == 1
+    back = json.loads(again.get("/api/state?annotator=alice&index=1")[1])
+    assert back["unit"]["index"] == 1 and back["unit"]["answered"] == "yes"
+    assert back["judged"] == 2
+    assert again.get("/api/state?annotator=alice&index=999")[0] == 400
+    assert again.get("/api/state?annotator=alice&index=x")[0] == 400
     with open(again.judgments.path, "a") as fh:
         fh.write('{"annotator": "alice", "unit": "x"')  # killed mid-line
     with pytest.warns(UserWarning, match=r"judgments.jsonl:5: 1 damaged line"):
@@ -309,6 +314,14 @@ def test_page_in_chromium_validate_mode(run, serve, browser, tmp_path):
     _progress(browser, "alice: 4 / ")
     browser.save_screenshot(str(tmp_path / "validate.png"))
     assert (tmp_path / "validate.png").stat().st_size > 5000
+    # back to unit 3: its answer is shown; answering again changes it, progress stays
+    browser.find_element(By.ID, "back").click()
+    _wait(browser, EC.text_to_be_present_in_element((By.ID, "caption"), units[3]["caption"]))
+    assert "answered this one already" in browser.find_element(By.ID, "answered").text
+    assert "chosen" in browser.find_element(By.ID, "yes").get_attribute("class")
+    browser.find_element(By.ID, "no").click()
+    _wait(browser, EC.text_to_be_present_in_element((By.ID, "caption"), units[4]["caption"]))
+    _progress(browser, "alice: 4 / ")
     # a second annotator, by name in the address, starts at the first unit
     browser.get(srv.url + "/?annotator=bob")
     _progress(browser, f"bob: 0 / {len(units)} judged")
@@ -317,14 +330,15 @@ def test_page_in_chromium_validate_mode(run, serve, browser, tmp_path):
     recs = [json.loads(x) for x in srv.judgments.path.read_text().splitlines()]
     assert [(r["annotator"], r["unit"], r["answer"]) for r in recs[:3]] == \
         [("alice", k, v) for k, v in clicked.items()]
-    assert len(recs) == 5 and recs[3]["answer"] == "yes" and recs[4]["annotator"] == "bob"
+    assert len(recs) == 6 and recs[3]["answer"] == "yes" and recs[5]["annotator"] == "bob"
+    assert (recs[4]["unit"], recs[4]["answer"]) == (units[3]["key"], "no")  # appended
     res = CliRunner().invoke(main, ["review", str(run.dir), "--report"])
     assert res.exit_code == 0, res.output
     assert "Table 10 (left)" in res.output and "5 judgments by 2 annotator(s)" in res.output
     agree = sum((clicked.get(u["key"]) == "yes") == u["auto"] for u in units[:3])
     c = concordance(srv.sample, srv.judgments.latest("validate", srv.sample["id"]))
     assert c["all"]["annotators"]["alice"]["agreement"] == pytest.approx(
-        100 * (agree + (units[3]["auto"] is True)) / 4)
+        100 * (agree + (units[3]["auto"] is False)) / 4)  # the changed answer counts
 
 
 def test_page_in_chromium_test_mode(run, serve, browser):

@@ -1,8 +1,9 @@
 """The review page's server: the standard library's HTTP server, bound to 127.0.0.1 unless
-told otherwise. It answers five requests and reads no path a request names:
+told otherwise. It answers four requests and reads no path a request names:
 
   GET  /                      the page
   GET  /api/state?annotator=  the next unit this annotator has not judged, and progress
+       [&index=I]             (or unit I, with the answer given to it: going back)
   POST /api/judge             {annotator, index, answer}: one judgment, appended
   GET  /image/<index>         the image of sample unit <index>, a file inside the run
 Units go to the page without their answers (the validators' verdict, the positive's place).
@@ -32,14 +33,22 @@ class Review:
         self.sample, self.judgments = sample, judgments
         self.units = sample["units"]
 
-    def state(self, annotator: str) -> dict:
-        done = {unit for (who, unit) in self.judgments.latest(self.sample["mode"],
-                                                              self.sample["id"])
-                if who == annotator}
-        index = next((i for i, u in enumerate(self.units) if u["key"] not in done), None)
+    def state(self, annotator: str, index=None) -> dict:
+        """Progress, and the next unit this annotator has not judged, or unit `index` (to
+        go back to one; its earlier answer comes with it)."""
+        mine = {unit: rec for (who, unit), rec in self.judgments.latest(
+            self.sample["mode"], self.sample["id"]).items() if who == annotator}
+        if index is None:
+            index = next((i for i, u in enumerate(self.units) if u["key"] not in mine), None)
+        elif not _whole(index) or not 0 <= index < len(self.units):
+            raise AutocompError(f"no unit {index!r} in this sample")
+        unit = None
+        if index is not None:
+            unit = self.public(index)
+            if self.units[index]["key"] in mine:
+                unit["answered"] = mine[self.units[index]["key"]]["answer"]
         return {"mode": self.sample["mode"], "annotator": annotator, "total": len(self.units),
-                "judged": sum(u["key"] in done for u in self.units),
-                "unit": None if index is None else self.public(index)}
+                "judged": sum(u["key"] in mine for u in self.units), "unit": unit}
 
     def public(self, index: int) -> dict:
         u = self.units[index]
@@ -97,8 +106,11 @@ def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765):
             if url.path == "/":
                 return self._send(200, page(), "text/html; charset=utf-8")
             if url.path == "/api/state":
-                name = parse_qs(url.query).get("annotator", [""])[0]
-                return self._api(lambda: review.state(check_name(name)))
+                query = parse_qs(url.query)
+                name = query.get("annotator", [""])[0]
+                at = query.get("index", [None])[0]
+                at = int(at) if at is not None and at.isdigit() else at
+                return self._api(lambda: review.state(check_name(name), at))
             if url.path.startswith("/image/") and url.path[7:].isdigit():
                 index = int(url.path[7:])
                 if index < len(review.units):
