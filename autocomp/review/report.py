@@ -15,6 +15,7 @@ from itertools import combinations
 
 from autocomp.errors import AutocompError
 from autocomp.report.tables import TRACK_SHORT, Table, r1
+from autocomp.review.sample import is_right
 
 
 def kappa(pairs: list[tuple[bool, bool]]) -> float | None:
@@ -27,13 +28,11 @@ def kappa(pairs: list[tuple[bool, bool]]) -> float | None:
     except ImportError:
         raise AutocompError("the review report needs statsmodels for Cohen's kappa: pip "
                             "install 'autocomp[review]'") from None
+    if len({label for pair in pairs for label in pair}) < 2:  # p_e = 1: kappa is 0/0
+        return None
     table = [[0, 0], [0, 0]]
     for a, b in pairs:
         table[int(a)][int(b)] += 1
-    expected = sum(table[i][0] + table[i][1] for i in (0, 1)) ** 2
-    chance = sum((table[i][0] + table[i][1]) * (table[0][i] + table[1][i]) for i in (0, 1))
-    if chance == expected:  # p_e = 1: kappa is 0/0
-        return None
     return float(cohens_kappa(table, return_results=False))
 
 
@@ -85,9 +84,7 @@ def concordance(sample: dict, latest: dict) -> dict:
                                      "kappa": kappa(both)}
         out[cell] = {"units": len(keys), "judged": len(pairs) + ties, "ties": ties,
                      "agreement": _pct(sum(h == a for h, a in pairs), len(pairs)),
-                     "kappa": kappa(pairs), "annotators": own, "between": between,
-                     "human_yes": _pct(sum(h for h, _ in pairs), len(pairs)),
-                     "auto_yes": _pct(sum(a for _, a in pairs), len(pairs))}
+                     "kappa": kappa(pairs), "annotators": own, "between": between}
     return out
 
 
@@ -100,7 +97,7 @@ def human_accuracy(sample: dict, latest: dict) -> dict:
         if u is None:
             continue
         score = out[(*_cell(u), u["kind"])][who]
-        score[0] += rec["answer"] in u.get("accepted", [u["answer"]])
+        score[0] += is_right(u, rec["answer"])
         score[1] += 1
     return {cell: {who: tuple(s) for who, s in by.items()} for cell, by in out.items()}
 

@@ -22,8 +22,6 @@ from pathlib import Path
 from autocomp.errors import AutocompError
 from autocomp.records import write_text
 
-MODES = ("validate", "test")
-
 
 def sample_path(run_dir: Path, mode: str) -> Path:
     return Path(run_dir) / "review" / f"{mode}.sample.json"
@@ -62,6 +60,12 @@ def load_or_draw(run, mode: str, per_cell: int | None, seed: int | None) -> dict
               "id": hashlib.sha256(body.encode()).hexdigest()[:12], "units": units}
     write_text(path, json.dumps(sample, indent=1) + "\n")
     return sample
+
+
+def is_right(unit: dict, answer: int) -> bool:
+    """Test mode: the option picked states the positive's facts (the positive, or a
+    same-meaning negative)."""
+    return answer in unit["accepted"]
 
 
 def criteria(graph, task, track: str) -> list[str]:
@@ -105,6 +109,7 @@ def draw_validate(run, per_cell: int, seed: int) -> list[dict]:
 def draw_test(run, per_cell: int, seed: int) -> list[dict]:
     from autocomp.bench.store import expand, is_compact
     from autocomp.eval.benchmarks import find_benchmarks
+    from autocomp.eval.harness import captions_of
     from autocomp.eval.scorers.choice import option_order
     from autocomp.records import read_jsonl
 
@@ -116,7 +121,7 @@ def draw_test(run, per_cell: int, seed: int) -> list[dict]:
         for row in random.Random(f"{seed}:{bench.name}").sample(rows, min(per_cell,
                                                                            len(rows))):
             item = expand(row, run.tasks[row["task"]]) if is_compact(row) else row
-            texts = [item["positive"], *(x["caption"] for x in item["negatives"])]
+            texts = captions_of(item)
             order = option_order(item)
             # a negative that states the positive's facts in other words is not wrong
             same = {0} | {i + 1 for i, x in enumerate(item["negatives"])

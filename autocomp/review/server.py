@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from autocomp.errors import AutocompError
 from autocomp.review.judgments import Judgments, check_name
+from autocomp.review.sample import is_right
 
 MAX_BODY = 16_384
 
@@ -75,7 +76,7 @@ class Review:
                 raise AutocompError(f"answer {answer!r}: expected an option index 0.."
                                     f"{len(u['options']) - 1}")
             rec.update(answer=answer, chosen=u["options"][answer],
-                       correct=answer in u.get("accepted", [u["answer"]]))
+                       correct=is_right(u, answer))
         self.judgments.append(rec)
         return self.state(annotator)
 

@@ -32,6 +32,10 @@ def _pil(image: np.ndarray):
     return Image.fromarray(np.asarray(image)[..., :3].astype(np.uint8), "RGB")
 
 
+def _answers(texts: Sequence[str], model: str) -> list[dict]:
+    return [{"answer": " ".join(t.split()), "evidence": {"model": model}} for t in texts]
+
+
 def _padding(proc) -> dict:
     """Batch padding for apply_chat_template: transformers 5 takes the processor's own
     arguments in `processor_kwargs`, 4.x as keywords."""
@@ -72,8 +76,7 @@ class TransformersAnswerer(OnDevice):
     def answer(self, image: np.ndarray, questions: Sequence[Question],
                detections=()) -> list[dict]:
         pil = _pil(image)
-        return [{"answer": " ".join(t.split()), "evidence": {"model": self.model_ref}}
-                for t in self.ask([(pil, q.text) for q in questions])]
+        return _answers(self.ask([(pil, q.text) for q in questions]), self.model_ref)
 
     def ask(self, pairs: Sequence[tuple]) -> list[str]:
         """One greedy answer per (PIL image, question text), in one batch."""
@@ -109,8 +112,7 @@ class OpenAIAnswerer:
     def answer(self, image: np.ndarray, questions: Sequence[Question],
                detections=()) -> list[dict]:
         pil = _pil(image)
-        return [{"answer": " ".join(t.split()), "evidence": {"model": self.chat.model}}
-                for t in self.ask([(pil, q.text) for q in questions])]
+        return _answers(self.ask([(pil, q.text) for q in questions]), self.chat.model)
 
     def ask(self, pairs: Sequence[tuple]) -> list[str]:
         """One answer (temperature 0) per (PIL image, question text); requests concurrent."""

@@ -134,10 +134,12 @@ class ChoiceScorer(ItemScorer):
     def score_items(self, entries: list[tuple]) -> list[list[float]]:
         """Scores for each (item, candidates, truth, image) entry, asked as one batch (the
         retries as a second)."""
+        from autocomp.eval.harness import captions_of
+
         todo = []
         scores = []
         for item, _cands, _truth, image in entries:
-            texts = [item["positive"], *(x["caption"] for x in item["negatives"])]
+            texts = captions_of(item)
             order = self.order(item)
             labels = self.labels(len(order))
             opts = [texts[c] for c in order]

@@ -66,9 +66,8 @@ class VLMChoice(ChoiceScorer):
     def ask(self, questions):
         if any(image is None for _, image, _, _ in questions):
             raise AutocompError("the vlm scorer needs the items' images")
-        out = []
-        bs = self.batch_size if self.backend == "transformers" else len(questions)
-        for i in range(0, len(questions), max(bs, 1)):
-            batch = questions[i:i + bs]
-            out += self.answerer().ask([(image, prompt) for _, image, prompt, _ in batch])
-        return out
+        pairs = [(image, prompt) for _, image, prompt, _ in questions]
+        if self.backend == "openai":  # concurrent requests, no batch to fill
+            return self.answerer().ask(pairs)
+        bs = self.batch_size
+        return [a for i in range(0, len(pairs), bs) for a in self.answerer().ask(pairs[i:i + bs])]
