@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
-TRACKS = ("minimal", "contextual")
 STORES = ("compact", "full")  # how benchmark items are stored (bench/store.py)
 
 
@@ -113,7 +112,7 @@ class RunConfig:
 
 
 def load_config(path) -> RunConfig:
-    from autocomp.concepts.vocab import read_yaml
+    from autocomp.core.yamlio import read_yaml
 
     path = Path(path)
     return parse_config(read_yaml(path), path)
@@ -243,7 +242,7 @@ class _Parser:
 
     def backend(self, family: str, name, options, section: str,
                 options_field: str = "options") -> Backend:
-        from autocomp.registry import resolve
+        from autocomp.core.registry import resolve
 
         name = self.string(name, f"{section}.{family}")
         cls = resolve(family, name, file=self.path, field=f"{section}.{family}")
@@ -266,13 +265,14 @@ class _Parser:
 
     def check_tasks(self, cfg: RunConfig) -> tuple[ConceptSpec, ...]:
         """Load every task, check its complexities and the generator; fill default N."""
+        from autocomp.concepts.load import load_task
         from autocomp.concepts.sampling import max_distinct_concepts
-        from autocomp.concepts.task import load_task
+        from autocomp.core.registry import resolve
         from autocomp.negatives.chance import benchmarks_for
         from autocomp.negatives.generate import count_problem
-        from autocomp.registry import resolve
 
-        generator = resolve("generator", cfg.generate.generator.name)
+        judges = [(what, backend, resolve(what, backend.name)) for what, backend in
+                  (("generator", cfg.generate.generator), ("detector", cfg.validate.detector))]
         refs = cfg.task_paths()
         filled = []
         for i, spec in enumerate(cfg.concepts):
@@ -303,8 +303,10 @@ class _Parser:
                 if spec.count > most:
                     raise self.error(f"{fld}.count", f"task '{task.name}' has at most {most} "
                                      f"distinct concepts of N={n}", spec.count)
-            problem = generator.cannot_draw(task, dict(cfg.generate.generator.options))
-            if problem:
-                raise self.error(f"{fld}.task", f"generator '{cfg.generate.generator.name}' "
-                                 f"cannot draw task '{task.name}': {problem}")
+            for what, backend, cls in judges:
+                problem = cls.cannot_handle(task, dict(backend.options))
+                if problem:
+                    verb = "draw" if what == "generator" else "check"
+                    raise self.error(f"{fld}.task", f"{what} '{backend.name}' cannot {verb} "
+                                     f"task '{task.name}': {problem}")
         return tuple(filled)

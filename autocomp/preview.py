@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from autocomp.captions.check import check_caption
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.scenes import sample_scenes
 from autocomp.concepts.task import Task
+from autocomp.language.check import check_caption
 from autocomp.negatives import scene
 from autocomp.negatives.chance import benchmarks_for, percent
 from autocomp.negatives.generate import check_count, expected_count, make_negatives
@@ -17,7 +17,7 @@ def preview(task: Task, n: int, seed: int = 0, examples: int = 4,
     `limit` negatives (default: MAX_NEGATIVES or $AUTOCOMP_MAX_NEGATIVES)."""
     problem = task.capacity_problem(n)
     if problem:
-        from autocomp.errors import AutocompError
+        from autocomp.core.errors import AutocompError
 
         raise AutocompError(f"task '{task.name}': {problem}")
     if task.kind == "scene":  # the first concept of the design with n objects

@@ -34,15 +34,17 @@ import numpy as np
 def build_suite(out: Path, count: int) -> Path:
     from autocomp.bench.build import build
     from autocomp.config import parse_config
-    from autocomp.records import write_jsonl
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
+    from autocomp.core.records import write_jsonl
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
 
     cfg = parse_config({
         "name": "bench-eval", "seed": 0,
         "concepts": [{"task": "color", "n": [1, 2, 3], "count": count},
                      {"task": "position", "n": [2, 3], "count": count}],
-        "generate": {"options": {"size": 128, "stand_ins": True}}})
+        "generate": {"options": {"size": 128, "stand_ins": True}},
+        # color-blobs cannot name stand-ins; validation is written by hand
+        "validate": {"detector": "grounding-dino+sam2"}})
     run = Run.create(cfg, out / "run")
     run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
     images = run.records("images")
@@ -82,7 +84,7 @@ def reference_loop(run_dir: Path, weights: Path) -> dict:
     import torch
     from PIL import Image
 
-    from autocomp.eval.benchmarks import find_benchmarks
+    from autocomp.formats.runs import find_benchmarks
 
     model, _, preprocess = open_clip.create_model_and_transforms(f"local-dir:{weights}")
     tokenizer = open_clip.get_tokenizer(f"local-dir:{weights}")
@@ -121,11 +123,11 @@ def harness(run_dir: Path, spec: str, results: Path, cache: Path) -> dict:
 def memory_at(run_dir: Path, spec: str, bench_name: str, factor: int, tmp: Path) -> float:
     """Peak traced memory (MiB) scoring one benchmark with its items repeated `factor` x,
     read in chunks of 8 items (so both sizes span several chunks)."""
-    from autocomp.eval.benchmarks import Benchmark, find_benchmarks
+    from autocomp.core.records import read_jsonl, write_jsonl
     from autocomp.eval.harness import Harness
     from autocomp.eval.scorers import load_scorer
-    from autocomp.records import read_jsonl, write_jsonl
-    from autocomp.runtime.run import Run
+    from autocomp.formats.runs import Benchmark, find_benchmarks
+    from autocomp.run import Run
 
     run = Run.open(run_dir)
     bench = find_benchmarks(run_dir, [bench_name])[0]

@@ -48,7 +48,7 @@ def time_llm_captions(run, model: str | None, n: int) -> float | None:
     from autocomp.captions.llm import TransformersWriter
     from autocomp.captions.prompts import contextual_prompt
     from autocomp.captions.writers import CaptionRequest
-    from autocomp.scene import SceneGraph
+    from autocomp.core.scene import SceneGraph
 
     if model is None:
         return None
@@ -83,9 +83,9 @@ def main() -> None:
 
     from autocomp.cli.run import config_path
     from autocomp.config import load_config
+    from autocomp.pipeline import run_pipeline
     from autocomp.report.funnel import funnel
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
+    from autocomp.run import Run
 
     cfg = load_config(config_path(args.config))
     cfg = replace(cfg, concepts=tuple(replace(s, count=min(s.count, args.concepts))

@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
+from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.task import load_task
 from autocomp.synth.base import ImageRequest
 from autocomp.synth.procedural import ProceduralGenerator
 from autocomp.validators.blobs import ColorBlobDetector

@@ -48,12 +48,12 @@ def main() -> None:
     from autocomp.cli import main as cli
     from autocomp.compass.analysis import count_regression, design_vifs, vifs
     from autocomp.compass.build import build_run, build_vg
+    from autocomp.concepts.load import load_task
     from autocomp.concepts.sampling import sample_concepts
     from autocomp.concepts.scenes import sample_scenes
-    from autocomp.concepts.task import load_task
     from autocomp.config import load_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
 
     scenes = load_task("scenes")
     design = counts(sample_scenes(scenes, 10 * len(scenes.cells())))

@@ -5,7 +5,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import pytest  # noqa: E402
 
-from autocomp.concepts.task import load_task  # noqa: E402
+from autocomp.concepts.load import load_task  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -17,8 +17,8 @@ def tasks():
 def built_run(folder, config: str, name: str = "run"):
     """A run made from config text in `folder`, every stage of the embedded pipeline done."""
     from autocomp.config import load_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.yaml").write_text(config)
@@ -29,7 +29,7 @@ def built_run(folder, config: str, name: str = "run"):
 
 def assert_file_error(load, tmp_path, body: str, needle: str) -> None:
     """Loading `body` from a file fails with one line naming the file and the problem."""
-    from autocomp.errors import AutocompError
+    from autocomp.core.errors import AutocompError
 
     path = tmp_path / "bad.yaml"
     path.write_text(body)

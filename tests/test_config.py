@@ -7,7 +7,7 @@ import pytest
 from conftest import assert_file_error
 
 from autocomp.config import load_config, parse_config
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 GOOD = """
 name: small
@@ -89,7 +89,7 @@ def test_cli_malformed_config_no_traceback(tmp_path):
 
 
 def test_run_directory_refuses_another_config(tmp_path):
-    from autocomp.runtime.run import Run
+    from autocomp.run import Run
 
     a = tmp_path / "a.yaml"
     a.write_text(GOOD)

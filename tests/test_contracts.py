@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from autocomp.captions.writers import CaptionRequest
+from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.task import load_task
-from autocomp.errors import AutocompError
-from autocomp.registry import ANSWERERS, DETECTORS, GENERATORS, WRITERS, resolve
+from autocomp.core.errors import AutocompError
+from autocomp.core.registry import ANSWERERS, DETECTORS, GENERATORS, WRITERS, resolve
 from autocomp.synth.base import ImageRequest
 from autocomp.validators.questions import questions
 

@@ -11,19 +11,19 @@ from conftest import built_run
 from tiny_models import tiny_causal_lm, tiny_hf_clip, tiny_hf_siglip, tiny_open_clip
 
 from autocomp.cli import main
+from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.task import load_task
 from autocomp.config import parse_config
-from autocomp.errors import AutocompError
-from autocomp.eval.benchmarks import find_benchmarks
+from autocomp.core.errors import AutocompError
+from autocomp.core.records import read_jsonl, write_jsonl
 from autocomp.eval.cache import folder_name
 from autocomp.eval.cells import evaluate, load_model_set
 from autocomp.eval.harness import Harness
 from autocomp.eval.metrics import outcome
 from autocomp.eval.scorers import load_scorer
+from autocomp.formats.runs import find_benchmarks
 from autocomp.negatives.generate import make_negatives
-from autocomp.records import read_jsonl, write_jsonl
-from autocomp.runtime.run import Run
+from autocomp.run import Run
 
 CONFIG = """
 name: evalrun
@@ -88,7 +88,7 @@ def _synthetic_run(tmp_path, count):
     cfg = parse_config({"concepts": [{"task": "shape_color", "n": [2], "count": count}]})
     run = Run.create(cfg, tmp_path / "synthetic")
     task = load_task("shape_color")
-    from autocomp.captions.minimal import render_minimal
+    from autocomp.language.minimal import render_minimal
 
     items = []
     for c in sample_concepts(task, 2, count, seed=0):
@@ -256,7 +256,7 @@ def test_report_chance_row_is_the_papers(run, tmp_path):
 def test_model_set_has_table_4_and_real_open_clip_tags():
     import open_clip
 
-    from autocomp.resources import data_dir
+    from autocomp.core.resources import data_dir
 
     specs = load_model_set(data_dir("configs") / "models" / "autocomp-cp.yaml")
     assert len(specs) == 20
@@ -426,8 +426,9 @@ def test_fast_tokenizer_gives_open_clips_ids():
 
     import open_clip
 
+    from autocomp.concepts.files import builtin_tasks
+    from autocomp.concepts.load import load_task
     from autocomp.concepts.sampling import sample_concepts
-    from autocomp.concepts.task import builtin_tasks, load_task
     from autocomp.eval.scorers.openclip_scorer import fast_tokenizer
     from autocomp.negatives.generate import make_negatives
 

@@ -8,12 +8,12 @@ import pytest
 from click.testing import CliRunner
 
 from autocomp.cli import main
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.eval.cache import folder_name
 from autocomp.eval.cells import evaluate
 from autocomp.eval.metrics import Tally, outcome
-from autocomp.external import detect_format, open_suite
-from autocomp.external.columns import parse_mapping
+from autocomp.formats import detect_format, open_suite
+from autocomp.formats.columns import parse_mapping
 
 
 def _image(path, color, size=(48, 32)):
@@ -268,8 +268,8 @@ def test_audit_on_a_run_flags_the_distinct_shortcut(tmp_path):
     never-repeat shortcut): the audit flags it; unigram and length stay unflagged on swap."""
     from autocomp.audit import audit, far_from_chance
     from autocomp.config import parse_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
 
     cfg = parse_config({"name": "a", "concepts": [{"task": "shape_color", "n": [2],
                                                    "count": 40}],
@@ -288,8 +288,8 @@ def test_audit_on_a_run_flags_the_distinct_shortcut(tmp_path):
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     from autocomp.config import parse_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
 
     cfg = parse_config({"name": "x", "concepts": [
         {"task": "shape_color", "n": [2, 3], "count": 6},
@@ -312,7 +312,7 @@ def test_export_hf_round_trip_rebuilds_the_runs_benchmarks(small_run, tmp_path):
     import datasets
 
     from autocomp.bench.export import export_run
-    from autocomp.eval.benchmarks import find_benchmarks
+    from autocomp.formats.runs import find_benchmarks
 
     out = tmp_path / "hf"
     got = export_run(small_run.dir, "hf", out)

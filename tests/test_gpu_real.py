@@ -4,8 +4,8 @@ in the local Hugging Face cache (nothing is downloaded)."""
 import numpy as np
 import pytest
 
+from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.task import load_task
 
 
 def _cached(repo: str) -> bool:

@@ -3,14 +3,14 @@ from collections import Counter
 
 import pytest
 
-from autocomp.captions.check import check_caption
-from autocomp.captions.minimal import render_minimal
+from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.task import load_task
+from autocomp.core.scene import attribute_graph, chain_graph
+from autocomp.language.check import check_caption
+from autocomp.language.minimal import render_minimal
 from autocomp.negatives import generate
 from autocomp.negatives.contextual import substitute
 from autocomp.negatives.generate import expected_count, make_negatives
-from autocomp.scene import attribute_graph, chain_graph
 
 
 def minimal(task):
@@ -186,7 +186,7 @@ def test_contextual_of_minimal_caption_equals_minimal_negatives(tasks):
 def test_enumeration_past_the_limit_is_refused_before_it_starts(tasks, monkeypatch):
     """color N=9 confusion is 9^18 negatives: preview, build and chance refuse it in one
     line without enumerating a single arrangement."""
-    from autocomp.errors import AutocompError
+    from autocomp.core.errors import AutocompError
     from autocomp.preview import preview
 
     def never(*a, **k):

@@ -11,10 +11,10 @@ from conftest import kill_after_records
 
 from autocomp.cli import main
 from autocomp.config import load_config
-from autocomp.records import read_jsonl
+from autocomp.core.records import read_jsonl
+from autocomp.pipeline import run_pipeline
+from autocomp.run import Run
 from autocomp.runtime.parts import part_files, read_part
-from autocomp.runtime.pipeline import run_pipeline
-from autocomp.runtime.run import Run
 
 CONFIG = """
 name: tiny
@@ -75,7 +75,7 @@ def test_run_directory_holds_everything(done_run):
 
 
 def _items(run_dir, name):
-    from autocomp.eval.benchmarks import find_benchmarks
+    from autocomp.formats.runs import find_benchmarks
 
     (bench,) = find_benchmarks(run_dir, [name])
     return list(bench.items())

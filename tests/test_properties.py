@@ -5,11 +5,11 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autocomp.captions.check import DETERMINERS, check_caption
-from autocomp.captions.minimal import render_minimal
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.task import Task
 from autocomp.concepts.vocab import parse_vocabulary
+from autocomp.language.check import DETERMINERS, check_caption
+from autocomp.language.minimal import render_minimal
 from autocomp.negatives.contextual import substitute
 from autocomp.negatives.generate import make_negatives
 

@@ -7,7 +7,7 @@ import sys
 
 from conftest import kill_after_records
 
-from autocomp.records import read_jsonl
+from autocomp.core.records import read_jsonl
 from autocomp.runtime.parts import part_files, read_part
 
 CONFIG = """

@@ -4,7 +4,7 @@ import pytest
 from click.testing import CliRunner
 
 from autocomp.cli import main
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 
 def _run(tmp_path, stages=("concepts", "captions", "images", "validation", "build"),
@@ -14,8 +14,8 @@ def _run(tmp_path, stages=("concepts", "captions", "images", "validation", "buil
     from test_store import _all_passed
 
     from autocomp.config import parse_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
 
     cfg = parse_config({"name": "r", "concepts": [concept or {"task": "shape_color",
                                                               "n": [2], "count": 3}],
@@ -31,11 +31,11 @@ def _run(tmp_path, stages=("concepts", "captions", "images", "validation", "buil
 
 
 def test_object_names_ending_in_a_non_word_character_match(tmp_path):
-    from autocomp.captions.check import check_caption
     from autocomp.captions.template import TemplateWriter
     from autocomp.captions.writers import write_with_retries
+    from autocomp.concepts.load import load_task
     from autocomp.concepts.sampling import sample_concepts
-    from autocomp.concepts.task import load_task
+    from autocomp.language.check import check_caption
 
     (tmp_path / "odd.yaml").write_text(
         "name: odd\nkind: objects\nentries: ['c++', 'star*', '(box)', 'lamp', 'c']\n")
@@ -50,7 +50,7 @@ def test_object_names_ending_in_a_non_word_character_match(tmp_path):
                                                     for c in concepts], 0)
     assert all(w["caption"] for w in written.values())
     # "c" does not match inside "c++": the longer name is written there
-    from autocomp.scene import attribute_graph
+    from autocomp.core.scene import attribute_graph
 
     g = attribute_graph(["c"], ["red"])
     assert not check_caption("a red c++ on a white background", g, task.noun,
@@ -115,8 +115,8 @@ def test_two_runs_with_different_configs_started_at_once_one_is_refused(tmp_path
     import threading
     import time
 
+    from autocomp import run as run_mod
     from autocomp.config import parse_config
-    from autocomp.runtime import run as run_mod
 
     slow_write = run_mod.write_text
 
@@ -161,8 +161,8 @@ def test_status_writes_nothing(tmp_path):
 
 
 def test_a_damaged_line_inside_a_part_file_is_skipped_and_redone(tmp_path):
+    from autocomp.pipeline import run_pipeline
     from autocomp.runtime.parts import part_files, read_part
-    from autocomp.runtime.pipeline import run_pipeline
 
     run = _run(tmp_path, ("concepts", "captions"),
                {"task": "shape_color", "n": [2], "count": 6})
@@ -293,7 +293,7 @@ def test_yaml_problems_are_one_line(tmp_path, text, needle):
 
 def test_config_refuses_repeated_specs_and_broken_run_config(tmp_path):
     from autocomp.config import parse_config
-    from autocomp.runtime.run import Run
+    from autocomp.run import Run
 
     with pytest.raises(AutocompError, match=r"concepts\[1\]: repeats concepts\[0\] \(task "
                                             r"'color' N=2\)"):
@@ -354,8 +354,8 @@ def test_no_op_stages_are_refused_and_old_temp_files_cleaned(tmp_path):
     import time
 
     from autocomp.config import parse_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
 
     cfg_path = tmp_path / "c.yaml"
     cfg_path.write_text("name: n\nconcepts: [{task: shape_color, n: [2], count: 2}]\n")

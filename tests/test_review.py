@@ -16,13 +16,13 @@ from click.testing import CliRunner
 from conftest import built_run
 
 from autocomp.cli import main
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
 from autocomp.review.judgments import Judgments
 from autocomp.review.report import concordance, human_accuracy, kappa
 from autocomp.review.sample import load_or_draw, sample_path
 from autocomp.review.server import Review, make_server
-from autocomp.runtime.run import Run
+from autocomp.run import Run
 
 CONFIG = """
 name: reviewrun
@@ -113,8 +113,8 @@ def test_validate_sample_is_balanced_seeded_and_kept(run):
 
 
 def test_test_sample_has_fifty_options_and_the_scorers_order(run):
-    from autocomp.eval.benchmarks import find_benchmarks
     from autocomp.eval.scorers.choice import option_order
+    from autocomp.formats.runs import find_benchmarks
 
     s = load_or_draw(run, "test", 3, 0)
     cells = Counter((u["task"], u["n"], u["track"], u["kind"]) for u in s["units"])

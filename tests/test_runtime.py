@@ -4,9 +4,9 @@
 import pytest
 
 from autocomp.config import parse_config
-from autocomp.records import read_jsonl
+from autocomp.core.records import read_jsonl
+from autocomp.run import Run
 from autocomp.runtime.parts import PartWriter, done_records, part_path, read_part, repair
-from autocomp.runtime.run import Run
 from autocomp.runtime.runner import merge, run_stage, shard
 from autocomp.runtime.stage import Item, Stage
 

@@ -1,8 +1,9 @@
 import pytest
 
-from autocomp.concepts.sampling import max_distinct_concepts, sample_concepts, write_concepts
-from autocomp.concepts.task import load_task
-from autocomp.errors import AutocompError
+from autocomp.concepts.load import load_task
+from autocomp.concepts.sampling import max_distinct_concepts, sample_concepts
+from autocomp.concepts.stage import write_concepts
+from autocomp.core.errors import AutocompError
 
 
 @pytest.mark.parametrize("name", ["color", "position", "shape_color", "relative_size"])

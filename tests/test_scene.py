@@ -1,6 +1,6 @@
 import pytest
 
-from autocomp.scene import Object, Relation, SceneGraph, attribute_graph, chain_graph
+from autocomp.core.scene import Object, Relation, SceneGraph, attribute_graph, chain_graph
 
 
 def test_counts_and_chain():

@@ -5,12 +5,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from autocomp.captions.check import check_caption
-from autocomp.captions.scene import render_scene
 from autocomp.compass.analysis import vifs
 from autocomp.concepts.scenes import load_scene_task, sample_scenes
-from autocomp.errors import AutocompError
-from autocomp.scene import Object, Relation, SceneGraph
+from autocomp.core.errors import AutocompError
+from autocomp.core.scene import Object, Relation, SceneGraph
+from autocomp.language.check import check_caption
+from autocomp.language.scene import render_scene
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +129,7 @@ def _graph():
 
 
 def test_load_task_dispatches_scene_files_and_configs_refuse_n(scenes, tmp_path):
-    from autocomp.concepts.task import load_task
+    from autocomp.concepts.load import load_task
     from autocomp.config import parse_config
 
     assert load_task("scenes").kind == "scene" and load_task("color").kind == "attribute"
@@ -148,10 +148,10 @@ def test_load_task_dispatches_scene_files_and_configs_refuse_n(scenes, tmp_path)
 def test_scene_negatives_exact_counts_and_paper_special_cases(scenes):
     import math
 
-    from autocomp.concepts.task import load_task
+    from autocomp.concepts.load import load_task
+    from autocomp.core.scene import attribute_graph, chain_graph
     from autocomp.negatives import scene
     from autocomp.negatives.generate import make_negatives
-    from autocomp.scene import attribute_graph, chain_graph
 
     g = _graph()  # objects 4; sizes 2 slots, textures 2, colors 2; relations 2
     assert scene.candidate_count(g, scenes, "swap") == math.factorial(4) - 1
@@ -265,7 +265,7 @@ def test_procedural_draws_what_the_pixel_answerer_reads(scenes):
                 assert results[-1].passed and len(answers) == 9  # 7 attributes, 2 relations
             passed += all(r.passed for r in results)
     assert passed >= 0.9 * 2 * 61  # sizes, textures, colors, relations read back
-    assert gen.cannot_draw(scenes) is None
+    assert gen.cannot_handle(scenes) is None
 
 
 def test_scene_run_compass_separates_the_three_coefficients(tmp_path, monkeypatch):
@@ -275,8 +275,8 @@ def test_scene_run_compass_separates_the_three_coefficients(tmp_path, monkeypatc
     from autocomp.compass.analysis import design_vifs, skill_load
     from autocomp.compass.build import build_run
     from autocomp.config import parse_config
-    from autocomp.runtime.pipeline import run_pipeline
-    from autocomp.runtime.run import Run
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
 
     cfg = parse_config({"name": "s", "concepts": [{"task": "scenes", "count": 70}],
                         "build": {"benchmarks": ["swap", "confusion"], "max_negatives": 800}})
@@ -308,13 +308,13 @@ def test_scene_run_compass_separates_the_three_coefficients(tmp_path, monkeypatc
     assert all(abs(oar[c]["coef"]) < 1e-9 for c in ("n_O", "n_A", "n_R"))
     # exported for others (released layout + graph column) and read back: same items
     from autocomp.bench.export import export_run
-    from autocomp.external.autocomp_hf import load_autocomp_hf
+    from autocomp.formats.autocomp_hf import load_autocomp_hf
 
     monkeypatch.setenv("AUTOCOMP_MAX_NEGATIVES", "800")
     export_run(run.dir, "parquet", tmp_path / "export")
     suite = load_autocomp_hf(tmp_path / "export" / "train.parquet", tmp_path / "imgs")
     back = {b.name.split("/", 1)[1]: list(b.items()) for b in suite.benchmarks}
-    from autocomp.eval.benchmarks import find_benchmarks
+    from autocomp.formats.runs import find_benchmarks
 
     for bench in find_benchmarks(run.dir):
         mine, theirs = list(bench.items()), back[bench.name]

@@ -11,8 +11,8 @@ from conftest import built_run
 from tiny_models import tiny_open_clip
 
 from autocomp.cli import main
-from autocomp.errors import AutocompError
-from autocomp.records import read_jsonl, write_jsonl
+from autocomp.core.errors import AutocompError
+from autocomp.core.records import read_jsonl, write_jsonl
 from autocomp.report.select import (
     Encoder,
     RunView,
@@ -23,7 +23,7 @@ from autocomp.report.select import (
     faithfulness_table,
     mean_pairwise_cosine,
 )
-from autocomp.runtime.run import Run
+from autocomp.run import Run
 
 CONFIG = """
 name: {name}

@@ -6,12 +6,12 @@ import json
 import pytest
 
 from autocomp.bench.build import build
-from autocomp.concepts.task import builtin_tasks
+from autocomp.concepts.files import builtin_tasks
 from autocomp.config import parse_config
-from autocomp.eval.benchmarks import find_benchmarks
-from autocomp.records import read_jsonl, write_jsonl
-from autocomp.runtime.pipeline import run_pipeline
-from autocomp.runtime.run import Run
+from autocomp.core.records import read_jsonl, write_jsonl
+from autocomp.formats.runs import find_benchmarks
+from autocomp.pipeline import run_pipeline
+from autocomp.run import Run
 
 
 def _all_passed(run: Run) -> None:
@@ -29,6 +29,8 @@ def every_task_run(tmp_path_factory):
     cfg = parse_config({"name": "store", "concepts": concepts,
                         "captions": {"options": {"slip_rate": 0.0}},
                         "generate": {"options": {"size": 64, "stand_ins": True}},
+                        # color-blobs cannot name stand-ins; validation is written by hand
+                        "validate": {"detector": "grounding-dino+sam2"},
                         "build": {"max_negatives": 5000}})
     run = Run.create(cfg, tmp_path_factory.mktemp("store") / "run")
     run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
@@ -54,7 +56,7 @@ def test_regenerated_negatives_equal_the_stored_ones(every_task_run):
     assert compact == full  # same items, captions, edits, categories, flags and order
     covered = {(name.split("-n")[0], name.split("/")[0].rsplit("-n", 1)[1]) for name in full}
     for task, path in builtin_tasks().items():
-        from autocomp.concepts.task import load_task
+        from autocomp.concepts.load import load_task
 
         for n in load_task(path).n:
             assert (task, str(n)) in covered

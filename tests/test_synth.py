@@ -6,9 +6,9 @@ import random
 import numpy as np
 import pytest
 
+from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.task import load_task
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.synth.base import ImageRequest
 from autocomp.synth.layout import relation_component, size_ratio
 from autocomp.synth.procedural import FAULTS, ProceduralGenerator
@@ -111,9 +111,9 @@ def test_swap_fault_reverses_a_relation(shape_tasks):
 
 
 def test_refuses_objects_it_cannot_draw():
-    problem = ProceduralGenerator.cannot_draw(load_task("color"))
+    problem = ProceduralGenerator.cannot_handle(load_task("color"))
     assert "'chair'" in problem and "diffusers" in problem
-    assert ProceduralGenerator.cannot_draw(load_task("shape_size")) is None
+    assert ProceduralGenerator.cannot_handle(load_task("shape_size")) is None
 
 
 def test_options_are_checked():

@@ -1,8 +1,9 @@
 import pytest
 from conftest import assert_file_error
 
-from autocomp.concepts.task import builtin_tasks, load_task
-from autocomp.errors import AutocompError
+from autocomp.concepts.files import builtin_tasks
+from autocomp.concepts.load import load_task
+from autocomp.core.errors import AutocompError
 
 
 def test_builtin_tasks(tasks):
@@ -24,8 +25,8 @@ def test_new_task_from_one_yaml_file_and_no_python(tmp_path):
     assert task.name == "material" and task.n == (1, 2, 3)
     assert task.values.names == ("wooden", "metal", "glass", "plastic")
 
-    from autocomp.captions.minimal import render_minimal
     from autocomp.concepts.sampling import sample_concepts
+    from autocomp.language.minimal import render_minimal
     from autocomp.negatives.generate import make_negatives
 
     concept = sample_concepts(task, 2, 1, seed=0)[0]

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.task import load_task
 from autocomp.synth.base import ImageRequest
 from autocomp.synth.layout import relation_component
 from autocomp.synth.procedural import ProceduralGenerator
@@ -110,7 +110,7 @@ def test_whole_word_answers():
 
 
 def test_white_shape_on_white_is_found_by_its_outline():
-    from autocomp.scene import attribute_graph
+    from autocomp.core.scene import attribute_graph
 
     task = load_task("shape_color")
     graph = attribute_graph(["cube", "sphere"], ["white", "silver"])
@@ -123,7 +123,7 @@ def test_white_shape_on_white_is_found_by_its_outline():
 
 
 def test_object_check_counts_and_pairs():
-    from autocomp.scene import attribute_graph
+    from autocomp.core.scene import attribute_graph
     from autocomp.validators.base import Detection
     from autocomp.validators.checks import objects_check
 
@@ -193,7 +193,7 @@ def test_background_masks_by_boxes_by_default_and_by_masks_on_request():
 
 
 def test_validate_image_uses_boxes_for_a_detector_without_masks():
-    from autocomp.scene import attribute_graph
+    from autocomp.core.scene import attribute_graph
     from autocomp.validators.base import Detection
 
     task = load_task("shape_color")

@@ -10,11 +10,11 @@ import pytest
 from conftest import built_run
 from tiny_models import tiny_gemma_vlm, tiny_llava_vlm
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
+from autocomp.core.records import read_jsonl
 from autocomp.eval.cells import evaluate
 from autocomp.eval.scorers import load_scorer
 from autocomp.eval.scorers.choice import letters, parse_letter
-from autocomp.records import read_jsonl
 from autocomp.report.tables import all_tables
 
 CONFIG = """

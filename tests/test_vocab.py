@@ -5,7 +5,7 @@ import pytest
 from conftest import assert_file_error
 
 from autocomp.concepts.vocab import builtin_vocabularies, load_vocabulary
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "autocomp_cp_vocabulary.json"
 

@@ -2,12 +2,12 @@
 
 import pytest
 
-from autocomp.captions.check import check_caption
 from autocomp.captions.prompts import contextual_prompt
 from autocomp.captions.template import TemplateWriter
 from autocomp.captions.writers import CaptionRequest, write_with_retries
+from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.task import load_task
+from autocomp.language.check import check_caption
 
 
 def _concepts(task, n, count, seed=0):
@@ -88,7 +88,7 @@ def test_prompt_is_the_papers():
     graph = _concepts(task, 2, 1)[0][1]
     system, user = contextual_prompt(graph, task)
     assert system.startswith("You are an expert image caption writer.")
-    from autocomp.captions.grammar import noun_phrase
+    from autocomp.language.grammar import noun_phrase
 
     phrases = [f"'{noun_phrase(task.noun(o.name), o.attributes)}'" for o in graph.objects]
     assert f"Objects and colors to include: {' and '.join(phrases)}" in user

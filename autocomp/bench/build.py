@@ -19,18 +19,31 @@ from collections import defaultdict
 from contextlib import ExitStack
 
 from autocomp.bench.store import compact_item, expand
-from autocomp.config import TRACKS
+from autocomp.core.layout import BenchFile
+from autocomp.core.records import TRACKS, atomic_open, dumps, write_jsonl, write_text
+from autocomp.core.scene import SceneGraph
 from autocomp.negatives.chance import benchmarks_for
 from autocomp.negatives.generate import graph_count_problem
-from autocomp.records import atomic_open, dumps, write_jsonl, write_text
-from autocomp.runtime.run import Run
-from autocomp.scene import SceneGraph
+from autocomp.run import Run
+from autocomp.runtime.stage import Stage
 
 
 def kinds_for(task, n: int, wanted) -> list[str]:
     """The wanted benchmark kinds defined for the task at N (negatives.chance)."""
     defined = benchmarks_for(task, n)
     return [k for k in wanted if k in defined]
+
+
+class BuildStage(Stage):
+    name = "build"
+    needs = ("validation",)
+
+    def __init__(self, run: Run, device: str = "cpu", store: str | None = None):
+        super().__init__(run, device)
+        self.store = store
+
+    def run_once(self) -> dict:
+        return build(self.run, self.store)
 
 
 def build(run: Run, store: str | None = None) -> dict:
@@ -46,13 +59,13 @@ def build(run: Run, store: str | None = None) -> dict:
     for v in run.records("validation"):
         if v["passed"]:
             passed[v["concept"]][v["track"]] = v
-    bench = run.dir / "bench"
+    layout = run.layout
     sets = {t: [] for t in (*TRACKS, "paired")}
     table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys((*TRACKS, "paired"), 0))
     # scene concepts whose negatives of a kind would pass build.max_negatives get no item of
     # that kind (the config check refuses such N for the other tasks before anything runs)
     skipped: dict[str, int] = defaultdict(int)
-    with _Writers(run.dir) as out:
+    with _Writers(layout.root) as out:
         for cid, concept in concepts.items():  # concept order = config order
             tracks = passed.get(cid, {})
             if not tracks:
@@ -78,20 +91,20 @@ def build(run: Run, store: str | None = None) -> dict:
                     continue
                 for track in tracks:
                     row = compact_item(tracks[track], concept, cap, task, track, kind, paired)
-                    out.write(f"bench/{task.name}-n{concept['n']}/{track}-{kind}.jsonl",
+                    out.write(BenchFile(task.name, concept["n"], track, kind).relative,
                               expand(row, task) if store == "full" else row)
     for name, rows in sets.items():
-        write_jsonl(bench / "sets" / f"{name}.jsonl", rows)
+        write_jsonl(layout.positive_set(name), rows)
     files = dict(sorted(out.counts.items()))
-    for old in bench.glob("*-n*/*-*.jsonl"):  # a rebuild leaves no stale benchmark behind
-        if str(old.relative_to(run.dir)) not in files:
+    for bench_file, old in layout.benchmark_files():  # a rebuild leaves no stale one behind
+        if bench_file.relative not in files:
             old.unlink()
     stats = {"stage": "build", "validated": {k: dict(v) for k, v in sorted(table.items())},
              "sets": {k: len(v) for k, v in sets.items()}, "benchmarks": files,
              "store": store}
     if skipped:
         stats["skipped_above_max_negatives"] = dict(sorted(skipped.items()))
-    write_text(run.dir / "stats" / "build.json", json.dumps(stats, indent=1))
+    write_text(layout.stats("build"), json.dumps(stats, indent=1))
     return stats
 
 

@@ -24,7 +24,7 @@ import json
 import tarfile
 from pathlib import Path
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 FORMATS = ("hf", "parquet", "webdataset")
 SHARD = 1000
@@ -32,8 +32,8 @@ SHARD = 1000
 
 def export_rows(run) -> list[dict]:
     """The rows of a run (images as bytes), in concept order."""
-    from autocomp.records import read_jsonl
-    from autocomp.scene import SceneGraph
+    from autocomp.core.records import read_jsonl
+    from autocomp.core.scene import SceneGraph
 
     sets = {}
     for track in ("minimal", "contextual"):
@@ -78,7 +78,7 @@ def _dataset(rows):
 
 
 def export_run(run_dir: Path, fmt: str, out: Path) -> dict:
-    from autocomp.runtime.run import Run
+    from autocomp.run import Run
 
     if fmt not in FORMATS:
         raise AutocompError(f"unknown export format '{fmt}' (known: {', '.join(FORMATS)})")

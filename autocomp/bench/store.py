@@ -17,10 +17,10 @@ edits, categories, same_meaning flags and order); readers take either. `autocomp
 
 from __future__ import annotations
 
-from autocomp.captions.check import CheckResult
+from autocomp.core.scene import SceneGraph
+from autocomp.language.check import CheckResult
 from autocomp.negatives.contextual import substitute
 from autocomp.negatives.generate import make_negatives
-from autocomp.scene import SceneGraph
 
 NO_LIMIT = 10**12  # the build already applied build.max_negatives
 

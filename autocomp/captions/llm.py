@@ -14,17 +14,15 @@ import hashlib
 from collections.abc import Sequence
 
 from autocomp.captions.chat import clean_caption, messages
-from autocomp.devices import OnDevice
-from autocomp.errors import AutocompError
-from autocomp.registry import check_options
+from autocomp.core.backend import Backend
+from autocomp.core.errors import AutocompError
+from autocomp.models.devices import OnDevice
 
 DEFAULT_MODEL = "google/gemma-3-12b-it"
 
 
-class TransformersWriter(OnDevice):
-    OPTIONS = {"model": str, "temperature": (int, float), "top_p": (int, float),
-               "max_new_tokens": int, "batch_size": int, "dtype": str, "device": str,
-               "trust_remote_code": bool}
+class TransformersWriter(OnDevice, Backend):
+    extra = "gen"
 
     def __init__(self, model: str = DEFAULT_MODEL, temperature: float = 0.7, top_p: float = 0.9,
                  max_new_tokens: int = 150, batch_size: int = 16, dtype: str = "auto",
@@ -35,17 +33,15 @@ class TransformersWriter(OnDevice):
         self._tok = self._model = None
 
     @classmethod
-    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
-        out = check_options(options, cls.OPTIONS, file=file, field=field)
+    def validate_options(cls, out: dict, *, file=None, field="options") -> None:
         if not 0 < out.get("top_p", 0.9) <= 1:
             raise AutocompError(f"expected (0, 1], got {out['top_p']}", file=file,
                                 field=f"{field}.top_p")
-        return out
 
 
     def _load(self):
         if self._model is None:
-            from autocomp.captions.loading import load_causal_lm
+            from autocomp.models.loading import load_causal_lm
 
             self.bind_device("auto")
             self._tok, self._model = load_causal_lm(self.model_ref, self.device, self.dtype,

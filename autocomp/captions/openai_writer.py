@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from autocomp.captions.chat import clean_caption, messages
-from autocomp.errors import AutocompError
-from autocomp.openai_chat import OPTIONS, ChatClient
-from autocomp.registry import check_options
+from autocomp.core.backend import Backend
+from autocomp.core.errors import AutocompError
+from autocomp.models.chat import ChatClient
 
 
-class OpenAIWriter:
-    OPTIONS = {**OPTIONS, "temperature": (int, float), "top_p": (int, float),
-               "max_tokens": int}
+class OpenAIWriter(Backend):
+    extra = "openai"
+    forwards_options_to = ChatClient.__init__
 
     def __init__(self, model: str = "google/gemma-3-12b-it", temperature: float = 0.7,
                  top_p: float = 0.9, max_tokens: int = 150, **client):
@@ -23,12 +23,10 @@ class OpenAIWriter:
                        "max_tokens": max_tokens}
 
     @classmethod
-    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
-        out = check_options(options, cls.OPTIONS, file=file, field=field)
+    def validate_options(cls, out: dict, *, file=None, field="options") -> None:
         if out.get("concurrency", 1) < 1 or out.get("max_retries", 0) < 0:
             raise AutocompError("concurrency must be >= 1 and max_retries >= 0", file=file,
                                 field=field)
-        return out
 
     def write(self, requests: Sequence) -> list[str]:
         convs = [messages(r.system, r.user) for r in requests]

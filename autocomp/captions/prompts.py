@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from autocomp.captions.grammar import noun_phrase
 from autocomp.concepts.task import Task
-from autocomp.resources import prompt_text
-from autocomp.scene import SceneGraph
+from autocomp.core.resources import prompt_text
+from autocomp.core.scene import SceneGraph
+from autocomp.language.grammar import noun_phrase
 
 
 def binding_phrases(graph: SceneGraph, task: Task) -> list[str]:

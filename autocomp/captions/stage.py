@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from autocomp.captions.writers import write_with_retries
-from autocomp.registry import instantiate
-from autocomp.runtime.stage import Item, Stage
-from autocomp.scene import SceneGraph
+from autocomp.core.registry import instantiate
+from autocomp.core.scene import SceneGraph
+from autocomp.runtime.stage import Item, ItemStage
 
 
-class CaptionStage(Stage):
+class CaptionStage(ItemStage):
     name = "captions"
+    needs = ("concepts",)
 
     def __init__(self, run, device: str = "cpu"):
         super().__init__(run, device)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from autocomp.captions.grammar import article_for, join
 from autocomp.captions.writers import CaptionRequest
-from autocomp.errors import AutocompError
-from autocomp.registry import check_options
+from autocomp.core.backend import Backend
+from autocomp.core.errors import AutocompError
+from autocomp.language.grammar import article_for, join
 
 SETTINGS = (
     "a sunlit kitchen", "a quiet attic", "a cluttered workshop", "a bright classroom",
@@ -34,19 +34,15 @@ VERBS = ("sits", "rests", "stands", "lies")
 NEAR = ("beside", "next to", "near", "close to")
 
 
-class TemplateWriter:
-    OPTIONS = {"slip_rate": (int, float)}
-
+class TemplateWriter(Backend):
     def __init__(self, slip_rate: float = 0.0):
         self.slip_rate = float(slip_rate)
 
     @classmethod
-    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
-        out = check_options(options, cls.OPTIONS, file=file, field=field)
+    def validate_options(cls, out: dict, *, file=None, field="options") -> None:
         if not 0 <= out.get("slip_rate", 0) <= 1:
             raise AutocompError(f"expected a rate in [0, 1], got {out['slip_rate']!r}",
                                 file=file, field=f"{field}.slip_rate")
-        return out
 
     def write(self, requests: Sequence[CaptionRequest]) -> list[str]:
         return [self.write_one(r) for r in requests]
@@ -126,8 +122,8 @@ def _relation(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
 def _scene(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
     """The scene's own sentences with modifiers and a setting; a slip leaves out one
     attribute or softens one relation to "near"."""
-    from autocomp.captions.scene import render_scene
-    from autocomp.scene import Object, Relation, SceneGraph
+    from autocomp.core.scene import Object, Relation, SceneGraph
+    from autocomp.language.scene import render_scene
 
     g = req.graph
     if slip:

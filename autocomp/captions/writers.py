@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from autocomp.captions.check import check_caption
 from autocomp.captions.prompts import contextual_prompt
 from autocomp.concepts.task import Task
-from autocomp.scene import SceneGraph
+from autocomp.core.scene import SceneGraph
+from autocomp.language.check import check_caption
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import importlib
 import click
 
 from autocomp import __version__
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 COMMANDS = {
     "run": ("autocomp.cli.run:run", "Run every stage of a run config; print the funnel."),

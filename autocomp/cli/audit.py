@@ -29,8 +29,8 @@ def audit_cmd(sources, fmt, images, columns, skip_missing, patterns, lm, choice,
               as_json):
     """How much of each benchmark a text-only model solves, and structural anomalies."""
     from autocomp.audit import audit, format_audit
-    from autocomp.external import open_suite
-    from autocomp.external.columns import parse_mapping
+    from autocomp.formats import open_suite
+    from autocomp.formats.columns import parse_mapping
 
     extra = [f"blind:lm@{lm}"] * bool(lm) + [f"blind:choice@{choice}"] * bool(choice)
     rows = []

@@ -6,7 +6,8 @@ import json
 
 import click
 
-from autocomp.concepts.task import builtin_tasks, load_task
+from autocomp.concepts.files import builtin_tasks
+from autocomp.concepts.load import load_task
 from autocomp.negatives.chance import chance_table, format_chance_table
 
 

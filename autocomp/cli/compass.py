@@ -48,7 +48,7 @@ def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity, 
     """Build composed/decomposed and skill-targeted sets."""
     from autocomp.compass.build import build_run, build_vg
     from autocomp.compass.similarity import Similarity
-    from autocomp.errors import AutocompError
+    from autocomp.core.errors import AutocompError
 
     if (vg_dir is None) == (run_dir is None):
         raise AutocompError("give exactly one of --vg DIR or --run DIR")
@@ -60,7 +60,7 @@ def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity, 
     if writer != "template":
         import yaml
 
-        from autocomp.registry import resolve
+        from autocomp.core.registry import resolve
 
         cls = resolve("writer", writer, field="--writer")
         opts = {}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from autocomp.concepts.sampling import write_concepts
-from autocomp.concepts.task import load_task
+from autocomp.concepts.load import load_task
+from autocomp.concepts.stage import write_concepts
 
 
 @click.command("concepts")

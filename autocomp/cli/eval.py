@@ -43,10 +43,11 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
              batch_size, distributed, fmt, images, columns, skip_missing):
     """Score every model on every benchmark of RUN_DIR (an autocomp run, or SugarCrepe,
     CREPE or any column-mapped table); one JSON per (model, benchmark)."""
-    from autocomp.errors import AutocompError
+    from autocomp.core.errors import AutocompError
     from autocomp.eval.cells import evaluate, load_model_set
-    from autocomp.external import open_suite, output_base
-    from autocomp.external.columns import parse_mapping
+    from autocomp.formats import open_suite
+    from autocomp.formats.columns import parse_mapping
+    from autocomp.formats.suite import output_base
 
     specs = list(models)
     if models_file:
@@ -55,7 +56,7 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
         raise AutocompError("name at least one --model (or --models-file)")
     rank, world = 0, 1
     if distributed:
-        from autocomp.runtime.pipeline import distributed as dist
+        from autocomp.pipeline import distributed as dist
 
         rank, world, _, dev = dist()
         device = device or dev
@@ -75,7 +76,7 @@ def _writable(folder: Path, option: str) -> None:
     option moves them, before any model is loaded."""
     import tempfile
 
-    from autocomp.errors import AutocompError
+    from autocomp.core.errors import AutocompError
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -89,8 +90,8 @@ def _writable(folder: Path, option: str) -> None:
 
 def _models_file(path: Path) -> Path:
     """A model-set file, or the name of a built-in one ("autocomp-cp")."""
-    from autocomp.errors import AutocompError
-    from autocomp.resources import data_dir
+    from autocomp.core.errors import AutocompError
+    from autocomp.core.resources import data_dir
 
     if path.is_file():
         return path
@@ -103,7 +104,7 @@ def _models_file(path: Path) -> Path:
 
 def _check_device(device: str) -> None:
     """`--device cuda` on a machine without one is said as such, not as a download error."""
-    from autocomp.errors import AutocompError
+    from autocomp.core.errors import AutocompError
 
     if not device.startswith("cuda"):
         return

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from autocomp.concepts.task import load_task
+from autocomp.concepts.load import load_task
 from autocomp.preview import format_preview, preview
 
 

@@ -32,7 +32,7 @@ def review(run_dir, mode, per_cell, seed, host, port, report_only, fmt):
     name). With --report, print what the judgments say."""
     from autocomp.review.judgments import Judgments
     from autocomp.review.sample import load_or_draw, sample_path
-    from autocomp.runtime.run import Run
+    from autocomp.run import Run
 
     run = Run.open(run_dir)
     judgments = Judgments(run.dir / "review" / "judgments.jsonl")
@@ -44,7 +44,7 @@ def review(run_dir, mode, per_cell, seed, host, port, report_only, fmt):
     try:
         server = make_server(Review(run.dir, sample, judgments), host, port)
     except OSError as exc:
-        from autocomp.errors import AutocompError
+        from autocomp.core.errors import AutocompError
 
         raise AutocompError(f"cannot serve on {host}:{port} ({exc.strerror or exc}): pass "
                             "--port 0 for any free port") from None
@@ -62,7 +62,7 @@ def review(run_dir, mode, per_cell, seed, host, port, report_only, fmt):
 def _report(run, mode, judgments, fmt, path):
     import json
 
-    from autocomp.errors import AutocompError
+    from autocomp.core.errors import AutocompError
     from autocomp.review.report import (
         accuracy_tables,
         concordance,

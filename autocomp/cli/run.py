@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from autocomp.config import STORES
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 PROCESSES = click.option(
     "--processes", type=click.IntRange(min=1), default=None,
@@ -23,7 +23,7 @@ def config_path(ref: str) -> Path:
     path = Path(ref)
     if path.is_file():
         return path
-    from autocomp.resources import data_dir
+    from autocomp.core.resources import data_dir
 
     builtin = data_dir("configs") / f"{ref}.yaml"
     if "/" not in ref and builtin.is_file():
@@ -34,7 +34,7 @@ def config_path(ref: str) -> Path:
 
 def _open(run_dir: Path, config: str | None):
     from autocomp.config import load_config
-    from autocomp.runtime.run import Run
+    from autocomp.run import Run
 
     if config:
         return Run.create(load_config(config_path(config)), run_dir)
@@ -42,8 +42,8 @@ def _open(run_dir: Path, config: str | None):
 
 
 def _go(run, stages, processes, no_progress, report: bool, store: str | None = None):
+    from autocomp.pipeline import run_pipeline
     from autocomp.report.summary import format_summary, summarize
-    from autocomp.runtime.pipeline import run_pipeline
 
     start = time.perf_counter()
     run_pipeline(run, processes or run.config.processes, stages, progress=not no_progress,
@@ -71,12 +71,12 @@ def run(config, out, processes, no_progress, stages, dry_run, cost):
     """Run every stage of CONFIG (a YAML file, or a built-in name such as `demo`):
     concepts, captions, images, validation, benchmarks; print the survival funnel."""
     from autocomp.config import load_config
-    from autocomp.runtime.pipeline import ALL
-    from autocomp.runtime.run import Run
+    from autocomp.pipeline import ALL
+    from autocomp.run import Run
 
     cfg = load_config(config_path(config))
     if dry_run:
-        from autocomp.runtime.plan import format_plan, plan
+        from autocomp.plan import format_plan, plan
 
         click.echo(format_plan(plan(cfg, cost, processes)))
         return

@@ -28,7 +28,7 @@ def select(runs, model, device, batch_size, cache_dir, all_captions, seed, fmt, 
     """Caption diversity of each run's LLM writer (Distinct-2/3/4, 1 - mean pairwise
     embedding similarity) and CLIPScore of its images, for RUNS side by side."""
     from autocomp.cli.eval import _check_device, _default_device
-    from autocomp.records import dumps, write_text
+    from autocomp.core.records import dumps, write_text
     from autocomp.report.select import Encoder, RunView, diversity_table, faithfulness_table
 
     views = [RunView(r) for r in runs]

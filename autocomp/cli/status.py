@@ -14,7 +14,7 @@ import click
 def status(run_dir, as_json):
     """Show how far RUN_DIR has come and what survived each stage."""
     from autocomp.report.summary import format_summary, summarize
-    from autocomp.runtime.run import Run
+    from autocomp.run import Run
 
     summary = summarize(Run.open(run_dir), figures=False, write=False)  # reads only
     click.echo(json.dumps(summary, indent=1) if as_json else format_summary(summary))

@@ -6,14 +6,16 @@ from pathlib import Path
 
 import click
 
-from autocomp.concepts.task import builtin_tasks, load_task, parse_task
+from autocomp.concepts.files import builtin_tasks
+from autocomp.concepts.load import load_task
+from autocomp.concepts.task import parse_task
 from autocomp.concepts.vocab import (
     builtin_vocabularies,
     load_vocabulary,
     parse_vocabulary,
     read_yaml,
 )
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 
 @click.group()

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from autocomp.compass.evaluate import predictions_path
-from autocomp.records import read_jsonl
+from autocomp.core.records import read_jsonl
 
 COUNTS = ("n_O", "n_A", "n_R")
 

@@ -25,8 +25,8 @@ from autocomp.compass.negatives import (
 )
 from autocomp.compass.render import primitives
 from autocomp.compass.subgraph import LEVELS, RANGES, caption_graph, level_of, random_walk
-from autocomp.records import write_jsonl, write_text
-from autocomp.scene import SceneGraph
+from autocomp.core.records import write_jsonl, write_text
+from autocomp.core.scene import SceneGraph
 
 FILES = ("composed", "decomposed", "skill-O", "skill-A", "skill-R")
 
@@ -51,14 +51,14 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
     (proposed by the writer, asked again when none survives). `groups`: (kind, value) ->
     category, for "vocabulary" candidates that must stay inside one (Replacer.groups)."""
     if candidates not in CANDIDATES[1:]:
-        from autocomp.errors import AutocompError
+        from autocomp.core.errors import AutocompError
 
         raise AutocompError(f"unknown candidates '{candidates}' (known: "
                             f"{', '.join(CANDIDATES)})")
     rep = Replacer(vocab, similarity, groups=dict(groups or {}))
     if candidates == "llm":
         if writer is None:
-            from autocomp.errors import AutocompError
+            from autocomp.core.errors import AutocompError
 
             raise AutocompError("--candidates llm needs an LLM --writer (transformers or "
                                 "openai)")
@@ -191,8 +191,8 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
     """Every validated image of a synthetic run: its concept graph is the caption graph.
     Candidates default to the run's task vocabularies: each is one curated category
     (shapes, colors, spatial relations) without synonyms, as Auto-Comp's negatives use."""
-    from autocomp.records import read_jsonl
-    from autocomp.runtime.run import Run
+    from autocomp.core.records import read_jsonl
+    from autocomp.run import Run
 
     candidates = "vocabulary" if candidates == "auto" else candidates
     run = Run.open(run_dir)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from autocomp.compass.build import FILES
-from autocomp.errors import AutocompError
-from autocomp.eval.benchmarks import Benchmark
+from autocomp.core.errors import AutocompError
 from autocomp.eval.cache import folder_name
+from autocomp.formats.runs import Benchmark
 
 
 def predictions_path(compass_dir: Path, model: str, name: str) -> Path:

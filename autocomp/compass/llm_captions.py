@@ -11,10 +11,10 @@ import hashlib
 import re
 
 from autocomp.captions.chat import clean_caption
-from autocomp.captions.grammar import indefinite_article
 from autocomp.captions.writers import CaptionRequest
-from autocomp.resources import prompt_text
-from autocomp.scene import SceneGraph
+from autocomp.core.resources import prompt_text
+from autocomp.core.scene import SceneGraph
+from autocomp.language.grammar import indefinite_article
 
 
 def prompt(graph: SceneGraph) -> tuple[str, str]:

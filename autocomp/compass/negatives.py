@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from autocomp.compass.render import composed, decomposed, primitives
-from autocomp.scene import Object, Relation, SceneGraph
+from autocomp.core.scene import Object, Relation, SceneGraph
 
 K_SKILL = 4
 SKILL_ATTEMPTS = 10

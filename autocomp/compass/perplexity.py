@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from autocomp.records import read_jsonl
+from autocomp.core.records import read_jsonl
 
 
 def rank_biserial(a: Sequence[float], b: Sequence[float]) -> float:
@@ -30,13 +30,13 @@ class Perplexity:
     """Token perplexity under a causal LM (any transformers id or folder)."""
 
     def __init__(self, model: str, device: str = "cpu", batch_size: int = 32):
-        from autocomp.captions.loading import load_causal_lm
+        from autocomp.models.loading import load_causal_lm
 
         self.tok, self.model = load_causal_lm(model, device)
         self.batch_size, self.cache = batch_size, {}
 
     def __call__(self, texts: Sequence[str]) -> list[float]:
-        from autocomp.lm import sequence_logprobs
+        from autocomp.models.lm import sequence_logprobs
 
         todo = [t for t in dict.fromkeys(texts) if t not in self.cache]
         for text, (total, n) in zip(todo, sequence_logprobs(self.tok, self.model, todo,

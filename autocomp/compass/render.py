@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from autocomp.captions.grammar import indefinite_article, is_plural_noun, predicate_form
-from autocomp.scene import SceneGraph
+from autocomp.core.scene import SceneGraph
+from autocomp.language.grammar import indefinite_article, is_plural_noun, predicate_form
 
 __all__ = ["composed", "decomposed", "predicate_form", "primitives", "plural"]
 
@@ -30,7 +30,7 @@ def primitives(graph: SceneGraph) -> list[tuple]:
 @lru_cache(maxsize=1)
 def _noun_test():
     """WordNet's "is this a noun" when WordNet is installed, else None (inflect alone)."""
-    from autocomp.errors import AutocompError
+    from autocomp.core.errors import AutocompError
 
     try:
         from autocomp.compass.wordnet import load_wordnet

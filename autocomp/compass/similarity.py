@@ -4,7 +4,7 @@ package."""
 
 from __future__ import annotations
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 
 def default_model() -> str | None:

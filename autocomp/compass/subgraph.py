@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 
-from autocomp.scene import Object, Relation, SceneGraph
+from autocomp.core.scene import Object, Relation, SceneGraph
 
 LEVELS = {"L1": "O", "OA": "OA", "OR": "OR", "OAR": "OAR"}
 RANGES = {"L1": (1, 10), "OA": (2, 12), "OR": (3, 12), "OAR": (4, 12)}

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autocomp.errors import AutocompError
-from autocomp.scene import Object, Relation, SceneGraph
+from autocomp.core.errors import AutocompError
+from autocomp.core.scene import Object, Relation, SceneGraph
 
 
 @dataclass

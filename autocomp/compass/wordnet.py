@@ -17,7 +17,7 @@ import warnings
 from functools import lru_cache
 from pathlib import Path
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 FILES = ("lexnames", "data.noun", "index.noun", "data.verb", "index.verb", "data.adj",
          "index.adj", "data.adv", "index.adv", "noun.exc", "verb.exc", "adj.exc", "adv.exc")
@@ -31,7 +31,7 @@ def _is_dict(folder: Path) -> bool:
 
 
 def _cache_dir() -> Path:
-    from autocomp.resources import cache_dir
+    from autocomp.core.resources import cache_dir
 
     return cache_dir("wordnet-3.0")
 

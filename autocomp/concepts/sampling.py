@@ -6,12 +6,10 @@ import hashlib
 import math
 import random
 from dataclasses import dataclass
-from pathlib import Path
 
 from autocomp.concepts.task import Task
-from autocomp.errors import AutocompError
-from autocomp.records import write_jsonl
-from autocomp.scene import SceneGraph, attribute_graph, chain_graph
+from autocomp.core.errors import AutocompError
+from autocomp.core.scene import SceneGraph, attribute_graph, chain_graph
 
 
 @dataclass(frozen=True)
@@ -87,19 +85,3 @@ def sample_concepts(task: Task, n: int, count: int, seed: int = 0) -> list[Conce
         seen.add(key)
         out.append(Concept(task.name, n, graph))
     return out
-
-
-def write_concepts(task: Task, ns, count: int, seed: int, out) -> tuple:
-    """Sample `count` concepts per N and write them to OUT/concepts/<task>.jsonl (a scene
-    task: `count` concepts over its design, kept where their object count is in `ns`)."""
-    if task.kind == "scene":
-        from autocomp.concepts.scenes import sample_scenes
-
-        per_n = {n: [] for n in ns}
-        for c in sample_scenes(task, count, seed):
-            per_n.get(c.n, []).append(c)
-    else:
-        per_n = {n: sample_concepts(task, n, count, seed) for n in ns}
-    path = Path(out) / "concepts" / f"{task.name}.jsonl"
-    write_jsonl(path, (c.to_record() for cs in per_n.values() for c in cs))
-    return path, {n: len(cs) for n, cs in per_n.items()}

@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from autocomp.captions.grammar import Noun
+from autocomp.concepts.files import task_path
 from autocomp.concepts.sampling import Concept
-from autocomp.concepts.task import task_path
-from autocomp.concepts.vocab import Vocabulary, load_vocabulary, read_yaml
-from autocomp.errors import AutocompError
-from autocomp.scene import Object, Relation, SceneGraph
+from autocomp.concepts.vocab import Vocabulary, load_vocabulary
+from autocomp.core.errors import AutocompError
+from autocomp.core.scene import Object, Relation, SceneGraph
+from autocomp.core.yamlio import read_yaml
+from autocomp.language.grammar import Noun
 
 FIELDS = {"name", "kind", "description", "objects", "attributes", "relations", "design"}
 DESIGN_FIELDS = {"kind", "n_O", "n_A", "n_R", "points"}
@@ -134,7 +135,7 @@ class SceneTask:
         return {name: v for v in self.attributes for name in v.names}
 
     def minimal_caption(self, graph: SceneGraph) -> str:
-        from autocomp.captions.scene import render_scene
+        from autocomp.language.scene import render_scene
 
         return render_scene(graph, self.noun)
 

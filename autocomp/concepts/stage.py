@@ -7,21 +7,28 @@ Cheap and deterministic, so it runs once in the launching process; the other sta
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.scenes import sample_scenes
-from autocomp.records import write_jsonl, write_text
-from autocomp.runtime.parts import MERGED, part_path
-from autocomp.runtime.run import Run
-
-NAME = "concepts"
+from autocomp.core.records import write_jsonl, write_text
+from autocomp.runtime.stage import Stage
 
 
-def make_concepts(run: Run) -> list[dict]:
+class ConceptStage(Stage):
+    name = "concepts"
+
+    def run_once(self) -> dict:
+        """Write the run's concept records (once); returns the counters."""
+        make_concepts(self.run)
+        return json.loads(self.layout.stats(self.name).read_text(encoding="utf-8"))
+
+
+def make_concepts(run) -> list[dict]:
     """Write the run's concept records (once); returns them."""
-    merged = run.dir / NAME / MERGED
-    if merged.exists():
-        return run.records(NAME)
+    layout, name = run.layout, ConceptStage.name
+    if layout.merged(name).exists():
+        return run.records(name)
     records, seen = [], set()
     for spec in run.config.concepts:
         task = run.task_of_spec[spec.task]
@@ -35,13 +42,27 @@ def make_concepts(run: Run) -> list[dict]:
                 if record["id"] not in seen:
                     seen.add(record["id"])
                     records.append(record)
-    write_jsonl(part_path(run.dir / NAME, 0), records)
-    write_jsonl(merged, records)
+    write_jsonl(layout.part(name, 0), records)
+    write_jsonl(layout.merged(name), records)
     counts: dict[str, int] = {}
     for r in records:
         key = f"{r['task']} N={r['n']}"
         counts[key] = counts.get(key, 0) + 1
-    write_text(run.dir / "stats" / f"{NAME}.json", json.dumps(
-        {"stage": NAME, "expected": len(records), "done": len(records), "by_task": counts},
+    write_text(layout.stats(name), json.dumps(
+        {"stage": name, "expected": len(records), "done": len(records), "by_task": counts},
         indent=1))
     return records
+
+
+def write_concepts(task, ns, count: int, seed: int, out) -> tuple:
+    """Sample `count` concepts per N and write them to OUT/concepts/<task>.jsonl (a scene
+    task: `count` concepts over its design, kept where their object count is in `ns`)."""
+    if task.kind == "scene":
+        per_n = {n: [] for n in ns}
+        for c in sample_scenes(task, count, seed):
+            per_n.get(c.n, []).append(c)
+    else:
+        per_n = {n: sample_concepts(task, n, count, seed) for n in ns}
+    path = Path(out) / "concepts" / f"{task.name}.jsonl"
+    write_jsonl(path, (c.to_record() for cs in per_n.values() for c in cs))
+    return path, {n: len(cs) for n, cs in per_n.items()}

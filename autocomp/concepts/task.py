@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from autocomp.captions.grammar import Noun
-from autocomp.concepts.vocab import Vocabulary, load_vocabulary, read_yaml
-from autocomp.errors import AutocompError
-from autocomp.resources import data_dir
+from autocomp.concepts.vocab import Vocabulary, load_vocabulary
+from autocomp.core.errors import AutocompError
+from autocomp.language.grammar import Noun
 
 TASK_KINDS = {"attribute": "attributes", "relation": "relations"}
 TASK_FIELDS = {"name", "kind", "description", "objects", "values", "n", "distinct_values"}
@@ -77,41 +76,9 @@ class Task:
 
     def minimal_caption(self, graph) -> str:
         """The minimal-track caption of one of this task's graphs."""
-        from autocomp.captions.minimal import render_minimal
+        from autocomp.language.minimal import render_minimal
 
         return render_minimal(graph, self.noun)
-
-
-def builtin_tasks(folder: str = "tasks") -> dict[str, Path]:
-    return {p.stem: p for p in sorted((data_dir("concepts") / folder).glob("*.yaml"))}
-
-
-def task_path(ref: str | Path, folders=("tasks", "scenes"), what: str = "task") -> Path:
-    """The file of a built-in task name (in concepts/<folder>/ for each of `folders`) or of
-    a path."""
-    builtin: dict[str, Path] = {}
-    for folder in folders:  # the first folder wins a name both have
-        for name, path in builtin_tasks(folder).items():
-            builtin.setdefault(name, path)
-    if isinstance(ref, str) and ref in builtin:
-        return builtin[ref]
-    path = Path(ref).expanduser()
-    if not path.is_file():
-        raise AutocompError(f"no {what} '{ref}' (not a file; built-in {what}s: "
-                            f"{', '.join(builtin)})")
-    return path
-
-
-def load_task(ref: str | Path):
-    """A task by built-in name ("color", "scenes") or by the path of its YAML file: a Task,
-    or a SceneTask when the file says kind: scene."""
-    path = task_path(ref)
-    data = read_yaml(path)
-    if isinstance(data, dict) and data.get("kind") == "scene":
-        from autocomp.concepts.scenes import parse_scene_task
-
-        return parse_scene_task(data, path)
-    return parse_task(data, path)
 
 
 def parse_task(data, path: Path) -> Task:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 _MAX_VARS = 900  # SQLite's limit on bound parameters is 999 in old builds
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autocomp import __version__
-from autocomp.errors import AutocompError
-from autocomp.eval.benchmarks import Benchmark, find_benchmarks
+from autocomp.core.errors import AutocompError
 from autocomp.eval.cache import folder_name
 from autocomp.eval.harness import Harness, write_json
+from autocomp.formats.runs import Benchmark, find_benchmarks
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def model_labels(path) -> dict[str, str]:
 
 
 def _model_entries(path) -> list[tuple[str, str | None]]:
-    from autocomp.concepts.vocab import read_yaml
+    from autocomp.core.yamlio import read_yaml
 
     path = Path(path)
     data = read_yaml(path)
@@ -64,7 +64,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
     under `images`. A cell running longer than `progress_every` seconds prints a progress
     line that often (None: never)."""
     from autocomp.eval.scorers import load_scorer
-    from autocomp.external import open_suite
+    from autocomp.formats import open_suite
 
     if suite is None:
         suite = open_suite(run_dir, fmt, images, columns, skip_missing)

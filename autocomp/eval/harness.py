@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from autocomp.errors import AutocompError
-from autocomp.eval.benchmarks import Benchmark, negative_graph
+from autocomp.core.errors import AutocompError
+from autocomp.core.records import dumps
+from autocomp.core.scene import SceneGraph
 from autocomp.eval.cache import EmbeddingCache, file_key, text_key
 from autocomp.eval.metrics import Tally, outcome
-from autocomp.records import dumps
-from autocomp.scene import SceneGraph
+from autocomp.formats.runs import Benchmark, negative_graph
 
 
 def _chunks(items: Iterator[dict], size: int) -> Iterator[list[dict]]:
@@ -265,6 +265,6 @@ def _open(path: Path, crop=None, item: str = "?"):
 
 
 def write_json(path: Path, data: dict) -> None:
-    from autocomp.records import write_text
+    from autocomp.core.records import write_text
 
     write_text(path, json.dumps(data, indent=1, sort_keys=True))

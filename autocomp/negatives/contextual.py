@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autocomp.captions.check import CheckResult
-from autocomp.captions.grammar import ARTICLES, Noun, article_for
-from autocomp.scene import SceneGraph
+from autocomp.core.scene import SceneGraph
+from autocomp.language.check import CheckResult
+from autocomp.language.grammar import ARTICLES, Noun, article_for
 
 
 def substitute(caption: str, check: CheckResult, negative: SceneGraph,

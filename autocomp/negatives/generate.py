@@ -44,9 +44,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from autocomp.concepts.task import Task
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
+from autocomp.core.scene import Object, SceneGraph
 from autocomp.negatives import scene
-from autocomp.scene import Object, SceneGraph
 
 KINDS = ("swap", "confusion", "vary_value", "vary_object")
 # Most candidate negatives one concept may enumerate (color N=4 confusion: 65,535; N=5:

@@ -28,7 +28,7 @@ import itertools
 import math
 from collections.abc import Iterator
 
-from autocomp.scene import Object, Relation, SceneGraph
+from autocomp.core.scene import Object, Relation, SceneGraph
 
 KINDS = ("swap", "confusion")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from autocomp.report.tables import Table, r1
+from autocomp.report.table import Table, r1
 
 EXTERNAL = ("sugarcrepe", "crepe", "columns")
 

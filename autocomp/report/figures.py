@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autocomp.config import TRACKS
+from autocomp.core.records import TRACKS
 from autocomp.report.funnel import COLUMNS
 
 

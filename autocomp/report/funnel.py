@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from autocomp.config import TRACKS
+from autocomp.core.records import TRACKS
 
 COLUMNS = (("captions", "Captions"), ("minimal:objects", "Min Obj."),
            ("minimal:background", "Min BG"), ("minimal:attributes", "Min Attr."),

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.report.tables import Table
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -60,7 +60,7 @@ class RunView:
     """What the selection tables read from one run directory."""
 
     def __init__(self, directory: Path):
-        from autocomp.runtime.run import Run
+        from autocomp.run import Run
 
         self.run = Run.open(directory)
         name = self.run.config.name

@@ -5,31 +5,33 @@ from __future__ import annotations
 
 import json
 
-from autocomp.records import write_text
+from autocomp.core.records import write_text
 from autocomp.report.agreement import agreement, format_agreement
 from autocomp.report.funnel import format_funnel, funnel, validated_values
+from autocomp.run import Run
 from autocomp.runtime.parts import done_records
-from autocomp.runtime.run import Run
 
 
 def stage_status(run: Run) -> list[dict]:
     """expected / done / passed of every stage (works on a run that is still going)."""
-    from autocomp.runtime.pipeline import PARALLEL, make_stage
+    from autocomp.core import registry
 
     out = []
     concepts = run.records("concepts")
     out.append({"stage": "concepts", "expected": sum(s.count * (len(s.n) or 1)  # scenes: no n
                                                      for s in run.config.concepts),
                 "done": len(concepts), "passed": len(concepts)})
-    for name in PARALLEL:
-        stage = make_stage(name, run)
-        done = done_records(run.dir / name)
+    for name in registry.stage_names():
+        stage = registry.make_stage(name, run)
+        if not stage.parallel:
+            continue
+        done = done_records(run.layout.stage_dir(name))
         items = stage.items()
         ids = {it.id for it in items}
         mine = [r for i, r in done.items() if i in ids]
         out.append({"stage": name, "expected": len(items), "done": len(mine),
                     "passed": sum(bool(r.get("passed", True)) for r in mine)})
-    build = run.dir / "stats" / "build.json"
+    build = run.layout.stats("build")
     if build.exists():  # done: benchmark items written
         items = json.loads(build.read_text(encoding="utf-8"))["benchmarks"]
         out.append({"stage": "build", "expected": None, "done": sum(items.values()),
@@ -45,21 +47,21 @@ def summarize(run: Run, figures: bool = True, write: bool = True) -> dict:
     rows = funnel(concepts, run.records("captions"), validation)
     agree = agreement(run.records("images"), validation)
     summary = {"stages": stage_status(run), "funnel": rows, "agreement": agree}
-    build = run.dir / "stats" / "build.json"
+    build = run.layout.stats("build")
     if build.exists():
         summary["validated"] = json.loads(build.read_text(encoding="utf-8"))["validated"]
     if not write:
         return summary
-    write_text(run.dir / "stats" / "funnel.json", json.dumps(rows, indent=1))
-    write_text(run.dir / "stats" / "agreement.json", json.dumps(agree, indent=1))
+    write_text(run.layout.stats("funnel"), json.dumps(rows, indent=1))
+    write_text(run.layout.stats("agreement"), json.dumps(agree, indent=1))
     if figures and validation:
         from autocomp.report.figures import distribution_figure, funnel_figure
 
         summary["figures"] = [
-            str(funnel_figure(rows, run.dir / "figures" / "funnel.png")
+            str(funnel_figure(rows, run.layout.figure("funnel"))
                 .relative_to(run.dir)),
             str(distribution_figure(validated_values(concepts, validation),
-                                    run.dir / "figures" / "distribution.png")
+                                    run.layout.figure("distribution"))
                 .relative_to(run.dir))]
     return summary
 

@@ -17,20 +17,16 @@ from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
+from autocomp.report.external import EXTERNAL, external_tables
+from autocomp.report.table import Table, r1
 
 TRACK_SHORT = {"minimal": "Min", "contextual": "Ctx"}
 KIND_SHORT = {"swap": "Swap", "confusion": "Conf.", "vary_value": "Vary value",
               "vary_object": "Vary obj."}
 ATTRIBUTE_CATEGORIES = ("swapped values", "same value / different objects",
                         "same value / same object", "same object / different values")
-
-
-def r1(x) -> str:
-    if x is None:
-        return "-"
-    return str(Decimal(repr(float(x))).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
 
 def load_results(folder: Path) -> list[dict]:
@@ -62,36 +58,6 @@ def family_of(model: str) -> str:
     if fam in ("reference", "blind"):
         return fam
     return "SigLIP" if "siglip" in model.lower() else "CLIP"
-
-
-class Table:
-    def __init__(self, title: str, header: list[str], rows: list[list[str]]):
-        self.title, self.header, self.rows = title, header, rows
-
-    def render(self, fmt: str) -> str:
-        if fmt == "csv":
-            import csv
-            import io
-
-            buf = io.StringIO()
-            w = csv.writer(buf)
-            w.writerow([self.title])
-            w.writerow(self.header)
-            w.writerows(self.rows)
-            return buf.getvalue()
-        if fmt == "latex":
-            def esc(s):
-                return str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
-            cols = "l" + "r" * (len(self.header) - 1)
-            lines = [f"% {self.title}", rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
-                     " & ".join(esc(h) for h in self.header) + r" \\", r"\midrule"]
-            lines += [" & ".join(esc(c) for c in row) + r" \\" for row in self.rows]
-            lines += [r"\bottomrule", r"\end{tabular}"]
-            return "\n".join(lines)
-        lines = [f"**{self.title}**", "", "| " + " | ".join(self.header) + " |",
-                 "|" + "|".join("---" for _ in self.header) + "|"]
-        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
-        return "\n".join(lines)
 
 
 def _index(results):
@@ -256,8 +222,6 @@ def table13(results, labels=None) -> Table | None:
 
 def all_tables(results, labels=None) -> list[Table]:
     """The Auto-Comp tables for results on autocomp runs, then the external formats' own."""
-    from autocomp.report.external import EXTERNAL, external_tables
-
     ours = [r for r in results if r.get("format", "run") not in EXTERNAL]
     tables = [table4(ours, labels, only=lambda m: not _is_vlm(m)), table5(ours, labels),
               *table6(ours), table7(ours, labels), table8(ours, labels),

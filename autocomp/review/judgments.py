@@ -14,7 +14,7 @@ import time
 import warnings
 from pathlib import Path
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,39}$")
 

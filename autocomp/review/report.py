@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import combinations
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.report.tables import TRACK_SHORT, Table, r1
 from autocomp.review.sample import is_right
 

@@ -19,8 +19,8 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-from autocomp.errors import AutocompError
-from autocomp.records import write_text
+from autocomp.core.errors import AutocompError
+from autocomp.core.records import write_text
 
 
 def sample_path(run_dir: Path, mode: str) -> Path:
@@ -82,7 +82,7 @@ def criteria(graph, task, track: str) -> list[str]:
 
 
 def draw_validate(run, per_cell: int, seed: int) -> list[dict]:
-    from autocomp.scene import SceneGraph
+    from autocomp.core.scene import SceneGraph
 
     concepts = {r["id"]: r for r in run.records("concepts")}
     captions = {r["id"]: r for r in run.records("captions")}
@@ -108,10 +108,10 @@ def draw_validate(run, per_cell: int, seed: int) -> list[dict]:
 
 def draw_test(run, per_cell: int, seed: int) -> list[dict]:
     from autocomp.bench.store import expand, is_compact
-    from autocomp.eval.benchmarks import find_benchmarks
+    from autocomp.core.records import read_jsonl
     from autocomp.eval.harness import captions_of
     from autocomp.eval.scorers.choice import option_order
-    from autocomp.records import read_jsonl
+    from autocomp.formats.runs import find_benchmarks
 
     units = []
     for bench in find_benchmarks(run.dir):

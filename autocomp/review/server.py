@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.review.judgments import Judgments, check_name
 from autocomp.review.sample import is_right
 

@@ -16,17 +16,16 @@ import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from autocomp.records import dumps
-
-MERGED = "merged.jsonl"
+from autocomp.core.layout import PART_GLOB, part_name
+from autocomp.core.records import dumps
 
 
 def part_path(stage_dir: Path, rank: int) -> Path:
-    return Path(stage_dir) / f"part-{rank:05d}.jsonl"
+    return Path(stage_dir) / part_name(rank)
 
 
 def part_files(stage_dir: Path) -> list[Path]:
-    return sorted(Path(stage_dir).glob("part-*.jsonl"))
+    return sorted(Path(stage_dir).glob(PART_GLOB))
 
 
 def read_part(path: Path) -> Iterator[dict]:

@@ -1,17 +1,17 @@
-"""Run a stage on one rank, merge the ranks' part files, write the stage's stats."""
+"""Run stages: an item stage on one rank (then rank 0 merges the ranks' part files and
+writes the stage's stats), a plain stage once on rank 0."""
 
 from __future__ import annotations
 
 import json
 import sys
 import time
-from pathlib import Path
 
-from autocomp.records import write_jsonl, write_text
-from autocomp.runtime.parts import MERGED, PartWriter, done_records
-from autocomp.runtime.stage import Stage
-
-TIMING = "stats/timing"  # wall-clock per stage and rank: the only outputs that vary
+from autocomp.core.errors import AutocompError
+from autocomp.core.layout import RunLayout
+from autocomp.core.records import write_jsonl, write_text
+from autocomp.runtime.parts import PartWriter, done_records
+from autocomp.runtime.stage import ItemStage, Stage
 
 
 def shard(items: list, rank: int, world_size: int) -> list:
@@ -19,9 +19,38 @@ def shard(items: list, rank: int, world_size: int) -> list:
     return items[rank::world_size]
 
 
-def run_stage(stage: Stage, rank: int = 0, world_size: int = 1, progress: bool = True) -> dict:
+def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1,
+               barrier=lambda: None, progress: bool = True) -> None:
+    """Run `stages` in order on this rank: item stages sharded (rank 0 merges after every
+    rank is done), plain stages on rank 0 alone."""
+    for stage in stages:
+        if stage.parallel:
+            run_stage(stage, rank, world_size, progress)
+            barrier()
+            if rank == 0:
+                merge(stage)
+        elif rank == 0:
+            stage.run_once()
+        barrier()
+
+
+def check_inputs(stages: list[Stage], chosen) -> None:
+    """A stage whose input stage has not run (and is not asked for) is refused in one line,
+    not run on nothing with exit status 0."""
+    for stage in stages:
+        for before in stage.needs:
+            if before not in chosen and not stage.layout.has_records(before):
+                raise AutocompError(
+                    f"stage {stage.name} needs the records of stage {before}, which has not "
+                    f"run here: run it first (e.g. --stages {before},{stage.name})",
+                    file=stage.layout.root)
+
+
+def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
+              progress: bool = True) -> dict:
     """Process this rank's items not done yet; returns this invocation's timing."""
-    stage_dir = stage.run.dir / stage.name
+    layout = stage.layout
+    stage_dir = layout.stage_dir(stage.name)
     items = stage.items()
     done = done_records(stage_dir)
     todo = [it for it in shard(items, rank, world_size) if it.id not in done]
@@ -46,31 +75,29 @@ def run_stage(stage: Stage, rank: int = 0, world_size: int = 1, progress: bool =
     timing = {"rank": rank, "world_size": world_size, "items": processed,
               "skipped": len(shard(items, rank, world_size)) - processed,
               "seconds": round(time.perf_counter() - start, 3)}
-    write_text(stage.run.dir / TIMING / f"{stage.name}.rank-{rank}.json",
-               json.dumps(timing, indent=1))
+    write_text(layout.timing(stage.name, rank), json.dumps(timing, indent=1))
     return timing
 
 
-def merge(stage: Stage) -> dict:
+def merge(stage: ItemStage) -> dict:
     """Write `<stage>/merged.jsonl` (input order), `stats/<stage>.json` (counters only: the
     same config gives the same bytes) and `stats/timing/<stage>.json` (wall-clock, which
     differs from run to run); returns the counters with the timing added."""
-    stage_dir = stage.run.dir / stage.name
+    layout = stage.layout
     items = stage.items()
-    done = done_records(stage_dir)
+    done = done_records(layout.stage_dir(stage.name))
     records = [done[it.id] for it in items if it.id in done]
-    write_jsonl(stage_dir / MERGED, records)
+    write_jsonl(layout.merged(stage.name), records)
     stats = {"stage": stage.name, "expected": len(items), "done": len(records),
              **stage.stats(records)}
-    write_text(stage.run.dir / "stats" / f"{stage.name}.json", json.dumps(stats, indent=1))
-    timing = _timing(stage.run.dir, stage.name)
-    write_text(stage.run.dir / TIMING / f"{stage.name}.json", json.dumps(timing, indent=1))
+    write_text(layout.stats(stage.name), json.dumps(stats, indent=1))
+    timing = _timing(layout, stage.name)
+    write_text(layout.timing(stage.name), json.dumps(timing, indent=1))
     return {**stats, "timing": timing}
 
 
-def _timing(run_dir: Path, name: str) -> dict:
-    paths = sorted((run_dir / TIMING).glob(f"{name}.rank-*.json"),
-                   key=lambda p: p.stat().st_mtime)
+def _timing(layout: RunLayout, name: str) -> dict:
+    paths = sorted(layout.rank_timings(name), key=lambda p: p.stat().st_mtime)
     ranks = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
     if not ranks:
         return {}

@@ -1,8 +1,12 @@
-"""The stage contract: a list of work items with stable ids, processed in batches.
+"""The stage contract. The runtime knows no domain: it runs the Stage objects it is handed.
 
-A stage names its work (`items`, the same list in the same order on every rank), turns a
-batch of items into one record per item (`process`), and counts its merged records
-(`stats`). The runner owns sharding, resume, batching, progress, merging and timing.
+A stage has a `name` (its folder in the run directory), `needs` (the stages whose records
+it reads: a stage whose input has not run is refused) and `parallel`:
+- an ItemStage (parallel) names its work (`items`, the same list in the same order on
+  every rank), turns a batch of items into one record per item (`process`) and counts its
+  merged records (`stats`); the runner owns sharding, resume, batching, progress, merging
+  and timing;
+- a plain Stage runs once, in the launching process (`run`), and returns its counters.
 Heavy models are created on the first `process` call, never in `__init__`.
 """
 
@@ -11,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from autocomp.runtime.run import Run
+from autocomp.core.layout import RunLayout
 
 
 @dataclass(frozen=True)
@@ -22,11 +26,25 @@ class Item:
 
 class Stage:
     name: str = ""
-    batch_size: int = 16
+    needs: tuple[str, ...] = ()
+    parallel: bool = False
 
-    def __init__(self, run: Run, device: str = "cpu"):
-        self.run = run
+    def __init__(self, run, device: str = "cpu"):
+        self.run = run  # what the stage reads its inputs and settings from (domain-defined)
         self.device = device
+
+    @property
+    def layout(self) -> RunLayout:
+        return self.run.layout
+
+    def run_once(self) -> dict:
+        """A stage that is not parallel does all its work here; returns its counters."""
+        raise NotImplementedError
+
+
+class ItemStage(Stage):
+    parallel = True
+    batch_size: int = 16
 
     def items(self) -> list[Item]:
         raise NotImplementedError

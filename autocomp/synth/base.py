@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autocomp.concepts.task import Task
-from autocomp.scene import SceneGraph
+from autocomp.core.scene import SceneGraph
 
 
 @dataclass(frozen=True)

@@ -15,18 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from autocomp.devices import OnDevice
-from autocomp.errors import AutocompError
-from autocomp.registry import check_options
+from autocomp.core.backend import Backend
+from autocomp.core.errors import AutocompError
+from autocomp.models.devices import OnDevice
 from autocomp.synth.base import GeneratedImage, ImageRequest
 
 DEFAULT_MODEL = "stabilityai/stable-diffusion-3.5-large"
 
 
-class DiffusersGenerator(OnDevice):
-    OPTIONS = {"model": str, "revision": str, "size": int, "steps": int, "guidance": (int, float),
-               "dtype": str, "compile": bool, "vae_tiling": bool, "cpu_offload": bool,
-               "drop_t5": bool, "negative_prompt": str, "device": str}
+class DiffusersGenerator(OnDevice, Backend):
+    extra = "gen"
 
     def __init__(self, model: str = DEFAULT_MODEL, revision: str | None = None, size: int = 1024,
                  steps: int = 28, guidance: float = 4.5, dtype: str = "auto",
@@ -41,8 +39,7 @@ class DiffusersGenerator(OnDevice):
         self._pipe = None
 
     @classmethod
-    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
-        out = check_options(options, cls.OPTIONS, file=file, field=field)
+    def validate_options(cls, out: dict, *, file=None, field="options") -> None:
         if "size" in out and (out["size"] < 16 or out["size"] % 16):
             raise AutocompError(f"expected a multiple of 16, got {out['size']}", file=file,
                                 field=f"{field}.size")
@@ -52,11 +49,6 @@ class DiffusersGenerator(OnDevice):
         if out.get("dtype", "auto") not in ("auto", "bfloat16", "float16", "float32"):
             raise AutocompError("expected auto, bfloat16, float16 or float32, got "
                                 f"{out['dtype']!r}", file=file, field=f"{field}.dtype")
-        return out
-
-    @classmethod
-    def cannot_draw(cls, task, options=None) -> str | None:
-        return None  # a text-to-image model draws any vocabulary
 
 
     # -- loading -----------------------------------------------------------------------
@@ -76,8 +68,8 @@ class DiffusersGenerator(OnDevice):
         except ImportError:
             raise AutocompError("the diffusers generator needs torch and diffusers: pip "
                                 "install 'autocomp[gen]'") from None
-        from autocomp.devices import resolve_device
-        from autocomp.eval.scorers.loading import not_available
+        from autocomp.models.devices import resolve_device
+        from autocomp.models.hub import not_available
 
         device = self.device = resolve_device(self.device)
         try:

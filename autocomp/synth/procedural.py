@@ -27,21 +27,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from autocomp.concepts.task import Task
-from autocomp.errors import AutocompError
-from autocomp.registry import check_options
+from autocomp.core.backend import Backend
+from autocomp.core.errors import AutocompError
 from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
+from autocomp.synth.faults import FAULTS, PALETTE, expected_outcomes
 from autocomp.synth.layout import layout, overlaps
 from autocomp.synth.shapes import SHAPES, pattern_pitch, pattern_tone, render
 
-FAULTS = ("drop_object", "wrong_color", "swap", "grey_background")
-PALETTE = ((230, 25, 75), (60, 130, 230), (60, 180, 75), (255, 200, 25), (245, 130, 48),
-           (145, 30, 180), (70, 220, 220), (240, 50, 230))
 
-
-class ProceduralGenerator:
-    OPTIONS = {"size": int, "faults": dict, "outline": int, "stand_ins": bool}
-
+class ProceduralGenerator(Backend):
     def __init__(self, size: int = 256, faults: dict | None = None, outline: int = 2,
                  stand_ins: bool = False):
         self.size = size
@@ -50,8 +45,7 @@ class ProceduralGenerator:
         self.stand_ins = stand_ins  # draw objects it has no shape for as a stand-in shape
 
     @classmethod
-    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
-        out = check_options(options, cls.OPTIONS, file=file, field=field)
+    def validate_options(cls, out: dict, *, file=None, field="options") -> None:
         if "size" in out and not 64 <= out["size"] <= 2048:
             raise AutocompError(f"expected an image size in [64, 2048], got {out['size']}",
                                 file=file, field=f"{field}.size")
@@ -65,10 +59,9 @@ class ProceduralGenerator:
             if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
                 raise AutocompError(f"expected a rate in [0, 1], got {rate!r}", file=file,
                                     field=f"{field}.faults.{key}")
-        return out
 
     @classmethod
-    def cannot_draw(cls, task: Task, options: dict | None = None) -> str | None:
+    def cannot_handle(cls, task: Task, options: dict | None = None) -> str | None:
         """Why this generator cannot draw the task's concepts, or None."""
         missing = [n for n in task.objects.names if n not in SHAPES]
         if (options or {}).get("stand_ins"):
@@ -255,13 +248,3 @@ def _trade(box_s, box_o, name_s, name_o, what):
     new_ho = math.sqrt(ws * hs / SHAPES[name_o].aspect)
     return (at(centre(box_s), SHAPES[name_s].aspect * new_hs, new_hs),
             at(centre(box_o), SHAPES[name_o].aspect * new_ho, new_ho))
-
-
-def expected_outcomes(faults: list[dict], track: str) -> dict:
-    """What each validation check should conclude, given the injected faults."""
-    kinds = {f["kind"] for f in faults}
-    out = {"objects": "drop_object" not in kinds,
-           "attributes": not ({"wrong_color", "swap"} & kinds)}
-    if track == "minimal":
-        out["background"] = "grey_background" not in kinds
-    return out

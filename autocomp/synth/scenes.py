@@ -9,8 +9,8 @@ longer read, a texture with no room), with the readers the pixels answerer uses.
 from __future__ import annotations
 
 from autocomp.synth.base import GeneratedImage, ImageRequest
+from autocomp.synth.faults import PALETTE, expected_outcomes
 from autocomp.synth.layout import UNMARKED_SIDE, drawn_scale, layout, nearest_scale
-from autocomp.synth.procedural import PALETTE, expected_outcomes
 from autocomp.synth.shapes import MIN_PATTERN_SHARE, SHAPES
 
 

@@ -6,17 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from autocomp.config import TRACKS
-from autocomp.records import atomic_open
-from autocomp.registry import instantiate
-from autocomp.runtime.stage import Item, Stage
-from autocomp.scene import SceneGraph
+from autocomp.core.records import TRACKS, atomic_open
+from autocomp.core.registry import instantiate
+from autocomp.core.scene import SceneGraph
+from autocomp.runtime.stage import Item, ItemStage
 from autocomp.synth.base import ImageRequest
-
-
-def image_path(image_id: str) -> str:
-    """Relative path of an image in the run directory: images/<shard>/<id>.png."""
-    return f"images/{image_id[:2]}/{image_id}.png"
 
 
 def save_png(image, path: Path) -> None:
@@ -24,8 +18,9 @@ def save_png(image, path: Path) -> None:
         image.save(fh, format="PNG")
 
 
-class ImageStage(Stage):
+class ImageStage(ItemStage):
     name = "images"
+    needs = ("captions",)
 
     def __init__(self, run, device: str = "cpu"):
         super().__init__(run, device)
@@ -60,7 +55,7 @@ class ImageStage(Stage):
         images = self.generator.generate(requests)
         out = []
         for it, req, gen in zip(batch, requests, images, strict=True):
-            rel = image_path(it.id)
+            rel = self.layout.image(it.id)
             save_png(gen.image, self.run.dir / rel)
             out.append({"id": it.id, "concept": it.data["concept"]["id"],
                         "task": req.task.name, "n": req.graph.n_objects, "track": req.track,

@@ -14,35 +14,35 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autocomp.errors import AutocompError
-from autocomp.registry import check_options
+from autocomp.core.backend import Backend
+from autocomp.core.errors import AutocompError
 from autocomp.synth.shapes import INK_MAX, SHAPES, fill_fraction, silhouette
 from autocomp.validators.base import Detection
 
 WHITE_MIN = 231  # a pixel whose channels are all >= this is white
 
 
-class ColorBlobDetector:
-    OPTIONS = {"min_area": float, "min_iou": float}
-
+class ColorBlobDetector(Backend):
     def __init__(self, min_area: float = 0.002, min_iou: float = 0.8):
         self.min_area = min_area  # share of the image a blob must cover
         self.min_iou = min_iou
 
     @classmethod
-    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
-        out = check_options(options, cls.OPTIONS, file=file, field=field)
+    def validate_options(cls, out: dict, *, file=None, field="options") -> None:
         for key in out:
             if not 0 < out[key] < 1:
                 raise AutocompError(f"expected a number in (0, 1), got {out[key]!r}",
                                     file=file, field=f"{field}.{key}")
-        return out
 
     @classmethod
-    def cannot_detect(cls, names: Sequence[str]) -> str | None:
-        missing = [n for n in names if n not in SHAPES]
+    def cannot_handle(cls, task, options: dict | None = None) -> str | None:
+        """It names blobs by the built-in shapes' silhouettes, so it can check only tasks
+        whose objects are those shapes."""
+        missing = [n for n in task.objects.names if n not in SHAPES]
         if missing:
-            return f"color-blobs recognises only {', '.join(SHAPES)}; not {', '.join(missing)}"
+            return (f"it recognises only the shapes {', '.join(SHAPES)}; vocabulary "
+                    f"'{task.objects.name}' has {', '.join(repr(m) for m in missing[:5])}"
+                    f"{' ...' if len(missing) > 5 else ''} (use grounding-dino+sam2)")
         return None
 
     def detect(self, image: np.ndarray, labels: Sequence[str] = ()) -> list[Detection]:

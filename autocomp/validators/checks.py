@@ -17,7 +17,7 @@ from collections import Counter
 import numpy as np
 
 from autocomp.concepts.task import Task
-from autocomp.scene import SceneGraph
+from autocomp.core.scene import SceneGraph
 from autocomp.validators.background import background_check
 from autocomp.validators.base import CheckResult, Detection
 from autocomp.validators.questions import questions

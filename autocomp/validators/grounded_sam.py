@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autocomp.devices import OnDevice
-from autocomp.errors import AutocompError
-from autocomp.registry import check_options
+from autocomp.core.backend import Backend
+from autocomp.core.errors import AutocompError
+from autocomp.models.devices import OnDevice
 from autocomp.validators.base import Detection
 
 DINO = "IDEA-Research/grounding-dino-tiny"
@@ -38,9 +38,8 @@ def match_label(label: str, names: Sequence[str]) -> str | None:
     return max(fits, key=lambda n: len(n.split())) if fits else None
 
 
-class GroundedSam2Detector(OnDevice):
-    OPTIONS = {"detector_model": str, "segmenter_model": str, "box_threshold": float,
-               "text_threshold": float, "device": str, "masks": bool}
+class GroundedSam2Detector(OnDevice, Backend):
+    extra = "gen"
 
     def __init__(self, detector_model: str = DINO, segmenter_model: str = SAM2,
                  box_threshold: float = 0.4, text_threshold: float = 0.3,
@@ -51,20 +50,18 @@ class GroundedSam2Detector(OnDevice):
         self._dino = self._sam = None
 
     @classmethod
-    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
-        out = check_options(options, cls.OPTIONS, file=file, field=field)
+    def validate_options(cls, out: dict, *, file=None, field="options") -> None:
         for key in ("box_threshold", "text_threshold"):
             if key in out and not 0 <= out[key] <= 1:
                 raise AutocompError(f"expected a number in [0, 1], got {out[key]}", file=file,
                                     field=f"{field}.{key}")
-        return out
 
 
     def _load(self):
         if self._dino is not None:
             return self._dino, self._sam
-        from autocomp.captions.loading import _transformers
-        from autocomp.eval.scorers.loading import not_available
+        from autocomp.models.hub import not_available
+        from autocomp.models.loading import _transformers
 
         T = _transformers()
         self.bind_device("auto")

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autocomp.registry import check_options
+from autocomp.core.backend import Backend
 from autocomp.synth.layout import drawn_scale, nearest_scale, relation_component, size_ratio
 from autocomp.synth.shapes import MIN_PATTERN_SHARE, pattern_tone
 from autocomp.validators.base import Detection, Question
@@ -36,13 +36,7 @@ SIZE_LARGER = 1.25
 UNKNOWN = "unknown"
 
 
-class PixelAnswerer:
-    OPTIONS: dict = {}
-
-    @classmethod
-    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
-        return check_options(options, cls.OPTIONS, file=file, field=field)
-
+class PixelAnswerer(Backend):
     def answer(self, image: np.ndarray, questions: Sequence[Question],
                detections: Sequence[Detection]) -> list[dict]:
         """One {"answer", "evidence"} per question."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autocomp.concepts.task import Task
-from autocomp.scene import SceneGraph
+from autocomp.core.scene import SceneGraph
 from autocomp.validators.base import Question
 
 

@@ -6,15 +6,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autocomp.registry import instantiate
-from autocomp.runtime.stage import Item, Stage
-from autocomp.scene import SceneGraph
+from autocomp.core.registry import instantiate
+from autocomp.core.scene import SceneGraph
+from autocomp.runtime.stage import Item, ItemStage
 from autocomp.validators.base import CheckResult
 from autocomp.validators.checks import validate_image
 
 
-class ValidateStage(Stage):
+class ValidateStage(ItemStage):
     name = "validation"
+    needs = ("images",)
 
     def __init__(self, run, device: str = "cpu"):
         super().__init__(run, device)

@@ -16,11 +16,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autocomp.devices import OnDevice
-from autocomp.errors import AutocompError
-from autocomp.openai_chat import OPTIONS as CHAT_OPTIONS
-from autocomp.openai_chat import ChatClient
-from autocomp.registry import check_options
+from autocomp.core.backend import Backend
+from autocomp.core.errors import AutocompError
+from autocomp.models.chat import ChatClient
+from autocomp.models.devices import OnDevice
 from autocomp.validators.base import Question
 
 DEFAULT_MODEL = "google/gemma-3-12b-it"
@@ -46,9 +45,8 @@ def _padding(proc) -> dict:
     return {"padding": True}
 
 
-class TransformersAnswerer(OnDevice):
-    OPTIONS = {"model": str, "max_new_tokens": int, "dtype": str, "device": str,
-               "trust_remote_code": bool}
+class TransformersAnswerer(OnDevice, Backend):
+    extra = "gen"
 
     def __init__(self, model: str = DEFAULT_MODEL, max_new_tokens: int = 12, dtype: str = "auto",
                  device: str | None = None, trust_remote_code: bool = False):
@@ -57,16 +55,13 @@ class TransformersAnswerer(OnDevice):
         self._proc = self._model = None
 
     @classmethod
-    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
-        out = check_options(options, cls.OPTIONS, file=file, field=field)
+    def validate_options(cls, out: dict, *, file=None, field="options") -> None:
         if out.get("max_new_tokens", 12) < 1:
             raise AutocompError("expected >= 1", file=file, field=f"{field}.max_new_tokens")
-        return out
-
 
     def _load(self):
         if self._model is None:
-            from autocomp.captions.loading import load_vlm
+            from autocomp.models.loading import load_vlm
 
             self.bind_device("auto")
             self._proc, self._model = load_vlm(self.model_ref, self.device, self.dtype,
@@ -98,16 +93,14 @@ class TransformersAnswerer(OnDevice):
         return proc.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
 
 
-class OpenAIAnswerer:
-    OPTIONS = {**CHAT_OPTIONS, "max_tokens": int}
+class OpenAIAnswerer(Backend):
+    extra = "openai"
+    forwards_options_to = ChatClient.__init__
 
     def __init__(self, model: str = DEFAULT_MODEL, max_tokens: int = 12, **client):
         self.chat = ChatClient(model, **client)
         self.max_tokens = max_tokens
 
-    @classmethod
-    def check_options(cls, options: dict, *, file=None, field="options") -> dict:
-        return check_options(options, cls.OPTIONS, file=file, field=field)
 
     def answer(self, image: np.ndarray, questions: Sequence[Question],
                detections=()) -> list[dict]:

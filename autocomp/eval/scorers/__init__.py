@@ -10,17 +10,8 @@
 
 from __future__ import annotations
 
-import importlib
-
-from autocomp.errors import AutocompError
-
-SCORERS = {
-    "open_clip": "autocomp.eval.scorers.openclip_scorer:OpenClipScorer",
-    "hf": "autocomp.eval.scorers.hf_scorer:HFScorer",
-    "reference": "autocomp.eval.scorers.reference:make_reference",
-    "blind": "autocomp.eval.scorers.blind:make_blind",
-    "vlm": "autocomp.eval.scorers.vlm:VLMChoice",
-}
+from autocomp.core import registry
+from autocomp.core.errors import AutocompError
 
 
 def parse_spec(spec: str) -> tuple[str, str, str | None]:
@@ -28,16 +19,16 @@ def parse_spec(spec: str) -> tuple[str, str, str | None]:
     family, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise AutocompError(f"model '{spec}' is not FAMILY:NAME[@PRETRAINED] (families: "
-                            f"{', '.join(SCORERS)}; e.g. open_clip:ViT-B-32@laion2b_s34b_b79k)")
+                            f"{', '.join(registry.names('scorer'))}; "
+                            "e.g. open_clip:ViT-B-32@laion2b_s34b_b79k)")
     name, at, pretrained = rest.rpartition("@") if "@" in rest else (rest, "", "")
     return family, name, (pretrained or None) if at else None
 
 
 def load_scorer(spec: str, device: str = "cpu", batch_size: int = 64):
     family, name, pretrained = parse_spec(spec)
-    if family not in SCORERS:
+    if family not in registry.names("scorer"):
         raise AutocompError(f"unknown model family '{family}' in '{spec}' (known: "
-                            f"{', '.join(SCORERS)})")
-    module, attr = SCORERS[family].split(":")
-    factory = getattr(importlib.import_module(module), attr)
+                            f"{', '.join(registry.names('scorer'))})")
+    factory = registry.resolve("scorer", family)
     return factory(name, pretrained, device=device, batch_size=batch_size)

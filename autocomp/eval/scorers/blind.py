@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.base import TextScorer, fingerprint
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
@@ -73,13 +73,13 @@ class CausalLM(TextScorer):
 
     def _load(self):
         if self._model is None:
-            from autocomp.eval.scorers.loading import hf_load
+            from autocomp.models.hub import hf_load
 
             self._tok, self._model = hf_load(self.pretrained, "causal-lm", self.device)
         return self._tok, self._model
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
-        from autocomp.lm import sequence_logprobs
+        from autocomp.models.lm import sequence_logprobs
 
         tok, model = self._load()
         scores = sequence_logprobs(tok, model, texts, self.batch_size)

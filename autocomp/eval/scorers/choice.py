@@ -23,7 +23,7 @@ import string
 
 import numpy as np
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.base import ItemScorer
 
 MAX_OPTIONS = 50  # the positive + 49 negatives, as the paper subsamples confusion

@@ -29,7 +29,7 @@ class HFScorer(DualEncoder):
 
     def _load(self):
         if self._parts is None:
-            from autocomp.eval.scorers.loading import hf_load
+            from autocomp.models.hub import hf_load
 
             self._parts = hf_load(self.name, "dual", self.device)
         return self._parts

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.base import DualEncoder, fingerprint, normalise
 
 
@@ -43,7 +43,7 @@ class OpenClipScorer(DualEncoder):
                                 "'autocomp[eval]'") from None
         import logging
 
-        from autocomp.eval.scorers.loading import not_available
+        from autocomp.models.hub import not_available
 
         level = logging.root.manager.disable
         logging.disable(logging.ERROR)  # open_clip logs its own copy of the error

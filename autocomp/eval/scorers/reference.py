@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.base import ItemScorer
 from autocomp.negatives.generate import values_of
 

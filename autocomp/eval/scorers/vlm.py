@@ -12,7 +12,7 @@ subsampling (confusion: the positive + 49 negatives), retries and scoring are ch
 
 from __future__ import annotations
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import ChoiceScorer, letters, parse_letter
 
 PROMPT = ("Which caption describes this image correctly? Exactly one option is right; the "

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autocomp.errors import AutocompError
-from autocomp.external import ImageRoot, LoadedBenchmark, Suite, normalise_space
+from autocomp.core.errors import AutocompError
+from autocomp.formats.suite import ImageRoot, LoadedBenchmark, Suite, normalise_space
 
 SUBSETS = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att",
            "swap_obj")
@@ -91,3 +91,10 @@ def load_sugarcrepe(source: Path, images: Path, skip_missing: bool = False) -> S
     root.check(total, folder)
     info["missing_images"] = len(root.missing)
     return Suite("sugarcrepe", source, root.root, benches, {}, info)
+
+
+def open_sugarcrepe(source, images, columns, skip_missing: bool) -> Suite:
+    if images is None:
+        raise AutocompError("a sugarcrepe benchmark needs --images DIR (the folder of its "
+                            "COCO val2017 images)")
+    return load_sugarcrepe(source, images, skip_missing)

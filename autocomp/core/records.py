@@ -11,6 +11,8 @@ from pathlib import Path
 
 import orjson
 
+TRACKS = ("minimal", "contextual")  # every concept gets an image on each track
+
 
 def dumps(record: dict) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -16,7 +16,7 @@ def data_dir(name: str) -> Path:
     packaged = files("autocomp") / "_data" / name
     if packaged.is_dir():
         return Path(str(packaged))
-    checkout = Path(__file__).resolve().parent.parent / name
+    checkout = Path(__file__).resolve().parents[2] / name  # autocomp/core/ -> the checkout
     if checkout.is_dir():
         return checkout
     raise FileNotFoundError(f"autocomp's built-in '{name}' folder is missing from this install")

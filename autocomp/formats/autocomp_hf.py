@@ -27,8 +27,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from autocomp.errors import AutocompError
-from autocomp.external import LoadedBenchmark, Suite
+from autocomp.core.errors import AutocompError
+from autocomp.formats.suite import LoadedBenchmark, Suite
 
 NAME = re.compile(r"AutoComp-(Minimal|Contextual|Paired)-N(\d+)-([CP])", re.I)
 SOURCES = {"handmade": "minimal", "llm": "contextual"}
@@ -99,7 +99,7 @@ def load_autocomp_hf(source, images: Path | None = None,
     from datasets import Image
 
     from autocomp.bench.build import kinds_for
-    from autocomp.concepts.task import load_task
+    from autocomp.concepts.load import load_task
     from autocomp.negatives.generate import graph_count_problem
 
     ds = open_dataset(source)
@@ -172,14 +172,14 @@ def load_autocomp_hf(source, images: Path | None = None,
 
 
 def cache_folder(label: str) -> Path:
-    from autocomp.resources import cache_dir
+    from autocomp.core.resources import cache_dir
 
     return cache_dir("hf-images", re.sub(r"[^A-Za-z0-9._-]+", "_", label))
 
 
 def _concept(row: dict, values_col: str, relation: bool):
     """The concept's scene graph, or the reason the row is left out."""
-    from autocomp.scene import attribute_graph, chain_graph
+    from autocomp.core.scene import attribute_graph, chain_graph
 
     objects, values = row.get("objects"), row.get(values_col)
     if not isinstance(objects, list) or not all(isinstance(o, str) and o for o in objects):
@@ -199,7 +199,7 @@ def _concept(row: dict, values_col: str, relation: bool):
 
 def _scene_graph(row):
     """A scene task's graph from an autocomp export's `graph` column, or why not."""
-    from autocomp.scene import SceneGraph
+    from autocomp.core.scene import SceneGraph
 
     try:
         return SceneGraph.from_json(row["graph"])
@@ -210,7 +210,7 @@ def _scene_graph(row):
 def _renderer(graph, caption: str, task):
     """(caption, None) when the caption is the template rendering, (caption, check) when
     the semantic-preservation check matches every binding, else None."""
-    from autocomp.captions.check import check_caption
+    from autocomp.language.check import check_caption
 
     if caption == task.minimal_caption(graph):
         return caption, None
@@ -234,3 +234,7 @@ def _items(members, task, track: str, kind: str, label: str):
                "n": graph.n_objects, "track": track, "kind": kind, "image": image,
                "graph": graph.to_dict(), "paired": len(by_track) > 1,
                "positive": negs.positive, "negatives": [x.to_dict() for x in negs.negatives]}
+
+
+def open_autocomp_hf(source, images, columns, skip_missing: bool) -> Suite:
+    return load_autocomp_hf(source, images)

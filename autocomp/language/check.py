@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from autocomp.captions.grammar import Noun
-from autocomp.scene import SceneGraph
+from autocomp.core.scene import SceneGraph
+from autocomp.language.grammar import Noun
 
 DETERMINERS = ("a pair of", "the pair of", "a", "an", "the", "one", "another", "some", "this",
                "that", "its", "his", "her", "their", "our", "your", "each")

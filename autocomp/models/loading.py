@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 
 def _dtype(name: str, device: str):
@@ -26,7 +26,7 @@ def _transformers():
 def check_config(ref: str, trust_remote_code: bool) -> None:
     """Read the model's config first: a missing model or one that needs remote code fails
     here, in one line, before any weights are read."""
-    from autocomp.eval.scorers.loading import not_available
+    from autocomp.models.hub import not_available
 
     T = _transformers()
     try:
@@ -48,7 +48,7 @@ def _remote_code_error(ref: str, exc: BaseException) -> AutocompError | None:
 def _load_pair(ref: str, device: str, dtype: str, trust_remote_code: bool, front: str,
                model_class: str):
     """(front, model) through the Auto classes: config checked first, errors in one line."""
-    from autocomp.eval.scorers.loading import not_available
+    from autocomp.models.hub import not_available
 
     T = _transformers()
     check_config(ref, trust_remote_code)

@@ -22,8 +22,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from autocomp.errors import AutocompError
-from autocomp.external import ImageRoot, LoadedBenchmark, Suite, normalise_space
+from autocomp.core.errors import AutocompError
+from autocomp.formats.suite import ImageRoot, LoadedBenchmark, Suite, normalise_space
 
 KEYS = ("image", "positive", "negatives", "id", "subset")
 
@@ -34,7 +34,7 @@ def parse_mapping(text: str | None) -> dict:
         return {}
     path = Path(text)
     if path.suffix.lower() in (".yaml", ".yml") and path.is_file():
-        from autocomp.concepts.vocab import read_yaml
+        from autocomp.core.yamlio import read_yaml
 
         data = read_yaml(path)
         if not isinstance(data, dict):
@@ -65,7 +65,7 @@ def _check(mapping: dict, where) -> dict:
 
 def _rows(source: Path) -> Iterator[dict]:
     if str(source).startswith("hf:"):  # a hub dataset (or a cached one, offline)
-        from autocomp.external.autocomp_hf import open_dataset
+        from autocomp.formats.autocomp_hf import open_dataset
 
         yield from _undecoded(open_dataset(source))
         return
@@ -170,7 +170,7 @@ def load_columns(source: Path, mapping: dict, images: Path | None,
         item_id = str(row.get(mapping["id"], i)) if "id" in mapping else str(i)
         image = row[mapping["image"]]
         if isinstance(image, dict) and image.get("bytes"):  # a datasets Image, embedded
-            from autocomp.external.autocomp_hf import cache_folder, save_image
+            from autocomp.formats.autocomp_hf import cache_folder, save_image
 
             folder = cache_folder(str(source).rsplit("/", 1)[-1])
             folder.mkdir(parents=True, exist_ok=True)
@@ -202,3 +202,7 @@ def load_columns(source: Path, mapping: dict, images: Path | None,
     return Suite("columns", source, root.root, benches, {},
                  {"items": {b.name: len(groups[b.kind]) for b in benches},
                   "missing_images": len(root.missing), "mapping": mapping})
+
+
+def open_columns(source, images, columns, skip_missing: bool) -> Suite:
+    return load_columns(source, columns, images, skip_missing)

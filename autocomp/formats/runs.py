@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autocomp.bench.store import expand, is_compact
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
+from autocomp.core.layout import RunLayout
+from autocomp.core.records import read_jsonl
+from autocomp.core.scene import SceneGraph
 from autocomp.negatives.generate import rebuild, values_of
-from autocomp.records import read_jsonl
-from autocomp.scene import SceneGraph
 
 
 @dataclass(frozen=True)
@@ -40,23 +41,30 @@ class Benchmark:
             yield row
 
 
+def open_run(source, images, columns, skip_missing: bool):
+    """An autocomp run directory as a Suite (its images lie inside it)."""
+    from autocomp.formats.suite import Suite
+    from autocomp.run import Run
+
+    run = Run.open(source)
+    return Suite("run", run.dir, run.dir, find_benchmarks(run.dir), run.tasks)
+
+
 def find_benchmarks(run_dir: Path, patterns=()) -> list[Benchmark]:
     """Every benchmark file under RUN_DIR/bench (or matching one of `patterns`)."""
-    bench = Path(run_dir) / "bench"
+    layout = RunLayout(run_dir)
+    bench = layout.bench
     tasks = None
-    if (Path(run_dir) / "config.yaml").is_file():
-        from autocomp.runtime.run import Run
+    if layout.config.is_file():
+        from autocomp.run import Run
 
         tasks = Run.open(Path(run_dir)).tasks
     if not bench.is_dir():
         raise AutocompError("no benchmarks here: build them first (`autocomp run CONFIG` or "
                             "`autocomp build RUN_DIR`)", file=bench)
     out = []
-    for path in sorted(bench.glob("*-n*/*-*.jsonl")):
-        task, n = path.parent.name.rsplit("-n", 1)
-        track, kind = path.stem.split("-", 1)
-        b = Benchmark(f"{path.parent.name}/{path.stem}", task, int(n), track, kind, path,
-                      tasks)
+    for f, path in layout.benchmark_files():
+        b = Benchmark(f.name, f.task, f.n, f.track, f.kind, path, tasks)
         if not patterns or any(fnmatch.fnmatch(b.name, p) or fnmatch.fnmatch(b.slug, p)
                                 for p in patterns):
             out.append(b)

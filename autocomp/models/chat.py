@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-from autocomp.errors import AutocompError
+from autocomp.core.backend import require
+from autocomp.core.errors import AutocompError
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
-OPTIONS = {"base_url": str, "model": str, "api_key_env": str, "timeout": (int, float),
-           "max_retries": int, "concurrency": int}
 
 
 class ChatClient:
@@ -27,11 +26,7 @@ class ChatClient:
 
     def client(self):
         if self._client is None:
-            try:
-                import openai
-            except ImportError:
-                raise AutocompError("the openai backends need the openai package: pip "
-                                    "install 'autocomp[openai]'") from None
+            openai = require("openai", "openai", "the openai backends")
             self._client = openai.OpenAI(base_url=self.base_url,
                                          api_key=os.environ.get(self.api_key_env) or "EMPTY",
                                          timeout=self.timeout, max_retries=self.max_retries)

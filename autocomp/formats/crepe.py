@@ -22,8 +22,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from autocomp.errors import AutocompError
-from autocomp.external import ImageRoot, LoadedBenchmark, Suite, normalise_space
+from autocomp.core.errors import AutocompError
+from autocomp.formats.suite import ImageRoot, LoadedBenchmark, Suite, normalise_space
 
 TYPES = ("atom", "swap", "negate")
 COLUMNS = ("image_id", "caption", "hard_negs", "x", "y", "width", "height")
@@ -125,3 +125,10 @@ def load_crepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
     info = {"items": {b.name: len(cells[(b.kind, b.n)]) for b in benches},
             "flagged": dict(sorted(flagged.items())), "missing_images": len(root.missing)}
     return Suite("crepe", source, root.root, benches, {}, info)
+
+
+def open_crepe(source, images, columns, skip_missing: bool) -> Suite:
+    if images is None:
+        raise AutocompError("a crepe benchmark needs --images DIR (the folder of its "
+                            "Visual Genome images)")
+    return load_crepe(source, images, skip_missing)

@@ -12,12 +12,12 @@ from pathlib import Path
 import yaml
 
 from autocomp import __version__
-from autocomp.concepts.vocab import read_yaml
 from autocomp.config import RunConfig, parse_config
-from autocomp.errors import AutocompError
-from autocomp.records import read_jsonl, write_text
+from autocomp.core.errors import AutocompError
+from autocomp.core.layout import RunLayout
+from autocomp.core.records import read_jsonl, write_text
+from autocomp.core.yamlio import read_yaml
 
-CONFIG = "config.yaml"
 PACKAGES = ("numpy", "pillow", "scipy", "torch", "accelerate", "diffusers", "transformers",
             "open_clip_torch", "inflect")
 
@@ -38,6 +38,7 @@ class Run:
 
     def __init__(self, directory: Path, config: RunConfig):
         self.dir = Path(directory)
+        self.layout = RunLayout(self.dir)
         self.config = config
 
     @classmethod
@@ -45,9 +46,10 @@ class Run:
         """Start (or continue) a run in `directory`; refuses one made with another config."""
         directory = Path(directory)
         resolved = _resolved(config)
-        path = directory / CONFIG
+        layout = RunLayout(directory)
+        path = layout.config
         directory.mkdir(parents=True, exist_ok=True)
-        with _locked(directory / ".config.lock"):  # two runs started at once: one config
+        with _locked(layout.config_lock):  # two runs started at once: one config
             if path.exists():
                 old = read_yaml(path) or {}
                 if _comparable(old) != _comparable(resolved):
@@ -60,7 +62,7 @@ class Run:
 
     @classmethod
     def open(cls, directory: Path) -> Run:
-        path = Path(directory) / CONFIG
+        path = RunLayout(directory).config
         if not path.is_file():
             raise AutocompError("not a run directory (no config.yaml)", file=directory)
         data = read_yaml(path) or {}
@@ -72,7 +74,7 @@ class Run:
     @cached_property
     def task_of_spec(self) -> dict:
         """A concept spec's task reference (as written in the config) -> Task."""
-        from autocomp.concepts.task import load_task
+        from autocomp.concepts.load import load_task
 
         return {ref: load_task(resolved) for ref, resolved in self.config.task_paths().items()}
 
@@ -86,9 +88,8 @@ class Run:
         the truth: a merged file that is missing, shorter or longer than them, or damaged,
         is read from them instead (in the stage's input order), with a warning; nothing
         is written, so a read-only run reads the same."""
-        stage_dir = self.dir / stage
-        path = stage_dir / "merged.jsonl"
-        parts = sorted(stage_dir.glob("part-*.jsonl"))
+        path = self.layout.merged(stage)
+        parts = self.layout.parts(stage)
         if not parts:
             return list(read_jsonl(path)) if path.exists() else []
         if path.exists():
@@ -106,14 +107,14 @@ class Run:
         return self._from_parts(stage)
 
     def _from_parts(self, stage: str) -> list[dict]:
+        from autocomp.core import registry
         from autocomp.runtime.parts import done_records
 
-        done = done_records(self.dir / stage)
-        if stage == "concepts":
+        done = done_records(self.layout.stage_dir(stage))
+        built = registry.make_stage(stage, self)
+        if not built.parallel:  # written by one process, in order
             return list(done.values())
-        from autocomp.runtime.pipeline import make_stage
-
-        return [done[it.id] for it in make_stage(stage, self).items() if it.id in done]
+        return [done[it.id] for it in built.items() if it.id in done]
 
     def path(self, relative: str) -> Path:
         return self.dir / relative

@@ -3,7 +3,7 @@ on this machine (offline clusters: download once, then point autocomp at the fol
 
 from __future__ import annotations
 
-from autocomp.errors import AutocompError
+from autocomp.core.errors import AutocompError
 
 
 def not_available(spec: str, repo: str, how: str, exc: BaseException) -> AutocompError:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autocomp.captions.grammar import Noun, join, noun_phrase
-from autocomp.scene import SceneGraph
+from autocomp.core.scene import SceneGraph
+from autocomp.language.grammar import Noun, join, noun_phrase
 
 SUFFIX = "on a white background"
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autocomp.captions.grammar import Noun, noun_phrase, predicate_form
-from autocomp.scene import SceneGraph
+from autocomp.core.scene import SceneGraph
+from autocomp.language.grammar import Noun, noun_phrase, predicate_form
 
 BACKGROUND = "The background is white."
 

@@ -1,0 +1,132 @@
+"""The Backend base class of every pluggable family (generators, writers, detectors,
+answerers, scorers).
+
+A backend declares each option once, as a keyword of its `__init__` (name, type, default);
+`check_options` reads them from the signature, so a config is checked before anything runs
+and an unknown option or a wrong type is one line naming the file and field. A family that
+needs packages declares its install extra once (`extra`), and `require` turns a missing
+package into the one shared "pip install 'autocomp[X]'" message. Generators and detectors
+answer `cannot_handle(task, options)` at config time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import types
+import typing
+
+from autocomp.core.errors import AutocompError
+
+_NUMBER = (int, float)
+
+
+def install_hint(extra: str) -> str:
+    return f"pip install 'autocomp[{extra}]'"
+
+
+def require(module: str, extra: str, what: str = "this backend"):
+    """`module`, imported; missing, one line saying which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise AutocompError(f"{what} needs {module.split('.')[0]}: {install_hint(extra)}") \
+            from None
+
+
+def _types(hint) -> tuple[type, ...]:
+    """The YAML value types an annotation admits (None is never an option value)."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        out: tuple[type, ...] = ()
+        for arg in typing.get_args(hint):
+            out += _types(arg)
+        return out
+    if hint is float:
+        return _NUMBER  # an integer is a fine float
+    origin = typing.get_origin(hint)
+    if hint is type(None):
+        return ()
+    return (origin or hint,)
+
+
+def _ok(value, allowed: tuple[type, ...]) -> bool:
+    if isinstance(value, bool) and bool not in allowed:
+        return False
+    return isinstance(value, allowed)
+
+
+class Backend:
+    extra: str | None = None  # the install extra its packages come with
+    forwards_options_to = None  # where **kwargs of __init__ go (their options count too)
+
+    @classmethod
+    def option_types(cls) -> dict[str, tuple[type, ...]]:
+        """Option name -> the types it admits, from the __init__ signature(s)."""
+        out: dict[str, tuple[type, ...]] = {}
+        for fn in (cls.forwards_options_to, cls.__init__):
+            if fn is None or fn is object.__init__:
+                continue
+            hints = typing.get_type_hints(fn)
+            for name, p in inspect.signature(fn).parameters.items():
+                if name == "self" or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                    continue
+                out[name] = _types(hints.get(name, object))
+        return out
+
+    @classmethod
+    def defaults(cls) -> dict:
+        """Option name -> its default."""
+        out = {}
+        for fn in (cls.forwards_options_to, cls.__init__):
+            if fn is None or fn is object.__init__:
+                continue
+            for name, p in inspect.signature(fn).parameters.items():
+                if name != "self" and p.default is not p.empty:
+                    out[name] = p.default
+        return out
+
+    @classmethod
+    def check_options(cls, options, *, file=None, field: str = "options") -> dict:
+        """The options checked against the signature, then by `validate_options`."""
+        if not isinstance(options, dict):
+            raise AutocompError(f"expected a mapping, got {options!r}", file=file, field=field)
+        allowed = cls.option_types()
+        out = {}
+        for key, value in options.items():
+            if key not in allowed:
+                known = ", ".join(sorted(allowed)) or "none"
+                raise AutocompError(f"unknown option '{key}' (known: {known})", file=file,
+                                    field=f"{field}.{key}")
+            if not _ok(value, allowed[key]):
+                names = "/".join(dict.fromkeys(t.__name__ for t in allowed[key]))
+                raise AutocompError(f"expected {names}, got {value!r}", file=file,
+                                    field=f"{field}.{key}")
+            out[key] = value
+        cls.validate_options(out, file=file, field=field)
+        return out
+
+    @classmethod
+    def validate_options(cls, options: dict, *, file=None, field: str = "options") -> None:
+        """Range checks beyond the types; raise AutocompError naming file and field."""
+
+    @classmethod
+    def cannot_handle(cls, task, options: dict | None = None) -> str | None:
+        """Why this backend cannot work on the task's concepts, or None (config time)."""
+        return None
+
+    @classmethod
+    def require(cls, module: str):
+        return require(module, cls.extra or "dev", f"backend {cls.__name__}")
+
+
+def out_of_range(options: dict, key: str, low, high, *, file=None, field: str = "options",
+                 what: str = "a number", open_interval: bool = False) -> None:
+    """Raise when options[key] is present and outside [low, high] ((low, high) if open)."""
+    if key not in options:
+        return
+    v = options[key]
+    inside = low < v < high if open_interval else low <= v <= high
+    if not inside:
+        bounds = f"({low}, {high})" if open_interval else f"[{low}, {high}]"
+        raise AutocompError(f"expected {what} in {bounds}, got {v!r}", file=file,
+                            field=f"{field}.{key}")

@@ -1,0 +1,54 @@
+"""Reading YAML files: the safe loader, a duplicate key refused, every problem one line
+naming the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from autocomp.core.errors import AutocompError
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """yaml's safe loader that refuses a key given twice in one mapping (the second would
+    silently win)."""
+
+
+def _mapping(loader, node, deep=False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            mark = key_node.start_mark
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} at line {mark.line + 1}", mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+def read_yaml(path: Path):
+    """A YAML file through the safe loader; every problem (unreadable, not UTF-8, not
+    YAML, an unsafe tag, a duplicate key) is one line naming the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AutocompError(f"cannot read file ({exc.strerror})", file=path) from None
+    except UnicodeDecodeError as exc:
+        raise AutocompError(f"not UTF-8 text (byte {exc.start})", file=path) from None
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.constructor.ConstructorError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where else ""
+        if "duplicate key" in str(exc.problem):
+            raise AutocompError(f"{exc.problem}", file=path) from None
+        raise AutocompError(f"unsafe or unknown YAML tag{line} ({exc.problem}); only plain "
+                            "YAML is read", file=path) from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where else ""
+        raise AutocompError(f"not valid YAML{line}", file=path) from None

@@ -1,0 +1,104 @@
+"""What every format reader returns: a Suite of benchmarks (name, task, N, track, kind, a
+stream of items), the folder their images lie under, and the helpers the readers share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autocomp.core.errors import AutocompError
+
+
+@dataclass(frozen=True)
+class LoadedBenchmark:
+    name: str
+    task: str
+    n: int
+    track: str
+    kind: str
+    load: Callable[[], Iterable[dict]] = field(compare=False, repr=False)
+
+    @property
+    def slug(self) -> str:
+        return self.name.replace("/", "-")
+
+    def items(self):
+        yield from self.load()
+
+
+@dataclass
+class Suite:
+    format: str
+    source: Path
+    root: Path  # item image paths are relative to it (absolute ones must lie inside it)
+    benchmarks: list
+    tasks: dict = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
+
+    def select(self, patterns) -> Suite:
+        import fnmatch
+
+        if not patterns:
+            return self
+        keep = [b for b in self.benchmarks
+                if any(fnmatch.fnmatch(b.name, p) or fnmatch.fnmatch(b.slug, p)
+                       for p in patterns)]
+        if not keep:
+            raise AutocompError(f"no benchmark matching {', '.join(patterns)} (known: "
+                                f"{', '.join(b.name for b in self.benchmarks)})",
+                                file=self.source)
+        return Suite(self.format, self.source, self.root, keep, self.tasks, self.info)
+
+
+class ImageRoot:
+    """Resolves item image names under one folder: refuses paths outside it and files that
+    are not regular files; collects missing ones (a one-line error, or skipped and counted
+    with skip_missing)."""
+
+    def __init__(self, root: Path, skip_missing: bool = False):
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise AutocompError("no such image folder", file=root)
+        self.skip_missing = skip_missing
+        self.missing: list[tuple[str, str]] = []  # (item id, name)
+
+    def resolve(self, name: str, item_id: str, where) -> str | None:
+        """The absolute path of `name`, or None when it is missing and skip_missing."""
+        if not isinstance(name, str) or not name.strip():
+            raise AutocompError(f"item {item_id}: expected an image file name, got {name!r}",
+                                file=where)
+        path = (self.root / name).resolve()
+        if not path.is_relative_to(self.root):
+            raise AutocompError(f"item {item_id}: image '{name}' lies outside the image "
+                                f"folder {self.root}", file=where)
+        if not path.exists():
+            self.missing.append((item_id, name))
+            return None
+        if not path.is_file():
+            raise AutocompError(f"item {item_id}: image '{name}' is not a regular file",
+                                file=where)
+        return str(path)
+
+    def check(self, total: int, where) -> None:
+        if self.missing and not self.skip_missing:
+            item, name = self.missing[0]
+            raise AutocompError(f"{len(self.missing)} of {total} images are missing under "
+                                f"{self.root} (first: '{name}', item {item}); pass "
+                                "--skip-missing to leave those items out", file=where)
+
+
+def normalise_space(text: str) -> str:
+    """Leading, trailing and repeated whitespace (newlines too) to single spaces."""
+    return " ".join(text.split())
+
+
+def output_base(source: Path) -> Path:
+    """Where results and the cache go by default: the folder itself, beside a file
+    (`data.jsonl` -> `data.autocomp/`), or for a hub id in the working folder
+    (`hf:AutoComp/AutoComp-Minimal-N2-C` -> `./AutoComp-Minimal-N2-C.autocomp/`)."""
+    text = str(source)
+    if text.startswith("hf:") or not Path(text).exists():
+        return Path.cwd() / f"{text.rstrip('/').rsplit('/', 1)[-1]}.autocomp"
+    source = Path(source)
+    return source if source.is_dir() else source.parent / f"{source.stem}.autocomp"

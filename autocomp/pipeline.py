@@ -1,0 +1,88 @@
+"""The composition root: builds the stages named in the registry's ordered stage table and
+hands them to the runtime, in one process or in K processes started by `accelerate launch`
+(one per GPU; several nodes too).
+
+Every process runs the same stage code on the ids of its rank, writes its own part file,
+waits for the others, and rank 0 merges. `autocomp run --processes K` starts the launch
+for the user; on a cluster, start `python -m autocomp.pipeline RUN_DIR` under your own
+`accelerate launch` instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from autocomp.core import registry
+from autocomp.run import Run
+from autocomp.runtime.launch import clean_orphans, distributed, launch, need_accelerate
+from autocomp.runtime.runner import check_inputs, run_stages
+
+ALL = registry.stage_names()
+
+
+def make_stages(run: Run, names, device: str = "cpu", options: dict | None = None) -> list:
+    """The stages `names` of `run`; `options`: stage name -> keyword arguments."""
+    options = options or {}
+    return [registry.make_stage(name, run, device, **options.get(name, {})) for name in names]
+
+
+def parallel_names() -> tuple[str, ...]:
+    """The stages that run sharded over the launched processes."""
+    return tuple(n for n in ALL if registry.resolve("stage", n).parallel)
+
+
+def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True,
+                 store: str | None = None) -> None:
+    """Run the named stages in order; the parallel ones in `processes` processes. `store`:
+    how the build stores items (default: the config's build.store)."""
+    chosen = [n for n in ALL if n in stages]
+    built = make_stages(run, chosen, options={"build": {"store": store}})
+    check_inputs(built, chosen)
+    clean_orphans(run.dir)
+    if processes > 1 and any(s.parallel for s in built):
+        need_accelerate()
+    group: list = []  # consecutive parallel stages run in one launched group
+    for stage in [*built, None]:
+        if stage is not None and stage.parallel:
+            group.append(stage)
+            continue
+        if group:
+            _run_parallel(run, group, processes, progress)
+            group = []
+        if stage is not None:
+            stage.run_once()
+
+
+def _run_parallel(run: Run, stages: list, processes: int, progress: bool) -> None:
+    if processes == 1:
+        run_stages(stages, progress=progress)
+        return
+    args = [str(run.dir), "--stages", ",".join(s.name for s in stages)]
+    launch("autocomp.pipeline", args, processes, run.dir)
+
+
+def worker(run_dir: Path, stages, progress: bool = True) -> None:
+    """One launched process: the named parallel stages on this rank's ids."""
+    rank, world, barrier, device = distributed()
+    run = Run.open(run_dir)
+    run_stages(make_stages(run, stages, device), rank, world, barrier, progress)
+
+
+def main(argv=None) -> None:
+    """`python -m autocomp.pipeline RUN_DIR [--stages a,b]`: one launched process."""
+    parallel = parallel_names()
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--stages", default=",".join(parallel))
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    stages = [s for s in args.stages.split(",") if s]
+    unknown = [s for s in stages if s not in parallel]
+    if unknown:
+        parser.error(f"unknown stage(s) {', '.join(unknown)} (known: {', '.join(parallel)})")
+    worker(args.run_dir, stages, progress=not args.no_progress)
+
+
+if __name__ == "__main__":
+    main()
