@@ -10,7 +10,7 @@ from autocomp.captions.writers import CaptionRequest
 from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.core.errors import AutocompError
-from autocomp.core.registry import ANSWERERS, DETECTORS, GENERATORS, WRITERS, resolve
+from autocomp.core.registry import names, resolve
 from autocomp.synth.base import ImageRequest
 from autocomp.validators.questions import questions
 
@@ -55,13 +55,12 @@ def make(tiny_backends, fake_openai):
     return build
 
 
+BACKEND_FAMILIES = ("generator", "writer", "detector", "answerer")
 SAMPLED_WRITERS = {"transformers", "openai"}  # sampling: deterministic per batch only
 
 
 def test_every_registered_plugin_has_a_contract_instance(make):
-    registered = {(f, n) for f, reg in (("generator", GENERATORS), ("writer", WRITERS),
-                                        ("detector", DETECTORS), ("answerer", ANSWERERS))
-                  for n in reg}
+    registered = {(f, n) for f in BACKEND_FAMILIES for n in names(f)}
     assert registered == set(make.table)
 
 
@@ -71,7 +70,7 @@ def _png(img) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("name", sorted(GENERATORS))
+@pytest.mark.parametrize("name", names("generator"))
 def test_generator_contract(name, concepts, make):
     reqs = [ImageRequest(c.id, c.graph, t, "minimal", c.seed, "a red cube")
             for t, c in concepts]
@@ -87,7 +86,7 @@ def test_generator_contract(name, concepts, make):
         resolve("generator", name).check_options({"nope": 1}, field="generate.options")
 
 
-@pytest.mark.parametrize("name", sorted(WRITERS))
+@pytest.mark.parametrize("name", names("writer"))
 def test_writer_contract(name, concepts, make):
     reqs = [CaptionRequest(c.id, c.graph, t, c.seed, 0, "s", "u") for t, c in concepts]
     batch = make("writer", name).write(reqs)
@@ -99,7 +98,7 @@ def test_writer_contract(name, concepts, make):
         resolve("writer", name).check_options({"nope": 1}, field="captions.options")
 
 
-@pytest.mark.parametrize("name", sorted(DETECTORS))
+@pytest.mark.parametrize("name", names("detector"))
 def test_detector_contract(name, concepts, make):
     gen = resolve("generator", "procedural")(size=64)
     det = make("detector", name)
@@ -115,7 +114,7 @@ def test_detector_contract(name, concepts, make):
         resolve("detector", name).check_options({"nope": 1}, field="validate.detector_options")
 
 
-@pytest.mark.parametrize("name", sorted(ANSWERERS))
+@pytest.mark.parametrize("name", names("answerer"))
 def test_answerer_contract(name, concepts, make):
     det = resolve("detector", "color-blobs")()
     gen = resolve("generator", "procedural")()
@@ -138,3 +137,64 @@ def test_unknown_backend_lists_the_known_ones():
     with pytest.raises(AutocompError, match=r"unknown detector 'yolo' \(known: color-blobs, "
                                             r"grounding-dino\+sam2\)"):
         resolve("detector", "yolo")
+
+
+def _extras() -> set[str]:
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    return set(tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"])
+
+
+@pytest.mark.parametrize("family", BACKEND_FAMILIES)
+def test_backends_declare_options_once_in_their_signature(family):
+    """Every backend is a Backend: its options are its __init__ keywords (no second table),
+    each with a default; its install extra is a real extra; unknown options and wrong types
+    are refused naming the field."""
+    import inspect
+
+    from autocomp.core.backend import Backend
+
+    for name in names(family):
+        cls = resolve(family, name)
+        assert issubclass(cls, Backend), name
+        assert not hasattr(cls, "OPTIONS"), f"{name} declares its options twice"
+        types = cls.option_types()
+        own = [n for n, p in inspect.signature(cls.__init__).parameters.items()
+               if n != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+        assert set(own) <= set(types), name
+        assert set(cls.defaults()) == set(types), f"{name}: every option has a default"
+        assert cls.extra is None or cls.extra in _extras(), (name, cls.extra)
+        for key, allowed in types.items():
+            wrong = [] if str in allowed else ["text"]
+            for value in wrong:
+                with pytest.raises(AutocompError, match=f"options.{key}"):
+                    cls.check_options({key: value})
+
+
+def test_every_family_resolves_through_the_one_registry():
+    """Stages (ordered, named as registered), scorers, formats: each entry imports."""
+    import inspect
+
+    from autocomp.core.registry import FAMILIES
+    from autocomp.runtime.stage import Stage
+
+    assert set(FAMILIES) == {"stage", "generator", "writer", "detector", "answerer", "scorer",
+                             "format"}
+    assert names("stage") == ("concepts", "captions", "images", "validation", "build")
+    for name in names("stage"):
+        cls = resolve("stage", name)
+        assert issubclass(cls, Stage) and cls.name == name
+        assert all(n in names("stage") for n in cls.needs)
+    for name in names("scorer"):
+        assert callable(resolve("scorer", name))
+    for name in names("format"):
+        opener = resolve("format", name)
+        assert list(inspect.signature(opener).parameters) == [
+            "source", "images", "columns", "skip_missing"], name
+
+
+def test_an_unknown_name_lists_the_known_ones():
+    with pytest.raises(AutocompError, match="unknown generator 'paint' .*procedural"):
+        resolve("generator", "paint")

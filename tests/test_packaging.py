@@ -27,7 +27,7 @@ def test_wheel_ships_data_and_finds_it(tmp_path):
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
                     str(site), str(wheel)], check=True)
-    code = ("from autocomp.core.resources import data_dir; from autocomp.concepts.task import "
+    code = ("from autocomp.core.resources import data_dir; from autocomp.concepts.load import "
             "load_task; from autocomp.cli.run import config_path; print(data_dir('concepts')); "
             "print(len(load_task('color').objects)); print(config_path('demo'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, text=True,

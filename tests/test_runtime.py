@@ -8,7 +8,7 @@ from autocomp.core.records import read_jsonl
 from autocomp.run import Run
 from autocomp.runtime.parts import PartWriter, done_records, part_path, read_part, repair
 from autocomp.runtime.runner import merge, run_stage, shard
-from autocomp.runtime.stage import Item, Stage
+from autocomp.runtime.stage import Item, ItemStage
 
 
 def test_torn_last_line_is_never_read_and_is_cut_on_reopen(tmp_path):
@@ -30,7 +30,7 @@ def test_shard_is_a_partition():
     assert sorted(x for p in parts for x in p) == items
 
 
-class Squares(Stage):
+class Squares(ItemStage):
     name = "squares"
     batch_size = 3
 

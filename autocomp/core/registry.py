@@ -74,7 +74,7 @@ def resolve(family: str, name: str, *, file=None, field: str | None = None):
     """What is registered as `name` in `family`; a clear error lists the known names."""
     table = FAMILIES[family]
     if name not in table:
-        raise AutocompError(f"unknown {family} '{name}' (known: {', '.join(table)})",
+        raise AutocompError(f"unknown {family} '{name}' (known: {', '.join(sorted(table))})",
                             file=file, field=field)
     module, attr = table[name].split(":")
     return getattr(importlib.import_module(module), attr)

@@ -97,7 +97,7 @@ class DiffusersGenerator(OnDevice, Backend):
         return pipe
 
     def revision_label(self) -> str:
-        from autocomp.eval.scorers.base import fingerprint
+        from autocomp.models.hub import fingerprint
 
         return self.revision or (f"local:{fingerprint(self.model)}" if fingerprint(self.model)
                                  else "main")

@@ -69,20 +69,3 @@ class ItemScorer(Scorer):
 def normalise(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
-
-
-def fingerprint(path) -> str:
-    """A cheap fingerprint of a local model folder: file names, sizes and mtimes."""
-    import hashlib
-    from pathlib import Path
-
-    p = Path(path)
-    if not p.exists():
-        return ""
-    files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file())
-    h = hashlib.sha256()
-    for f in files:
-        st = f.stat()
-        h.update(f"{f.relative_to(p) if p.is_dir() else f.name}:{st.st_size}:{st.st_mtime_ns}"
-                 .encode())
-    return h.hexdigest()[:12]

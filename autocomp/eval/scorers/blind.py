@@ -23,7 +23,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from autocomp.core.errors import AutocompError
-from autocomp.eval.scorers.base import TextScorer, fingerprint
+from autocomp.eval.scorers.base import TextScorer
+from autocomp.models.hub import fingerprint
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 

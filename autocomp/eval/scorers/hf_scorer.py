@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autocomp.eval.scorers.base import DualEncoder, fingerprint, normalise
+from autocomp.eval.scorers.base import DualEncoder, normalise
+from autocomp.models.hub import fingerprint
 
 SIGLIP_TEXT_LENGTH = 64
 

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from autocomp.core.errors import AutocompError
-from autocomp.eval.scorers.base import DualEncoder, fingerprint, normalise
+from autocomp.eval.scorers.base import DualEncoder, normalise
+from autocomp.models.hub import fingerprint
 
 
 class OpenClipScorer(DualEncoder):

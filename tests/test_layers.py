@@ -1,0 +1,26 @@
+"""The house plan holds: imports go only down the layers of DESIGN.md, no package or module
+imports its way back to itself, and neither contract has an ignore list."""
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_import_linter_contracts_are_kept():
+    proc = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command;"
+                           " lint_imports_command()"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "2 kept, 0 broken" in proc.stdout
+
+
+def test_contracts_have_no_ignore_lists():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    contracts = config["contracts"]
+    assert {c["type"] for c in contracts} == {"layers", "acyclic_siblings"}
+    assert not any("ignore_imports" in c for c in contracts)
+    layers = next(c for c in contracts if c["type"] == "layers")["layers"]
+    assert layers[0] == "autocomp.cli" and layers[-1] == "autocomp.core"
