@@ -140,8 +140,9 @@ def test_unknown_backend_lists_the_known_ones():
 
 
 def _extras() -> set[str]:
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     return set(tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"])

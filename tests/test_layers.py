@@ -3,16 +3,17 @@ imports its way back to itself, and neither contract has an ignore list."""
 
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_import_linter_contracts_are_kept():
-    proc = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command;"
-                           " lint_imports_command()"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    code = "from importlinter.cli import lint_imports_command; lint_imports_command()"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "2 kept, 0 broken" in proc.stdout
 
