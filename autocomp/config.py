@@ -268,7 +268,6 @@ class _Parser:
         from autocomp.concepts.load import load_task
         from autocomp.concepts.sampling import max_distinct_concepts
         from autocomp.core.registry import resolve
-        from autocomp.negatives.chance import benchmarks_for
         from autocomp.negatives.generate import count_problem
 
         judges = [(what, backend, resolve(what, backend.name)) for what, backend in
@@ -282,7 +281,7 @@ class _Parser:
             except AutocompError as exc:
                 raise self.error(f"{fld}.task", exc.problem if exc.file is None else str(exc),
                                  None) from None
-            if task.kind == "scene":
+            if not task.counts_follow_n:
                 if spec.n:
                     raise self.error(f"{fld}.n", f"scene task '{task.name}' takes no n: its "
                                      "design gives each concept's counts", list(spec.n))
@@ -294,7 +293,7 @@ class _Parser:
                 if problem:
                     raise self.error(f"{fld}.n", problem, n)
                 for kind in cfg.build.benchmarks:
-                    if kind not in benchmarks_for(task, n):
+                    if kind not in task.negative_kinds(n):
                         continue
                     problem = count_problem(task, n, kind, cfg.build.max_negatives)
                     if problem:

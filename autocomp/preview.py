@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.scenes import sample_scenes
+from autocomp.concepts.draw import one_concept
 from autocomp.concepts.task import Task
 from autocomp.language.check import check_caption
-from autocomp.negatives import scene
-from autocomp.negatives.chance import benchmarks_for, percent
-from autocomp.negatives.generate import check_count, expected_count, make_negatives
+from autocomp.negatives.chance import percent
+from autocomp.negatives.generate import check_count, graph_count, make_negatives
 
 
 def preview(task: Task, n: int, seed: int = 0, examples: int = 4,
@@ -20,26 +18,22 @@ def preview(task: Task, n: int, seed: int = 0, examples: int = 4,
         from autocomp.core.errors import AutocompError
 
         raise AutocompError(f"task '{task.name}': {problem}")
-    if task.kind == "scene":  # the first concept of the design with n objects
-        concept = next(c for c in sample_scenes(task, 4 * len(task.cells()), seed)
-                       if c.n == n)
-    else:
-        for kind in benchmarks_for(task, n):
+    if task.counts_follow_n:  # refused before sampling; a scene concept's count varies
+        for kind in task.negative_kinds(n):
             check_count(task, n, kind, limit)
-        concept = sample_concepts(task, n, 1, seed)[0]
+    concept = one_concept(task, n, seed)
     caption = task.minimal_caption(concept.graph)
     check = check_caption(caption, concept.graph, task.noun, task.object_forms)
     out = {"task": task.name, "n": n, "seed": seed, "concept": concept.to_record(),
            "minimal": caption,
            "bindings": [caption[m.span[0]:m.span[1]] for m in check.matches],
            "benchmarks": {}}
-    for kind in benchmarks_for(task, n):
+    for kind in task.negative_kinds(n):
         ns = make_negatives(concept.graph, task, kind, task.minimal_caption,
                             limit)
         out["benchmarks"][kind] = {
             "negatives": len(ns.negatives),
-            "formula": (scene.candidate_count(concept.graph, task, kind)
-                        if task.kind == "scene" else expected_count(task, n, kind)),
+            "formula": graph_count(concept.graph, task, kind),
             "duplicates_removed": ns.duplicates,
             "same_meaning": sum(x.same_meaning for x in ns.negatives),
             "chance": percent(ns.chance),

@@ -18,7 +18,6 @@ from autocomp.core.errors import AutocompError
 from autocomp.synth.base import ImageRequest
 from autocomp.synth.diffusers_gen import DiffusersGenerator
 from autocomp.validators.grounded_sam import GroundedSam2Detector, grounding_prompt, match_label
-from autocomp.validators.questions import questions
 from autocomp.validators.vqa import OpenAIAnswerer, TransformersAnswerer
 
 
@@ -158,7 +157,7 @@ def test_vlm_answerer_batch_equals_one_by_one(tiny_backends, concepts):
     ans = TransformersAnswerer(model=str(tiny_backends["gemma_vlm"]), max_new_tokens=4,
                                device="cpu")
     img = np.full((32, 32, 3), 200, np.uint8)
-    qs = questions(cs[0].graph, task)
+    qs = task.questions(cs[0].graph)
     batch = ans.answer(img, qs)
     assert [a["answer"] for a in batch] == [ans.answer(img, [q])[0]["answer"] for q in qs]
     assert all("What color" not in a["answer"] for a in batch)  # generated tokens only
@@ -211,7 +210,7 @@ def test_openai_errors_are_one_clear_line(fake_openai, concepts):
 def test_openai_answerer_sends_the_image_as_data_url(fake_openai, concepts):
     task, cs = concepts
     ans = OpenAIAnswerer(model="vlm", base_url=fake_openai.url)
-    out = ans.answer(np.zeros((8, 8, 3), np.uint8), questions(cs[0].graph, task))
+    out = ans.answer(np.zeros((8, 8, 3), np.uint8), task.questions(cs[0].graph))
     assert [a["answer"] for a in out] == ["red", "red"]
     content = fake_openai.requests[0]["messages"][0]["content"]
     assert content[0]["image_url"]["url"].startswith("data:image/png;base64,")

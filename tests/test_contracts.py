@@ -12,7 +12,6 @@ from autocomp.concepts.sampling import sample_concepts
 from autocomp.core.errors import AutocompError
 from autocomp.core.registry import names, resolve
 from autocomp.synth.base import ImageRequest
-from autocomp.validators.questions import questions
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +122,7 @@ def test_answerer_contract(name, concepts, make):
         img = np.asarray(gen.generate_one(ImageRequest(c.id, c.graph, task, "minimal", c.seed,
                                                        "")).image)
         dets = det.detect(img, c.graph.names)
-        qs = questions(c.graph, task)
+        qs = task.questions(c.graph)
         batch = ans.answer(img, qs, dets)
         assert batch == [ans.answer(img, [q], dets)[0] for q in qs]
         assert all(isinstance(a["answer"], str) for a in batch)

@@ -207,12 +207,15 @@ class _Dies:
     def __init__(self, inner, limit=None):
         self.inner, self.limit, self.texts = inner, limit, 0
         self.kind, self.batch_size, self.cache_id = inner.kind, inner.batch_size, inner.cache_id
+        self.embeds_images, self.scores_items = inner.embeds_images, inner.scores_items
 
     def encode_texts(self, texts):
         if self.limit is not None and self.texts >= self.limit * self.batch_size:
             raise KeyboardInterrupt
         self.texts += len(texts)
         return self.inner.encode_texts(texts)
+
+    caption_vectors = encode_texts
 
     def encode_images(self, images):
         return self.inner.encode_images(images)

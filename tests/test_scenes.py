@@ -238,12 +238,11 @@ def test_procedural_draws_what_the_pixel_answerer_reads(scenes):
     from autocomp.synth.procedural import ProceduralGenerator
     from autocomp.validators.blobs import ColorBlobDetector
     from autocomp.validators.checks import validate_image
-    from autocomp.validators.questions import questions
 
     g = SceneGraph((Object("cube", ("large", "dotted", "red")), Object("sphere", ("blue",)),
                     Object("cylinder", ("small", "striped")), Object("torus", ("checkered",))),
                    (Relation(1, "to the left of", 0), Relation(2, "above", 3)))
-    qs = {q.text.split(" Answer")[0]: q.reads for q in questions(g, scenes)}
+    qs = {q.text.split(" Answer")[0]: q.reads for q in scenes.questions(g)}
     assert qs["What size is the cube compared with the other objects?"] == "scale"
     assert qs["What pattern is on the surface of the cube?"] == "pattern"
     assert qs["What color is the cube?"] == "color"

@@ -51,9 +51,7 @@ def export_rows(run) -> list[dict]:
         graph = SceneGraph.from_dict(concept["graph"])
         row = {"concept": cid, "task": task.name, "n": concept["n"],
                "objects": list(graph.names),
-               # scene tasks: each object's attribute words as written ("large red")
-               "attributes": [] if task.is_relation else [" ".join(o.attributes)
-                                                           for o in graph.objects],
+               "attributes": task.attribute_words(graph),
                "relations": [r.predicate for r in graph.relations],
                "graph": graph.to_json()}
         for track, src in (("minimal", "handmade"), ("contextual", "llm")):

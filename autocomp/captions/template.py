@@ -50,11 +50,7 @@ class TemplateWriter(Backend):
     def write_one(self, req: CaptionRequest) -> str:
         rng = random.Random(f"template:{req.seed}:{req.id}:{req.attempt}")
         slip = rng.random() < self.slip_rate
-        if req.task.kind == "scene":
-            return _scene(req, rng, slip)
-        if req.task.is_relation:
-            return _relation(req, rng, slip)
-        return _attribute(req, rng, slip)
+        return req.task.visit(FORMS, req, rng, slip)
 
 
 def _phrase(noun, words: list[str], rng, capital=False, modifiers=MODIFIERS) -> str:
@@ -146,3 +142,11 @@ def _scene(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
         req.task.noun(g.objects[i].name), list(g.objects[i].attributes), rng,
         modifiers=mods))
     return f"In {rng.choice(SETTINGS)}, {body[:1].lower()}{body[1:]}"
+
+
+class FORMS:
+    """The caption form of each task type (the task picks its own: Task.visit)."""
+
+    attribute = staticmethod(_attribute)
+    relation = staticmethod(_relation)
+    scene = staticmethod(_scene)

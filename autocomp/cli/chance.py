@@ -19,7 +19,7 @@ def chance(tasks, as_json):
     """Chance levels computed from the negatives, in the layout of Table 4."""
     loaded = [load_task(t) for t in (tasks or builtin_tasks())]
     for task in loaded:
-        if task.kind == "scene":
+        if not task.counts_follow_n:
             raise click.UsageError(f"'{task.name}' is a scene task: its chance differs per "
                                    "concept (autocomp preview shows one; autocomp eval prints "
                                    "each benchmark's)")

@@ -201,13 +201,10 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
     groups = {}
     for task in run.tasks.values():
         vocab["O"].update(task.objects.names)
-        if task.kind == "scene":  # an attribute is replaced inside its own vocabulary
-            vocab["R"].update(task.relations.names)
-            for v in task.attributes:
-                vocab["A"].update(v.names)
+        for ptype, v in task.primitive_vocabularies():
+            vocab[ptype].update(v.names)
+            if ptype == "A":  # an attribute is replaced inside its own vocabulary
                 groups.update({("A", name): v.name for name in v.names})
-        else:
-            vocab["R" if task.is_relation else "A"].update(task.values.names)
     sources = []
     for track in ("minimal", "contextual"):
         path = run.dir / "bench" / "sets" / f"{track}.jsonl"

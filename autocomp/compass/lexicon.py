@@ -58,18 +58,18 @@ class Lexicon:
             self._synset[key] = self._find(kind, value)
         return self._synset[key]
 
-    def _find(self, kind: str, value: str):
+    def _find(self, ptype: str, value: str):
         from nltk.corpus.reader.wordnet import WordNetError
 
-        for name, _ in self.recorded.get(kind, {}).get(value, Counter()).most_common():
+        for name, _ in self.recorded.get(ptype, {}).get(value, Counter()).most_common():
             try:
                 return self.wn.synset(name)
             except (WordNetError, ValueError):
                 continue
         word = value.replace(" ", "_")
-        if kind == "O":
+        if ptype == "O":
             return self._first(word, "n") or self._first(value.split()[-1], "n")
-        if kind == "A":
+        if ptype == "A":
             return (self._first(word, "a") or self._first(word, "v")
                     or self._first(word, "n"))
         form = predicate_form(value)
@@ -92,14 +92,14 @@ class Lexicon:
             self._cats[key] = frozenset(self._categories(kind, value))
         return self._cats[key]
 
-    def _categories(self, kind: str, value: str) -> set:
-        if kind == "R":
+    def _categories(self, ptype: str, value: str) -> set:
+        if ptype == "R":
             form = predicate_form(value)
-            if form.kind == "preposition":
+            if form.is_preposition:
                 return {"spatial"}
-            s = self.synset(kind, value)
+            s = self.synset(ptype, value)
             return {f"verb:{s.lexname()}"} if s is not None else set()
-        s = self.synset(kind, value)
+        s = self.synset(ptype, value)
         if s is None:
             return set()
         pos = s.pos()
@@ -128,16 +128,16 @@ class Lexicon:
             return frozenset(n for n, d in self._ancestors(s).items() if d >= NEAR_DEPTH)
         return self.categories(kind, value)
 
-    def same_category(self, kind: str, a: str, b: str) -> bool:
-        if not self.categories(kind, a) & self.categories(kind, b):
+    def same_category(self, ptype: str, a: str, b: str) -> bool:
+        if not self.categories(ptype, a) & self.categories(ptype, b):
             return False
-        sa, sb = self.synset(kind, a), self.synset(kind, b)
+        sa, sb = self.synset(ptype, a), self.synset(ptype, b)
         if sa is None or sb is None or sa.pos() != "n" or sb.pos() != "n":
             return True
-        if kind == "A":  # attribute nouns (glass, leather): the lexicographer file is enough
+        if ptype == "A":  # attribute nouns (glass, leather): the lexicographer file is enough
             return True
         ha, hb = self._ancestors(sa), self._ancestors(sb)
-        if sa.name() in hb or sb.name() in ha:  # one is a kind of the other
+        if sa.name() in hb or sb.name() in ha:  # one is a ptype of the other
             return False
         depth = max((ha[n] for n in ha.keys() & hb.keys()), default=0)
         return depth >= NOUN_DEPTH or (depth >= NEAR_DEPTH and

@@ -98,15 +98,15 @@ class Replacer:
 
     def _usable(self, graph: SceneGraph, prim: tuple, image: dict[str, set],
                 candidates) -> list[str]:
-        kind = prim[0]
+        ptype = prim[0]
         same = getattr(self.propose, "same_meaning", None)
-        options = [c for c in candidates if c not in image[kind]
-                   and not (same and any(same(kind, c, p) for p in image[kind]))]
-        if kind == "A":  # an object does not get an attribute twice
+        options = [c for c in candidates if c not in image[ptype]
+                   and not (same and any(same(ptype, c, p) for p in image[ptype]))]
+        if ptype == "A":  # an object does not get an attribute twice
             options = [c for c in options if c not in graph.objects[prim[1]].attributes]
         plausible = getattr(self.propose, "plausible", None)
         if plausible is not None:
-            options = [c for c in options if plausible(kind, c, graph, prim)]
+            options = [c for c in options if plausible(ptype, c, graph, prim)]
         return options
 
     def perturb(self, graph: SceneGraph, prim: tuple, image: dict[str, set],

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import random
 from dataclasses import dataclass
 
 from autocomp.concepts.task import Task
 from autocomp.core.errors import AutocompError
-from autocomp.core.scene import SceneGraph, attribute_graph, chain_graph
+from autocomp.core.scene import SceneGraph
 
 
 @dataclass(frozen=True)
@@ -35,12 +36,6 @@ class Concept:
     @classmethod
     def from_record(cls, record: dict) -> Concept:
         return cls(record["task"], int(record["n"]), SceneGraph.from_dict(record["graph"]))
-
-
-def concept_graph(task: Task, names, values) -> SceneGraph:
-    if task.is_relation:
-        return chain_graph(names, values)
-    return attribute_graph(names, values)
 
 
 def max_distinct_concepts(task: Task, n: int) -> int:
@@ -74,7 +69,7 @@ def sample_concepts(task: Task, n: int, count: int, seed: int = 0) -> list[Conce
     while len(out) < count:
         names = rng.sample(objects, n)
         vals = rng.sample(values, k) if task.distinct_values else rng.choices(values, k=k)
-        graph = concept_graph(task, names, vals)
+        graph = task.graph(names, vals)
         key = graph.meaning_key(task.inverses)
         if key in seen:
             misses += 1
@@ -85,3 +80,41 @@ def sample_concepts(task: Task, n: int, count: int, seed: int = 0) -> list[Conce
         seen.add(key)
         out.append(Concept(task.name, n, graph))
     return out
+
+
+def weighted_value_tuples(task: Task, n: int, max_tuples: int = 512):
+    """(value tuple, weight) pairs covering the sampler's distribution of a concept's value
+    slots. The number of negatives does not depend on which object names are drawn, only
+    on which value slots hold equal values (and, for relations, which are inverses): for
+    attribute tasks every equality pattern of the values, weighted by how many tuples show
+    it; for relation tasks every value tuple (a seeded sample of `max_tuples` when there
+    are more)."""
+    values, k = task.values.names, task.value_slots(n)
+    if not task.is_relation:
+        for pattern in _patterns(k):
+            distinct = max(pattern) + 1
+            if distinct > len(values) or (task.distinct_values and distinct < k):
+                continue
+            yield [values[i] for i in pattern], math.perm(len(values), distinct)
+        return
+    tuples = (itertools.permutations(values, k) if task.distinct_values
+              else itertools.product(values, repeat=k))
+    total = math.perm(len(values), k) if task.distinct_values else len(values) ** k
+    if total > max_tuples:
+        rng = random.Random(f"autocomp:chance:{task.name}:{n}")
+        pick = (lambda: rng.sample(values, k)) if task.distinct_values else (
+            lambda: rng.choices(values, k=k))
+        tuples = (pick() for _ in range(max_tuples))
+    for t in tuples:
+        yield list(t), 1
+
+
+def _patterns(k: int):
+    """Restricted growth strings: every way k slots can share values (0, 0, 1 = a a b)."""
+    def grow(prefix):
+        if len(prefix) == k:
+            yield prefix
+            return
+        for v in range(max(prefix, default=-1) + 2):
+            yield from grow([*prefix, v])
+    yield from grow([])

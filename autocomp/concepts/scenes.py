@@ -31,14 +31,18 @@ import random
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import ClassVar
 
 from autocomp.concepts.files import task_path
+from autocomp.concepts.questions import Question, attribute_question, relation_questions
 from autocomp.concepts.sampling import Concept
+from autocomp.concepts.task import TaskType
 from autocomp.concepts.vocab import Vocabulary, load_vocabulary
 from autocomp.core.errors import AutocompError
 from autocomp.core.scene import Object, Relation, SceneGraph
 from autocomp.core.yamlio import read_yaml
-from autocomp.language.grammar import Noun
+from autocomp.language.grammar import Noun, noun_phrase
+from autocomp.language.scene import render_scene
 
 FIELDS = {"name", "kind", "description", "objects", "attributes", "relations", "design"}
 DESIGN_FIELDS = {"kind", "n_O", "n_A", "n_R", "points"}
@@ -88,7 +92,7 @@ def _span(r) -> range:
 
 
 @dataclass(frozen=True)
-class SceneTask:
+class SceneTask(TaskType):
     name: str
     objects: Vocabulary
     attributes: tuple[Vocabulary, ...]
@@ -96,11 +100,11 @@ class SceneTask:
     design: Design
     description: str = ""
     path: str = ""
-    kind: str = "scene"
 
-    @property
-    def is_relation(self) -> bool:
-        return False
+    kind: ClassVar[str] = "scene"
+    swap_moves: ClassVar[str] = "objects"
+    prompt_suffix: ClassVar[str] = "_scene"
+    counts_follow_n: ClassVar[bool] = False  # a concept's negatives depend on its graph
 
     @cached_property
     def nouns(self) -> dict[str, Noun]:
@@ -135,9 +139,91 @@ class SceneTask:
         return {name: v for v in self.attributes for name in v.names}
 
     def minimal_caption(self, graph: SceneGraph) -> str:
-        from autocomp.language.scene import render_scene
-
         return render_scene(graph, self.noun)
+
+    def primitive_vocabularies(self) -> list[tuple[str, Vocabulary]]:
+        """(COMPASS primitive type, vocabulary): each attribute vocabulary, the relations."""
+        return [*(("A", v) for v in self.attributes), ("R", self.relations)]
+
+    def attribute_words(self, graph: SceneGraph) -> list[str]:
+        return [" ".join(o.attributes) for o in graph.objects]
+
+    def vocab_of(self, value: str) -> Vocabulary:
+        """An attribute's own vocabulary, or the relations."""
+        return self.vocab_of_value.get(value) or self.relations
+
+    def negative_kinds(self, n: int) -> tuple[str, ...]:
+        """Swap and confusion; nothing to swap with one object."""
+        return ("swap", "confusion") if n >= 2 else ()
+
+    def binding_phrases(self, graph: SceneGraph) -> list[str]:
+        """One per relation with both objects' attributes, one per object in none."""
+        def np(i):
+            return noun_phrase(self.noun(graph.objects[i].name), graph.objects[i].attributes)
+
+        related = {i for r in graph.relations for i in (r.subject, r.object)}
+        return ([f"{np(r.subject)} {r.predicate} {np(r.object)}" for r in graph.relations]
+                + [np(i) for i in range(graph.n_objects) if i not in related])
+
+    def questions(self, graph: SceneGraph) -> list[Question]:
+        """One per attribute (in its own vocabulary), then one per relation."""
+        out = [attribute_question(obj.name, value, self.vocab_of_value[value])
+               for obj in graph.objects for value in obj.attributes]
+        return out + relation_questions(graph, self.relations)
+
+    # The slots of a scene concept are its n_O object names, the attribute slots of each
+    # attribute vocabulary (objects in order, each object's attributes in the task's order)
+    # and its n_R relation predicates. Swap permutes the names over the fixed structure;
+    # confusion fills each vocabulary's slots with the concept's own values of it (so a
+    # negative never gives an object two colors), and the relation slots with its own
+    # predicates, with replacement.
+
+    def values_of(self, graph: SceneGraph) -> list[str]:
+        """The value slots: every attribute in slot order, then every predicate."""
+        return ([graph.objects[i].attributes[k] for i, k in attribute_slots(graph)]
+                + [r.predicate for r in graph.relations])
+
+    def rebuild(self, graph: SceneGraph, names, values) -> SceneGraph:
+        values = list(values)
+        attrs: list[list[str]] = [[] for _ in graph.objects]
+        slots = attribute_slots(graph)
+        for (i, _), v in zip(slots, values[:len(slots)], strict=True):
+            attrs[i].append(v)
+        preds = values[len(slots):]
+        objects = tuple(Object(n, tuple(a)) for n, a in zip(names, attrs, strict=True))
+        relations = tuple(Relation(r.subject, p, r.object)
+                          for r, p in zip(graph.relations, preds, strict=True))
+        return SceneGraph(objects, relations)
+
+    def slot_groups(self, graph: SceneGraph) -> list[list[int]]:
+        """One group per attribute vocabulary present, then the relation slots."""
+        values = self.values_of(graph)
+        n_attr = len(attribute_slots(graph))
+        by_vocab: dict[str, list[int]] = {}
+        for s in range(n_attr):
+            by_vocab.setdefault(self.vocab_of_value[values[s]].name, []).append(s)
+        groups = list(by_vocab.values())
+        if graph.relations:
+            groups.append(list(range(n_attr, len(values))))
+        return groups
+
+    def category(self, graph: SceneGraph, names, values) -> str:
+        """Which kinds of primitive the negative changed ("objects + attributes")."""
+        n_attr = len(attribute_slots(graph))
+        pos = self.values_of(graph)
+        changed = []
+        if list(names) != list(graph.names):
+            changed.append("objects")
+        if list(values[:n_attr]) != pos[:n_attr]:
+            changed.append("attributes")
+        if list(values[n_attr:]) != pos[n_attr:]:
+            changed.append("relations")
+        return " + ".join(changed) or "same words"
+
+
+def attribute_slots(graph: SceneGraph) -> list[tuple[int, int]]:
+    """(object index, attribute index) of every attribute, in slot order."""
+    return [(i, k) for i, o in enumerate(graph.objects) for k in range(len(o.attributes))]
 
 
 def load_scene_task(ref: str | Path) -> SceneTask:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from autocomp.concepts.draw import concept_batches
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.scenes import sample_scenes
 from autocomp.core.records import write_jsonl, write_text
@@ -57,12 +58,7 @@ def make_concepts(run) -> list[dict]:
 def write_concepts(task, ns, count: int, seed: int, out) -> tuple:
     """Sample `count` concepts per N and write them to OUT/concepts/<task>.jsonl (a scene
     task: `count` concepts over its design, kept where their object count is in `ns`)."""
-    if task.kind == "scene":
-        per_n = {n: [] for n in ns}
-        for c in sample_scenes(task, count, seed):
-            per_n.get(c.n, []).append(c)
-    else:
-        per_n = {n: sample_concepts(task, n, count, seed) for n in ns}
+    per_n = concept_batches(task, ns, count, seed)
     path = Path(out) / "concepts" / f"{task.name}.jsonl"
     write_jsonl(path, (c.to_record() for cs in per_n.values() for c in cs))
     return path, {n: len(cs) for n, cs in per_n.items()}

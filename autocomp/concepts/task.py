@@ -15,19 +15,54 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import ClassVar
 
+from autocomp.concepts.questions import Question, attribute_question, relation_questions
 from autocomp.concepts.vocab import Vocabulary, load_vocabulary
 from autocomp.core.errors import AutocompError
-from autocomp.language.grammar import Noun
+from autocomp.core.scene import Object, SceneGraph, attribute_graph, chain_graph
+from autocomp.language.grammar import Noun, noun_phrase
 
-TASK_KINDS = {"attribute": "attributes", "relation": "relations"}
 TASK_FIELDS = {"name", "kind", "description", "objects", "values", "n", "distinct_values"}
 
 
+class TaskType:
+    """What every task type declares. The task types (attribute, relation, scene) answer
+    everything the pipeline needs to know about their concepts: value slots, binding
+    phrases, prompts, questions, the slots negatives edit, how concepts are drawn. Only
+    this package asks what kind a task is; everything else calls these methods."""
+
+    kind: ClassVar[str] = ""
+    value_key: ClassVar[str] = "values"  # how a negative's edit names the value slots
+    swap_moves: ClassVar[str] = "values"  # what swap permutes: "values" or "objects"
+    prompt_suffix: ClassVar[str] = ""  # prompts/contextual_{system,user}<suffix>.txt
+    counts_follow_n: ClassVar[bool] = True  # the number of negatives depends on N alone
+    is_relation: ClassVar[bool] = False  # objects chained by relations (order matters)
+
+    def primitive_vocabularies(self) -> list[tuple[str, Vocabulary]]:
+        """(COMPASS primitive type, vocabulary) of its values: "A" attributes, "R"
+        relations."""
+        return [("R" if self.is_relation else "A", self.values)]
+
+    def attribute_words(self, graph: SceneGraph) -> list[str]:
+        """Each object's attribute words as written ("large red"); [] where the task's
+        concepts carry no attributes (relation chains)."""
+        if self.is_relation:
+            return []
+        return [" ".join(o.attributes) for o in graph.objects]
+
+    def visit(self, handler, *args, **kwargs):
+        """Call `handler.<kind>(*args)`: the task picks the method of its own kind, so a
+        module with one way per kind (the template writer, the procedural generator)
+        never asks which kind it has."""
+        return getattr(handler, self.kind)(*args, **kwargs)
+
+
 @dataclass(frozen=True)
-class Task:
+class Task(TaskType):
+    """A binding task: N objects, each bound to values of one vocabulary."""
+
     name: str
-    kind: str
     objects: Vocabulary
     values: Vocabulary
     n: tuple[int, ...]
@@ -35,18 +70,14 @@ class Task:
     description: str = ""
     path: str = ""
 
-    @property
-    def is_relation(self) -> bool:
-        return self.kind == "relation"
+    values_kind: ClassVar[str] = ""  # the vocabulary kind its values come from
 
     def value_slots(self, n: int) -> int:
-        """How many values a concept of complexity n carries (n, or n-1 relations)."""
-        return n - 1 if self.is_relation else n
+        """How many values a concept of complexity n carries."""
+        return n
 
     def capacity_problem(self, n: int) -> str | None:
         """Why complexity n cannot be sampled from the vocabularies, or None."""
-        if self.is_relation and n < 2:
-            return f"a relation task needs N >= 2, got N={n}"
         if n < 1:
             return f"N must be at least 1, got N={n}"
         if n > len(self.objects):
@@ -72,7 +103,11 @@ class Task:
 
     @cached_property
     def inverses(self) -> dict[str, str]:
-        return self.values.inverses if self.is_relation else {}
+        return {}
+
+    def vocab_of(self, value: str) -> Vocabulary:
+        """The vocabulary a value of one of this task's concepts comes from."""
+        return self.values
 
     def minimal_caption(self, graph) -> str:
         """The minimal-track caption of one of this task's graphs."""
@@ -80,8 +115,116 @@ class Task:
 
         return render_minimal(graph, self.noun)
 
+    def negative_kinds(self, n: int) -> tuple[str, ...]:
+        """The benchmark kinds defined at N: swap and confusion from N = 2."""
+        return ("swap", "confusion") if n >= 2 else ()
+
+    def slot_groups(self, graph: SceneGraph) -> list[list[int]]:
+        """The value slots grouped by what may fill them (confusion fills each group with
+        the concept's own values of it, with replacement)."""
+        k = len(self.values_of(graph))
+        return [list(range(k))] if k else []
+
+
+@dataclass(frozen=True)
+class AttributeTask(Task):
+    """One value per object ("a red cube and a blue sphere")."""
+
+    kind: ClassVar[str] = "attribute"
+    values_kind: ClassVar[str] = "attributes"
+
+    def negative_kinds(self, n: int) -> tuple[str, ...]:
+        """N = 1 has its own checks: every other value, every other object."""
+        return ("swap", "confusion") if n >= 2 else ("vary_value", "vary_object")
+
+    def graph(self, names, values) -> SceneGraph:
+        return attribute_graph(names, values)
+
+    def values_of(self, graph: SceneGraph) -> list[str]:
+        if any(len(o.attributes) != 1 for o in graph.objects) or graph.relations:
+            raise ValueError(f"task '{self.name}' needs one attribute per object and no "
+                             f"relations, got {graph.to_dict()}")
+        return [o.attributes[0] for o in graph.objects]
+
+    def rebuild(self, graph: SceneGraph, names, values) -> SceneGraph:
+        return graph.with_objects(Object(n, (v,)) for n, v in zip(names, values, strict=True))
+
+    def binding_phrases(self, graph: SceneGraph) -> list[str]:
+        """'a red cube': one per binding."""
+        return [noun_phrase(self.noun(o.name), o.attributes) for o in graph.objects]
+
+    def questions(self, graph: SceneGraph) -> list[Question]:
+        return [attribute_question(obj.name, value, self.values)
+                for obj in graph.objects for value in obj.attributes]
+
+    def category(self, graph: SceneGraph, names, values) -> str:
+        """Auto-Comp Table 6: whether the negative repeats an object name and a value."""
+        same_obj = len(set(names)) < len(set(graph.names))
+        same_val = len(set(values)) < len(set(self.values_of(graph)))
+        if same_val:
+            return "same value / same object" if same_obj else "same value / different objects"
+        return "same object / different values" if same_obj else "swapped values"
+
+
+@dataclass(frozen=True)
+class RelationTask(Task):
+    """N objects chained by N - 1 relations ("a cube under a sphere, which is ...")."""
+
+    kind: ClassVar[str] = "relation"
+    values_kind: ClassVar[str] = "relations"
+    value_key: ClassVar[str] = "relations"
+    swap_moves: ClassVar[str] = "objects"
+    prompt_suffix: ClassVar[str] = "_relation"
+    is_relation: ClassVar[bool] = True
+
+    def value_slots(self, n: int) -> int:
+        return n - 1
+
+    def capacity_problem(self, n: int) -> str | None:
+        if n < 2:
+            return f"a relation task needs N >= 2, got N={n}"
+        return super().capacity_problem(n)
+
+    @cached_property
+    def inverses(self) -> dict[str, str]:
+        return self.values.inverses
+
+    def graph(self, names, values) -> SceneGraph:
+        return chain_graph(names, values)
+
+    def values_of(self, graph: SceneGraph) -> list[str]:
+        if not graph.is_chain():
+            raise ValueError(f"task '{self.name}' needs a relation chain, got {graph.to_dict()}")
+        return [r.predicate for r in graph.relations]
+
+    def rebuild(self, graph: SceneGraph, names, values) -> SceneGraph:
+        return graph.with_objects(Object(n) for n in names).with_predicates(values)
+
+    def binding_phrases(self, graph: SceneGraph) -> list[str]:
+        """'a cube under a sphere': one per relation."""
+        return [f"{noun_phrase(self.noun(graph.objects[r.subject].name))} {r.predicate} "
+                f"{noun_phrase(self.noun(graph.objects[r.object].name))}"
+                for r in graph.relations]
+
+    def questions(self, graph: SceneGraph) -> list[Question]:
+        return relation_questions(graph, self.values)
+
+    def category(self, graph: SceneGraph, names, values) -> str:
+        """'<swapped objects | repeated object | same objects> / <same | swapped |
+        repeated> relations'."""
+        pos_names, pos_values = list(graph.names), self.values_of(graph)
+        objs = ("same objects" if list(names) == pos_names else "swapped objects"
+                if len(set(names)) == len(set(pos_names)) else "repeated object")
+        rels = ("same relations" if list(values) == pos_values else "swapped relations"
+                if sorted(values) == sorted(pos_values) else "repeated relation")
+        return f"{objs} / {rels}"
+
+
+TASK_TYPES = {cls.kind: cls for cls in (AttributeTask, RelationTask)}
+
 
 def parse_task(data, path: Path) -> Task:
+    """A binding task from its YAML mapping, as the class its `kind` names."""
     if not isinstance(data, dict):
         raise AutocompError("a task file must be a mapping with name, kind, objects, values, n",
                             file=path)
@@ -90,11 +233,12 @@ def parse_task(data, path: Path) -> Task:
         raise AutocompError(f"unknown field '{unknown[0]}' (allowed: {sorted(TASK_FIELDS)})",
                             file=path)
     kind = data.get("kind")
-    if kind not in TASK_KINDS:
+    if kind not in TASK_TYPES:
         raise AutocompError(f"field 'kind' must be attribute, relation or scene, got {kind!r}",
                             file=path)
     vocabs = {}
-    for field, want in (("objects", "objects"), ("values", TASK_KINDS[kind])):
+    cls = TASK_TYPES[kind]
+    for field, want in (("objects", "objects"), ("values", cls.values_kind)):
         ref = data.get(field)
         if not isinstance(ref, str):
             raise AutocompError(f"field '{field}' must name a vocabulary, got {ref!r}", file=path)
@@ -112,9 +256,8 @@ def parse_task(data, path: Path) -> Task:
     if not isinstance(distinct, bool):
         raise AutocompError(f"field 'distinct_values' must be true or false, got {distinct!r}",
                             file=path)
-    task = Task(
+    task = cls(
         name=str(data.get("name") or Path(path).stem),
-        kind=kind,
         objects=vocabs["objects"],
         values=vocabs["values"],
         n=_parse_n(data.get("n"), path),

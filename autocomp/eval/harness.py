@@ -64,7 +64,7 @@ class Harness:
         self.scorer, self.run_dir, self.tasks = scorer, Path(run_dir), tasks
         self.chunk_items = chunk_items
         self.cache = (EmbeddingCache(cache_dir, scorer.cache_id)
-                      if scorer.kind != "item" else None)
+                      if not scorer.scores_items else None)
         self.encoded = {"images": 0, "captions": 0}
 
     # -- filling the cache -------------------------------------------------------------
@@ -112,8 +112,7 @@ class Harness:
         todo = sorted((t for t, k in keys.items() if k in missing),
                       key=lambda t: (length(t), len(t)))
         bs = self.scorer.batch_size
-        encode = (self.scorer.encode_texts if self.scorer.kind == "dual"
-                  else self.scorer.score_texts)
+        encode = self.scorer.caption_vectors
         for i in range(0, len(todo), bs):
             batch = todo[i:i + bs]
             vecs = encode(batch)
@@ -138,8 +137,7 @@ class Harness:
 
     # -- scoring ---------------------------------------------------------------------------
     def _scores(self, chunk: list[dict]) -> list[np.ndarray]:
-        kind = self.scorer.kind
-        if kind == "item":
+        if self.scorer.scores_items:
             entries = []
             for item in chunk:
                 task = self.tasks.get(item["task"])
@@ -161,13 +159,13 @@ class Harness:
         tkeys = self._fill_texts([c for item in chunk for c in captions_of(item)], vecs)
         ikeys = (self._fill_images([image_ref(i) for i in chunk],
                                    {image_ref(i): i["id"] for i in chunk}, vecs)
-                 if kind == "dual" else {})
+                 if self.scorer.embeds_images else {})
         vecs.update(self.cache.get_many([k for k in (*tkeys.values(), *ikeys.values())
                                          if k not in vecs]))
         out = []
         for item in chunk:
             texts = np.stack([vecs[tkeys[c]] for c in captions_of(item)])
-            if kind == "dual":
+            if self.scorer.embeds_images:
                 out.append(texts.astype(np.float64) @ vecs[ikeys[image_ref(item)]]
                            .astype(np.float64))
             else:

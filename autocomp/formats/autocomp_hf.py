@@ -127,13 +127,8 @@ def load_autocomp_hf(source, images: Path | None = None,
         task_name = row.get("task") or default_task
         if task_name not in tasks:
             tasks[task_name] = load_task(task_name)
-        if tasks[task_name].kind == "scene":  # an autocomp export of a scene run
-            got = _scene_graph(row)
-        elif "task" in row:  # an autocomp export: the task says which values column
-            is_rel = tasks[task_name].is_relation
-            got = _concept(row, "relations" if is_rel else "attributes", is_rel)
-        else:
-            got = _concept(row, values_col, relation)
+        # an autocomp export carries each concept's graph; released data its columns
+        got = _graph_column(row) if "task" in row else _concept(row, values_col, relation)
         if isinstance(got, str):
             skipped[got] += 1
             continue
@@ -155,13 +150,12 @@ def load_autocomp_hf(source, images: Path | None = None,
         for kind in kinds:
             members = [c for c in concepts if c[1] == task_name and c[2].n_objects == n
                        and track in c[3]]
-            if tasks[task_name].kind == "scene":  # as the build stage does
-                if kind not in kinds_for(tasks[task_name], n, [kind]):
-                    continue
-                over = [c for c in members if graph_count_problem(c[2], tasks[task_name], kind)]
-                if over:
-                    skipped[f"{track} {kind}: above the negative limit"] += len(over)
-                    members = [c for c in members if c not in over]
+            if kind not in kinds_for(tasks[task_name], n, [kind]):  # as the build does
+                continue
+            over = [c for c in members if graph_count_problem(c[2], tasks[task_name], kind)]
+            if over:
+                skipped[f"{track} {kind}: above the negative limit"] += len(over)
+                members = [c for c in members if c not in over]
             benches.append(LoadedBenchmark(
                 f"{label}/{task_name}-n{n}/{track}-{kind}", task_name, n, track, kind,
                 lambda members=members, task=tasks[task_name], track=track, kind=kind:
@@ -197,14 +191,14 @@ def _concept(row: dict, values_col: str, relation: bool):
     return attribute_graph(objects, values)
 
 
-def _scene_graph(row):
-    """A scene task's graph from an autocomp export's `graph` column, or why not."""
+def _graph_column(row):
+    """The concept's graph from an autocomp export's `graph` column, or why not."""
     from autocomp.core.scene import SceneGraph
 
     try:
         return SceneGraph.from_json(row["graph"])
     except (KeyError, TypeError, ValueError):
-        return "graph: a scene task's row needs its graph (JSON)"
+        return "graph: an autocomp export's row needs its graph (JSON)"
 
 
 def _renderer(graph, caption: str, task):

@@ -12,7 +12,6 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.layout import RunLayout
 from autocomp.core.records import read_jsonl
 from autocomp.core.scene import SceneGraph
-from autocomp.negatives.generate import rebuild, values_of
 
 
 @dataclass(frozen=True)
@@ -76,11 +75,10 @@ def find_benchmarks(run_dir: Path, patterns=()) -> list[Benchmark]:
 
 def negative_graph(graph: SceneGraph, task, edit: dict) -> SceneGraph:
     """The scene graph a negative states, rebuilt from the positive and the negative's edit."""
-    names, values = list(graph.names), values_of(graph, task)
+    names, values = list(graph.names), task.values_of(graph)
     if "slot" in edit:  # N = 1 variation
         if edit["field"] == "value":
-            return rebuild(graph, task, names, [edit["to"]])
-        return rebuild(graph, task, [edit["to"]], values)
-    vkey = "relations" if task.is_relation else "values"
-    return rebuild(graph, task, [names[i] for i in edit["objects"]],
-                   [values[j] for j in edit[vkey]])
+            return task.rebuild(graph, names, [edit["to"]])
+        return task.rebuild(graph, [edit["to"]], values)
+    return task.rebuild(graph, [names[i] for i in edit["objects"]],
+                        [values[j] for j in edit[task.value_key]])

@@ -48,13 +48,24 @@ class Binding:
     attribute: int = 0  # which attribute of the object
 
     def label(self, graph: SceneGraph) -> str:
-        if self.kind == "object":
-            return graph.objects[self.index].name
-        if self.kind == "attribute":
-            obj = graph.objects[self.index]
-            return f"{obj.attributes[self.attribute]} {obj.name}"
-        rel = graph.relations[self.index]
-        return f"{graph.objects[rel.subject].name} {rel.predicate} {graph.objects[rel.object].name}"
+        return _LABELS[self.kind](graph, self)
+
+
+def _object_label(graph: SceneGraph, b: Binding) -> str:
+    return graph.objects[b.index].name
+
+
+def _attribute_label(graph: SceneGraph, b: Binding) -> str:
+    obj = graph.objects[b.index]
+    return f"{obj.attributes[b.attribute]} {obj.name}"
+
+
+def _relation_label(graph: SceneGraph, b: Binding) -> str:
+    rel = graph.relations[b.index]
+    return f"{graph.objects[rel.subject].name} {rel.predicate} {graph.objects[rel.object].name}"
+
+
+_LABELS = {"object": _object_label, "attribute": _attribute_label, "relation": _relation_label}
 
 
 @dataclass(frozen=True)
@@ -134,21 +145,27 @@ def check_caption(caption: str, graph: SceneGraph, noun: Callable[[str], Noun],
 
 
 def _match(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
-    if b.kind == "object":
-        pattern = _np("s", None, noun(graph.objects[b.index].name).forms)
-        slots = (b.index,)
-    elif b.kind == "attribute":
-        obj = graph.objects[b.index]
-        value = obj.attributes[b.attribute]
-        others = [a for j, a in enumerate(obj.attributes) if j != b.attribute]
-        pattern = _np("s", value, noun(obj.name).forms, others)
-        slots = (b.index,)
-    else:
-        return _match_relation(caption, graph, b, noun, longer)
+    return _MATCHERS[b.kind](caption, graph, b, noun, longer)
+
+
+def _match_object(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
+    pattern = _np("s", None, noun(graph.objects[b.index].name).forms)
+    return _match_phrase(caption, pattern, b, longer)
+
+
+def _match_attribute(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
+    obj = graph.objects[b.index]
+    value = obj.attributes[b.attribute]
+    others = [a for j, a in enumerate(obj.attributes) if j != b.attribute]
+    return _match_phrase(caption, _np("s", value, noun(obj.name).forms, others), b, longer)
+
+
+def _match_phrase(caption, pattern: str, b: Binding, longer) -> BindingMatch | None:
+    """The first match of one object's noun phrase not inside a longer object name."""
     regex = _compile(pattern)
     pos = 0
     while (m := regex.search(caption, pos)) is not None:
-        phrases = (_phrase(m, "s", slots[0]),)
+        phrases = (_phrase(m, "s", b.index),)
         if not _inside_longer(caption, phrases[0].noun, longer):
             return BindingMatch(b, m.span(), phrases)
         pos = m.start() + 1
@@ -175,6 +192,10 @@ def _match_relation(caption, graph, b: Binding, noun, longer) -> BindingMatch | 
                 return BindingMatch(b, (m.start(), t.end()), phrases, t.span("pred"), verb)
         pos = m.start() + 1
     return None
+
+
+_MATCHERS = {"object": _match_object, "attribute": _match_attribute,
+             "relation": _match_relation}
 
 
 def _words(phrase: str) -> str:

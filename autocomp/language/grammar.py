@@ -143,6 +143,10 @@ class PredicateForm:
     verb: str
     rest: str
 
+    @property
+    def is_preposition(self) -> bool:
+        return self.kind in ("preposition",)
+
     def clause(self, plural_subject: bool) -> str:
         """The words between subject and object: "is on", "are wearing", "wears"."""
         if self.kind != "finite":

@@ -3,6 +3,7 @@ on this machine (offline clusters: download once, then point autocomp at the fol
 
 from __future__ import annotations
 
+from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
 
 
@@ -16,25 +17,32 @@ def not_available(spec: str, repo: str, how: str, exc: BaseException) -> Autocom
         f"DIR here and use {how}")
 
 
-def hf_load(ref: str, kind: str, device: str = "cpu"):
-    """(tokenizer, model) or (tokenizer, image_processor, model) from a hub id or a folder."""
+def _hf(ref: str, how: str, build):
+    """`build(transformers)` with torch and transformers imported; a missing package or
+    model is one line (`how` names the spec form that points at a folder)."""
+    require("torch", "eval", "hf and blind:lm scorers")
+    transformers = require("transformers", "eval", "hf and blind:lm scorers")
     try:
-        import torch  # noqa: F401
-        import transformers
-    except ImportError:
-        raise AutocompError("hf and blind:lm scorers need torch and transformers: pip install "
-                            "'autocomp[eval]'") from None
-    how = "hf:DIR" if kind != "causal-lm" else "blind:lm@DIR"
-    try:
-        tok = transformers.AutoTokenizer.from_pretrained(ref)
-        if kind == "causal-lm":
-            model = transformers.AutoModelForCausalLM.from_pretrained(ref)
-            return tok, model.to(device).eval()
-        proc = transformers.AutoImageProcessor.from_pretrained(ref)
-        model = transformers.AutoModel.from_pretrained(ref)
-        return tok, proc, model.to(device).eval()
+        return build(transformers)
     except (OSError, ValueError) as exc:
         raise not_available(ref, ref, how, exc) from None
+
+
+def load_dual_encoder(ref: str, device: str = "cpu"):
+    """(tokenizer, image_processor, model) of a CLIP/SigLIP-style model, a hub id or folder."""
+    def build(T):
+        tok = T.AutoTokenizer.from_pretrained(ref)
+        proc = T.AutoImageProcessor.from_pretrained(ref)
+        return tok, proc, T.AutoModel.from_pretrained(ref).to(device).eval()
+    return _hf(ref, "hf:DIR", build)
+
+
+def load_scoring_lm(ref: str, device: str = "cpu"):
+    """(tokenizer, causal LM) for log-likelihoods, a hub id or folder."""
+    def build(T):
+        tok = T.AutoTokenizer.from_pretrained(ref)
+        return tok, T.AutoModelForCausalLM.from_pretrained(ref).to(device).eval()
+    return _hf(ref, "blind:lm@DIR", build)
 
 
 def fingerprint(path) -> str:

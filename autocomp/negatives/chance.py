@@ -11,14 +11,10 @@ over every value tuple for relation tasks (a seeded sample when there are more t
 
 from __future__ import annotations
 
-import itertools
-import math
-import random
 from decimal import ROUND_HALF_UP, Decimal
 
-from autocomp.concepts.sampling import concept_graph
+from autocomp.concepts.sampling import weighted_value_tuples
 from autocomp.concepts.task import Task
-from autocomp.negatives import scene
 from autocomp.negatives.generate import make_negatives
 
 MAX_TUPLES = 512
@@ -30,54 +26,16 @@ def percent(x: float) -> float:
 
 
 def benchmarks_for(task: Task, n: int) -> tuple[str, ...]:
-    """The benchmark kinds defined at N: swap and confusion from N = 2, the N = 1
-    variations for attribute tasks; scene tasks have nothing to swap with one object."""
-    if task.kind == "scene":
-        return scene.KINDS if n >= 2 else ()
-    if n >= 2:
-        return ("swap", "confusion")
-    return () if task.is_relation else ("vary_value", "vary_object")
-
-
-def _weighted_value_tuples(task: Task, n: int):
-    """(value tuple, weight) pairs covering the sampler's distribution of value slots."""
-    values, k = task.values.names, task.value_slots(n)
-    if not task.is_relation:
-        # Attribute tasks: only the equality pattern of the values matters.
-        for pattern in _patterns(k):
-            distinct = max(pattern) + 1
-            if distinct > len(values) or (task.distinct_values and distinct < k):
-                continue
-            yield [values[i] for i in pattern], math.perm(len(values), distinct)
-        return
-    tuples = (itertools.permutations(values, k) if task.distinct_values
-              else itertools.product(values, repeat=k))
-    total = math.perm(len(values), k) if task.distinct_values else len(values) ** k
-    if total > MAX_TUPLES:
-        rng = random.Random(f"autocomp:chance:{task.name}:{n}")
-        pick = (lambda: rng.sample(values, k)) if task.distinct_values else (
-            lambda: rng.choices(values, k=k))
-        tuples = (pick() for _ in range(MAX_TUPLES))
-    for t in tuples:
-        yield list(t), 1
-
-
-def _patterns(k: int):
-    """Restricted growth strings: every way k slots can share values (0, 0, 1 = a a b)."""
-    def grow(prefix):
-        if len(prefix) == k:
-            yield prefix
-            return
-        for v in range(max(prefix, default=-1) + 2):
-            yield from grow([*prefix, v])
-    yield from grow([])
+    """The benchmark kinds the task defines at N (swap and confusion from N = 2; the N = 1
+    variations for attribute tasks)."""
+    return task.negative_kinds(n)
 
 
 def chance_cell(task: Task, n: int, kind: str) -> dict:
     names = list(task.objects.names[:n])
     total_w = chance = chance_dm = negatives = 0.0
-    for values, weight in _weighted_value_tuples(task, n):
-        graph = concept_graph(task, names, values)
+    for values, weight in weighted_value_tuples(task, n, MAX_TUPLES):
+        graph = task.graph(names, values)
         ns = make_negatives(graph, task, kind, task.minimal_caption)
         total_w += weight
         chance += weight * ns.chance

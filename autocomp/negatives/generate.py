@@ -11,7 +11,7 @@ substitutions cannot chain.
              values into the N value slots with replacement (N^N): N^2N - 1.
              relation tasks: N^N object arrangements times (N-1)^(N-1) arrangements of the
              concept's own relations: N^N (N-1)^(N-1) - 1.
-  scene tasks: negatives/scene.py (the same two kinds over every slot of a scene graph).
+  scene tasks: the same two kinds over every slot of a scene graph (concepts/scenes.py).
   vary_value / vary_object   (N = 1 sanity check) every other value / object of the
              whole vocabulary in the single slot.
 
@@ -45,8 +45,7 @@ from dataclasses import dataclass
 
 from autocomp.concepts.task import Task
 from autocomp.core.errors import AutocompError
-from autocomp.core.scene import Object, SceneGraph
-from autocomp.negatives import scene
+from autocomp.core.scene import SceneGraph
 
 KINDS = ("swap", "confusion", "vary_value", "vary_object")
 # Most candidate negatives one concept may enumerate (color N=4 confusion: 65,535; N=5:
@@ -86,88 +85,70 @@ class NegativeSet:
         return 1.0 / (1 + sum(not n.same_meaning for n in self.negatives))
 
 
-def _scene(task) -> bool:
-    return task.kind == "scene"
-
-
-def values_of(graph: SceneGraph, task: Task) -> list[str]:
-    """The concept's value slots: one attribute per object, or the chain's predicates."""
-    if _scene(task):
-        return scene.values_of(graph)
-    if task.is_relation:
-        if not graph.is_chain():
-            raise ValueError(f"task '{task.name}' needs a relation chain, got {graph.to_dict()}")
-        return [r.predicate for r in graph.relations]
-    if any(len(o.attributes) != 1 for o in graph.objects) or graph.relations:
-        raise ValueError(f"task '{task.name}' needs one attribute per object and no relations, "
-                         f"got {graph.to_dict()}")
-    return [o.attributes[0] for o in graph.objects]
-
-
-def rebuild(graph: SceneGraph, task: Task, names, values) -> SceneGraph:
-    if _scene(task):
-        return scene.rebuild(graph, names, values)
-    if task.is_relation:
-        return graph.with_objects(Object(n) for n in names).with_predicates(values)
-    return graph.with_objects(Object(n, (v,)) for n, v in zip(names, values, strict=True))
-
-
-def _arrangements(graph, task, kind) -> Iterator[tuple[list[str], list[str], dict]]:
-    if _scene(task):
-        if kind not in scene.KINDS:
-            raise ValueError(f"{kind} is not defined on scene tasks (they have "
-                             f"{', '.join(scene.KINDS)})")
-        yield from scene.arrangements(graph, task, kind)
-        return
-    names, values = list(graph.names), values_of(graph, task)
+def _swap(graph: SceneGraph, task) -> Iterator[tuple[list[str], list[str], dict]]:
+    """Permute what the task's swap moves (values over fixed objects, or objects over the
+    fixed structure): N! - 1."""
+    names, values = list(graph.names), task.values_of(graph)
     n, k = len(names), len(values)
-    vkey = "relations" if task.is_relation else "values"
-    if kind == "swap":
-        permuted, fixed = (names, values) if task.is_relation else (values, names)
-        for perm in itertools.permutations(range(len(permuted))):
-            if list(perm) == list(range(len(permuted))):
+    moves_objects = task.swap_moves == "objects"
+    permuted = names if moves_objects else values
+    for perm in itertools.permutations(range(len(permuted))):
+        if list(perm) == list(range(len(permuted))):
+            continue
+        moved = [permuted[i] for i in perm]
+        if moves_objects:
+            yield moved, values, {"objects": list(perm), task.value_key: list(range(k))}
+        else:
+            yield names, moved, {"objects": list(range(n)), task.value_key: list(perm)}
+
+
+def _confusion(graph: SceneGraph, task) -> Iterator[tuple[list[str], list[str], dict]]:
+    """Objects into the object slots with replacement, times each slot group's own values
+    into its slots with replacement, less the positive itself."""
+    names, values = list(graph.names), task.values_of(graph)
+    n = len(names)
+    groups = task.slot_groups(graph)
+    identity = list(range(len(values)))
+    for objs in itertools.product(range(n), repeat=n):
+        for fills in itertools.product(*(itertools.product(g, repeat=len(g)) for g in groups)):
+            picks = list(identity)
+            for group, fill in zip(groups, fills, strict=True):
+                for slot, source in zip(group, fill, strict=True):
+                    picks[slot] = source
+            if list(objs) == list(range(n)) and picks == identity:
                 continue
-            moved = [permuted[i] for i in perm]
-            if task.is_relation:
-                yield moved, fixed, {"objects": list(perm), vkey: list(range(k))}
-            else:
-                yield fixed, moved, {"objects": list(range(n)), vkey: list(perm)}
-    elif kind == "confusion":
-        for objs in itertools.product(range(n), repeat=n):
-            for vals in itertools.product(range(k), repeat=k):
-                if objs == tuple(range(n)) and vals == tuple(range(k)):
-                    continue
-                yield ([names[i] for i in objs], [values[j] for j in vals],
-                       {"objects": list(objs), vkey: list(vals)})
-    elif kind in ("vary_value", "vary_object"):
-        if task.is_relation or n != 1:
-            raise ValueError(f"{kind} is the N = 1 check of attribute tasks; task "
-                             f"'{task.name}' concept has N={n}")
-        vocab = task.values if kind == "vary_value" else task.objects
-        current = values[0] if kind == "vary_value" else names[0]
+            yield ([names[i] for i in objs], [values[j] for j in picks],
+                   {"objects": list(objs), task.value_key: picks})
+
+
+def _vary(field: str):
+    """The N = 1 check: every other entry of the whole vocabulary in the single slot."""
+    def arrange(graph: SceneGraph, task) -> Iterator[tuple[list[str], list[str], dict]]:
+        names, values = list(graph.names), task.values_of(graph)
+        vocab = task.values if field == "value" else task.objects
+        current = values[0] if field == "value" else names[0]
         for other in vocab.names:
             if other == current:
                 continue
-            edit = {"slot": 0, "field": kind[5:], "from": current, "to": other}
-            yield ((names, [other], edit) if kind == "vary_value" else ([other], values, edit))
-    else:
+            edit = {"slot": 0, "field": field, "from": current, "to": other}
+            yield ((names, [other], edit) if field == "value" else ([other], values, edit))
+    return arrange
+
+
+VARY_FIELD = {"vary_value": "value", "vary_object": "object"}
+ARRANGE = {"swap": _swap, "confusion": _confusion,
+           **{kind: _vary(field) for kind, field in VARY_FIELD.items()}}
+assert tuple(ARRANGE) == KINDS
+
+
+def _arrangements(graph, task, kind) -> Iterator[tuple[list[str], list[str], dict]]:
+    if kind not in ARRANGE:
         raise ValueError(f"unknown negative kind '{kind}' (known: {', '.join(KINDS)})")
-
-
-def category(task: Task, pos_names, pos_values, names, values, edit) -> str | None:
-    if "slot" in edit:
-        return None
-    if task.is_relation:
-        objs = ("same objects" if names == pos_names else "swapped objects"
-                if len(set(names)) == len(set(pos_names)) else "repeated object")
-        rels = ("same relations" if values == pos_values else "swapped relations"
-                if sorted(values) == sorted(pos_values) else "repeated relation")
-        return f"{objs} / {rels}"
-    same_obj = len(set(names)) < len(set(pos_names))
-    same_val = len(set(values)) < len(set(pos_values))
-    if same_val:
-        return "same value / same object" if same_obj else "same value / different objects"
-    return "same object / different values" if same_obj else "swapped values"
+    defined = task.negative_kinds(graph.n_objects)
+    if kind in VARY_FIELD and kind not in defined:
+        raise ValueError(f"{kind} is not defined on task '{task.name}' at N="
+                         f"{graph.n_objects} (it has {', '.join(defined) or 'none'})")
+    return ARRANGE[kind](graph, task)
 
 
 def negative_limit(limit: int | None = None) -> int:
@@ -207,15 +188,30 @@ def check_count(task: Task, n: int, kind: str, limit: int | None = None) -> None
 
 def graph_count_problem(graph: SceneGraph, task, kind: str,
                         limit: int | None = None) -> str | None:
-    """count_problem for one concept; a scene concept's count depends on its whole graph."""
-    if not _scene(task):
+    """count_problem for one concept (where a task's counts follow N alone, its N's)."""
+    if task.counts_follow_n:
         return count_problem(task, graph.n_objects, kind, limit)
     limit = negative_limit(limit)
-    count = scene.candidate_count(graph, task, kind)
+    count = graph_count(graph, task, kind)
     if count <= limit:
         return None
     return (f"task '{task.name}' concept {graph.counts}: {kind} would enumerate {count:,} "
             f"negatives, above the limit of {limit:,}")
+
+
+def graph_count(graph: SceneGraph, task, kind: str) -> int:
+    """How many arrangements `kind` enumerates for this concept (before duplicates)."""
+    return _count(task, graph.n_objects, [len(g) for g in task.slot_groups(graph)], kind)
+
+
+def _count(task, n: int, group_sizes, kind: str) -> int:
+    """N! - 1 (swap); N^N x prod k^k - 1 over the slot groups (confusion); the vocabulary
+    size - 1 (N = 1 checks)."""
+    if kind in VARY_FIELD:
+        return len(task.values if VARY_FIELD[kind] == "value" else task.objects) - 1
+    counts = {"swap": lambda: math.factorial(n) - 1,
+              "confusion": lambda: n ** n * math.prod(k ** k for k in group_sizes) - 1}
+    return counts[kind]()
 
 
 def make_negatives(graph: SceneGraph, task: Task, kind: str,
@@ -228,10 +224,10 @@ def make_negatives(graph: SceneGraph, task: Task, kind: str,
         raise AutocompError(problem)
     positive = render(graph)
     key = graph.meaning_key(task.inverses)
-    pos_names, pos_values = list(graph.names), values_of(graph, task)
+    pos_names, pos_values = list(graph.names), task.values_of(graph)
     seen, out, duplicates = {positive}, [], 0
     for names, values, edit in _arrangements(graph, task, kind):
-        neg = rebuild(graph, task, names, values)
+        neg = task.rebuild(graph, names, values)
         caption = render(neg)
         if caption in seen:
             duplicates += 1
@@ -241,8 +237,7 @@ def make_negatives(graph: SceneGraph, task: Task, kind: str,
                 "changed_values": _changed(pos_values, values),
                 "distinct_objects": len(set(names)), "distinct_values": len(set(values))}
         out.append(Negative(kind, neg, caption, edit,
-                            scene.category(graph, names, values) if _scene(task) else
-                            category(task, pos_names, pos_values, names, values, edit),
+                            None if "slot" in edit else task.category(graph, names, values),
                             neg.meaning_key(task.inverses) == key))
     return NegativeSet(kind, positive, tuple(out), duplicates)
 
@@ -253,9 +248,8 @@ def _changed(before, after) -> list[int]:
 
 
 def expected_count(task: Task, n: int, kind: str) -> int:
-    """The paper's formula for the number of negatives of a concept with distinct values."""
-    if kind == "swap":
-        return math.factorial(n) - 1
-    if kind == "confusion":
-        return n**n * (n - 1) ** (n - 1) - 1 if task.is_relation else n ** (2 * n) - 1
-    return len(task.values if kind == "vary_value" else task.objects) - 1
+    """The paper's formula for the number of negatives of a concept with distinct values:
+    N! - 1 (swap), N^N x k^k - 1 with k value slots (confusion: N^2N - 1 for attributes,
+    N^N (N-1)^(N-1) - 1 for relation chains), the vocabulary size - 1 (N = 1 checks)."""
+    k = task.value_slots(n)
+    return _count(task, n, [k] if k else [], kind)

@@ -121,7 +121,7 @@ class Encoder:
         from autocomp.eval.scorers import load_scorer
 
         self.scorer = load_scorer(spec, device=device, batch_size=batch_size)
-        if self.scorer.kind != "dual":
+        if not self.scorer.embeds_images:
             raise AutocompError(f"'{spec}' has no image and text embeddings; the selection "
                                 "metrics need a dual encoder (open_clip:..., hf:...)")
         self.cache_dir = cache_dir

@@ -70,13 +70,12 @@ def is_right(unit: dict, answer: int) -> bool:
 
 def criteria(graph, task, track: str) -> list[str]:
     """What the validators check, in words a person can judge from the image."""
-    from autocomp.validators.questions import questions
 
     names = ", ".join(o.name for o in graph.objects)
     out = [f"Objects: exactly these, each once: {names}"]
     if track == "minimal":
         out.append("Background: plain white")
-    for q in questions(graph, task):
+    for q in task.questions(graph):
         out.append(f"{q.text.split(' Answer with one of')[0]} → {q.expected}")
     return out
 

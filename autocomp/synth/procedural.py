@@ -33,6 +33,7 @@ from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.faults import FAULTS, PALETTE, expected_outcomes
 from autocomp.synth.layout import layout, overlaps
+from autocomp.synth.scenes import draw_scene, scene_cannot_draw
 from autocomp.synth.shapes import SHAPES, pattern_pitch, pattern_tone, render
 
 
@@ -70,42 +71,30 @@ class ProceduralGenerator(Backend):
             return (f"it draws only the shapes {', '.join(SHAPES)}; vocabulary "
                     f"'{task.objects.name}' has {', '.join(repr(m) for m in missing[:5])}"
                     f"{' ...' if len(missing) > 5 else ''} (use the diffusers generator)")
-        if task.kind == "scene":
-            from autocomp.synth.scenes import scene_cannot_draw
-
-            return scene_cannot_draw(task)
-        for entry in task.values.entries:
-            if task.is_relation:
-                g = entry.geometry or {}
-                if not ({"dx", "dy"} <= set(g) or "size" in g):
-                    return (f"relation '{entry.name}' of vocabulary '{task.values.name}' has "
-                            "no geometry (dx/dy or size) to draw")
-            elif entry.rgb is None:
-                return (f"value '{entry.name}' of vocabulary '{task.values.name}' has no rgb; "
-                        "the procedural generator draws color attributes only")
-        return None
+        return task.visit(_Drawable, task)
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[GeneratedImage]:
         return [self.generate_one(r) for r in requests]
 
     def generate_one(self, req: ImageRequest) -> GeneratedImage:
-        task, graph, size = req.task, req.graph, self.size
+        task, graph = req.task, req.graph
         names = list(graph.names)
         relations = [(r.subject, r.predicate, r.object) for r in graph.relations]
         rng = random.Random(f"procedural:{req.seed}")
         shapes = [n if n in SHAPES else stand_in(n) for n in names] if self.stand_ins else names
-        if task.kind == "scene":
-            from autocomp.synth.scenes import draw_scene
+        return task.visit(_Draw, self, req, shapes, relations, rng)
 
-            return draw_scene(self, req, shapes, relations, rng)
-        geometry = {e.name: e.geometry for e in task.values.entries} if task.is_relation else {}
+    def draw_binding(self, req: ImageRequest, shapes, relations, geometry, rng,
+                     colors) -> GeneratedImage:
+        """An attribute or relation concept: laid out (relations hold), each object in its
+        color (`colors`: one value per object, or None for a palette color)."""
+        task, graph, size = req.task, req.graph, self.size
+        names = list(graph.names)
         boxes = layout(shapes, relations, geometry, size, rng)
-        if task.is_relation:
-            colors = [None] * len(names)
+        if None in colors:
             start = rng.randrange(len(PALETTE))
             rgbs = [PALETTE[(start + i) % len(PALETTE)] for i in range(len(names))]
         else:
-            colors = [o.attributes[0] for o in graph.objects]
             rgbs = [task.values[c].rgb for c in colors]
         scene = {"boxes": boxes, "colors": colors, "rgbs": rgbs, "drawn": [True] * len(names),
                  "background": "white" if req.track == "minimal" else "room"}
@@ -151,20 +140,14 @@ class ProceduralGenerator(Backend):
         faults = []
         n = len(names)
         if draws["swap"] < self.faults.get("swap", 0) and n >= 2:
-            done = self._swap(req.task, scene, names, relations, geometry, picks)
+            done = req.task.visit(_Swap, self, scene, names, relations, geometry, picks)
             if done:
                 faults.append(done)
         colored = [i for i in range(n) if scene["colors"][i] is not None]
         if draws["wrong_color"] < self.faults.get("wrong_color", 0) and colored:
             slot = picks.choice(colored)
-            vocab = color_vocabulary(req.task, scene["colors"][slot])
-            obj = req.graph.objects[slot]
-            if req.task.kind == "scene":
-                from autocomp.synth.scenes import scene_look
-
-                own = scene_look(req.task, obj)["color"]
-            else:
-                own = obj.attributes[0]
+            vocab = req.task.vocab_of(scene["colors"][slot])
+            own = next(a for a in req.graph.objects[slot].attributes if a in vocab.names)
             taken = {scene["colors"][slot], own}
             other = picks.choice([v for v in vocab.names if v not in taken])
             faults.append({"kind": "wrong_color", "slot": slot, "from": scene["colors"][slot],
@@ -181,22 +164,75 @@ class ProceduralGenerator(Backend):
             faults.append({"kind": "grey_background"})
         return faults
 
-    def _swap(self, task, scene, names, relations, geometry, rng) -> dict | None:
-        if task.kind == "scene":  # two objects of different colors trade them
-            pairs = [(a, b) for a in range(len(names)) for b in range(a + 1, len(names))
-                     if None not in (scene["colors"][a], scene["colors"][b])
-                     and scene["colors"][a] != scene["colors"][b]]
-            if not pairs:
-                return None
-            a, b = rng.choice(pairs)
-            for key in ("colors", "rgbs"):
-                scene[key][a], scene[key][b] = scene[key][b], scene[key][a]
-            return {"kind": "swap", "slots": [a, b], "what": "colors"}
-        if not task.is_relation:
-            a, b = rng.sample(range(len(names)), 2)
-            for key in ("colors", "rgbs"):
-                scene[key][a], scene[key][b] = scene[key][b], scene[key][a]
-            return {"kind": "swap", "slots": [a, b], "what": "colors"}
+
+
+class _Drawable:
+    """Why the values of a task cannot be drawn, or None, per task type."""
+
+    @staticmethod
+    def attribute(task) -> str | None:
+        for entry in task.values.entries:
+            if entry.rgb is None:
+                return (f"value '{entry.name}' of vocabulary '{task.values.name}' has no rgb; "
+                        "the procedural generator draws color attributes only")
+        return None
+
+    @staticmethod
+    def relation(task) -> str | None:
+        for entry in task.values.entries:
+            g = entry.geometry or {}
+            if not ({"dx", "dy"} <= set(g) or "size" in g):
+                return (f"relation '{entry.name}' of vocabulary '{task.values.name}' has "
+                        "no geometry (dx/dy or size) to draw")
+        return None
+
+    scene = staticmethod(scene_cannot_draw)
+
+
+class _Draw:
+    """How a concept of each task type is laid out and colored."""
+
+    @staticmethod
+    def attribute(gen, req, shapes, relations, rng) -> GeneratedImage:
+        colors = [o.attributes[0] for o in req.graph.objects]
+        return gen.draw_binding(req, shapes, relations, {}, rng, colors)
+
+    @staticmethod
+    def relation(gen, req, shapes, relations, rng) -> GeneratedImage:
+        geometry = {e.name: e.geometry for e in req.task.values.entries}
+        return gen.draw_binding(req, shapes, relations, geometry, rng,
+                                [None] * req.graph.n_objects)
+
+    scene = staticmethod(draw_scene)
+
+
+def _trade_colors(scene: dict, a: int, b: int) -> dict:
+    for key in ("colors", "rgbs"):
+        scene[key][a], scene[key][b] = scene[key][b], scene[key][a]
+    return {"kind": "swap", "slots": [a, b], "what": "colors"}
+
+
+class _Swap:
+    """The `swap` fault per task type: two objects trade colors (attribute and scene
+    tasks; in a scene, two of different colors), or the two objects of one relation
+    trade places or sizes."""
+
+    @staticmethod
+    def attribute(gen, scene, names, relations, geometry, rng) -> dict | None:
+        a, b = rng.sample(range(len(names)), 2)
+        return _trade_colors(scene, a, b)
+
+    @staticmethod
+    def scene(gen, scene, names, relations, geometry, rng) -> dict | None:
+        pairs = [(a, b) for a in range(len(names)) for b in range(a + 1, len(names))
+                 if None not in (scene["colors"][a], scene["colors"][b])
+                 and scene["colors"][a] != scene["colors"][b]]
+        if not pairs:
+            return None
+        return _trade_colors(scene, *rng.choice(pairs))
+
+    @staticmethod
+    def relation(gen, scene, names, relations, geometry, rng) -> dict | None:
         order = list(range(len(relations)))
         rng.shuffle(order)
         for k in order:
@@ -204,7 +240,7 @@ class ProceduralGenerator(Backend):
             boxes = list(scene["boxes"])
             what = "places" if "dx" in geometry[pred] else "sizes"
             boxes[s], boxes[o] = _trade(boxes[s], boxes[o], names[s], names[o], what)
-            inside = all(b[0] >= 0 and b[1] >= 0 and b[2] <= self.size and b[3] <= self.size
+            inside = all(b[0] >= 0 and b[1] >= 0 and b[2] <= gen.size and b[3] <= gen.size
                          for b in boxes)
             apart = not any(overlaps(p, q, 2) for i, p in enumerate(boxes)
                             for q in boxes[i + 1:])
@@ -212,11 +248,6 @@ class ProceduralGenerator(Backend):
                 scene["boxes"] = boxes
                 return {"kind": "swap", "slots": [s, o], "relation": k, "what": what}
         return None
-
-
-def color_vocabulary(task, value: str):
-    """The vocabulary of a color value (a task's values, or a scene task's attribute)."""
-    return task.vocab_of_value[value] if task.kind == "scene" else task.values
 
 
 def stand_in(name: str) -> str:

@@ -26,6 +26,16 @@ class Face:
     points: tuple  # polygon vertices, or the ellipse box (x0, y0, x1, y1)
     tone: str  # "base" | "light" | "dark" | "hole"
 
+    def scaled(self, sx: float, sy: float):
+        """The face's coordinates on a sx x sy tile, as PIL's draw.<kind> takes them."""
+        return _SCALE[self.kind](self.points, sx, sy)
+
+
+_SCALE = {  # polygon vertices; an ellipse's box (x0, y0, x1, y1)
+    "polygon": lambda pts, sx, sy: [(x * sx, y * sy) for x, y in pts],
+    "ellipse": lambda box, sx, sy: (box[0] * sx, box[1] * sy, box[2] * sx, box[3] * sy),
+}
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -89,15 +99,9 @@ def render(name: str, width: int, height: int, rgb, outline: int = 2,
     base_draw = ImageDraw.Draw(base)
     for face in shape.faces:
         fill = (0, 0, 0, 0) if face.tone == "hole" else (*tone(rgb, face.tone), 255)
-        if face.kind == "ellipse":
-            x0, y0, x1, y1 = face.points
-            box = (x0 * sx, y0 * sy, x1 * sx, y1 * sy)
-            draw.ellipse(box, fill=fill, outline=(*INK, 255), width=outline)
-            base_draw.ellipse(box, fill=255 if face.tone == "base" else 0)
-        else:
-            points = [(x * sx, y * sy) for x, y in face.points]
-            draw.polygon(points, fill=fill, outline=(*INK, 255), width=outline)
-            base_draw.polygon(points, fill=255 if face.tone == "base" else 0)
+        xy = face.scaled(sx, sy)
+        getattr(draw, face.kind)(xy, fill=fill, outline=(*INK, 255), width=outline)
+        getattr(base_draw, face.kind)(xy, fill=255 if face.tone == "base" else 0)
     if pattern is not None:
         from scipy.ndimage import binary_erosion
 

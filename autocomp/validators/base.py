@@ -19,19 +19,6 @@ class Detection:
         return out
 
 
-@dataclass(frozen=True)
-class Question:
-    kind: str  # "attribute" | "relation"
-    text: str  # what a VLM is asked
-    choices: tuple[str, ...]  # the vocabulary the answer is constrained to
-    expected: str
-    subject: str  # object name the question is about
-    object: str | None = None  # the second object of a relation
-    hints: dict = field(default_factory=dict)  # choice -> rgb or geometry, for pixel readers
-    reads: str = "color"  # attribute questions: what a pixel reader measures (color, scale,
-    #                       pattern), from the vocabulary's entries
-
-
 @dataclass
 class CheckResult:
     name: str

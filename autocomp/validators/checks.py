@@ -20,7 +20,6 @@ from autocomp.concepts.task import Task
 from autocomp.core.scene import SceneGraph
 from autocomp.validators.background import background_check
 from autocomp.validators.base import CheckResult, Detection
-from autocomp.validators.questions import questions
 
 CHECKS = ("objects", "background", "attributes")
 
@@ -47,7 +46,7 @@ def objects_check(detections: list[Detection], graph: SceneGraph, task: Task) ->
 
 def attributes_check(image: np.ndarray, detections, graph: SceneGraph, task: Task,
                      answerer) -> CheckResult:
-    qs = questions(graph, task)
+    qs = task.questions(graph)
     answers = answerer.answer(image, qs, detections)
     wrong = []
     evidence = {"answers": []}
@@ -55,7 +54,7 @@ def attributes_check(image: np.ndarray, detections, graph: SceneGraph, task: Tas
         ok = _whole_word(a["answer"], q.expected, q.choices)
         entry = {"question": q.text.split(" Answer with")[0], "expected": q.expected,
                  "answer": a["answer"], "correct": ok, "evidence": a.get("evidence", {})}
-        if q.kind == "relation":
+        if q.about_relation:
             entry["geometry"] = geometry_cross_check(q, detections, a["answer"])
         evidence["answers"].append(entry)
         if not ok:

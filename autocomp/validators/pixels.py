@@ -27,10 +27,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from autocomp.concepts.questions import Question
 from autocomp.core.backend import Backend
 from autocomp.synth.layout import drawn_scale, nearest_scale, relation_component, size_ratio
 from autocomp.synth.shapes import MIN_PATTERN_SHARE, pattern_tone
-from autocomp.validators.base import Detection, Question
+from autocomp.validators.base import Detection
 
 SIZE_LARGER = 1.25
 UNKNOWN = "unknown"
@@ -46,24 +47,37 @@ class PixelAnswerer(Backend):
         subject = _find(detections, q.subject)
         if subject is None:
             return {"answer": UNKNOWN, "evidence": {"why": f"no single '{q.subject}' blob"}}
-        if q.kind == "attribute" and q.reads == "scale":
-            scale = drawn_scale(subject.box, max(image.shape[:2]))
-            return {"answer": nearest_scale(scale, q.hints), "evidence": {
-                "scale": round(scale, 3), "box": list(subject.box)}}
-        if q.kind == "attribute" and q.reads == "pattern":
-            rgb = dominant_color(image, subject.mask)
-            found, evidence = read_pattern(image, subject.mask, rgb)
-            named = [name for name, p in q.hints.items() if p == found]
-            return {"answer": named[0] if named else "plain", "evidence": evidence}
-        if q.kind == "attribute":
-            rgb = dominant_color(image, subject.mask)
-            name = nearest(rgb, q.hints)
-            return {"answer": name, "evidence": {"rgb": list(rgb), "box": list(subject.box)}}
-        other = _find(detections, q.object)
-        if other is None:
-            return {"answer": UNKNOWN, "evidence": {"why": f"no single '{q.object}' blob"}}
-        return {"answer": read_relation(subject.box, other.box, q.hints),
-                "evidence": {"subject_box": list(subject.box), "object_box": list(other.box)}}
+        return READERS[q.reads](image, q, subject, detections)
+
+
+def _scale(image, q: Question, subject: Detection, detections) -> dict:
+    scale = drawn_scale(subject.box, max(image.shape[:2]))
+    return {"answer": nearest_scale(scale, q.hints), "evidence": {
+        "scale": round(scale, 3), "box": list(subject.box)}}
+
+
+def _pattern(image, q: Question, subject: Detection, detections) -> dict:
+    rgb = dominant_color(image, subject.mask)
+    found, evidence = read_pattern(image, subject.mask, rgb)
+    named = [name for name, p in q.hints.items() if p == found]
+    return {"answer": named[0] if named else "plain", "evidence": evidence}
+
+
+def _color(image, q: Question, subject: Detection, detections) -> dict:
+    rgb = dominant_color(image, subject.mask)
+    name = nearest(rgb, q.hints)
+    return {"answer": name, "evidence": {"rgb": list(rgb), "box": list(subject.box)}}
+
+
+def _relation(image, q: Question, subject: Detection, detections) -> dict:
+    other = _find(detections, q.object)
+    if other is None:
+        return {"answer": UNKNOWN, "evidence": {"why": f"no single '{q.object}' blob"}}
+    return {"answer": read_relation(subject.box, other.box, q.hints),
+            "evidence": {"subject_box": list(subject.box), "object_box": list(other.box)}}
+
+
+READERS = {"scale": _scale, "pattern": _pattern, "color": _color, "relation": _relation}
 
 
 def _find(detections, name) -> Detection | None:

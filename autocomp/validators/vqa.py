@@ -16,11 +16,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from autocomp.concepts.questions import Question
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
 from autocomp.models.chat import ChatClient
 from autocomp.models.devices import OnDevice
-from autocomp.validators.base import Question
 
 DEFAULT_MODEL = "google/gemma-3-12b-it"
 

@@ -19,6 +19,8 @@ import numpy as np
 class Scorer:
     kind = "dual"
     family = ""
+    embeds_images = False  # the harness encodes images and scores pairs by dot product
+    scores_items = False  # the harness hands whole items (with truth) to score_items
 
     def __init__(self, name: str, pretrained: str | None = None, device: str = "cpu",
                  batch_size: int = 64):
@@ -37,6 +39,11 @@ class Scorer:
 
 class DualEncoder(Scorer):
     kind = "dual"
+    embeds_images = True
+
+    def caption_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """What the harness caches per caption."""
+        return self.encode_texts(texts)
 
     def encode_images(self, images: Sequence) -> np.ndarray:
         raise NotImplementedError
@@ -48,12 +55,16 @@ class DualEncoder(Scorer):
 class TextScorer(Scorer):
     kind = "text"
 
+    def caption_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        return self.score_texts(texts)
+
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
         raise NotImplementedError
 
 
 class ItemScorer(Scorer):
     kind = "item"
+    scores_items = True
     needs_image = False  # True: the harness opens each item's image (PIL RGB) and passes it
 
     def score_item(self, item: dict, candidates: list[dict], truth: dict) -> list[float]:

@@ -74,9 +74,9 @@ class CausalLM(TextScorer):
 
     def _load(self):
         if self._model is None:
-            from autocomp.models.hub import hf_load
+            from autocomp.models.hub import load_scoring_lm
 
-            self._tok, self._model = hf_load(self.pretrained, "causal-lm", self.device)
+            self._tok, self._model = load_scoring_lm(self.pretrained, self.device)
         return self._tok, self._model
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:

@@ -30,9 +30,9 @@ class HFScorer(DualEncoder):
 
     def _load(self):
         if self._parts is None:
-            from autocomp.models.hub import hf_load
+            from autocomp.models.hub import load_dual_encoder
 
-            self._parts = hf_load(self.name, "dual", self.device)
+            self._parts = load_dual_encoder(self.name, self.device)
         return self._parts
 
     @property

@@ -14,7 +14,6 @@ import hashlib
 
 from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.base import ItemScorer
-from autocomp.negatives.generate import values_of
 
 
 def _needs_graph(scorer, truth) -> None:
@@ -41,7 +40,7 @@ class BagOfConcepts(ItemScorer):
 
         def values(g):  # without a task (COMPASS graphs): every attribute and predicate
             if task is not None:
-                return set(values_of(g, task))
+                return set(task.values_of(g))
             return {a for o in g.objects for a in o.attributes} | {r.predicate
                                                                    for r in g.relations}
 

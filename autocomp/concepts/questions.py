@@ -1,24 +1,28 @@
-"""The direct questions asked about each binding of a concept (Auto-Comp attribute check)."""
+"""The direct questions asked about each binding of a concept (Auto-Comp attribute check):
+one per attribute, its answer constrained to that attribute's vocabulary, and one per
+relation. Tasks build them (`task.questions(graph)`); validators ask them."""
 
 from __future__ import annotations
 
-from autocomp.concepts.task import Task
+from dataclasses import dataclass, field
+
 from autocomp.core.scene import SceneGraph
-from autocomp.validators.base import Question
 
 
-def questions(graph: SceneGraph, task: Task) -> list[Question]:
-    """One question per binding, its answer constrained to the task's value vocabulary
-    (scene tasks: the attribute's own vocabulary; then one per relation)."""
-    if task.kind == "scene":
-        out = [attribute_question(obj.name, value, task.vocab_of_value[value])
-               for obj in graph.objects for value in obj.attributes]
-        return out + relation_questions(graph, task.relations)
-    vocab = task.values
-    if task.is_relation:
-        return relation_questions(graph, vocab)
-    return [attribute_question(obj.name, value, vocab)
-            for obj in graph.objects for value in obj.attributes]
+@dataclass(frozen=True)
+class Question:
+    text: str  # what a VLM is asked
+    choices: tuple[str, ...]  # the vocabulary the answer is constrained to
+    expected: str
+    subject: str  # object name the question is about
+    object: str | None = None  # the second object of a relation
+    hints: dict = field(default_factory=dict)  # choice -> rgb or geometry, for pixel readers
+    reads: str = "color"  # what a pixel reader measures: color, scale or pattern of one
+    #                       object (from the vocabulary's entries), or relation between two
+
+    @property
+    def about_relation(self) -> bool:
+        return self.reads == "relation"
 
 
 def relation_questions(graph: SceneGraph, vocab) -> list[Question]:
@@ -32,8 +36,8 @@ def relation_questions(graph: SceneGraph, vocab) -> list[Question]:
             text = f"Is the {s} larger or smaller than the {o}?"
         else:
             text = f"Where is the {s} relative to the {o}?"
-        out.append(Question("relation", f"{text} Answer with one of: {', '.join(choices)}.",
-                            choices, rel.predicate, s, o, hints))
+        out.append(Question(f"{text} Answer with one of: {', '.join(choices)}.",
+                            choices, rel.predicate, s, o, hints, reads="relation"))
     return out
 
 
@@ -51,5 +55,5 @@ def attribute_question(name: str, value: str, vocab) -> Question:
         hints = {e.name: e.rgb for e in vocab.entries if e.rgb is not None}
         reads = "color"
         text = f"What {'color' if hints else vocab.name} is the {name}?"
-    return Question("attribute", f"{text} Answer with one of: {', '.join(choices)}.", choices,
+    return Question(f"{text} Answer with one of: {', '.join(choices)}.", choices,
                     value, name, hints=hints, reads=reads)
