@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from autocomp.config import RunConfig
+from autocomp.core import registry
 
 GPUS, CONCEPTS = 16, 100_000
 PAPER_COST = {  # GPU-seconds per unit (Auto-Comp Table 18)
@@ -24,12 +25,12 @@ VQA_SHARE = 0.47  # images that reach the VQA check (paper, Table 3 average)
 EMBEDDED = {"template", "procedural", "color-blobs", "pixels"}
 
 
-def _model(backend) -> str:
-    return str(backend.options.get("model") or backend.options.get("detector_model")
-               or {"diffusers": "stabilityai/stable-diffusion-3.5-large",
-                   "transformers": "google/gemma-3-12b-it",
-                   "grounding-dino+sam2": "IDEA-Research/grounding-dino-tiny + "
-                                          "facebook/sam2.1-hiera-large"}.get(backend.name, "-"))
+def _model(family: str, backend) -> str:
+    """The model(s) a backend will load: its options over its own defaults."""
+    options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
+    names = [str(options[k]) for k in ("model", "detector_model", "segmenter_model")
+             if options.get(k)]
+    return " + ".join(names) or "-"
 
 
 def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = None) -> dict:
@@ -42,15 +43,16 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
     concepts = sum(counts.values())
     images = 2 * concepts
     stages = [
-        ("captions", cfg.captions.writer, concepts, "caption"),
-        ("images", cfg.generate.generator, images, "image"),
-        ("validation: objects", cfg.validate.detector, images, "detect"),
-        ("validation: attributes", cfg.validate.answerer, round(images * VQA_SHARE), "vqa"),
+        ("captions", "writer", cfg.captions.writer, concepts, "caption"),
+        ("images", "generator", cfg.generate.generator, images, "image"),
+        ("validation: objects", "detector", cfg.validate.detector, images, "detect"),
+        ("validation: attributes", "answerer", cfg.validate.answerer,
+         round(images * VQA_SHARE), "vqa"),
     ]
     rows = []
-    for name, backend, units, key in stages:
+    for name, family, backend, units, key in stages:
         seconds = 0.0 if backend.name in EMBEDDED else units * cost[key]
-        rows.append({"stage": name, "backend": backend.name, "model": _model(backend),
+        rows.append({"stage": name, "backend": backend.name, "model": _model(family, backend),
                      "units": units, "gpu_hours": round(seconds / 3600, 2)})
     procs = processes or cfg.processes
     total = sum(r["gpu_hours"] for r in rows)

@@ -3,7 +3,8 @@ import json
 from click.testing import CliRunner
 
 from autocomp.cli import main
-from autocomp.negatives.chance import _patterns, percent
+from autocomp.concepts.sampling import value_patterns
+from autocomp.negatives.chance import percent
 
 TABLE4 = {  # Auto-Comp Table 4, Random Chance row: (swap, confusion) for N = 2, 3
     "color": {"2": (50.0, 6.3), "3": (16.7, 0.1)},
@@ -43,4 +44,4 @@ def test_chance_text_table_layout():
 
 def test_percent_rounds_half_up_and_patterns():
     assert percent(1 / 16) == 6.3 and percent(1 / 6) == 16.7 and percent(1 / 108) == 0.9
-    assert list(_patterns(3)) == [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1], [0, 1, 2]]
+    assert list(value_patterns(3)) == [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1], [0, 1, 2]]

@@ -250,7 +250,7 @@ def test_report_chance_row_is_the_papers(run, tmp_path):
     assert cells == ["50.0", "6.3", "50.0", "6.3", "16.7", "0.1", "16.7", "0.1",
                      "50.0", "25.0", "50.0", "25.0", "16.7", "0.9", "16.7", "0.9"]
     for fmt in ("csv", "latex"):
-        assert "Random Chance" in CliRunner().invoke(main, ["report", str(out), "--format",
+        assert "Random Chance" in CliRunner().invoke(main, ["report", str(out), "--table-format",
                                                             fmt]).output
     assert "Table 8" in result.output and "Table 13" in result.output
     assert "Table 9" not in result.output  # no blind scorer among the results

@@ -231,7 +231,7 @@ def test_column_mapped_jsonl_and_csv(tmp_path, coco):
         open_suite(path, "columns", coco, parse_mapping("image=img,positive=cap,"
                                                         "negatives=nope"))
     out = tmp_path / "res"
-    result = CliRunner().invoke(main, ["eval", str(path), "--format", "columns", "--images",
+    result = CliRunner().invoke(main, ["eval", str(path), "--source-format", "columns", "--images",
                                        str(coco), "--columns",
                                        "image=img,positive=cap,negatives=negs", "--model",
                                        "blind:length"])

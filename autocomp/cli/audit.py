@@ -7,25 +7,25 @@ from pathlib import Path
 
 import click
 
+from autocomp.cli import options
+
 
 @click.command("audit")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["run", "sugarcrepe", "crepe", "columns",
-                                                    "autocomp-hf"]),
-              default=None, help="The sources' format (default: detected per source).")
+@options.source_format("The sources' format (default: detected per source).")
 @click.option("--images", type=click.Path(path_type=Path), default=None,
               help="The folder of the images (SugarCrepe, CREPE, column-mapped tables).")
 @click.option("--columns", default=None,
-              help="With --format columns: image=COL,positive=COL,negatives=COL[+COL...].")
+              help="With --source-format columns: image=COL,positive=COL,negatives=COL[+COL...].")
 @click.option("--skip-missing", is_flag=True, help="Leave out items whose image is missing.")
 @click.option("--benchmark", "patterns", multiple=True, help="Only benchmarks matching a glob.")
 @click.option("--lm", default=None, help="Also a causal LM's log-likelihood (id or folder).")
 @click.option("--choice", default=None,
               help="Also the multiple-choice LLM (blind:choice@MODEL: id, folder or "
                    "openai:MODEL).")
-@click.option("--device", default="cpu", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
-def audit_cmd(sources, fmt, images, columns, skip_missing, patterns, lm, choice, device,
+@options.device
+@options.as_json
+def audit_cmd(sources, source_format, images, columns, skip_missing, patterns, lm, choice, device,
               as_json):
     """How much of each benchmark a text-only model solves, and structural anomalies."""
     from autocomp.audit import audit, format_audit
@@ -35,6 +35,6 @@ def audit_cmd(sources, fmt, images, columns, skip_missing, patterns, lm, choice,
     extra = [f"blind:lm@{lm}"] * bool(lm) + [f"blind:choice@{choice}"] * bool(choice)
     rows = []
     for source in sources:
-        suite = open_suite(source, fmt, images, parse_mapping(columns), skip_missing)
+        suite = open_suite(source, source_format, images, parse_mapping(columns), skip_missing)
         rows += audit(suite.select(patterns), extra, device)
     click.echo(json.dumps(rows, indent=1) if as_json else format_audit(rows))

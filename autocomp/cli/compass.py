@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from autocomp.cli import options
+
 
 @click.group("compass")
 def compass():
@@ -13,13 +15,13 @@ def compass():
 
 
 @compass.command("build")
+@click.argument("run_dir", required=False, type=click.Path(path_type=Path))
 @click.option("--vg", "vg_dir", type=click.Path(path_type=Path), default=None,
-              help="A Visual Genome folder (scene_graphs.json, attributes.json, ...).")
+              help="A Visual Genome folder (scene_graphs.json, attributes.json, ...), "
+                   "instead of RUN.")
 @click.option("--images", "images_dir", type=click.Path(path_type=Path), default=None,
               help="With --vg: the folder of the images (<image_id>.jpg).")
-@click.option("--run", "run_dir", type=click.Path(path_type=Path), default=None,
-              help="A synthetic autocomp run (its validated images).")
-@click.option("--out", type=click.Path(path_type=Path), required=True)
+@options.output(required=True, help="The COMPASS set's folder.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="With --vg: the first N images (the paper uses 5K).")
 @click.option("--image-ids", type=click.Path(path_type=Path, exists=True), default=None,
@@ -43,15 +45,16 @@ def compass():
 @click.option("--wordnet", "wordnet_dir", type=click.Path(path_type=Path), default=None,
               help="A WordNet dict folder (default: nltk data, /usr/share/wordnet, or the "
                    "copy the compass extra installs).")
-def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity, writer,
+def build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarity, writer,
           writer_options, candidates, wordnet_dir):
-    """Build composed/decomposed and skill-targeted sets."""
+    """Build composed/decomposed and skill-targeted sets from RUN (a synthetic autocomp
+    run: its validated images) or from Visual Genome (--vg)."""
     from autocomp.compass.build import build_run, build_vg
     from autocomp.compass.similarity import Similarity
     from autocomp.core.errors import AutocompError
 
     if (vg_dir is None) == (run_dir is None):
-        raise AutocompError("give exactly one of --vg DIR or --run DIR")
+        raise AutocompError("give exactly one of RUN or --vg DIR")
     sim = None if similarity == "none" else Similarity(None if similarity == "default"
                                                        else similarity)
     llm = None
@@ -74,12 +77,12 @@ def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity, 
         ids = None
         if image_ids:
             ids = [int(x) for x in image_ids.read_text().split() if x.strip()]
-        manifest = build_vg(vg_dir, images_dir or vg_dir / "images", out, limit, ids, seed, sim,
+        manifest = build_vg(vg_dir, images_dir or vg_dir / "images", output, limit, ids, seed, sim,
                             writer=llm, candidates=candidates, wordnet=wordnet_dir)
     else:
-        manifest = build_run(run_dir, out, seed, sim, writer=llm, candidates=candidates,
+        manifest = build_run(run_dir, output, seed, sim, writer=llm, candidates=candidates,
                              wordnet=wordnet_dir)
-    click.echo(f"{manifest['images']} images -> {out}: "
+    click.echo(f"{manifest['images']} images -> {output}: "
                + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
     for reason, n in {**manifest.get("skipped", {}), **manifest["dropped"]}.items():
         click.echo(f"  left out {n:>6}  {reason}")
@@ -94,9 +97,9 @@ def build(vg_dir, images_dir, run_dir, out, limit, image_ids, seed, similarity, 
 @click.option("--model", "models", multiple=True, required=True,
               help="FAMILY:NAME[@PRETRAINED], as for `autocomp eval`; repeatable.")
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None)
-@click.option("--device", default="cpu", show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
-@click.option("--skip_existing", "--skip-existing", is_flag=True)
+@options.device
+@options.batch_size
+@options.skip_existing
 def eval_cmd(compass_dir, models, cache_dir, device, batch_size, skip_existing):
     """Score a COMPASS set (reuses the eval harness and its embedding cache)."""
     from autocomp.compass.evaluate import evaluate_compass
@@ -107,15 +110,15 @@ def eval_cmd(compass_dir, models, cache_dir, device, batch_size, skip_existing):
 
 @compass.command("report")
 @click.argument("compass_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex"]), default="md")
+@options.table_format
 @click.option("--figures/--no-figures", default=True, show_default=True)
-def report(compass_dirs, fmt, figures):
+def report(compass_dirs, table_format, figures):
     """Integration gap and skill load, every set side by side (e.g. synthetic and VG)."""
     from autocomp.compass.report import figures as draw
     from autocomp.compass.report import tables
 
     for table in tables(list(compass_dirs)):
-        click.echo(table.render(fmt))
+        click.echo(table.render(table_format))
         click.echo()
     if figures:
         for d in compass_dirs:
@@ -126,7 +129,7 @@ def report(compass_dirs, fmt, figures):
 @compass.command("perplexity")
 @click.argument("compass_dir", type=click.Path(path_type=Path))
 @click.option("--lm", required=True, help="A causal LM id or folder (GPT-2 in the paper).")
-@click.option("--device", default="cpu", show_default=True)
+@options.device
 def perplexity(compass_dir, lm, device):
     """Perplexity audit: rank-biserial r between positives and their hardest negatives."""
     from autocomp.compass.perplexity import Perplexity, audit

@@ -1,11 +1,10 @@
-"""`autocomp concepts --task T --n N --count K --seed S --out DIR`."""
+"""`autocomp concepts --task T --n N --count K --seed S --output DIR`."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
+from autocomp.cli import options
 from autocomp.concepts.load import load_task
 from autocomp.concepts.stage import write_concepts
 
@@ -16,10 +15,10 @@ from autocomp.concepts.stage import write_concepts
               help="Complexity N (repeatable); default: every N the task allows.")
 @click.option("--count", type=click.IntRange(min=1), required=True, help="Concepts per N.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out", type=click.Path(path_type=Path), required=True, help="Output folder.")
-def concepts(task_ref, ns, count, seed, out):
+@options.output(required=True)
+def concepts(task_ref, ns, count, seed, output):
     """Sample concepts and write them as JSON-lines records under OUT/concepts/."""
     task = load_task(task_ref)
-    path, counts = write_concepts(task, ns or task.n, count, seed, out)
+    path, counts = write_concepts(task, ns or task.n, count, seed, output)
     per_n = ", ".join(f"N={n}: {k}" for n, k in counts.items())
     click.echo(f"wrote {sum(counts.values())} concepts of task '{task.name}' ({per_n}) to {path}")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from autocomp.cli import options
+
 
 @click.command("eval")
 @click.argument("run_dir", type=click.Path(path_type=Path))
@@ -18,29 +20,25 @@ import click
               help="A model-set YAML (e.g. configs/models/autocomp-cp.yaml).")
 @click.option("--benchmark", "patterns", multiple=True,
               help="Only benchmarks matching this glob (e.g. 'color-n2/*-swap'); repeatable.")
-@click.option("--output", type=click.Path(path_type=Path), default=None,
-              help="Results folder (default: RUN_DIR/results).")
+@options.output(help="Results folder (default: RUN_DIR/results).")
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
               help="Embedding cache folder (default: RUN_DIR/cache).")
-@click.option("--skip_existing", "--skip-existing", is_flag=True,
-              help="Leave cells whose result file exists.")
-@click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if any).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
+@options.skip_existing
+@options.device
+@options.batch_size
 @click.option("--distributed", is_flag=True,
               help="Share the cells among the processes of `accelerate launch`.")
-@click.option("--format", "fmt", type=click.Choice(["run", "sugarcrepe", "crepe", "columns",
-                                                    "autocomp-hf"]),
-              default=None, help="The benchmark's format (default: detected).")
+@options.source_format()
 @click.option("--images", type=click.Path(path_type=Path), default=None,
               help="The folder of the benchmark's images (COCO val2017 for SugarCrepe, "
                    "Visual Genome for CREPE).")
 @click.option("--columns", "columns", default=None,
-              help="With --format columns: image=COL,positive=COL,negatives=COL[+COL...] "
+              help="With --source-format columns: image=COL,positive=COL,negatives=COL[+COL...] "
                    "[,id=COL,subset=COL], or a YAML file with those keys.")
 @click.option("--skip-missing", is_flag=True,
               help="Leave out (and count) items whose image file is missing.")
 def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_existing, device,
-             batch_size, distributed, fmt, images, columns, skip_missing):
+             batch_size, distributed, source_format, images, columns, skip_missing):
     """Score every model on every benchmark of RUN_DIR (an autocomp run, or SugarCrepe,
     CREPE or any column-mapped table); one JSON per (model, benchmark)."""
     from autocomp.core.errors import AutocompError
@@ -59,10 +57,8 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
         from autocomp.pipeline import distributed as dist
 
         rank, world, _, dev = dist()
-        device = device or dev
-    device = device or _default_device()
-    _check_device(device)
-    suite = open_suite(run_dir, fmt, images, parse_mapping(columns), skip_missing)
+        device = dev if dev != "auto" else device  # each process its own GPU
+    suite = open_suite(run_dir, source_format, images, parse_mapping(columns), skip_missing)
     base = output_base(suite.source)
     output, cache_dir = output or base / "results", cache_dir or base / "cache"
     for folder, option in ((output, "--output"), (cache_dir, "--cache")):
@@ -100,30 +96,3 @@ def _models_file(path: Path) -> Path:
         return builtin
     known = ", ".join(p.stem for p in sorted((data_dir("configs") / "models").glob("*.yaml")))
     raise AutocompError(f"no model-set file '{path}' (built-in: {known})")
-
-
-def _check_device(device: str) -> None:
-    """`--device cuda` on a machine without one is said as such, not as a download error."""
-    from autocomp.core.errors import AutocompError
-
-    if not device.startswith("cuda"):
-        return
-    from importlib.util import find_spec
-
-    if find_spec("torch") is None:
-        raise AutocompError(f"--device {device} needs torch (pip install 'autocomp[eval]')")
-    import torch
-
-    if not torch.cuda.is_available():
-        raise AutocompError(f"--device {device}: no CUDA device on this machine (use --device "
-                            "cpu, or leave --device out)")
-
-
-def _default_device() -> str:
-    from importlib.util import find_spec
-
-    if find_spec("torch") is None:
-        return "cpu"
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"

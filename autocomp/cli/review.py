@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from autocomp.cli import options
+
 
 @click.command("review")
 @click.argument("run_dir", type=click.Path(path_type=Path))
@@ -24,9 +26,8 @@ import click
               help="Port (0: any free port).")
 @click.option("--report", "report_only", is_flag=True,
               help="Print concordance (validate) or human accuracy (test) and exit.")
-@click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex"]), default="md",
-              show_default=True)
-def review(run_dir, mode, per_cell, seed, host, port, report_only, fmt):
+@options.table_format
+def review(run_dir, mode, per_cell, seed, host, port, report_only, table_format):
     """Serve a page that shows a balanced sample of RUN_DIR's images to human judges and
     records each judgment in RUN_DIR/review/judgments.jsonl (resumable; annotators by
     name). With --report, print what the judgments say."""
@@ -35,9 +36,9 @@ def review(run_dir, mode, per_cell, seed, host, port, report_only, fmt):
     from autocomp.run import Run
 
     run = Run.open(run_dir)
-    judgments = Judgments(run.dir / "review" / "judgments.jsonl")
+    judgments = Judgments(run.layout.review / "judgments.jsonl")
     if report_only:
-        return _report(run, mode, judgments, fmt, sample_path(run.dir, mode))
+        return _report(run, mode, judgments, table_format, sample_path(run.dir, mode))
     sample = load_or_draw(run, mode, per_cell, seed)
     from autocomp.review.server import Review, make_server
 

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import click
 
+from autocomp.cli import options
 from autocomp.config import STORES
 from autocomp.core.errors import AutocompError
+from autocomp.core.registry import stage_names
 
 PROCESSES = click.option(
     "--processes", type=click.IntRange(min=1), default=None,
@@ -56,18 +58,17 @@ def _go(run, stages, processes, no_progress, report: bool, store: str | None = N
 
 @click.command("run")
 @click.argument("config")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Run directory (default: runs/<config name>). Re-running resumes it.")
+@options.output(help="Run directory (default: runs/<config name>). Re-running resumes it.")
 @PROCESSES
 @NO_PROGRESS
 @click.option("--stages", default=None,
-              help="Only these stages, comma-separated, in order (concepts, captions, images, "
-                   "validation, build); e.g. `--stages concepts` before a SLURM launch.")
+              help=f"Only these stages, comma-separated, in order ({', '.join(stage_names())})"
+                   "; e.g. `--stages concepts` before a SLURM launch.")
 @click.option("--dry-run", is_flag=True,
               help="Print the plan (stages, models, counts, expected GPU-hours); run nothing.")
 @click.option("--cost", type=click.Path(path_type=Path, exists=True), default=None,
               help="With --dry-run: per-unit GPU seconds measured by scripts/bench_generate.py.")
-def run(config, out, processes, no_progress, stages, dry_run, cost):
+def run(config, output, processes, no_progress, stages, dry_run, cost):
     """Run every stage of CONFIG (a YAML file, or a built-in name such as `demo`):
     concepts, captions, images, validation, benchmarks; print the survival funnel."""
     from autocomp.config import load_config
@@ -87,7 +88,7 @@ def run(config, out, processes, no_progress, stages, dry_run, cost):
         if unknown:
             raise AutocompError(f"unknown stage(s) {', '.join(unknown)} (stages: "
                                 f"{', '.join(ALL)})")
-    handle = Run.create(cfg, out or Path("runs") / cfg.name)
+    handle = Run.create(cfg, output or Path("runs") / cfg.name)
     _go(handle, chosen, processes, no_progress, report="build" in chosen)
 
 

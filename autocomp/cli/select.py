@@ -6,13 +6,15 @@ from pathlib import Path
 
 import click
 
+from autocomp.cli import options
+
 
 @click.command("select")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--model", default="open_clip:ViT-B-32@openai", show_default=True,
               help="The dual encoder for semantic diversity and CLIPScore (any eval spec).")
-@click.option("--device", default=None, help="cpu, cuda, ... (default: cuda if any).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
+@options.device
+@options.batch_size
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
               help="Keep the embeddings in this folder (default: in memory).")
 @click.option("--all-captions", is_flag=True,
@@ -20,27 +22,22 @@ import click
                    "smallest size among the runs, since Distinct-n falls as a group grows.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the draw that cuts the groups.")
-@click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex"]), default="md",
-              show_default=True)
-@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
-              help="Also write the numbers to this JSON file.")
-def select(runs, model, device, batch_size, cache_dir, all_captions, seed, fmt, json_path):
+@options.table_format
+@options.as_json
+def select(runs, model, device, batch_size, cache_dir, all_captions, seed, table_format,
+           as_json):
     """Caption diversity of each run's LLM writer (Distinct-2/3/4, 1 - mean pairwise
     embedding similarity) and CLIPScore of its images, for RUNS side by side."""
-    from autocomp.cli.eval import _check_device, _default_device
-    from autocomp.core.records import dumps, write_text
+    from autocomp.core.records import dumps
     from autocomp.report.select import Encoder, RunView, diversity_table, faithfulness_table
 
     views = [RunView(r) for r in runs]
-    device = device or _default_device()
-    _check_device(device)
     encoder = Encoder(model, device, batch_size, cache_dir)
     div, div_data = diversity_table(views, encoder, seed, equal=not all_captions)
     faith, faith_data = faithfulness_table(views, encoder)
+    if as_json:
+        click.echo(dumps({"model": model, "diversity": div_data, "faithfulness": faith_data}))
+        return
     for table in (div, faith):
-        click.echo(table.render(fmt))
+        click.echo(table.render(table_format))
         click.echo()
-    if json_path:
-        write_text(json_path, dumps({"model": model, "diversity": div_data,
-                                     "faithfulness": faith_data}) + "\n")
-        click.echo(f"numbers: {json_path}")

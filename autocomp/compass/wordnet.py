@@ -17,6 +17,7 @@ import warnings
 from functools import lru_cache
 from pathlib import Path
 
+from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
 
 FILES = ("lexnames", "data.noun", "index.noun", "data.verb", "index.verb", "data.adj",
@@ -102,11 +103,8 @@ def find_wordnet(folder: str | Path | None = None):
 @lru_cache(maxsize=4)
 def load_wordnet(folder: str | None = None):
     """An nltk WordNetCorpusReader over the folder find_wordnet picks (about 1 s)."""
-    try:
-        import nltk
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader
-    except ImportError:
-        raise AutocompError("WordNet needs nltk: pip install 'autocomp[compass]'") from None
+    nltk = require("nltk", "compass", "WordNet")
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
     path = find_wordnet(folder)
     if isinstance(path, Path) and str(path.parent) not in nltk.data.path:
         nltk.data.path.append(str(path.parent))  # nltk only reads inside its data paths

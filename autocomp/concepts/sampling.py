@@ -91,7 +91,7 @@ def weighted_value_tuples(task: Task, n: int, max_tuples: int = 512):
     are more)."""
     values, k = task.values.names, task.value_slots(n)
     if not task.is_relation:
-        for pattern in _patterns(k):
+        for pattern in value_patterns(k):
             distinct = max(pattern) + 1
             if distinct > len(values) or (task.distinct_values and distinct < k):
                 continue
@@ -109,7 +109,7 @@ def weighted_value_tuples(task: Task, n: int, max_tuples: int = 512):
         yield list(t), 1
 
 
-def _patterns(k: int):
+def value_patterns(k: int):
     """Restricted growth strings: every way k slots can share values (0, 0, 1 = a a b)."""
     def grow(prefix):
         if len(prefix) == k:

@@ -38,6 +38,11 @@ FAMILIES: dict[str, dict[str, str]] = {
         "transformers": "autocomp.validators.vqa:TransformersAnswerer",
         "openai": "autocomp.validators.vqa:OpenAIAnswerer",
     },
+    "check": {  # the validation cascade, in order
+        "objects": "autocomp.validators.checks:ObjectsCheck",
+        "background": "autocomp.validators.checks:BackgroundCheck",
+        "attributes": "autocomp.validators.checks:AttributesCheck",
+    },
     "scorer": {
         "open_clip": "autocomp.eval.scorers.openclip_scorer:OpenClipScorer",
         "hf": "autocomp.eval.scorers.hf_scorer:HFScorer",

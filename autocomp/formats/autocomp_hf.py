@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
 from autocomp.formats.suite import LoadedBenchmark, Suite
 
@@ -37,11 +38,7 @@ SOURCES = {"handmade": "minimal", "llm": "contextual"}
 def open_dataset(source: str | Path):
     """A `datasets.Dataset` (split train) from a save_to_disk folder, a snapshot folder or a
     hub id."""
-    try:
-        import datasets
-    except ImportError:
-        raise AutocompError("Hugging Face datasets need `pip install 'autocomp[formats]'`"
-                            ) from None
+    datasets = require("datasets", "formats", "Hugging Face datasets")
     text = str(source)
     if text.startswith("hf:"):
         text = text[3:]

@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
 from autocomp.formats.suite import ImageRoot, LoadedBenchmark, Suite, normalise_space
 
@@ -71,12 +72,7 @@ def _rows(source: Path) -> Iterator[dict]:
         return
     suffix = source.suffix.lower()
     if source.is_dir():
-        try:
-            from datasets import load_from_disk
-        except ImportError:
-            raise AutocompError("a datasets folder needs `pip install 'autocomp[formats]'`",
-                                file=source) from None
-        ds = load_from_disk(str(source))
+        ds = require("datasets", "formats", "a datasets folder").load_from_disk(str(source))
         if hasattr(ds, "keys"):  # a DatasetDict: its "train" split or its only one
             ds = ds["train"] if "train" in ds else ds[next(iter(ds.keys()))]
         yield from _undecoded(ds)
@@ -103,11 +99,7 @@ def _rows(source: Path) -> Iterator[dict]:
         with open(source, newline="", encoding="utf-8") as fh:
             yield from csv.DictReader(fh)
     elif suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise AutocompError("parquet needs pyarrow: pip install 'autocomp[formats]'",
-                                file=source) from None
+        pq = require("pyarrow.parquet", "formats", "parquet")
         yield from pq.read_table(source).to_pylist()
     else:
         raise AutocompError("expected a .jsonl, .json, .csv or .parquet file, or a datasets "

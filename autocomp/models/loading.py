@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
 
 
@@ -13,14 +14,10 @@ def _dtype(name: str, device: str):
     return getattr(torch, name)
 
 
-def _transformers():
-    try:
-        import torch  # noqa: F401
-        import transformers
-    except ImportError:
-        raise AutocompError("this backend needs torch and transformers: pip install "
-                            "'autocomp[gen]'") from None
-    return transformers
+def transformers_module():
+    """transformers (with torch), or one line naming the extra that installs them."""
+    require("torch", "gen")
+    return require("transformers", "gen")
 
 
 def check_config(ref: str, trust_remote_code: bool) -> None:
@@ -28,7 +25,7 @@ def check_config(ref: str, trust_remote_code: bool) -> None:
     here, in one line, before any weights are read."""
     from autocomp.models.hub import not_available
 
-    T = _transformers()
+    T = transformers_module()
     try:
         T.AutoConfig.from_pretrained(ref, trust_remote_code=bool(trust_remote_code))
     except (OSError, ValueError) as exc:
@@ -50,7 +47,7 @@ def _load_pair(ref: str, device: str, dtype: str, trust_remote_code: bool, front
     """(front, model) through the Auto classes: config checked first, errors in one line."""
     from autocomp.models.hub import not_available
 
-    T = _transformers()
+    T = transformers_module()
     check_config(ref, trust_remote_code)
     try:
         first = getattr(T, front).from_pretrained(ref, trust_remote_code=trust_remote_code)

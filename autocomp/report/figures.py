@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autocomp.core.records import TRACKS
-from autocomp.report.funnel import COLUMNS
+from autocomp.report.funnel import columns
 
 
 def pyplot():
@@ -21,10 +21,8 @@ def pyplot():
 
 def funnel_figure(rows: list[dict], path: Path) -> Path:
     plt = pyplot()
-    stages = {"minimal": ["captions", "minimal:objects", "minimal:background",
-                          "minimal:attributes"],
-              "contextual": ["captions", "contextual:objects", "contextual:attributes"]}
-    labels = dict(COLUMNS)
+    labels = dict(columns())
+    stages = {t: ["captions", *(k for k in labels if k.startswith(f"{t}:"))] for t in TRACKS}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax, track in zip(axes, TRACKS, strict=True):
         cols = stages[track]

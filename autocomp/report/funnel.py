@@ -12,11 +12,15 @@ from __future__ import annotations
 from collections import defaultdict
 
 from autocomp.core.records import TRACKS
+from autocomp.report.table import TRACK_SHORT
+from autocomp.validators.checks import cascade
 
-COLUMNS = (("captions", "Captions"), ("minimal:objects", "Min Obj."),
-           ("minimal:background", "Min BG"), ("minimal:attributes", "Min Attr."),
-           ("contextual:objects", "Ctx Obj."), ("contextual:attributes", "Ctx Attr."))
-ORDER = ("objects", "background", "attributes")
+
+def columns() -> list[tuple[str, str]]:
+    """(key, label): Captions, then per track each check of the cascade that applies."""
+    return [("captions", "Captions"),
+            *((f"{track}:{c.name}", f"{TRACK_SHORT[track]} {c.label}")
+              for track in TRACKS for c in cascade() if track in c.tracks)]
 
 
 def funnel(concepts: list[dict], captions: list[dict], validation: list[dict]) -> list[dict]:
@@ -30,19 +34,21 @@ def funnel(concepts: list[dict], captions: list[dict], validation: list[dict]) -
     for cap in captions:
         if cap["passed"]:
             rows[key_of[cap["id"]]]["counts"]["captions"] += 1
+    checks = cascade()
     for v in validation:
         row = rows[key_of[v["concept"]]]
         results = {ch["name"]: ch["passed"] for ch in v["checks"]}
-        for name in ORDER:
-            if name == "background" and v["track"] != "minimal":
+        for check in checks:
+            if v["track"] not in check.tracks:
                 continue
-            if not results.get(name, False):
+            if not results.get(check.name, False):
                 break
-            row["counts"][f"{v['track']}:{name}"] += 1
+            row["counts"][f"{v['track']}:{check.name}"] += 1
     out = []
+    cols = columns()
     for key in sorted(rows):
         row = rows[key]
-        counts = {col: row["counts"].get(col, 0) for col, _ in COLUMNS}
+        counts = {col: row["counts"].get(col, 0) for col, _ in cols}
         pct = {col: round(100.0 * n / row["concepts"], 1) if row["concepts"] else 0.0
                for col, n in counts.items()}
         out.append({"task": row["task"], "n": row["n"], "concepts": row["concepts"],
@@ -52,9 +58,10 @@ def funnel(concepts: list[dict], captions: list[dict], validation: list[dict]) -
 
 def format_funnel(rows: list[dict]) -> str:
     """Table 3 layout, as plain text."""
-    head = ["Benchmark", "Concepts", *[label for _, label in COLUMNS]]
+    cols = columns()
+    head = ["Benchmark", "Concepts", *[label for _, label in cols]]
     body = [[f"{r['task']} N={r['n']}", str(r["concepts"]),
-             *[f"{r['percent'][col]:.1f}%" for col, _ in COLUMNS]] for r in rows]
+             *[f"{r['percent'][col]:.1f}%" for col, _ in cols]] for r in rows]
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w)
                        for i, (h, w) in enumerate(zip(row, widths, strict=True)))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
+TRACK_SHORT = {"minimal": "Min", "contextual": "Ctx"}
+
 
 def r1(x) -> str:
     if x is None:

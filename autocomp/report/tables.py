@@ -20,9 +20,8 @@ from pathlib import Path
 from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
 from autocomp.report.external import EXTERNAL, external_tables
-from autocomp.report.table import Table, r1
+from autocomp.report.table import TRACK_SHORT, Table, r1
 
-TRACK_SHORT = {"minimal": "Min", "contextual": "Ctx"}
 KIND_SHORT = {"swap": "Swap", "confusion": "Conf.", "vary_value": "Vary value",
               "vary_object": "Vary obj."}
 ATTRIBUTE_CATEGORIES = ("swapped values", "same value / different objects",

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from autocomp.core.backend import install_hint
 from autocomp.core.errors import AutocompError
 
 ORPHAN_AGE = 3600  # seconds: a temp file this old belongs to no live writer
@@ -43,8 +44,7 @@ def need_accelerate() -> None:
     from importlib.util import find_spec
 
     if find_spec("accelerate") is None or find_spec("torch") is None:
-        raise AutocompError("--processes > 1 needs accelerate and torch: pip install "
-                            "'autocomp[multi]'")
+        raise AutocompError(f"--processes > 1 needs accelerate and torch: {install_hint('multi')}")
 
 
 def launch(module: str, args: list[str], processes: int, where: Path) -> None:

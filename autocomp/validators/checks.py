@@ -7,21 +7,43 @@
               has no mask)
   attributes  every binding question answered with the concept's value
 A check runs only if the ones before it passed, as in the paper (later checks would only
-be wasted on an image already rejected).
+be wasted on an image already rejected). Each check is a Check class registered in the
+registry's "check" family, whose order is the cascade's.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 
 from autocomp.concepts.task import Task
+from autocomp.core import registry
+from autocomp.core.records import TRACKS
 from autocomp.core.scene import SceneGraph
 from autocomp.validators.background import background_check
 from autocomp.validators.base import CheckResult, Detection
 
-CHECKS = ("objects", "background", "attributes")
+
+@dataclass(frozen=True)
+class Settings:
+    min_fraction: float = 0.7
+    min_gray: int = 190
+    region: str = "boxes"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What a check looks at: the image, the concept, the detector's findings."""
+
+    image: np.ndarray
+    graph: SceneGraph
+    task: object
+    track: str
+    detections: list[Detection]
+    answerer: object
+    settings: Settings
 
 
 def objects_check(detections: list[Detection], graph: SceneGraph, task: Task) -> CheckResult:
@@ -110,18 +132,67 @@ def object_region(shape: tuple[int, int], detections, region: str = "boxes") -> 
     return out
 
 
+class Check:
+    """One check of the cascade (registry family "check"; the registry's order is the
+    cascade's order). `tracks`: the tracks it applies to; `label`: its column in the
+    survival funnel (Table 3)."""
+
+    name: str = ""
+    label: str = ""
+    tracks: tuple[str, ...] = TRACKS
+
+    def check(self, s: Sample) -> CheckResult:
+        raise NotImplementedError
+
+
+class ObjectsCheck(Check):
+    """Detected classes and counts equal the concept's (a pair noun: 1 or 2)."""
+
+    name, label = "objects", "Obj."
+
+    def check(self, s: Sample) -> CheckResult:
+        return objects_check(s.detections, s.graph, s.task)
+
+
+class BackgroundCheck(Check):
+    """Minimal track: of the pixels outside every object, enough are bright."""
+
+    name, label, tracks = "background", "BG", ("minimal",)
+
+    def check(self, s: Sample) -> CheckResult:
+        mask = object_region(s.image.shape[:2], s.detections, s.settings.region)
+        result = background_check(s.image, mask, s.settings.min_fraction,
+                                  s.settings.min_gray)
+        result.evidence["region"] = s.settings.region
+        return result
+
+
+class AttributesCheck(Check):
+    """Every binding question answered with the concept's value."""
+
+    name, label = "attributes", "Attr."
+
+    def check(self, s: Sample) -> CheckResult:
+        return attributes_check(s.image, s.detections, s.graph, s.task, s.answerer)
+
+
+def cascade() -> list[Check]:
+    """The registered checks, in order."""
+    return [registry.resolve("check", name)() for name in registry.names("check")]
+
+
 def validate_image(image: np.ndarray, graph: SceneGraph, task: Task, track: str, detector,
                    answerer, min_fraction: float, min_gray: int,
-                   region: str = "boxes") -> list[CheckResult]:
+                   region: str = "boxes", checks: list[Check] | None = None) -> list[CheckResult]:
+    """The cascade on one image: each check that applies to the track, until one fails."""
     detections = detector.detect(image, list(graph.names))
-    results = [objects_check(detections, graph, task)]
-    if not results[-1].passed:
-        return results
-    if track == "minimal":
-        mask = object_region(image.shape[:2], detections, region)
-        results.append(background_check(image, mask, min_fraction, min_gray))
-        results[-1].evidence["region"] = region
+    sample = Sample(image, graph, task, track, detections, answerer,
+                    Settings(min_fraction, min_gray, region))
+    results = []
+    for check in checks if checks is not None else cascade():
+        if track not in check.tracks:
+            continue
+        results.append(check.check(sample))
         if not results[-1].passed:
-            return results
-    results.append(attributes_check(image, detections, graph, task, answerer))
+            break
     return results

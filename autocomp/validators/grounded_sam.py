@@ -61,9 +61,9 @@ class GroundedSam2Detector(OnDevice, Backend):
         if self._dino is not None:
             return self._dino, self._sam
         from autocomp.models.hub import not_available
-        from autocomp.models.loading import _transformers
+        from autocomp.models.loading import transformers_module
 
-        T = _transformers()
+        T = transformers_module()
         self.bind_device("auto")
         try:
             proc = T.AutoProcessor.from_pretrained(self.dino_ref)

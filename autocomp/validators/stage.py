@@ -10,7 +10,7 @@ from autocomp.core.registry import instantiate
 from autocomp.core.scene import SceneGraph
 from autocomp.runtime.stage import Item, ItemStage
 from autocomp.validators.base import CheckResult
-from autocomp.validators.checks import validate_image
+from autocomp.validators.checks import cascade, validate_image
 
 
 class ValidateStage(ItemStage):
@@ -22,6 +22,7 @@ class ValidateStage(ItemStage):
         cfg = run.config.validate
         self.batch_size = cfg.batch_size
         self._detector = self._answerer = None
+        self.checks = cascade()
 
     @property
     def detector(self):
@@ -57,7 +58,7 @@ class ValidateStage(ItemStage):
             else:
                 results = validate_image(array, graph, task, img["track"], self.detector,
                                          self.answerer, cfg.min_fraction, cfg.min_gray,
-                                         cfg.region)
+                                         cfg.region, self.checks)
             failed = next((r.name for r in results if not r.passed), None)
             out.append({"id": it.id, "concept": concept["id"], "task": task.name,
                         "n": concept["n"], "track": img["track"], "image": img["image"],

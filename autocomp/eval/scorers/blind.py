@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.base import TextScorer
 from autocomp.models.hub import fingerprint
@@ -33,11 +34,7 @@ class Unigram(TextScorer):
     family = "blind"
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
-        try:
-            from wordfreq import word_frequency
-        except ImportError:
-            raise AutocompError("blind:unigram needs wordfreq: pip install "
-                                "'autocomp[eval]'") from None
+        word_frequency = require("wordfreq", "eval", "blind:unigram").word_frequency
         return np.array([[sum(np.log10(word_frequency(w, "en", minimum=1e-8))
                               for w in _WORD.findall(t.lower()))] for t in texts],
                         dtype=np.float32)

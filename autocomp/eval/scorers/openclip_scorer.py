@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.base import DualEncoder, normalise
 from autocomp.models.hub import fingerprint
@@ -37,11 +38,7 @@ class OpenClipScorer(DualEncoder):
     def _load(self):
         if self._parts is not None:
             return self._parts
-        try:
-            import open_clip
-        except ImportError:
-            raise AutocompError("open_clip scorers need open_clip_torch: pip install "
-                                "'autocomp[eval]'") from None
+        open_clip = require("open_clip", "eval", "open_clip scorers")
         import logging
 
         from autocomp.models.hub import not_available

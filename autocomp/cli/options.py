@@ -1,0 +1,41 @@
+"""Options every command spells the same way (CLIP_benchmark's names where it has one:
+`--output`, `--batch_size`, `--skip_existing`, `--model`, `--device`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+TABLE_FORMATS = ("md", "csv", "latex")
+
+
+def output(required: bool = False, help: str = "Output folder."):
+    """-o/--output (also --out): where a command writes."""
+    return click.option("-o", "--output", "--out", "output", type=click.Path(path_type=Path),
+                        required=required, default=None, help=help)
+
+
+def _device(ctx, param, value):
+    from autocomp.models.devices import checked_device
+
+    return checked_device(value)
+
+
+device = click.option("--device", default="auto", show_default=True, callback=_device,
+                      help="cpu, cuda, cuda:1 ...; auto: cuda when there is one, else cpu.")
+batch_size = click.option("--batch-size", "--batch_size", "batch_size",
+                          type=click.IntRange(min=1), default=64, show_default=True)
+skip_existing = click.option("--skip-existing", "--skip_existing", "skip_existing",
+                             is_flag=True, help="Leave cells whose result file exists.")
+as_json = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+table_format = click.option("--table-format", "table_format", type=click.Choice(TABLE_FORMATS),
+                            default="md", show_default=True, help="How tables are printed.")
+
+
+def source_format(help: str = "The benchmark's format (default: detected)."):
+    """--source-format: which reader opens a benchmark (the registry's formats)."""
+    from autocomp.core.registry import names
+
+    return click.option("--source-format", "source_format", type=click.Choice(names("format")),
+                        default=None, help=help)
