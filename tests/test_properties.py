@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.task import Task
+from autocomp.concepts.task import TASK_TYPES
 from autocomp.concepts.vocab import parse_vocabulary
 from autocomp.language.check import DETERMINERS, check_caption
 from autocomp.language.minimal import render_minimal
@@ -45,7 +45,7 @@ def vocab_task(draw, kind):
         values = parse_vocabulary({"name": "r", "kind": "relations", "entries": entries})
     vocab = parse_vocabulary({"name": "o", "kind": "objects", "entries": objects})
     n = draw(st.integers(1 if kind == "attribute" else 2, 3))
-    task = Task("prop", kind, vocab, values, (n,), True)
+    task = TASK_TYPES[kind]("prop", vocab, values, (n,), True)
     return task, n, draw(st.integers(0, 10**6))
 
 

@@ -146,8 +146,9 @@ def _arrangements(graph, task, kind) -> Iterator[tuple[list[str], list[str], dic
         raise ValueError(f"unknown negative kind '{kind}' (known: {', '.join(KINDS)})")
     defined = task.negative_kinds(graph.n_objects)
     if kind in VARY_FIELD and kind not in defined:
-        raise ValueError(f"{kind} is not defined on task '{task.name}' at N="
-                         f"{graph.n_objects} (it has {', '.join(defined) or 'none'})")
+        raise ValueError(f"{kind} is one of the N = 1 checks of attribute tasks; task "
+                         f"'{task.name}' at N={graph.n_objects} has "
+                         f"{', '.join(defined) or 'none'}")
     return ARRANGE[kind](graph, task)
 
 
