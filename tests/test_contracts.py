@@ -180,8 +180,13 @@ def test_every_family_resolves_through_the_one_registry():
     from autocomp.core.registry import FAMILIES
     from autocomp.runtime.stage import Stage
 
-    assert set(FAMILIES) == {"stage", "generator", "writer", "detector", "answerer", "scorer",
-                             "format"}
+    assert set(FAMILIES) == {"stage", "generator", "writer", "detector", "answerer", "check",
+                             "scorer", "format"}
+    assert names("check") == ("objects", "background", "attributes")  # the paper's cascade
+    for name in names("check"):
+        check = resolve("check", name)()
+        assert check.name == name and check.label and set(check.tracks) <= {"minimal",
+                                                                           "contextual"}
     assert names("stage") == ("concepts", "captions", "images", "validation", "build")
     for name in names("stage"):
         cls = resolve("stage", name)

@@ -3,14 +3,20 @@ module is imported only when the name is chosen. CLI choices and help lists come
 
 Families: stage (ordered: the pipeline runs them in this order), generator, writer,
 detector, answerer, check (ordered: the validation cascade), scorer, format.
-A plugin outside the package registers itself with `register(family, name, "mod:Class")`.
+A plugin outside the package registers itself with `register(family, name, "mod:Class")`
+in a module named in $AUTOCOMP_PLUGINS (comma-separated module names, imported the first
+time the registry is read; docs/extending.md has worked examples).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 
 from autocomp.core.errors import AutocompError
+
+PLUGINS_ENV = "AUTOCOMP_PLUGINS"
+_plugins_loaded = False
 
 FAMILIES: dict[str, dict[str, str]] = {
     "stage": {
@@ -60,8 +66,23 @@ FAMILIES: dict[str, dict[str, str]] = {
 }
 
 
+def load_plugins() -> None:
+    """Import the modules named in $AUTOCOMP_PLUGINS (once); each registers its plugins."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise AutocompError(f"${PLUGINS_ENV}: cannot import plugin module '{module}' "
+                                f"({exc})") from None
+
+
 def names(family: str) -> tuple[str, ...]:
     """The registered names of `family`, in registration order."""
+    load_plugins()
     return tuple(FAMILIES[family])
 
 
@@ -77,6 +98,7 @@ def register(family: str, name: str, target: str) -> None:
 
 def resolve(family: str, name: str, *, file=None, field: str | None = None):
     """What is registered as `name` in `family`; a clear error lists the known names."""
+    load_plugins()
     table = FAMILIES[family]
     if name not in table:
         raise AutocompError(f"unknown {family} '{name}' (known: {', '.join(sorted(table))})",
