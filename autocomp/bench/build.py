@@ -22,16 +22,19 @@ from autocomp.bench.store import compact_item, expand
 from autocomp.core.layout import BenchFile
 from autocomp.core.records import TRACKS, atomic_open, dumps, write_jsonl, write_text
 from autocomp.core.scene import SceneGraph
-from autocomp.negatives.chance import benchmarks_for
 from autocomp.negatives.generate import graph_count_problem
 from autocomp.run import Run
 from autocomp.runtime.stage import Stage
 
 
-def kinds_for(task, n: int, wanted) -> list[str]:
-    """The wanted benchmark kinds defined for the task at N (negatives.chance)."""
-    defined = benchmarks_for(task, n)
-    return [k for k in wanted if k in defined]
+def item_kinds(task, graph: SceneGraph, wanted, limit: int | None = None):
+    """(kinds, over): the wanted benchmark kinds the task defines at the concept's N that
+    get an item, and those left out because the concept's negatives would pass `limit`
+    (scene concepts only: the config check refuses such N for the other tasks)."""
+    defined = task.negative_kinds(graph.n_objects)
+    kinds = [k for k in wanted if k in defined]
+    over = [k for k in kinds if graph_count_problem(graph, task, k, limit)]
+    return [k for k in kinds if k not in over], over
 
 
 class BuildStage(Stage):
@@ -85,10 +88,11 @@ def build(run: Run, store: str | None = None) -> dict:
                                        **{t: tracks[t]["image"] for t in TRACKS},
                                        **{f"{t}_caption": cap[t] for t in TRACKS}})
                 table[key]["paired"] += 1
-            for kind in kinds_for(task, concept["n"], run.config.build.benchmarks):
-                if graph_count_problem(graph, task, kind, run.config.build.max_negatives):
-                    skipped[f"{task.name} {kind}"] += 1  # scene concepts only: see above
-                    continue
+            kinds, over = item_kinds(task, graph, run.config.build.benchmarks,
+                                     run.config.build.max_negatives)
+            for kind in over:
+                skipped[f"{task.name} {kind}"] += 1
+            for kind in kinds:
                 for track in tracks:
                     row = compact_item(tracks[track], concept, cap, task, track, kind, paired)
                     out.write(BenchFile(task.name, concept["n"], track, kind).relative,

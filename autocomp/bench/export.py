@@ -32,12 +32,12 @@ SHARD = 1000
 
 def export_rows(run) -> list[dict]:
     """The rows of a run (images as bytes), in concept order."""
-    from autocomp.core.records import read_jsonl
+    from autocomp.core.records import TRACKS, read_jsonl
     from autocomp.core.scene import SceneGraph
 
     sets = {}
-    for track in ("minimal", "contextual"):
-        path = run.dir / "bench" / "sets" / f"{track}.jsonl"
+    for track in TRACKS:
+        path = run.layout.positive_set(track)
         if not path.exists():
             raise AutocompError("no positive sets: build the benchmarks first (`autocomp "
                                 "build RUN`)", file=path)

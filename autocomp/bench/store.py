@@ -36,6 +36,17 @@ def compact_item(v: dict, concept: dict, cap: dict, task, track: str, kind: str,
             "regenerate": {"check": cap["check"] if track == "contextual" else None}}
 
 
+def renderer(graph: SceneGraph, task, positive: str, check: CheckResult | None):
+    """How the negatives of a positive are written: the minimal template (no check), or
+    the writer's caption with the edited words substituted inside the check's spans."""
+    if check is None:
+        return task.minimal_caption
+
+    def render(g):
+        return positive if g == graph else substitute(positive, check, g, task.noun)
+    return render
+
+
 def is_compact(row: dict) -> bool:
     return "regenerate" in row
 
@@ -46,13 +57,8 @@ def expand(row: dict, task) -> dict:
         return row
     graph = SceneGraph.from_dict(row["graph"])
     check = row["regenerate"]["check"]
-    if check is None:
-        render = task.minimal_caption
-    else:
-        result, text = CheckResult.from_dict(check), row["positive"]
-
-        def render(g):
-            return text if g == graph else substitute(text, result, g, task.noun)
+    render = renderer(graph, task, row["positive"],
+                      None if check is None else CheckResult.from_dict(check))
     negs = make_negatives(graph, task, row["kind"], render, NO_LIMIT)
     out = {k: v for k, v in row.items() if k != "regenerate"}
     out.update(positive=negs.positive, duplicates=negs.duplicates,

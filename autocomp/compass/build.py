@@ -25,7 +25,7 @@ from autocomp.compass.negatives import (
 )
 from autocomp.compass.render import primitives
 from autocomp.compass.subgraph import LEVELS, RANGES, caption_graph, level_of, random_walk
-from autocomp.core.records import write_jsonl, write_text
+from autocomp.core.records import TRACKS, write_jsonl, write_text
 from autocomp.core.scene import SceneGraph
 
 FILES = ("composed", "decomposed", "skill-O", "skill-A", "skill-R")
@@ -206,8 +206,8 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
             if ptype == "A":  # an attribute is replaced inside its own vocabulary
                 groups.update({("A", name): v.name for name in v.names})
     sources = []
-    for track in ("minimal", "contextual"):
-        path = run.dir / "bench" / "sets" / f"{track}.jsonl"
+    for track in TRACKS:
+        path = run.layout.positive_set(track)
         if not path.exists():
             continue
         for row in read_jsonl(path):

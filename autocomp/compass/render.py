@@ -14,7 +14,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 from autocomp.core.scene import SceneGraph
-from autocomp.language.grammar import indefinite_article, is_plural_noun, predicate_form
+from autocomp.language.grammar import (
+    Noun,
+    indefinite_article,
+    is_plural_noun,
+    predicate_form,
+)
+from autocomp.language.scene import render_scene
 
 __all__ = ["composed", "decomposed", "predicate_form", "primitives", "plural"]
 
@@ -70,23 +76,16 @@ def _relation(graph: SceneGraph, k: int, obj: str) -> str:
 
 def composed(graph: SceneGraph) -> str:
     """Relations first, each as a sentence, each object introduced once with its
-    attributes; objects in no relation get "There is/are ...".
-    """
-    said: set[int] = set()
-    sentences = []
-    for k, r in enumerate(graph.relations):
-        obj = f"the {graph.objects[r.object].name}" if r.object in said else _np(graph, r.object)
-        if r.subject in said:
-            sentences.append(_relation(graph, k, obj))
-        else:
-            subject_plural = plural(graph.objects[r.subject].name)
-            modifier = predicate_form(r.predicate).modifier(subject_plural)
-            sentences.append(f"{_there(graph, r.subject)} {_np(graph, r.subject)} "
-                             f"{modifier} {obj}.")
-        said |= {r.subject, r.object}
-    sentences += [f"{_there(graph, i)} {_np(graph, i)}." for i in range(graph.n_objects)
-                  if i not in said]
-    return " ".join(sentences)
+    attributes; objects in no relation get "There is/are ...": the scene renderer of
+    autocomp's own scene tasks, with Visual Genome's nouns (articles from inflect, plurals
+    bare and with "are")."""
+    return render_scene(graph, _vg_noun, background=None, phrase=lambda i: _np(graph, i))
+
+
+def _vg_noun(name: str) -> Noun:
+    """The renderer reads only the written form and the verb agreement of a noun whose
+    noun phrases `phrase` gives ("some" marks a plural verb)."""
+    return Noun(name, "some" if plural(name) else "a", name)
 
 
 def decomposed(graph: SceneGraph, prim: tuple) -> str:

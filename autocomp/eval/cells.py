@@ -90,6 +90,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                           Progress(echo, f"{cell.model} {cell.bench.name}", progress_every))
         s = harness.scorer
         result = {"benchmark": cell.bench.name, "model": cell.model, "family": s.family,
+                  "model_type": s.model_type,
                   "name": s.name, "pretrained": s.pretrained, "task": cell.bench.task,
                   "n": cell.bench.n, "track": cell.bench.track, "kind": cell.bench.kind,
                   "metrics": got["metrics"], "n_items": got["n_items"],

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from autocomp.core import registry
 from autocomp.core.errors import AutocompError
+from autocomp.core.layout import RunLayout
 from autocomp.formats.suite import Suite
 
 
@@ -31,7 +32,8 @@ def detect_format(source: Path) -> str:
         return "autocomp-hf"
     source = Path(source)
     if source.is_dir():
-        if (source / "config.yaml").is_file() and (source / "bench").is_dir():
+        layout = RunLayout(source)
+        if layout.config.is_file() and layout.bench.is_dir():
             return "run"
         if any((source / f).is_file() for f in ("dataset_dict.json", "state.json",
                                                  "dataset_info.json")):

@@ -95,9 +95,8 @@ def load_autocomp_hf(source, images: Path | None = None,
                      kinds=("swap", "confusion")) -> Suite:
     from datasets import Image
 
-    from autocomp.bench.build import kinds_for
+    from autocomp.bench.build import item_kinds
     from autocomp.concepts.load import load_task
-    from autocomp.negatives.generate import graph_count_problem
 
     ds = open_dataset(source)
     label = Path(str(source)).name or str(source)
@@ -147,9 +146,10 @@ def load_autocomp_hf(source, images: Path | None = None,
         for kind in kinds:
             members = [c for c in concepts if c[1] == task_name and c[2].n_objects == n
                        and track in c[3]]
-            if kind not in kinds_for(tasks[task_name], n, [kind]):  # as the build does
+            task = tasks[task_name]
+            if kind not in task.negative_kinds(n):  # the build's rules: bench/build.py
                 continue
-            over = [c for c in members if graph_count_problem(c[2], tasks[task_name], kind)]
+            over = [c for c in members if item_kinds(task, c[2], [kind])[1]]
             if over:
                 skipped[f"{track} {kind}: above the negative limit"] += len(over)
                 members = [c for c in members if c not in over]
@@ -210,17 +210,12 @@ def _renderer(graph, caption: str, task):
 
 
 def _items(members, task, track: str, kind: str, label: str):
-    from autocomp.negatives.contextual import substitute
+    from autocomp.bench.store import renderer
     from autocomp.negatives.generate import make_negatives
 
     for i, _, graph, by_track in members:
         image, (caption, check) = by_track[track]
-        if check is None:
-            render = task.minimal_caption
-        else:
-            def render(g, check=check, caption=caption, graph=graph):
-                return caption if g == graph else substitute(caption, check, g, task.noun)
-        negs = make_negatives(graph, task, kind, render)
+        negs = make_negatives(graph, task, kind, renderer(graph, task, caption, check))
         yield {"id": f"{label}-{i}-{track}-{kind}", "concept": i, "task": task.name,
                "n": graph.n_objects, "track": track, "kind": kind, "image": image,
                "graph": graph.to_dict(), "paired": len(by_track) > 1,

@@ -52,11 +52,14 @@ def load_results(folder: Path) -> list[dict]:
     return out
 
 
-def family_of(model: str) -> str:
-    fam = model.split(":", 1)[0]
+def model_type(result: dict) -> str:
+    """The type the scorer declared (results written before it did: read off the spec)."""
+    if "model_type" in result:
+        return result["model_type"]
+    fam = result["model"].split(":", 1)[0]
     if fam in ("reference", "blind"):
         return fam
-    return "SigLIP" if "siglip" in model.lower() else "CLIP"
+    return "SigLIP" if "siglip" in result["model"].lower() else "CLIP"
 
 
 def _index(results):
@@ -174,7 +177,7 @@ def table6(results) -> list[Table]:
             total = sum(errs.values())
             if total:
                 share = {c: 100.0 * errs.get(c, 0) / total for c in ATTRIBUTE_CATEGORIES}
-                per_family[family_of(r["model"])].append({"n": r["n"], **share})
+                per_family[model_type(r)].append({"n": r["n"], **share})
         header = ["Model type", *[f"N={n} {c}" for n in ns for c in ATTRIBUTE_CATEGORIES]]
         rows = []
         everyone = [x for xs in per_family.values() for x in xs]

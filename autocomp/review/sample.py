@@ -20,11 +20,12 @@ from collections import defaultdict
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.layout import RunLayout
 from autocomp.core.records import write_text
 
 
 def sample_path(run_dir: Path, mode: str) -> Path:
-    return Path(run_dir) / "review" / f"{mode}.sample.json"
+    return RunLayout(run_dir).review / f"{mode}.sample.json"
 
 
 def load_or_draw(run, mode: str, per_cell: int | None, seed: int | None) -> dict:

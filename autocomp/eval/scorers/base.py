@@ -32,6 +32,11 @@ class Scorer:
         return f"{self.family}:{self.name}" + (f"@{self.pretrained}" if self.pretrained else "")
 
     @property
+    def model_type(self) -> str:
+        """How Table 6 groups the model (its error categories are averaged per type)."""
+        return self.family
+
+    @property
     def cache_id(self) -> str:
         """What the cached vectors depend on (the spec, plus a fingerprint of local weights)."""
         return self.spec
@@ -40,6 +45,11 @@ class Scorer:
 class DualEncoder(Scorer):
     kind = "dual"
     embeds_images = True
+
+    @property
+    def model_type(self) -> str:
+        """SigLIP (sigmoid loss) or CLIP (contrastive softmax), the two types of Table 6."""
+        return "SigLIP" if "siglip" in self.spec.lower() else "CLIP"
 
     def caption_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """What the harness caches per caption."""
