@@ -16,6 +16,7 @@ from autocomp.config import RunConfig, parse_config
 from autocomp.core.errors import AutocompError
 from autocomp.core.layout import RunLayout
 from autocomp.core.records import read_jsonl, write_text
+from autocomp.core.run_records import RECORDS
 from autocomp.core.yamlio import read_yaml
 
 PACKAGES = ("numpy", "pillow", "scipy", "torch", "accelerate", "diffusers", "transformers",
@@ -105,6 +106,12 @@ class Run:
         warnings.warn(f"{path}: missing, damaged or out of step with the part files; read "
                       "from them instead", stacklevel=2)
         return self._from_parts(stage)
+
+    def read(self, stage: str) -> list:
+        """The merged records of a stage as their typed records (core/run_records.py)."""
+        cls = RECORDS[stage]
+        where = self.layout.merged(stage)
+        return [cls.from_dict(r, where) for r in self.records(stage)]
 
     def _from_parts(self, stage: str) -> list[dict]:
         from autocomp.core import registry

@@ -55,13 +55,13 @@ def build(run: Run, store: str | None = None) -> dict:
     the config's build.store. Items stream to their files, so memory does not grow with
     them."""
     store = store or run.config.build.store
-    concepts = {r["id"]: r for r in run.records("concepts")}
-    captions = {r["id"]: r for r in run.records("captions")}
-    seeds = {r["id"]: r["seed"] for r in run.records("images")}
-    passed: dict[str, dict[str, dict]] = defaultdict(dict)  # concept -> track -> validation
-    for v in run.records("validation"):
-        if v["passed"]:
-            passed[v["concept"]][v["track"]] = v
+    concepts = {c.id: c for c in run.read("concepts")}
+    captions = {c.id: c for c in run.read("captions")}
+    seeds = {r.id: r.seed for r in run.read("images")}
+    passed: dict[str, dict] = defaultdict(dict)  # concept -> track -> validation record
+    for v in run.read("validation"):
+        if v.passed:
+            passed[v.concept][v.track] = v
     layout = run.layout
     sets = {t: [] for t in (*TRACKS, "paired")}
     table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys((*TRACKS, "paired"), 0))
@@ -73,20 +73,20 @@ def build(run: Run, store: str | None = None) -> dict:
             tracks = passed.get(cid, {})
             if not tracks:
                 continue
-            task = run.tasks[concept["task"]]
-            graph = SceneGraph.from_dict(concept["graph"])
+            task = run.tasks[concept.task]
+            graph = concept.scene
             cap = captions[cid]
             paired = all(t in tracks for t in TRACKS)
-            key = f"{task.name} N={concept['n']}"
+            key = f"{task.name} N={concept.n}"
             for track, v in tracks.items():
-                sets[track].append({"id": v["id"], "concept": cid, "task": task.name,
-                                    "n": concept["n"], "track": track, "image": v["image"],
-                                    "caption": cap[track], "seed": seeds[v["id"]]})
+                sets[track].append({"id": v.id, "concept": cid, "task": task.name,
+                                    "n": concept.n, "track": track, "image": v.image,
+                                    "caption": cap.caption(track), "seed": seeds[v.id]})
                 table[key][track] += 1
             if paired:
-                sets["paired"].append({"concept": cid, "task": task.name, "n": concept["n"],
-                                       **{t: tracks[t]["image"] for t in TRACKS},
-                                       **{f"{t}_caption": cap[t] for t in TRACKS}})
+                sets["paired"].append({"concept": cid, "task": task.name, "n": concept.n,
+                                       **{t: tracks[t].image for t in TRACKS},
+                                       **{f"{t}_caption": cap.caption(t) for t in TRACKS}})
                 table[key]["paired"] += 1
             kinds, over = item_kinds(task, graph, run.config.build.benchmarks,
                                      run.config.build.max_negatives)
@@ -95,7 +95,7 @@ def build(run: Run, store: str | None = None) -> dict:
             for kind in kinds:
                 for track in tracks:
                     row = compact_item(tracks[track], concept, cap, task, track, kind, paired)
-                    out.write(BenchFile(task.name, concept["n"], track, kind).relative,
+                    out.write(BenchFile(task.name, concept.n, track, kind).relative,
                               expand(row, task) if store == "full" else row)
     for name, rows in sets.items():
         write_jsonl(layout.positive_set(name), rows)

@@ -25,15 +25,15 @@ from autocomp.negatives.generate import make_negatives
 NO_LIMIT = 10**12  # the build already applied build.max_negatives
 
 
-def compact_item(v: dict, concept: dict, cap: dict, task, track: str, kind: str,
-                 paired: bool) -> dict:
-    """The stored form of one benchmark item: what its negatives are made from."""
-    positive = (task.minimal_caption(SceneGraph.from_dict(concept["graph"]))
-                if track == "minimal" else cap["contextual"])
-    return {"id": f"{v['id']}-{kind}", "concept": concept["id"], "task": task.name,
-            "n": concept["n"], "track": track, "kind": kind, "image": v["image"],
-            "graph": concept["graph"], "paired": paired, "positive": positive,
-            "regenerate": {"check": cap["check"] if track == "contextual" else None}}
+def compact_item(v, concept, cap, task, track: str, kind: str, paired: bool) -> dict:
+    """The stored form of one benchmark item (its validation, concept and caption
+    records): what its negatives are made from."""
+    positive = (task.minimal_caption(concept.scene) if track == "minimal"
+                else cap.contextual)
+    return {"id": f"{v.id}-{kind}", "concept": concept.id, "task": task.name,
+            "n": concept.n, "track": track, "kind": kind, "image": v.image,
+            "graph": concept.graph, "paired": paired, "positive": positive,
+            "regenerate": {"check": cap.check if track == "contextual" else None}}
 
 
 def renderer(graph: SceneGraph, task, positive: str, check: CheckResult | None):

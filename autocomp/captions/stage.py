@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from autocomp.captions.writers import write_with_retries
 from autocomp.core.registry import instantiate
-from autocomp.core.scene import SceneGraph
+from autocomp.core.run_records import CaptionRecord
 from autocomp.runtime.stage import Item, ItemStage
 
 
@@ -27,26 +27,23 @@ class CaptionStage(ItemStage):
         return self._writer
 
     def items(self) -> list[Item]:
-        return [Item(r["id"], r) for r in self.run.records("concepts")]
+        return [Item(c.id, {"concept": c}) for c in self.run.read("concepts")]
 
     def process(self, batch: Sequence[Item]) -> list[dict]:
         concepts = []
         for it in batch:
-            task = self.run.tasks[it.data["task"]]
-            concepts.append((it.id, SceneGraph.from_dict(it.data["graph"]), task,
-                             it.data["seed"]))
+            c = it.data["concept"]
+            concepts.append((it.id, c.scene, self.run.tasks[c.task], c.seed))
         written = write_with_retries(self.writer, concepts, self.run.config.captions.retries)
         out = []
         for cid, graph, task, _ in concepts:
             w = written[cid]
             passed = w["caption"] is not None
-            out.append({
-                "id": cid, "task": task.name, "n": graph.n_objects, "passed": passed,
-                "minimal": task.minimal_caption(graph),
-                "contextual": w["caption"], "check": w["check"], "attempts": w["attempts"],
-                "tried": w["tried"],
-                "reason": "" if passed else f"contextual caption failed the check after "
-                                            f"{w['attempts']} attempts"})
+            out.append(CaptionRecord(
+                cid, task.name, graph.n_objects, passed, task.minimal_caption(graph),
+                w["caption"], w["check"], w["attempts"], w["tried"],
+                "" if passed else f"contextual caption failed the check after "
+                                  f"{w['attempts']} attempts").to_dict())
         return out
 
     def stats(self, records: list[dict]) -> dict:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from autocomp.concepts.task import Task
 from autocomp.core.errors import AutocompError
+from autocomp.core.run_records import ConceptRecord
 from autocomp.core.scene import SceneGraph
 
 
@@ -29,9 +30,9 @@ class Concept:
         """The concept's image seed, shared by its minimal and contextual images."""
         return int(self.id[:8], 16)
 
-    def to_record(self) -> dict:
-        return {"id": self.id, "task": self.task, "n": self.n, "seed": self.seed,
-                "graph": self.graph.to_dict(), "counts": self.graph.counts}
+    def to_record(self, index: int | None = None) -> dict:
+        return ConceptRecord(self.id, self.task, self.n, self.seed, self.graph.to_dict(),
+                             self.graph.counts, index).to_dict()
 
     @classmethod
     def from_record(cls, record: dict) -> Concept:

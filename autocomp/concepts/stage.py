@@ -39,7 +39,7 @@ def make_concepts(run) -> list[dict]:
             batches = [sample_concepts(task, n, spec.count, run.config.seed) for n in spec.n]
         for batch in batches:
             for i, concept in enumerate(batch):
-                record = {**concept.to_record(), "index": i}
+                record = concept.to_record(index=i)
                 if record["id"] not in seen:
                     seen.add(record["id"])
                     records.append(record)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from autocomp.core.records import TRACKS, atomic_open
 from autocomp.core.registry import instantiate
-from autocomp.core.scene import SceneGraph
+from autocomp.core.run_records import ImageRecord
 from autocomp.runtime.stage import Item, ItemStage
 from autocomp.synth.base import ImageRequest
 
@@ -35,33 +35,32 @@ class ImageStage(ItemStage):
         return self._generator
 
     def items(self) -> list[Item]:
-        concepts = {r["id"]: r for r in self.run.records("concepts")}
+        concepts = {c.id: c for c in self.run.read("concepts")}
         out = []
-        for cap in self.run.records("captions"):
-            if not cap["passed"]:
+        for cap in self.run.read("captions"):
+            if not cap.passed:
                 continue
             for track in TRACKS:
-                out.append(Item(f"{cap['id']}-{track}", {
-                    "concept": concepts[cap["id"]], "track": track, "prompt": cap[track]}))
+                out.append(Item(f"{cap.id}-{track}", {
+                    "concept": concepts[cap.id], "track": track,
+                    "prompt": cap.caption(track)}))
         return out
 
     def process(self, batch: Sequence[Item]) -> list[dict]:
         requests = []
         for it in batch:
             c = it.data["concept"]
-            requests.append(ImageRequest(it.id, SceneGraph.from_dict(c["graph"]),
-                                         self.run.tasks[c["task"]], it.data["track"], c["seed"],
-                                         it.data["prompt"]))
+            requests.append(ImageRequest(it.id, c.scene, self.run.tasks[c.task],
+                                         it.data["track"], c.seed, it.data["prompt"]))
         images = self.generator.generate(requests)
         out = []
         for it, req, gen in zip(batch, requests, images, strict=True):
             rel = self.layout.image(it.id)
             save_png(gen.image, self.run.dir / rel)
-            out.append({"id": it.id, "concept": it.data["concept"]["id"],
-                        "task": req.task.name, "n": req.graph.n_objects, "track": req.track,
-                        "seed": req.seed, "image": rel, "width": gen.image.width,
-                        "height": gen.image.height, "faults": gen.faults, "truth": gen.truth,
-                        **({"generation": gen.meta} if gen.meta else {})})
+            out.append(ImageRecord(
+                it.id, it.data["concept"].id, req.task.name, req.graph.n_objects, req.track,
+                req.seed, rel, gen.image.width, gen.image.height, gen.faults, gen.truth,
+                gen.meta or None).to_dict())
         return out
 
     def stats(self, records: list[dict]) -> dict:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from autocomp.core.registry import instantiate
-from autocomp.core.scene import SceneGraph
+from autocomp.core.run_records import ValidationRecord
 from autocomp.runtime.stage import Item, ItemStage
 from autocomp.validators.base import CheckResult
 from autocomp.validators.checks import cascade, validate_image
@@ -39,31 +39,29 @@ class ValidateStage(ItemStage):
         return self._answerer
 
     def items(self) -> list[Item]:
-        concepts = {r["id"]: r for r in self.run.records("concepts")}
-        return [Item(r["id"], {"image": r, "concept": concepts[r["concept"]]})
-                for r in self.run.records("images")]
+        concepts = {c.id: c for c in self.run.read("concepts")}
+        return [Item(r.id, {"image": r, "concept": concepts[r.concept]})
+                for r in self.run.read("images")]
 
     def process(self, batch: Sequence[Item]) -> list[dict]:
         cfg = self.run.config.validate
         out = []
         for it in batch:
             img, concept = it.data["image"], it.data["concept"]
-            task = self.run.tasks[concept["task"]]
-            graph = SceneGraph.from_dict(concept["graph"])
+            task = self.run.tasks[concept.task]
             try:
-                array = load_rgb(self.run.dir / img["image"])
+                array = load_rgb(self.run.dir / img.image)
             except (OSError, ValueError, SyntaxError) as exc:  # PIL raises all three
-                reason = f"cannot read image {img['image']}: {exc}"
+                reason = f"cannot read image {img.image}: {exc}"
                 results = [CheckResult("objects", False, reason, {"error": type(exc).__name__})]
             else:
-                results = validate_image(array, graph, task, img["track"], self.detector,
+                results = validate_image(array, concept.scene, task, img.track, self.detector,
                                          self.answerer, cfg.min_fraction, cfg.min_gray,
                                          cfg.region, self.checks)
             failed = next((r.name for r in results if not r.passed), None)
-            out.append({"id": it.id, "concept": concept["id"], "task": task.name,
-                        "n": concept["n"], "track": img["track"], "image": img["image"],
-                        "passed": failed is None, "failed_at": failed,
-                        "checks": [r.to_dict() for r in results]})
+            out.append(ValidationRecord(
+                it.id, concept.id, task.name, concept.n, img.track, img.image, failed is None,
+                failed, [r.to_dict() for r in results]).to_dict())
         return out
 
     def stats(self, records: list[dict]) -> dict:

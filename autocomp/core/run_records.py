@@ -1,0 +1,101 @@
+"""The typed records that cross the pipeline's stage boundaries, one per line of a stage's
+part files: concept -> caption -> image (one per track) -> validation. Stages build them and
+write `to_dict()`; the next stages read them back with `from_dict`, which names the stage
+file's missing field instead of failing on a KeyError later. The JSON on disk is the same
+bytes as before the types existed (keys sorted, optional fields left out when empty)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+from autocomp.core.errors import AutocompError
+from autocomp.core.scene import SceneGraph
+
+
+class Record:
+    OPTIONAL: tuple[str, ...] = ()  # left out of the JSON when None
+
+    @classmethod
+    def from_dict(cls, data: dict, where=None):
+        names = [f.name for f in fields(cls)]
+        missing = [n for n in names if n not in data and n not in cls.OPTIONAL]
+        if missing:
+            raise AutocompError(f"a {cls.__name__} without field '{missing[0]}' (record "
+                                f"{data.get('id', '?')})", file=where)
+        return cls(**{n: data.get(n) for n in names})
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        for name in self.OPTIONAL:
+            if out.get(name) is None:
+                out.pop(name, None)
+        return out
+
+
+@dataclass(frozen=True)
+class ConceptRecord(Record):
+    id: str
+    task: str
+    n: int
+    seed: int
+    graph: dict
+    counts: dict
+    index: int | None = None  # its place in its (task, N) draw (run records)
+
+    OPTIONAL = ("index",)
+
+    @property
+    def scene(self) -> SceneGraph:
+        return SceneGraph.from_dict(self.graph)
+
+
+@dataclass(frozen=True)
+class CaptionRecord(Record):
+    id: str  # the concept's
+    task: str
+    n: int
+    passed: bool
+    minimal: str
+    contextual: str | None
+    check: dict | None  # the semantic-preservation check's matches on the contextual caption
+    attempts: int
+    tried: list = field(default_factory=list)
+    reason: str = ""
+
+    def caption(self, track: str) -> str | None:
+        return getattr(self, track)
+
+
+@dataclass(frozen=True)
+class ImageRecord(Record):
+    id: str  # "<concept>-<track>"
+    concept: str
+    task: str
+    n: int
+    track: str
+    seed: int
+    image: str  # relative to the run directory
+    width: int
+    height: int
+    faults: list
+    truth: dict
+    generation: dict | None = None  # what the generator recorded (model, dtype, ...)
+
+    OPTIONAL = ("generation",)
+
+
+@dataclass(frozen=True)
+class ValidationRecord(Record):
+    id: str  # the image's
+    concept: str
+    task: str
+    n: int
+    track: str
+    image: str
+    passed: bool
+    failed_at: str | None
+    checks: list
+
+
+RECORDS = {"concepts": ConceptRecord, "captions": CaptionRecord, "images": ImageRecord,
+           "validation": ValidationRecord}
