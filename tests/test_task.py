@@ -61,3 +61,31 @@ def test_bad_task_files(tmp_path, body, needle):
 def test_unknown_task_lists_builtins():
     with pytest.raises(AutocompError, match="built-in tasks: color"):
         load_task("colour")
+
+
+def test_a_new_task_type_needs_one_class():
+    """A task type the pipeline has never seen: negatives, questions and the template
+    writer work through its methods; the embedded generator refuses it in one line."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from autocomp.captions.template import TemplateWriter
+    from autocomp.captions.writers import CaptionRequest
+    from autocomp.concepts.load import load_task
+    from autocomp.concepts.task import AttributeTask
+    from autocomp.language.check import check_caption
+    from autocomp.negatives.generate import make_negatives
+    from autocomp.synth.procedural import ProceduralGenerator
+
+    @dataclass(frozen=True)
+    class Tint(AttributeTask):
+        kind: ClassVar[str] = "tint"
+
+    color = load_task("shape_color")
+    task = Tint("tint", color.objects, color.values, (2,))
+    graph = task.graph(["cube", "sphere"], ["red", "blue"])
+    assert len(make_negatives(graph, task, "swap", task.minimal_caption).negatives) == 1
+    assert [q.expected for q in task.questions(graph)] == ["red", "blue"]
+    caption = TemplateWriter().write_one(CaptionRequest("x", graph, task, 0, 0, "", ""))
+    assert check_caption(caption, graph, task.noun, task.object_forms).passed, caption
+    assert "no drawing for tasks of kind 'tint'" in ProceduralGenerator.cannot_handle(task)

@@ -144,8 +144,18 @@ def _scene(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
     return f"In {rng.choice(SETTINGS)}, {body[:1].lower()}{body[1:]}"
 
 
+def _other(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
+    """Any other task type: its binding phrases in a setting; a slip leaves one out."""
+    phrases = req.task.binding_phrases(req.graph)
+    if slip and len(phrases) > 1:
+        phrases.pop(rng.randrange(len(phrases)))
+    return f"In {rng.choice(SETTINGS)}, there is {join(phrases)}."
+
+
 class FORMS:
     """The caption form of each task type (the task picks its own: Task.visit)."""
+
+    other = staticmethod(_other)
 
     attribute = staticmethod(_attribute)
     relation = staticmethod(_relation)

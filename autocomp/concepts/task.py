@@ -52,10 +52,15 @@ class TaskType:
         return [" ".join(o.attributes) for o in graph.objects]
 
     def visit(self, handler, *args, **kwargs):
-        """Call `handler.<kind>(*args)`: the task picks the method of its own kind, so a
-        module with one way per kind (the template writer, the procedural generator)
-        never asks which kind it has."""
-        return getattr(handler, self.kind)(*args, **kwargs)
+        """Call `handler.<kind>(*args)`, or `handler.other(*args)` for a kind it has no
+        way of its own for: the task picks the method of its own kind, so a module with one
+        way per kind (the template writer, the procedural generator) never asks which
+        kind it has, and a new task type works wherever a handler has a general way."""
+        method = getattr(handler, self.kind, None) or getattr(handler, "other", None)
+        if method is None:
+            raise AutocompError(f"{getattr(handler, '__name__', handler)} has no way for "
+                                f"tasks of kind '{self.kind}'")
+        return method(*args, **kwargs)
 
 
 @dataclass(frozen=True)

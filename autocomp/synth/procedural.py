@@ -188,6 +188,10 @@ class _Drawable:
 
     scene = staticmethod(scene_cannot_draw)
 
+    @staticmethod
+    def other(task) -> str:
+        return f"it has no drawing for tasks of kind '{task.kind}'"
+
 
 class _Draw:
     """How a concept of each task type is laid out and colored."""
