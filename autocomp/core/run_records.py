@@ -67,12 +67,16 @@ class CaptionRecord(Record):
 
 
 @dataclass(frozen=True)
-class ImageRecord(Record):
-    id: str  # "<concept>-<track>"
+class _OfImage(Record):
+    id: str  # the image's: "<concept>-<track>"
     concept: str
     task: str
     n: int
     track: str
+
+
+@dataclass(frozen=True)
+class ImageRecord(_OfImage):
     seed: int
     image: str  # relative to the run directory
     width: int
@@ -85,12 +89,7 @@ class ImageRecord(Record):
 
 
 @dataclass(frozen=True)
-class ValidationRecord(Record):
-    id: str  # the image's
-    concept: str
-    task: str
-    n: int
-    track: str
+class ValidationRecord(_OfImage):
     image: str
     passed: bool
     failed_at: str | None

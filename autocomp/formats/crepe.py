@@ -23,7 +23,13 @@ from collections import defaultdict
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.formats.suite import ImageRoot, LoadedBenchmark, Suite, normalise_space
+from autocomp.formats.suite import (
+    ImageRoot,
+    LoadedBenchmark,
+    Suite,
+    need_images,
+    normalise_space,
+)
 
 TYPES = ("atom", "swap", "negate")
 COLUMNS = ("image_id", "caption", "hard_negs", "x", "y", "width", "height")
@@ -128,7 +134,4 @@ def load_crepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
 
 
 def open_crepe(source, images, columns, skip_missing: bool) -> Suite:
-    if images is None:
-        raise AutocompError("a crepe benchmark needs --images DIR (the folder of its "
-                            "Visual Genome images)")
-    return load_crepe(source, images, skip_missing)
+    return load_crepe(source, need_images(images, "crepe", "Visual Genome"), skip_missing)

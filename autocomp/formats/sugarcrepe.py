@@ -17,7 +17,13 @@ import json
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.formats.suite import ImageRoot, LoadedBenchmark, Suite, normalise_space
+from autocomp.formats.suite import (
+    ImageRoot,
+    LoadedBenchmark,
+    Suite,
+    need_images,
+    normalise_space,
+)
 
 SUBSETS = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att",
            "swap_obj")
@@ -94,7 +100,5 @@ def load_sugarcrepe(source: Path, images: Path, skip_missing: bool = False) -> S
 
 
 def open_sugarcrepe(source, images, columns, skip_missing: bool) -> Suite:
-    if images is None:
-        raise AutocompError("a sugarcrepe benchmark needs --images DIR (the folder of its "
-                            "COCO val2017 images)")
-    return load_sugarcrepe(source, images, skip_missing)
+    return load_sugarcrepe(source, need_images(images, "sugarcrepe", "COCO val2017"),
+                           skip_missing)

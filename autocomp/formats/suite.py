@@ -51,6 +51,14 @@ class Suite:
         return Suite(self.format, self.source, self.root, keep, self.tasks, self.info)
 
 
+def need_images(images, fmt: str, what: str):
+    """The --images folder a format cannot do without, or one line asking for it."""
+    if images is None:
+        raise AutocompError(f"a {fmt} benchmark needs --images DIR (the folder of its {what} "
+                            "images)")
+    return images
+
+
 class ImageRoot:
     """Resolves item image names under one folder: refuses paths outside it and files that
     are not regular files; collects missing ones (a one-line error, or skipped and counted
