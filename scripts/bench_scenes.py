@@ -50,7 +50,7 @@ def main() -> None:
     from autocomp.compass.build import build_run, build_vg
     from autocomp.concepts.load import load_task
     from autocomp.concepts.sampling import sample_concepts
-    from autocomp.concepts.scenes import sample_scenes
+    from autocomp.concepts.scene_sampling import sample_scenes
     from autocomp.config import load_config
     from autocomp.pipeline import run_pipeline
     from autocomp.run import Run

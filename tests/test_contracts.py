@@ -141,7 +141,13 @@ def test_unknown_backend_lists_the_known_ones():
 def _extras() -> set[str]:
     from pathlib import Path
 
-    import tomllib
+    try:
+
+        import tomllib
+
+    except ModuleNotFoundError:  # Python 3.10
+
+        import tomli as tomllib
 
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     return set(tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"])

@@ -5,7 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import tomllib
+try:
+
+    import tomllib
+
+except ModuleNotFoundError:  # Python 3.10
+
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 

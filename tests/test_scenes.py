@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from autocomp.compass.analysis import vifs
-from autocomp.concepts.scenes import load_scene_task, sample_scenes
+from autocomp.concepts.scene_sampling import sample_scenes
+from autocomp.concepts.scenes import load_scene_task
 from autocomp.core.errors import AutocompError
 from autocomp.core.scene import Object, Relation, SceneGraph
 from autocomp.language.check import check_caption

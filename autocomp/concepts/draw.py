@@ -4,7 +4,8 @@ scene tasks (whose concepts' N is their object count)."""
 from __future__ import annotations
 
 from autocomp.concepts.sampling import Concept, sample_concepts
-from autocomp.concepts.scenes import SceneTask, sample_scenes
+from autocomp.concepts.scene_sampling import sample_scenes
+from autocomp.concepts.scenes import SceneTask
 
 
 def concept_batches(task, ns, count: int, seed: int) -> dict[int, list[Concept]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from autocomp.concepts.draw import concept_batches
 from autocomp.concepts.sampling import sample_concepts
-from autocomp.concepts.scenes import sample_scenes
+from autocomp.concepts.scene_sampling import sample_scenes
 from autocomp.core.records import write_jsonl, write_text
 from autocomp.runtime.stage import Stage
 
