@@ -1,6 +1,6 @@
 """The eval harness against a per-sample reference loop, on a full benchmark suite.
 
-    python scripts/bench_eval.py [--count 16] [--width 128] [--layers 4] [--out DIR]
+    python scripts/bench_eval.py [--count 16] [--width 128] [--layers 4] [--output DIR]
 
 Builds a run of the built-in color (N = 1, 2, 3) and position (N = 2, 3) tasks with the
 template writer and procedural stand-in images (validation skipped: every image counts as
@@ -152,7 +152,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=16, help="concepts per task and N")
     parser.add_argument("--width", type=int, default=128)
     parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--output", "--out", dest="out", type=Path, default=None)
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_eval-"))
     shutil.rmtree(out / "results", ignore_errors=True)

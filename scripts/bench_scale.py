@@ -1,6 +1,6 @@
 """Paper scale: the benchmark of Auto-Comp's Table 2 built, stored and scored.
 
-    python scripts/bench_scale.py [--scale 1.0] [--processes 2] [--out DIR] [--no-clip]
+    python scripts/bench_scale.py [--scale 1.0] [--processes 2] [--output DIR] [--no-clip]
 
 Table 2's validated samples (both tracks): color N=2 62.6k, N=3 6.0k; position N=2 69.1k,
 N=3 12.7k, so half as many concepts per track. It samples those concepts (seed 0), writes
@@ -156,7 +156,7 @@ def make_clip(out: Path) -> str:
 
 
 def child(step: str, out: Path, *extra) -> dict:
-    cmd = [sys.executable, __file__, "--step", step, "--out", str(out), *extra]
+    cmd = [sys.executable, __file__, "--step", step, "--output", str(out), *extra]
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ})
     if done.returncode:
         raise SystemExit(f"{step} failed:\n{done.stdout}\n{done.stderr}")
@@ -171,7 +171,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of Table 2's sizes")
     ap.add_argument("--processes", type=int, default=2)
-    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--output", "--out", dest="out", type=Path, default=None)
     ap.add_argument("--no-clip", action="store_true")
     ap.add_argument("--step", default=None)
     ap.add_argument("--models", default="")

@@ -8,4 +8,4 @@ run_dir=${2:?usage: launch_node.sh CONFIG RUN_DIR [NUM_GPUS]}
 gpus=${3:-$(nvidia-smi --list-gpus 2>/dev/null | wc -l)}
 [ "$gpus" -ge 1 ] || { echo "no GPU found; pass NUM_GPUS" >&2; exit 1; }
 # autocomp starts `accelerate launch --multi_gpu --num_processes $gpus` for the GPU stages
-autocomp run "$config" --out "$run_dir" --processes "$gpus" --no-progress
+autocomp run "$config" --output "$run_dir" --processes "$gpus" --no-progress
