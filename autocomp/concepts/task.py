@@ -39,18 +39,6 @@ class TaskType:
     counts_follow_n: ClassVar[bool] = True  # the number of negatives depends on N alone
     is_relation: ClassVar[bool] = False  # objects chained by relations (order matters)
 
-    def primitive_vocabularies(self) -> list[tuple[str, Vocabulary]]:
-        """(COMPASS primitive type, vocabulary) of its values: "A" attributes, "R"
-        relations."""
-        return [("R" if self.is_relation else "A", self.values)]
-
-    def attribute_words(self, graph: SceneGraph) -> list[str]:
-        """Each object's attribute words as written ("large red"); [] where the task's
-        concepts carry no attributes (relation chains)."""
-        if self.is_relation:
-            return []
-        return [" ".join(o.attributes) for o in graph.objects]
-
     def visit(self, handler, *args, **kwargs):
         """Call `handler.<kind>(*args)`, or `handler.other(*args)` for a kind it has no
         way of its own for: the task picks the method of its own kind, so a module with one
@@ -76,6 +64,18 @@ class Task(TaskType):
     path: str = ""
 
     values_kind: ClassVar[str] = ""  # the vocabulary kind its values come from
+
+    def primitive_vocabularies(self) -> list[tuple[str, Vocabulary]]:
+        """(COMPASS primitive type, vocabulary) of its values: "A" attributes, "R"
+        relations."""
+        return [("R" if self.is_relation else "A", self.values)]
+
+    def attribute_words(self, graph: SceneGraph) -> list[str]:
+        """Each object's attribute words as written ("large red"); [] where the task's
+        concepts carry no attributes (relation chains)."""
+        if self.is_relation:
+            return []
+        return [" ".join(o.attributes) for o in graph.objects]
 
     def value_slots(self, n: int) -> int:
         """How many values a concept of complexity n carries."""
