@@ -205,10 +205,10 @@ class SceneTask(TaskType):
             groups.append(list(range(n_attr, len(values))))
         return groups
 
-    def category(self, graph: SceneGraph, names, values) -> str:
-        """Which kinds of primitive the negative changed ("objects + attributes")."""
+    def category(self, graph: SceneGraph, pos, names, values) -> str:
+        """Which kinds of primitive the negative changed ("objects + attributes"); `pos`:
+        the positive's value slots."""
         n_attr = len(attribute_slots(graph))
-        pos = self.values_of(graph)
         changed = []
         if list(names) != list(graph.names):
             changed.append("objects")

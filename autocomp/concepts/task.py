@@ -162,10 +162,10 @@ class AttributeTask(Task):
         return [attribute_question(obj.name, value, self.values)
                 for obj in graph.objects for value in obj.attributes]
 
-    def category(self, graph: SceneGraph, names, values) -> str:
+    def category(self, graph: SceneGraph, pos_values, names, values) -> str:
         """Auto-Comp Table 6: whether the negative repeats an object name and a value."""
         same_obj = len(set(names)) < len(set(graph.names))
-        same_val = len(set(values)) < len(set(self.values_of(graph)))
+        same_val = len(set(values)) < len(set(pos_values))
         if same_val:
             return "same value / same object" if same_obj else "same value / different objects"
         return "same object / different values" if same_obj else "swapped values"
@@ -214,10 +214,10 @@ class RelationTask(Task):
     def questions(self, graph: SceneGraph) -> list[Question]:
         return relation_questions(graph, self.values)
 
-    def category(self, graph: SceneGraph, names, values) -> str:
+    def category(self, graph: SceneGraph, pos_values, names, values) -> str:
         """'<swapped objects | repeated object | same objects> / <same | swapped |
         repeated> relations'."""
-        pos_names, pos_values = list(graph.names), self.values_of(graph)
+        pos_names = list(graph.names)
         objs = ("same objects" if list(names) == pos_names else "swapped objects"
                 if len(set(names)) == len(set(pos_names)) else "repeated object")
         rels = ("same relations" if list(values) == pos_values else "swapped relations"

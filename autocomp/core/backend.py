@@ -113,20 +113,3 @@ class Backend:
     def cannot_handle(cls, task, options: dict | None = None) -> str | None:
         """Why this backend cannot work on the task's concepts, or None (config time)."""
         return None
-
-    @classmethod
-    def require(cls, module: str):
-        return require(module, cls.extra or "dev", f"backend {cls.__name__}")
-
-
-def out_of_range(options: dict, key: str, low, high, *, file=None, field: str = "options",
-                 what: str = "a number", open_interval: bool = False) -> None:
-    """Raise when options[key] is present and outside [low, high] ((low, high) if open)."""
-    if key not in options:
-        return
-    v = options[key]
-    inside = low < v < high if open_interval else low <= v <= high
-    if not inside:
-        bounds = f"({low}, {high})" if open_interval else f"[{low}, {high}]"
-        raise AutocompError(f"expected {what} in {bounds}, got {v!r}", file=file,
-                            field=f"{field}.{key}")

@@ -102,9 +102,6 @@ class RunLayout:
     def positive_set(self, name: str) -> Path:
         return self.bench / "sets" / f"{name}.jsonl"
 
-    def benchmark(self, bench: BenchFile) -> Path:
-        return self.root / bench.relative
-
     def benchmark_files(self) -> list[tuple[BenchFile, Path]]:
         """Every benchmark file of the run, sorted by path."""
         out = []

@@ -25,12 +25,6 @@ def percent(x: float) -> float:
     return float(Decimal(repr(100 * x)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
 
-def benchmarks_for(task: Task, n: int) -> tuple[str, ...]:
-    """The benchmark kinds the task defines at N (swap and confusion from N = 2; the N = 1
-    variations for attribute tasks)."""
-    return task.negative_kinds(n)
-
-
 def chance_cell(task: Task, n: int, kind: str) -> dict:
     names = list(task.objects.names[:n])
     total_w = chance = chance_dm = negatives = 0.0
@@ -52,7 +46,7 @@ def chance_cell(task: Task, n: int, kind: str) -> dict:
 def chance_table(tasks: list[Task]) -> dict:
     """{task: {N: {benchmark: cell}}} for every allowed N of every task."""
     return {task.name: {str(n): {kind: chance_cell(task, n, kind)
-                                 for kind in benchmarks_for(task, n)} for n in task.n}
+                                 for kind in task.negative_kinds(n)} for n in task.n}
             for task in tasks}
 
 

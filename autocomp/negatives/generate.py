@@ -109,12 +109,16 @@ def _confusion(graph: SceneGraph, task) -> Iterator[tuple[list[str], list[str], 
     n = len(names)
     groups = task.slot_groups(graph)
     identity = list(range(len(values)))
+    whole = groups == [identity]  # binding tasks: one group of every slot, in order
     for objs in itertools.product(range(n), repeat=n):
         for fills in itertools.product(*(itertools.product(g, repeat=len(g)) for g in groups)):
-            picks = list(identity)
-            for group, fill in zip(groups, fills, strict=True):
-                for slot, source in zip(group, fill, strict=True):
-                    picks[slot] = source
+            if whole:
+                picks = list(fills[0])
+            else:
+                picks = list(identity)
+                for group, fill in zip(groups, fills, strict=True):
+                    for slot, source in zip(group, fill, strict=True):
+                        picks[slot] = source
             if list(objs) == list(range(n)) and picks == identity:
                 continue
             yield ([names[i] for i in objs], [values[j] for j in picks],
@@ -164,16 +168,10 @@ def negative_limit(limit: int | None = None) -> int:
     return int(env)
 
 
-def candidate_count(task: Task, n: int, kind: str) -> int:
-    """How many arrangements one concept's `kind` negatives enumerate (before duplicates
-    are removed): N! - 1, N^2N - 1, N^N (N-1)^(N-1) - 1 or the vocabulary size - 1."""
-    return expected_count(task, n, kind)
-
-
 def count_problem(task: Task, n: int, kind: str, limit: int | None = None) -> str | None:
     """Why `kind` negatives of task N cannot be enumerated under the limit, or None."""
     limit = negative_limit(limit)
-    count = candidate_count(task, n, kind)
+    count = expected_count(task, n, kind)
     if count <= limit:
         return None
     return (f"task '{task.name}' N={n}: {kind} would enumerate {count:,} negatives per "
@@ -238,7 +236,8 @@ def make_negatives(graph: SceneGraph, task: Task, kind: str,
                 "changed_values": _changed(pos_values, values),
                 "distinct_objects": len(set(names)), "distinct_values": len(set(values))}
         out.append(Negative(kind, neg, caption, edit,
-                            None if "slot" in edit else task.category(graph, names, values),
+                            None if "slot" in edit else
+                            task.category(graph, pos_values, names, values),
                             neg.meaning_key(task.inverses) == key))
     return NegativeSet(kind, positive, tuple(out), duplicates)
 
