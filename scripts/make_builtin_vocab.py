@@ -55,7 +55,9 @@ def main(src: str, out: str) -> None:
     lines += [object_entry(p, raw, pairs) for raw in data["objects"]]
     Path(out, "objects.yaml").write_text("\n".join(lines) + "\n")
     lines = [head, "name: colors", "kind: attributes",
-             "description: The 20 colors of Auto-Comp-CP, with CSS RGB values.", "entries:"]
+             "description: The 20 colors of Auto-Comp-CP, with CSS RGB values.",
+             "# the paper's prompt example (appendix A.1): 'a green chair' and 'a yellow lamp'",
+             "attribute: {name: color, example: [green, yellow]}", "entries:"]
     lines += [f"  - {{name: {c}, rgb: {list(CSS_RGB[c])}}}" for c in data["colors"]]
     Path(out, "colors.yaml").write_text("\n".join(lines) + "\n")
 

@@ -17,8 +17,9 @@ class Question:
     subject: str  # object name the question is about
     object: str | None = None  # the second object of a relation
     hints: dict = field(default_factory=dict)  # choice -> rgb or geometry, for pixel readers
-    reads: str = "color"  # what a pixel reader measures: color, scale or pattern of one
-    #                       object (from the vocabulary's entries), or relation between two
+    reads: str = "color"  # what a pixel reader measures: color, scale, pattern, material
+    #                       or count of one object (from the vocabulary's entries), relation
+    #                       between two, or none (only a VQA answerer can answer it)
 
     @property
     def about_relation(self) -> bool:
@@ -26,34 +27,34 @@ class Question:
 
 
 def relation_questions(graph: SceneGraph, vocab) -> list[Question]:
+    """One per relation, asked as the vocabulary's aspect asks ("Where is the {subject}
+    relative to the {object}?")."""
     choices = tuple(vocab.names)
     hints = {e.name: dict(e.geometry or {}) for e in vocab.entries}
     out = []
     for rel in graph.relations:
         s, o = graph.objects[rel.subject].name, graph.objects[rel.object].name
-        geo = hints.get(rel.predicate, {})
-        if "size" in geo:
-            text = f"Is the {s} larger or smaller than the {o}?"
-        else:
-            text = f"Where is the {s} relative to the {o}?"
+        text = vocab.aspect.ask(subject=s, object=o)
         out.append(Question(f"{text} Answer with one of: {', '.join(choices)}.",
                             choices, rel.predicate, s, o, hints, reads="relation"))
     return out
 
 
+# what a pixel reader measures for a vocabulary, from the field that draws its entries
+READS = ("rgb", "color"), ("scale", "scale"), ("pattern", "pattern"), ("material", "material")
+
+
 def attribute_question(name: str, value: str, vocab) -> Question:
-    """What a pixel reader measures follows the entries: rgb (color), scale (a size word)
-    or pattern (a texture); other vocabularies are asked by name, for VQA answerers."""
+    """Asked as the vocabulary's aspect asks ("What is the {object} made of?"). What a
+    pixel reader measures follows the entries: rgb (color), scale (a size word), pattern
+    (a texture) or material (a surface); others only a VQA answerer can answer."""
     choices = tuple(vocab.names)
-    if any(e.scale is not None for e in vocab.entries):
-        reads, text = "scale", f"What size is the {name} compared with the other objects?"
-        hints = {e.name: e.scale for e in vocab.entries if e.scale is not None}
-    elif any(e.pattern is not None for e in vocab.entries):
-        reads, text = "pattern", f"What pattern is on the surface of the {name}?"
-        hints = {e.name: e.pattern for e in vocab.entries if e.pattern is not None}
-    else:
-        hints = {e.name: e.rgb for e in vocab.entries if e.rgb is not None}
-        reads = "color"
-        text = f"What {'color' if hints else vocab.name} is the {name}?"
+    reads, hints = "none", {}
+    for key, reader in READS:
+        drawn = {e.name: getattr(e, key) for e in vocab.entries if getattr(e, key) is not None}
+        if drawn:
+            reads, hints = reader, drawn
+            break
+    text = vocab.aspect.ask(object=name)
     return Question(f"{text} Answer with one of: {', '.join(choices)}.", choices,
                     value, name, hints=hints, reads=reads)

@@ -8,6 +8,9 @@
                                # run uses these, and any other N the vocabularies can supply
                                # may still be asked for explicitly
     distinct_values: true      # values distinct within a concept (default true)
+    attribute: color           # optional: what the values describe, how a question asks
+                               # for them (attribute tasks; `relation:` for relation
+                               # tasks); see concepts/aspect.py
 """
 
 from __future__ import annotations
@@ -17,13 +20,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import ClassVar
 
+from autocomp.concepts.aspect import Aspect
 from autocomp.concepts.questions import Question, attribute_question, relation_questions
-from autocomp.concepts.vocab import Vocabulary, load_vocabulary
+from autocomp.concepts.vocab import Vocabulary, declare, load_vocabulary
 from autocomp.core.errors import AutocompError
 from autocomp.core.scene import Object, SceneGraph, attribute_graph, chain_graph
 from autocomp.language.grammar import Noun, noun_phrase
 
-TASK_FIELDS = {"name", "kind", "description", "objects", "values", "n", "distinct_values"}
+TASK_FIELDS = {"name", "kind", "description", "objects", "values", "n", "distinct_values",
+               "attribute", "relation"}
 
 
 class TaskType:
@@ -38,6 +43,10 @@ class TaskType:
     prompt_suffix: ClassVar[str] = ""  # prompts/contextual_{system,user}<suffix>.txt
     counts_follow_n: ClassVar[bool] = True  # the number of negatives depends on N alone
     is_relation: ClassVar[bool] = False  # objects chained by relations (order matters)
+
+    def prompt_fields(self) -> dict:
+        """The task's own placeholders of its contextual prompt (prompts/README.md)."""
+        return {}
 
     def visit(self, handler, *args, **kwargs):
         """Call `handler.<kind>(*args)`, or `handler.other(*args)` for a kind it has no
@@ -64,6 +73,12 @@ class Task(TaskType):
     path: str = ""
 
     values_kind: ClassVar[str] = ""  # the vocabulary kind its values come from
+    aspect_field: ClassVar[str] = "attribute"  # the task file's field declaring the aspect
+
+    @property
+    def aspect(self) -> Aspect:
+        """What the task's values describe ("color"), as prompts and questions name it."""
+        return self.values.aspect
 
     def primitive_vocabularies(self) -> list[tuple[str, Vocabulary]]:
         """(COMPASS primitive type, vocabulary) of its values: "A" attributes, "R"
@@ -162,6 +177,19 @@ class AttributeTask(Task):
         return [attribute_question(obj.name, value, self.values)
                 for obj in graph.objects for value in obj.attributes]
 
+    def prompt_fields(self) -> dict:
+        """The attribute's words and the worked example ('a green chair' and 'a yellow
+        lamp': the aspect's example values, else the vocabulary's first two)."""
+        aspect = self.aspect
+        ex = list(aspect.example or self.values.names[:2])
+        ex += ex[:1] * (2 - len(ex))
+        a, b = (noun_phrase(Noun.guess(name), (value,)) for name, value in
+                zip(("chair", "lamp"), ex[:2], strict=True))
+        return {"attribute": aspect.name, "attributes": aspect.plural, "example_a": a,
+                "example_b": b,
+                "example_caption": f"{a[:1].upper()}{a[1:]} stands beside {b} in a brightly "
+                                   "lit room."}
+
     def category(self, graph: SceneGraph, pos_values, names, values) -> str:
         """Auto-Comp Table 6: whether the negative repeats an object name and a value."""
         same_obj = len(set(names)) < len(set(graph.names))
@@ -177,6 +205,7 @@ class RelationTask(Task):
 
     kind: ClassVar[str] = "relation"
     values_kind: ClassVar[str] = "relations"
+    aspect_field: ClassVar[str] = "relation"
     value_key: ClassVar[str] = "relations"
     swap_moves: ClassVar[str] = "objects"
     prompt_suffix: ClassVar[str] = "_relation"
@@ -213,6 +242,11 @@ class RelationTask(Task):
 
     def questions(self, graph: SceneGraph) -> list[Question]:
         return relation_questions(graph, self.values)
+
+    def prompt_fields(self) -> dict:
+        aspect = self.aspect
+        return {"relation": aspect.name,
+                "example_relation": (aspect.example or self.values.names)[0]}
 
     def category(self, graph: SceneGraph, pos_values, names, values) -> str:
         """'<swapped objects | repeated object | same objects> / <same | swapped |
@@ -257,6 +291,13 @@ def parse_task(data, path: Path) -> Task:
             raise AutocompError(f"field '{field}' names vocabulary '{vocab.name}' of kind "
                                 f"{vocab.kind}; a {kind} task needs kind {want}", file=path)
         vocabs[field] = vocab
+    other = ({"attribute", "relation"} - {cls.aspect_field}) & set(data)
+    if other:
+        raise AutocompError(f"field '{other.pop()}' does not apply to a {kind} task (use "
+                            f"'{cls.aspect_field}')", file=path)
+    if data.get(cls.aspect_field) is not None:
+        vocabs["values"] = declare(vocabs["values"], data[cls.aspect_field], file=path,
+                                   field=cls.aspect_field)
     distinct = data.get("distinct_values", True)
     if not isinstance(distinct, bool):
         raise AutocompError(f"field 'distinct_values' must be true or false, got {distinct!r}",

@@ -13,9 +13,16 @@ Fields per kind (all optional but `name`):
   objects:    article (a | an | some | a pair of), plural, pair (true/false)
   attributes: rgb ([r, g, b], 0-255); scale (a size word: the object's size relative to
               an unmarked one, e.g. 0.65 small, 1.45 large); pattern (a surface texture:
-              stripes | dots | checks). The procedural generator draws these three; any
-              other attribute needs a generator that reads captions.
-  relations:  inverse (another entry of the same file), geometry (a mapping)
+              stripes | dots | checks); material (a surface rendering: wood | metal |
+              glass | stone | fabric); count (a numeral: how many of the object, 1-6).
+              The procedural generator draws these; any other attribute needs a
+              generator that reads captions.
+  relations:  inverse (another entry of the same file), geometry (a mapping: dx and dy, a
+              direction; size, the sign of log(area subject / area object); depth, +1
+              when the subject is nearer the viewer)
+
+A vocabulary may say what its values describe (`attribute:` or `relation:`, see
+concepts/aspect.py), which prompts, questions and reports then name.
 
 Built-in vocabularies live in the `concepts/vocab/` folder; a user's file loads the same way.
 """
@@ -23,8 +30,10 @@ Built-in vocabularies live in the `concepts/vocab/` folder; a user's file loads 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
+from autocomp.concepts.aspect import Aspect, default_aspect, parse_aspect
 from autocomp.core.errors import AutocompError
 from autocomp.core.resources import data_dir
 from autocomp.core.yamlio import read_yaml
@@ -33,12 +42,16 @@ from autocomp.language.grammar import ARTICLES, Noun, indefinite_article, plural
 KINDS = ("objects", "attributes", "relations")
 FIELDS = {
     "objects": {"name", "article", "plural", "pair"},
-    "attributes": {"name", "rgb", "scale", "pattern"},
+    "attributes": {"name", "rgb", "scale", "pattern", "material", "count"},
     "relations": {"name", "inverse", "geometry"},
 }
-TOP_FIELDS = {"name", "kind", "description", "entries"}
+TOP_FIELDS = {"name", "kind", "description", "entries", "attribute", "relation"}
+ASPECT_FIELD = {"attributes": "attribute", "relations": "relation"}
 PATTERNS = ("stripes", "dots", "checks")
-GEOMETRY = ("dx", "dy", "size")  # a direction (x right, y down), or a size sign
+MATERIALS = ("wood", "metal", "glass", "stone", "fabric")
+MAX_COUNT = 6
+GEOMETRY = ("dx", "dy", "size", "depth")  # a direction (x right, y down), a size sign, or
+#                                          a depth sign (+1: the subject is nearer)
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,8 @@ class Entry:
     geometry: dict = field(default_factory=dict, compare=False, hash=False)
     scale: float | None = None  # size words: drawn size relative to an unmarked object
     pattern: str | None = None  # textures: stripes | dots | checks
+    material: str | None = None  # materials: wood | metal | glass | stone | fabric
+    count: int | None = None  # numerals: how many of the object
 
     @property
     def pair(self) -> bool:
@@ -67,6 +82,12 @@ class Vocabulary:
     entries: tuple[Entry, ...]
     path: str = ""
     description: str = ""
+    declared: Aspect | None = field(default=None, compare=False)  # `attribute:`/`relation:`
+
+    @cached_property
+    def aspect(self) -> Aspect:
+        """What the values describe (declared, else from how the entries are drawn)."""
+        return self.declared or default_aspect(self.name, self.kind, self.entries)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -138,7 +159,26 @@ def parse_vocabulary(data, path: Path | str = "<memory>") -> Vocabulary:
         parsed.append(entry)
     vocab = Vocabulary(str(name), kind, tuple(parsed), str(path), str(data.get("description", "")))
     _check_inverses(vocab, path)
+    key = ASPECT_FIELD.get(kind)
+    if key is None and ({"attribute", "relation"} & set(data)):
+        raise AutocompError("fields 'attribute' and 'relation' belong to attribute and "
+                            "relation vocabularies", file=path)
+    other = {"attribute": "relation", "relation": "attribute"}.get(key)
+    if other in data:
+        raise AutocompError(f"field '{other}' does not apply to a vocabulary of kind {kind} "
+                            f"(use '{key}')", file=path)
+    if data.get(key) is not None:
+        vocab = declare(vocab, data[key], file=path, field=key)
     return vocab
+
+
+def declare(vocab: Vocabulary, raw, *, file, field: str) -> Vocabulary:
+    """The vocabulary with an `attribute:` / `relation:` declaration read from `raw`."""
+    import dataclasses
+
+    kind = "relation" if vocab.kind == "relations" else "attribute"
+    aspect = parse_aspect(raw, kind, vocab.names, vocab.aspect, file=file, field=field)
+    return dataclasses.replace(vocab, declared=aspect)
 
 
 def _parse_entry(raw, kind: str, path, i: int) -> Entry:
@@ -176,10 +216,19 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
         pattern = raw.get("pattern")
         if pattern is not None and pattern not in PATTERNS:
             raise fail(f"field 'pattern' must be one of {', '.join(PATTERNS)}, got {pattern!r}")
-        if sum(x is not None for x in (rgb, scale, pattern)) > 1:
-            raise fail("an attribute is drawn as one of rgb, scale or pattern, not several")
+        material = raw.get("material")
+        if material is not None and material not in MATERIALS:
+            raise fail(f"field 'material' must be one of {', '.join(MATERIALS)}, "
+                       f"got {material!r}")
+        count = raw.get("count")
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int)
+                                  or not 1 <= count <= MAX_COUNT):
+            raise fail(f"field 'count' must be an integer 1-{MAX_COUNT}, got {count!r}")
+        if sum(x is not None for x in (rgb, scale, pattern, material, count)) > 1:
+            raise fail("an attribute is drawn as one of rgb, scale, pattern, material or "
+                       "count, not several")
         return Entry(name, rgb=rgb, scale=None if scale is None else float(scale),
-                     pattern=pattern)
+                     pattern=pattern, material=material, count=count)
     inverse = raw.get("inverse")
     if inverse is not None and not isinstance(inverse, str):
         raise fail(f"field 'inverse' must be a relation name, got {inverse!r}")
@@ -193,6 +242,8 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
             raise fail(f"field 'geometry.{key}' must be a number, got {value!r}")
     if ("dx" in geometry) != ("dy" in geometry):
         raise fail("field 'geometry' needs dx and dy together (a direction)")
+    if len({"dx", "size", "depth"} & set(geometry)) > 1:
+        raise fail("field 'geometry' is one of a direction (dx, dy), size or depth")
     return Entry(name, inverse=inverse and " ".join(inverse.lower().split()), geometry=geometry)
 
 
