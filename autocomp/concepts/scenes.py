@@ -146,6 +146,9 @@ class SceneTask(TaskType):
     def attribute_words(self, graph: SceneGraph) -> list[str]:
         return [" ".join(o.attributes) for o in graph.objects]
 
+    def relation_geometry(self) -> dict:
+        return {e.name: e.geometry for e in self.relations.entries}
+
     def vocab_of(self, value: str) -> Vocabulary:
         """An attribute's own vocabulary, or the relations."""
         return self.vocab_of_value.get(value) or self.relations

@@ -44,6 +44,10 @@ class TaskType:
     counts_follow_n: ClassVar[bool] = True  # the number of negatives depends on N alone
     is_relation: ClassVar[bool] = False  # objects chained by relations (order matters)
 
+    def relation_geometry(self) -> dict:
+        """Predicate -> its geometry (dx/dy, size or depth), for drawing and reading."""
+        return {}
+
     def prompt_fields(self) -> dict:
         """The task's own placeholders of its contextual prompt (prompts/README.md)."""
         return {}
@@ -242,6 +246,9 @@ class RelationTask(Task):
 
     def questions(self, graph: SceneGraph) -> list[Question]:
         return relation_questions(graph, self.values)
+
+    def relation_geometry(self) -> dict:
+        return {e.name: e.geometry for e in self.values.entries}
 
     def prompt_fields(self) -> dict:
         aspect = self.aspect

@@ -12,7 +12,7 @@ def expected_outcomes(faults: list[dict], track: str) -> dict:
     """What each validation check should conclude, given the injected faults."""
     kinds = {f["kind"] for f in faults}
     out = {"objects": "drop_object" not in kinds,
-           "attributes": not ({"wrong_color", "swap"} & kinds)}
+           "attributes": not ({"wrong_color", "wrong_value", "swap"} & kinds)}
     if track == "minimal":
         out["background"] = "grey_background" not in kinds
     return out

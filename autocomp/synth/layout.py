@@ -2,7 +2,9 @@
 
 Boxes are (x0, y0, x1, y1) in pixels, image coordinates (y down). Spatial relations hold
 by the GenEval rule (`relation_component`) with a margin; relative size holds by box area
-(`size_ratio`). The same functions are what the `pixels` answerer reads back.
+(`size_ratio`); depth by the two monocular cues of a ground plane (`depth_sign`): the
+nearer object stands lower in the image and is drawn larger. The same functions are what
+the `pixels` answerer reads back.
 """
 
 from __future__ import annotations
@@ -40,6 +42,24 @@ def relation_component(subject_box, object_box, dx: float, dy: float) -> float:
     if all(abs(r) < 1e-3 for r in revised):
         return 0.0
     return (revised[0] * dx + revised[1] * dy) / norm
+
+
+DEPTH_DROP = 0.5  # nearer: its base lower by half the pair's mean height, or more
+DEPTH_RATIO = 1.2  # ... and its box area this many times the other's, or more
+
+
+def depth_sign(subject_box, object_box) -> int:
+    """+1 when the subject reads as nearer the viewer than the object (its base lower by
+    DEPTH_DROP x their mean height and its area DEPTH_RATIO x larger), -1 when farther,
+    0 when the cues disagree or are too weak."""
+    mean_h = ((subject_box[3] - subject_box[1]) + (object_box[3] - object_box[1])) / 2
+    drop = (subject_box[3] - object_box[3]) / max(mean_h, 1e-9)
+    ratio = size_ratio(subject_box, object_box)
+    if drop > DEPTH_DROP and ratio > DEPTH_RATIO:
+        return 1
+    if drop < -DEPTH_DROP and ratio < 1 / DEPTH_RATIO:
+        return -1
+    return 0
 
 
 def area(box) -> float:
@@ -84,6 +104,8 @@ def layout(names, relations, geometry: dict, size: int, rng: random.Random,
     fixes the objects' heights (else drawn, with size relations' ratios); without
     `shrink` they are kept exactly (a scene's size words) and only placements are retried."""
     gap = 0.04 * size
+    if any("depth" in geometry[r[1]] for r in relations):
+        return depth_layout(names, relations, geometry, size, rng, tries)
     if heights is None:
         heights = _heights(names, relations, geometry, size, rng)
     heights = list(heights)
@@ -114,9 +136,42 @@ def layout(names, relations, geometry: dict, size: int, rng: random.Random,
     raise RuntimeError(f"no layout found for {names} with {relations} after {tries} tries")
 
 
+def depth_layout(names, relations, geometry, size, rng, tries=2000):
+    """Objects on a ground plane: each relation's nearer object gets a greater depth z
+    (0 far, 1 near), drawn lower (its base at 45-92% of the canvas height) and larger
+    (perspective); left to right as it falls, never overlapping."""
+    gap = 0.04 * size
+    for _ in range(tries):
+        z = {0: 0.0}
+        for s, pred, o in relations:  # a chain: each relation places its next object
+            step = rng.uniform(1.0, 1.4) * geometry[pred]["depth"]
+            if s in z and o not in z:
+                z[o] = z[s] - step
+            elif o in z and s not in z:
+                z[s] = z[o] + step
+        lo, hi = min(z.values()), max(z.values())
+        zs = [(z.get(i, lo) - lo) / ((hi - lo) or 1) for i in range(len(names))]
+        boxes = []
+        for name, depth in zip(names, zs, strict=True):
+            h = size * (0.14 + 0.16 * depth) * rng.uniform(0.95, 1.05)
+            w, h = box_size(name, h / max(SHAPES[name].aspect, 1.0), size)
+            bottom = size * (0.45 + 0.47 * depth) + rng.uniform(-0.02, 0.02) * size
+            x0 = rng.uniform(4, size - 4 - w)
+            boxes.append((round(x0), round(bottom - h), round(x0 + w), round(bottom)))
+        if any(b[1] < 4 or b[3] > size - 4 for b in boxes):
+            continue
+        if any(overlaps(a, b, gap) for i, a in enumerate(boxes) for b in boxes[i + 1:]):
+            continue
+        if all(_holds(boxes, r, geometry) for r in relations):
+            return boxes
+    raise RuntimeError(f"no depth layout found for {names} with {relations}")
+
+
 def _holds(boxes, relation, geometry) -> bool:
     s, pred, o = relation
     g = geometry[pred]
+    if "depth" in g:
+        return depth_sign(boxes[s], boxes[o]) == (1 if g["depth"] > 0 else -1)
     if "dx" in g:
         return relation_component(boxes[s], boxes[o], g["dx"], g["dy"]) > MARGIN
     ratio = size_ratio(boxes[s], boxes[o])

@@ -6,10 +6,12 @@ Fault injection (off by default) gives validators real failures to catch. Each f
 drawn independently per image with its rate, from a generator seeded by the concept seed
 and the track, and recorded with what it changed:
   drop_object      one object is not drawn                    -> the object check must fail
-  wrong_color      one object gets another vocabulary color   -> the attribute check must fail
-  swap             attribute tasks: two objects trade colors;
-                   relation tasks: the two objects of one relation trade places (or sizes)
+  wrong_color      one object gets another value of its vocabulary (a color; in attribute
+  (or wrong_value) tasks over sizes, patterns or materials, one of those)
                                                               -> the attribute check must fail
+  swap             attribute tasks: two objects trade values (colors, sizes, ...);
+                   relation tasks: the two objects of one relation trade places (or
+                   sizes, or depths)                          -> the attribute check must fail
   grey_background  minimal track: a grey background           -> the background check must fail
 The layout depends on the concept seed only, so both tracks of a concept share it.
 
@@ -33,7 +35,7 @@ from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.faults import FAULTS, PALETTE, expected_outcomes
 from autocomp.synth.layout import layout, overlaps
-from autocomp.synth.scenes import draw_scene, scene_cannot_draw
+from autocomp.synth.scenes import draw_scene, scene_cannot_draw, undrawable
 from autocomp.synth.shapes import SHAPES, pattern_pitch, pattern_tone, render
 
 
@@ -53,7 +55,13 @@ class ProceduralGenerator(Backend):
         if "outline" in out and not 1 <= out["outline"] <= 8:
             raise AutocompError(f"expected an outline width in [1, 8], got {out['outline']}",
                                 file=file, field=f"{field}.outline")
-        for key, rate in out.get("faults", {}).items():
+        faults = out.get("faults", {})
+        if "wrong_value" in faults:  # the general name of wrong_color
+            if "wrong_color" in faults:
+                raise AutocompError("give wrong_value or wrong_color (the same fault), not "
+                                    "both", file=file, field=f"{field}.faults")
+            faults["wrong_color"] = faults.pop("wrong_value")
+        for key, rate in faults.items():
             if key not in FAULTS:
                 raise AutocompError(f"unknown fault (known: {', '.join(FAULTS)})", file=file,
                                     field=f"{field}.faults.{key}")
@@ -118,13 +126,15 @@ class ProceduralGenerator(Backend):
                background.plain(size, background.GREY if scene["background"] == "grey"
                                 else (255, 255, 255)))
         patterns = scene.get("patterns") or [None] * len(shapes)
+        materials = scene.get("materials") or [None] * len(shapes)
         scene["pattern_share"] = [None] * len(shapes)
-        for i, (name, box, rgb, drawn, pattern) in enumerate(zip(
-                shapes, scene["boxes"], scene["rgbs"], scene["drawn"], patterns, strict=True)):
+        for i, (name, box, rgb, drawn, pattern, material) in enumerate(zip(
+                shapes, scene["boxes"], scene["rgbs"], scene["drawn"], patterns, materials,
+                strict=True)):
             if drawn:
                 x0, y0, x1, y1 = box
                 tile = render(name, x1 - x0, y1 - y0, rgb, self.outline, pattern,
-                              pattern_pitch(size))
+                              pattern_pitch(size), material)
                 img.paste(tile, (x0, y0), tile)
                 if pattern:  # how much of the object the pattern got (none may fit)
                     px = np.asarray(tile)
@@ -133,18 +143,53 @@ class ProceduralGenerator(Backend):
                     scene["pattern_share"][i] = float(toned.sum() / max(1, solid.sum()))
         return img
 
-    def inject_faults(self, req, scene, names, relations, geometry) -> list[dict]:
+    def _fault_draws(self, req) -> tuple[dict, random.Random]:
+        """One draw per fault (whatever applies) and the generator of its picks: the same
+        for a concept's track however its faults are applied."""
         rng = random.Random(f"faults:{req.seed}:{req.track}")
-        draws = {f: rng.random() for f in FAULTS}  # one draw each, whatever applies
-        picks = random.Random(f"fault-picks:{req.seed}:{req.track}")
+        draws = {f: rng.random() for f in FAULTS}
+        return draws, random.Random(f"fault-picks:{req.seed}:{req.track}")
+
+    def value_faults(self, req, looks: list[dict], task) -> list[dict]:
+        """The swap and wrong-value faults of an attribute concept, applied to its objects'
+        looks (before the layout, which then fits the sizes drawn)."""
+        from autocomp.synth.scenes import apply_value, plain_look
+
+        draws, picks = self._fault_draws(req)
+        values = [o.attributes[0] for o in req.graph.objects]
+        faults = []
+        if draws["swap"] < self.faults.get("swap", 0) and len(values) >= 2:
+            pairs = [(a, b) for a in range(len(values)) for b in range(a + 1, len(values))
+                     if values[a] != values[b]]
+            if pairs:
+                a, b = picks.choice(pairs)
+                looks[a], looks[b] = looks[b], looks[a]
+                values[a], values[b] = values[b], values[a]
+                faults.append({"kind": "swap", "slots": [a, b], "what": "values"})
+        if draws["wrong_color"] < self.faults.get("wrong_color", 0) and values:
+            slot = picks.randrange(len(values))
+            vocab = task.vocab_of(values[slot])
+            taken = {values[slot], req.graph.objects[slot].attributes[0]}
+            other = picks.choice([v for v in vocab.names if v not in taken])
+            faults.append({"kind": "wrong_value", "slot": slot, "from": values[slot],
+                           "to": other})
+            looks[slot] = plain_look()
+            apply_value(looks[slot], other, vocab[other])
+        return faults
+
+    def inject_faults(self, req, scene, names, relations, geometry,
+                      values: bool = True) -> list[dict]:
+        """The faults drawn for this image, applied to its laid-out scene; `values`: the
+        swap and wrong-color faults too (else `value_faults` has applied them)."""
+        draws, picks = self._fault_draws(req)
         faults = []
         n = len(names)
-        if draws["swap"] < self.faults.get("swap", 0) and n >= 2:
+        if values and draws["swap"] < self.faults.get("swap", 0) and n >= 2:
             done = req.task.visit(_Swap, self, scene, names, relations, geometry, picks)
             if done:
                 faults.append(done)
         colored = [i for i in range(n) if scene["colors"][i] is not None]
-        if draws["wrong_color"] < self.faults.get("wrong_color", 0) and colored:
+        if values and draws["wrong_color"] < self.faults.get("wrong_color", 0) and colored:
             slot = picks.choice(colored)
             vocab = req.task.vocab_of(scene["colors"][slot])
             own = next(a for a in req.graph.objects[slot].attributes if a in vocab.names)
@@ -169,21 +214,19 @@ class ProceduralGenerator(Backend):
 class _Drawable:
     """Why the values of a task cannot be drawn, or None, per task type."""
 
-    @staticmethod
-    def attribute(task) -> str | None:
-        for entry in task.values.entries:
-            if entry.rgb is None:
-                return (f"value '{entry.name}' of vocabulary '{task.values.name}' has no rgb; "
-                        "the procedural generator draws color attributes only")
-        return None
+    attribute = staticmethod(lambda task: undrawable(task.values))
 
     @staticmethod
     def relation(task) -> str | None:
         for entry in task.values.entries:
             g = entry.geometry or {}
-            if not ({"dx", "dy"} <= set(g) or "size" in g):
+            if not ({"dx", "dy"} <= set(g) or "size" in g or "depth" in g):
                 return (f"relation '{entry.name}' of vocabulary '{task.values.name}' has "
-                        "no geometry (dx/dy or size) to draw")
+                        "no geometry (dx/dy, size or depth) to draw")
+        deep = {"depth" in (e.geometry or {}) for e in task.values.entries}
+        if len(deep) > 1:
+            return (f"vocabulary '{task.values.name}' mixes depth relations with others; "
+                    "the procedural generator draws depth on its own ground plane")
         return None
 
     scene = staticmethod(scene_cannot_draw)
@@ -198,12 +241,16 @@ class _Draw:
 
     @staticmethod
     def attribute(gen, req, shapes, relations, rng) -> GeneratedImage:
+        """Colors as the paper's color task; other values (sizes, textures, materials)
+        from the objects' looks."""
+        if any(e.rgb is None for e in req.task.values.entries):
+            return draw_scene(gen, req, shapes, relations, rng, values_first=True)
         colors = [o.attributes[0] for o in req.graph.objects]
         return gen.draw_binding(req, shapes, relations, {}, rng, colors)
 
     @staticmethod
     def relation(gen, req, shapes, relations, rng) -> GeneratedImage:
-        geometry = {e.name: e.geometry for e in req.task.values.entries}
+        geometry = req.task.relation_geometry()
         return gen.draw_binding(req, shapes, relations, geometry, rng,
                                 [None] * req.graph.n_objects)
 
@@ -242,7 +289,8 @@ class _Swap:
         for k in order:
             s, pred, o = relations[k]
             boxes = list(scene["boxes"])
-            what = "places" if "dx" in geometry[pred] else "sizes"
+            g = geometry[pred]
+            what = "places" if "dx" in g else "depths" if "depth" in g else "sizes"
             boxes[s], boxes[o] = _trade(boxes[s], boxes[o], names[s], names[o], what)
             inside = all(b[0] >= 0 and b[1] >= 0 and b[2] <= gen.size and b[3] <= gen.size
                          for b in boxes)
@@ -278,6 +326,14 @@ def _trade(box_s, box_o, name_s, name_o, what):
 
     if what == "places":
         return at(centre(box_o), *dims(box_s)), at(centre(box_s), *dims(box_o))
+    if what == "depths":  # each stands where the other stood, at the other's height
+        def stand(box, name, side):  # `side`: the longer side, on the box's base
+            a = SHAPES[name].aspect
+            w, h = (side, side / a) if a >= 1 else (side * a, side)
+            return at(((box[0] + box[2]) / 2, box[3] - h / 2), w, h)
+
+        side_s, side_o = max(dims(box_s)), max(dims(box_o))
+        return stand(box_o, name_s, side_o), stand(box_s, name_o, side_s)
     (ws, hs), (wo, ho) = dims(box_s), dims(box_o)
     new_hs = math.sqrt(wo * ho / SHAPES[name_s].aspect)
     new_ho = math.sqrt(ws * hs / SHAPES[name_o].aspect)

@@ -1,9 +1,14 @@
-"""How the procedural generator draws a scene concept (scene tasks): each object in its
-color (else a palette color), at its size word's scale (`scale` entries: the longer side
-relative to an unmarked object's, UNMARKED_SIDE of the canvas), with its texture
-(`pattern` entries), spatial relations by the GenEval rule over a forest layout. The truth
-says when the image cannot show what was asked (a scene shrunk to fit whose size words no
-longer read, a texture with no room), with the readers the pixels answerer uses.
+"""How the procedural generator draws a concept from its objects' looks (scene tasks, and
+attribute tasks over anything but colors): each object in its color (else a palette
+color), at its size word's scale (`scale` entries: the longer side relative to an
+unmarked object's, UNMARKED_SIDE of the canvas), with its texture (`pattern` entries) or
+its material (`material` entries), spatial relations by the GenEval rule over a forest
+layout. The truth says when the image cannot show what was asked (a scene shrunk to fit
+whose size words no longer read, a texture with no room), with the readers the pixels
+answerer uses.
+
+Attribute tasks draw their value faults before the layout (`values_first`): a wrong or
+swapped size word changes the boxes, so the layout is made for the sizes drawn.
 """
 
 from __future__ import annotations
@@ -14,12 +19,15 @@ from autocomp.synth.layout import UNMARKED_SIDE, drawn_scale, layout, nearest_sc
 from autocomp.synth.shapes import MIN_PATTERN_SHARE, SHAPES
 
 
-def draw_scene(gen, req: ImageRequest, shapes, relations, rng) -> GeneratedImage:
-    """A scene concept: each object in its color (else a palette color), at its size
-    word's scale, with its texture; spatial relations by the GenEval rule."""
+def draw_scene(gen, req: ImageRequest, shapes, relations, rng,
+               values_first: bool = False) -> GeneratedImage:
+    """A concept drawn from its objects' looks: each object in its color (else a palette
+    color), at its size word's scale, with its texture or material; spatial relations by
+    the GenEval rule."""
     task, graph, size = req.task, req.graph, gen.size
-    geometry = {e.name: e.geometry for e in task.relations.entries}
+    geometry = task.relation_geometry()
     looks = [scene_look(task, o) for o in graph.objects]
+    faults = gen.value_faults(req, looks, task) if values_first else []
     start = rng.randrange(len(PALETTE))
     rgbs = [look["rgb"] or PALETTE[(start + i) % len(PALETTE)]
             for i, look in enumerate(looks)]
@@ -34,9 +42,11 @@ def draw_scene(gen, req: ImageRequest, shapes, relations, rng) -> GeneratedImage
         shrunk = True
     scene = {"boxes": boxes, "colors": [look["color"] for look in looks], "rgbs": rgbs,
              "patterns": [look["pattern"] for look in looks],
+             "materials": [look["material"] for look in looks],
              "drawn": [True] * len(shapes),
              "background": "white" if req.track == "minimal" else "room"}
-    faults = gen.inject_faults(req, scene, shapes, relations, geometry)
+    faults += gen.inject_faults(req, scene, shapes, relations, geometry,
+                                values=not values_first)
     img = gen.draw(scene, shapes, rng)
     truth = {"background": scene["background"], "objects": [
         {"slot": i, "name": o.name, "box": list(b), "attributes": list(o.attributes),
@@ -44,6 +54,9 @@ def draw_scene(gen, req: ImageRequest, shapes, relations, rng) -> GeneratedImage
         for i, (o, b, c, rgb, p, look, d) in enumerate(zip(
             graph.objects, scene["boxes"], scene["colors"], scene["rgbs"],
             scene["patterns"], looks, scene["drawn"], strict=True))]}
+    if any(scene["materials"]):
+        for obj, material in zip(truth["objects"], scene["materials"], strict=True):
+            obj["material"] = material
     truth["expect"] = expected_outcomes(faults, req.track)
     if any(p is not None and p < MIN_PATTERN_SHARE for p in scene["pattern_share"]):
         truth["expect"]["attributes"] = False  # a texture with no room to show
@@ -52,7 +65,7 @@ def draw_scene(gen, req: ImageRequest, shapes, relations, rng) -> GeneratedImage
         truth["shrunk"] = True
         for obj, box in zip(graph.objects, scene["boxes"], strict=True):
             for value in obj.attributes:
-                vocab = task.vocab_of_value[value]
+                vocab = task.vocab_of(value)
                 scales = {e.name: e.scale for e in vocab.entries if e.scale is not None}
                 if value in scales and nearest_scale(drawn_scale(box, size),
                                                      scales) != value:
@@ -63,26 +76,46 @@ def draw_scene(gen, req: ImageRequest, shapes, relations, rng) -> GeneratedImage
 
 
 def scene_look(task, obj) -> dict:
-    """How a scene object is drawn: color (rgb), scale and pattern from its attributes."""
-    look = {"color": None, "rgb": None, "scale": 1.0, "pattern": None}
+    """How an object is drawn: color (rgb), scale, pattern and material from its
+    attributes."""
+    look = plain_look()
     for value in obj.attributes:
-        entry = task.vocab_of_value[value][value]
-        if entry.rgb is not None:
-            look["color"], look["rgb"] = value, entry.rgb
-        elif entry.scale is not None:
-            look["scale"] = entry.scale
-        elif entry.pattern is not None:
-            look["pattern"] = entry.pattern
+        apply_value(look, value, task.vocab_of(value)[value])
     return look
+
+
+def plain_look() -> dict:
+    """An object with no attribute: a palette color, unmarked size, plain surface."""
+    return {"color": None, "rgb": None, "scale": 1.0, "pattern": None, "material": None}
+
+
+def apply_value(look: dict, value: str, entry) -> None:
+    """Draw one attribute value into a look: the field its entry is drawn by."""
+    if entry.rgb is not None:
+        look["color"], look["rgb"] = value, entry.rgb
+    elif entry.scale is not None:
+        look["scale"] = entry.scale
+    elif entry.pattern is not None:
+        look["pattern"] = entry.pattern
+    elif entry.material is not None:
+        look["material"] = entry.material
+
+
+def undrawable(vocab) -> str | None:
+    """Why a value of an attribute vocabulary cannot be drawn, or None."""
+    for entry in vocab.entries:
+        if all(getattr(entry, key) is None for key in ("rgb", "scale", "pattern", "material")):
+            return (f"value '{entry.name}' of vocabulary '{vocab.name}' has no rgb, scale, "
+                    "pattern or material; the procedural generator draws colors, size "
+                    "words, textures and materials")
+    return None
 
 
 def scene_cannot_draw(task) -> str | None:
     for vocab in task.attributes:
-        for entry in vocab.entries:
-            if entry.rgb is None and entry.scale is None and entry.pattern is None:
-                return (f"value '{entry.name}' of vocabulary '{vocab.name}' has no rgb, scale "
-                        "or pattern; the procedural generator draws colors, size words and "
-                        "textures")
+        problem = undrawable(vocab)
+        if problem:
+            return problem
     for entry in task.relations.entries:
         if not {"dx", "dy"} <= set(entry.geometry or {}):
             return (f"relation '{entry.name}' of vocabulary '{task.relations.name}' has no "

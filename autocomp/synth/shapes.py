@@ -87,21 +87,31 @@ def tone(rgb, which: str) -> tuple[int, int, int]:
     return (r, g, b)
 
 
+TONE_CODE = {"hole": 0, "base": 1, "light": 2, "dark": 3}
+
+
 def render(name: str, width: int, height: int, rgb, outline: int = 2,
-           pattern: str | None = None, pitch: int = 10) -> Image.Image:
+           pattern: str | None = None, pitch: int = 10,
+           material: str | None = None) -> Image.Image:
     """The shape drawn in a width x height RGBA tile (transparent outside it); `pattern`
-    (stripes | dots | checks, period `pitch` pixels) is laid over its base faces."""
+    (stripes | dots | checks, period `pitch` pixels) is laid over its base faces;
+    `material` (synth/materials.py) replaces the flat color of every face."""
     shape = SHAPES[name]
     tile = Image.new("RGBA", (width, height), (0, 0, 0, 0))
     draw = ImageDraw.Draw(tile)
     sx, sy = width - 1, height - 1
     base = Image.new("L", (width, height), 0)
     base_draw = ImageDraw.Draw(base)
+    codes = Image.new("L", (width, height), 0) if material else None
     for face in shape.faces:
         fill = (0, 0, 0, 0) if face.tone == "hole" else (*tone(rgb, face.tone), 255)
         xy = face.scaled(sx, sy)
         getattr(draw, face.kind)(xy, fill=fill, outline=(*INK, 255), width=outline)
         getattr(base_draw, face.kind)(xy, fill=255 if face.tone == "base" else 0)
+        if codes is not None:
+            getattr(ImageDraw.Draw(codes), face.kind)(xy, fill=TONE_CODE[face.tone])
+    if material is not None:
+        tile = _surface(tile, np.asarray(codes), material, pitch)
     if pattern is not None:
         from scipy.ndimage import binary_erosion
 
@@ -119,6 +129,24 @@ def render(name: str, width: int, height: int, rgb, outline: int = 2,
         pixels[where] = (*pattern_tone(rgb), 255)
         tile = Image.fromarray(pixels, "RGBA")
     return tile
+
+
+def _surface(tile: Image.Image, codes: np.ndarray, material: str, pitch: int) -> Image.Image:
+    """The tile with every face (not its ink) in the material's texture, shaded by the
+    face's tone, and the material's transparency."""
+    from autocomp.synth.materials import texture
+
+    px = np.asarray(tile).copy()
+    ink = (px[..., :3] == INK).all(axis=2) & (px[..., 3] > 0)
+    rgb, alpha = texture(material, *codes.shape, pitch)
+    shaded = rgb.copy()
+    light, dark = codes == TONE_CODE["light"], codes == TONE_CODE["dark"]
+    shaded[light] = rgb[light] + (255 - rgb[light]) * LIGHT
+    shaded[dark] = rgb[dark] * DARK
+    face = (codes > 0) & ~ink & (px[..., 3] > 0)
+    px[face, :3] = np.clip(np.round(shaded[face]), 0, 255).astype(np.uint8)
+    px[face, 3] = np.round(alpha[face] * 255).astype(np.uint8)
+    return Image.fromarray(px, "RGBA")
 
 
 @lru_cache(maxsize=4096)

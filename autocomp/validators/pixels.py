@@ -13,11 +13,15 @@ and the detector's blobs, for procedural and other clean images.
              long thin pieces are stripes, square ones checks, round ones dots (median
              elongation >= 2; else median box fill >= 0.88); under 1.5% of the blob or no
              piece: "plain".
+             material: validators/materials.py (the blob's inner color and spread, beside
+             each material rendered on the same shape and size over what surrounds it).
   relation   the two objects' boxes. Spatial (dx, dy): GenEval's rule: the centre offset,
              each coordinate shrunk by 0.1 x the sum of the box sizes, divided by the
              offset's length; a relation holds when its component exceeds 0.5, and the
              answer is the relation with the largest such component. Size: box-area ratio
-             above 1.25 is "larger", below 0.8 is "smaller".
+             above 1.25 is "larger", below 0.8 is "smaller". Depth: the nearer object
+             stands lower (its base by half the pair's mean height) and is larger (area
+             ratio 1.2), synth/layout.py's depth_sign; cues that disagree read "unknown".
 An object the detector did not find exactly once gets the answer "unknown".
 """
 
@@ -29,7 +33,13 @@ import numpy as np
 
 from autocomp.concepts.questions import Question
 from autocomp.core.backend import Backend
-from autocomp.synth.layout import drawn_scale, nearest_scale, relation_component, size_ratio
+from autocomp.synth.layout import (
+    depth_sign,
+    drawn_scale,
+    nearest_scale,
+    relation_component,
+    size_ratio,
+)
 from autocomp.synth.shapes import MIN_PATTERN_SHARE, pattern_tone
 from autocomp.validators.base import Detection
 
@@ -63,6 +73,20 @@ def _pattern(image, q: Question, subject: Detection, detections) -> dict:
     return {"answer": named[0] if named else "plain", "evidence": evidence}
 
 
+def _material(image, q: Question, subject: Detection, detections) -> dict:
+    from autocomp.validators.materials import read_material
+
+    found, evidence = read_material(image, subject.label, subject.mask, subject.box)
+    named = [name for name, m in q.hints.items() if m == found]
+    return {"answer": named[0] if named else UNKNOWN, "evidence": evidence}
+
+
+def _none(image, q: Question, subject: Detection, detections) -> dict:
+    return {"answer": UNKNOWN, "evidence": {
+        "why": "no pixel reading for this attribute (its entries have no rgb, scale, "
+               "pattern or material): use a VQA answerer"}}
+
+
 def _color(image, q: Question, subject: Detection, detections) -> dict:
     rgb = dominant_color(image, subject.mask)
     name = nearest(rgb, q.hints)
@@ -77,7 +101,8 @@ def _relation(image, q: Question, subject: Detection, detections) -> dict:
             "evidence": {"subject_box": list(subject.box), "object_box": list(other.box)}}
 
 
-READERS = {"scale": _scale, "pattern": _pattern, "color": _color, "relation": _relation}
+READERS = {"scale": _scale, "pattern": _pattern, "color": _color, "material": _material,
+           "relation": _relation, "none": _none}
 
 
 def _find(detections, name) -> Detection | None:
@@ -141,6 +166,12 @@ def read_relation(subject_box, object_box, hints: dict) -> str:
             value = relation_component(subject_box, object_box, geo["dx"], geo["dy"])
             if value > best_value:
                 best, best_value = name, value
+    deep = {name: geo["depth"] for name, geo in hints.items() if "depth" in geo}
+    if deep and best == UNKNOWN:
+        sign = depth_sign(subject_box, object_box)
+        for name, d in deep.items():
+            if sign and (d > 0) == (sign > 0):
+                return name
     sized = {name: geo["size"] for name, geo in hints.items() if "size" in geo}
     if sized and best == UNKNOWN:
         ratio = size_ratio(subject_box, object_box)
