@@ -29,7 +29,9 @@ PLACES = ("on a wooden table", "on the floor", "on a shelf", "on a windowsill",
           "on a low bench", "on a tiled counter", "on a rug", "on a desk")
 MODIFIERS = ("small", "shiny", "matte", "glossy", "plastic", "large", "smooth", "tiny",
              "painted", "polished")
-SIZE_WORDS = {"small", "large", "tiny"}  # left out where the concept is about size
+SIZE_WORDS = {"small", "large", "tiny"}  # left out where the concept is about size (or depth)
+CLASHES = {"size": SIZE_WORDS, "relative size": SIZE_WORDS, "depth": SIZE_WORDS,
+           "material": {"plastic"}}  # modifiers that would contradict a task's values
 VERBS = ("sits", "rests", "stands", "lies")
 NEAR = ("beside", "next to", "near", "close to")
 
@@ -53,11 +55,22 @@ class TemplateWriter(Backend):
         return req.task.visit(FORMS, req, rng, slip)
 
 
+def modifiers_for(task) -> tuple[str, ...]:
+    """The modifiers a caption may add: none that is one of the task's values or that
+    speaks of what its values describe ("tiny" in a size task, "plastic" in a material
+    task)."""
+    out = set()
+    for _, vocab in task.primitive_vocabularies():
+        out |= CLASHES.get(vocab.aspect.name, set()) | set(vocab.names)
+    return tuple(m for m in MODIFIERS if m not in out)
+
+
 def _phrase(noun, words: list[str], rng, capital=False, modifiers=MODIFIERS) -> str:
-    if rng.random() < 0.5:
-        words = [rng.choice(modifiers), *words]
+    if rng.random() < 0.5:  # a counted noun's numeral comes first: "two shiny cubes"
+        words = ([*words, rng.choice(modifiers)] if noun.counted
+                 else [rng.choice(modifiers), *words])
     text = " ".join([*words, noun.form])
-    out = f"{article_for(noun, text)} {text}"
+    out = f"{article_for(noun, text)} {text}".lstrip()
     return out[:1].upper() + out[1:] if capital else out
 
 
@@ -65,9 +78,11 @@ def _attribute(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
     objs = list(req.graph.objects)
     dropped = rng.randrange(len(objs)) if slip else -1
     phrases = []
+    mods = modifiers_for(req.task)
     for i, o in enumerate(objs):
         values = [] if i == dropped else list(o.attributes)
-        phrases.append(lambda cap, o=o, v=values: _phrase(req.task.noun(o.name), v, rng, cap))
+        phrases.append(lambda cap, o=o, v=values: _phrase(req.task.noun(o.name), v, rng, cap,
+                                                          modifiers=mods))
     setting, place = rng.choice(SETTINGS), rng.choice(PLACES)
     noun0 = req.task.noun(objs[0].name)
     verb = rng.choice(VERBS)
@@ -91,8 +106,7 @@ def _attribute(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
 def _relation(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
     g = req.graph
     softened = rng.randrange(len(g.relations)) if slip else -1
-    sized = any("size" in (e.geometry or {}) for e in req.task.values.entries)
-    mods = tuple(m for m in MODIFIERS if m not in SIZE_WORDS) if sized else MODIFIERS
+    mods = modifiers_for(req.task)
     phrase = [_phrase(req.task.noun(o.name), [], rng, modifiers=mods) for o in g.objects]
     rels = [rng.choice(NEAR) if k == softened else r.predicate
             for k, r in enumerate(g.relations)]
@@ -136,8 +150,7 @@ def _scene(req: CaptionRequest, rng: random.Random, slip: bool) -> str:
                 rels = list(g.relations)
                 rels[k] = Relation(rels[k].subject, rng.choice(NEAR), rels[k].object)
                 g = SceneGraph(g.objects, tuple(rels))
-    taken = {a for o in g.objects for a in o.attributes}
-    mods = tuple(m for m in MODIFIERS if m not in SIZE_WORDS and m not in taken)
+    mods = modifiers_for(req.task)
     body = render_scene(g, req.task.noun, background=None, phrase=lambda i: _phrase(
         req.task.noun(g.objects[i].name), list(g.objects[i].attributes), rng,
         modifiers=mods))
@@ -158,5 +171,6 @@ class FORMS:
     other = staticmethod(_other)
 
     attribute = staticmethod(_attribute)
+    count = staticmethod(_attribute)
     relation = staticmethod(_relation)
     scene = staticmethod(_scene)

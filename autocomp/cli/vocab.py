@@ -8,7 +8,7 @@ import click
 
 from autocomp.concepts.files import builtin_tasks
 from autocomp.concepts.load import load_task
-from autocomp.concepts.task import parse_task
+from autocomp.concepts.parse import parse_task
 from autocomp.concepts.vocab import (
     builtin_vocabularies,
     load_vocabulary,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from autocomp.concepts.files import task_path
+from autocomp.concepts.parse import parse_task
 from autocomp.concepts.scenes import parse_scene_task
-from autocomp.concepts.task import parse_task
 from autocomp.core.yamlio import read_yaml
 
 

@@ -15,14 +15,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import ClassVar
 
 from autocomp.concepts.aspect import Aspect
 from autocomp.concepts.questions import Question, attribute_question, relation_questions
-from autocomp.concepts.vocab import Vocabulary, declare, load_vocabulary
+from autocomp.concepts.vocab import Vocabulary
 from autocomp.core.errors import AutocompError
 from autocomp.core.scene import Object, SceneGraph, attribute_graph, chain_graph
 from autocomp.language.grammar import Noun, noun_phrase
@@ -43,6 +43,15 @@ class TaskType:
     prompt_suffix: ClassVar[str] = ""  # prompts/contextual_{system,user}<suffix>.txt
     counts_follow_n: ClassVar[bool] = True  # the number of negatives depends on N alone
     is_relation: ClassVar[bool] = False  # objects chained by relations (order matters)
+
+    @classmethod
+    def vocabulary_problem(cls, objects, values) -> str | None:
+        """Why these vocabularies cannot make this task's concepts, or None."""
+        return None
+
+    def object_counts(self, graph: SceneGraph) -> Counter:
+        """How many of each object the image must show (one per object of the graph)."""
+        return Counter(graph.names)
 
     def relation_geometry(self) -> dict:
         """Predicate -> its geometry (dx/dy, size or depth), for drawing and reading."""
@@ -187,12 +196,18 @@ class AttributeTask(Task):
         aspect = self.aspect
         ex = list(aspect.example or self.values.names[:2])
         ex += ex[:1] * (2 - len(ex))
-        a, b = (noun_phrase(Noun.guess(name), (value,)) for name, value in
-                zip(("chair", "lamp"), ex[:2], strict=True))
+        chair = self.example_noun("chair")
+        a, b = (noun_phrase(noun, (value,)) for noun, value in
+                zip((chair, self.example_noun("lamp")), ex[:2], strict=True))
+        verb = "stand" if chair.plural_verb else "stands"
         return {"attribute": aspect.name, "attributes": aspect.plural, "example_a": a,
                 "example_b": b,
-                "example_caption": f"{a[:1].upper()}{a[1:]} stands beside {b} in a brightly "
+                "example_caption": f"{a[:1].upper()}{a[1:]} {verb} beside {b} in a brightly "
                                    "lit room."}
+
+    def example_noun(self, name: str) -> Noun:
+        """How the prompt's worked example writes an object ("chair")."""
+        return Noun.guess(name)
 
     def category(self, graph: SceneGraph, pos_values, names, values) -> str:
         """Auto-Comp Table 6: whether the negative repeats an object name and a value."""
@@ -264,77 +279,3 @@ class RelationTask(Task):
         rels = ("same relations" if list(values) == pos_values else "swapped relations"
                 if sorted(values) == sorted(pos_values) else "repeated relation")
         return f"{objs} / {rels}"
-
-
-TASK_TYPES = {cls.kind: cls for cls in (AttributeTask, RelationTask)}
-
-
-def parse_task(data, path: Path) -> Task:
-    """A binding task from its YAML mapping, as the class its `kind` names."""
-    if not isinstance(data, dict):
-        raise AutocompError("a task file must be a mapping with name, kind, objects, values, n",
-                            file=path)
-    unknown = sorted(set(data) - TASK_FIELDS)
-    if unknown:
-        raise AutocompError(f"unknown field '{unknown[0]}' (allowed: {sorted(TASK_FIELDS)})",
-                            file=path)
-    kind = data.get("kind")
-    if kind not in TASK_TYPES:
-        raise AutocompError(f"field 'kind' must be attribute, relation or scene, got {kind!r}",
-                            file=path)
-    vocabs = {}
-    cls = TASK_TYPES[kind]
-    for field, want in (("objects", "objects"), ("values", cls.values_kind)):
-        ref = data.get(field)
-        if not isinstance(ref, str):
-            raise AutocompError(f"field '{field}' must name a vocabulary, got {ref!r}", file=path)
-        try:
-            vocab = load_vocabulary(ref, base=Path(path).parent)
-        except AutocompError as exc:
-            if exc.file:  # the problem is inside the vocabulary file: report it there
-                raise
-            raise AutocompError(f"field '{field}': {exc.problem}", file=path) from None
-        if vocab.kind != want:
-            raise AutocompError(f"field '{field}' names vocabulary '{vocab.name}' of kind "
-                                f"{vocab.kind}; a {kind} task needs kind {want}", file=path)
-        vocabs[field] = vocab
-    other = ({"attribute", "relation"} - {cls.aspect_field}) & set(data)
-    if other:
-        raise AutocompError(f"field '{other.pop()}' does not apply to a {kind} task (use "
-                            f"'{cls.aspect_field}')", file=path)
-    if data.get(cls.aspect_field) is not None:
-        vocabs["values"] = declare(vocabs["values"], data[cls.aspect_field], file=path,
-                                   field=cls.aspect_field)
-    distinct = data.get("distinct_values", True)
-    if not isinstance(distinct, bool):
-        raise AutocompError(f"field 'distinct_values' must be true or false, got {distinct!r}",
-                            file=path)
-    task = cls(
-        name=str(data.get("name") or Path(path).stem),
-        objects=vocabs["objects"],
-        values=vocabs["values"],
-        n=_parse_n(data.get("n"), path),
-        distinct_values=distinct,
-        description=str(data.get("description", "")),
-        path=str(path),
-    )
-    for n in task.n:
-        problem = task.capacity_problem(n)
-        if problem:
-            raise AutocompError(f"field 'n': {problem}", file=path)
-    return task
-
-
-def _parse_n(raw, path) -> tuple[int, ...]:
-    values = raw
-    if isinstance(raw, str) and "-" in raw:
-        lo, _, hi = raw.partition("-")
-        if lo.strip().isdigit() and hi.strip().isdigit():
-            values = list(range(int(lo), int(hi) + 1))
-    if isinstance(values, int) and not isinstance(values, bool):
-        values = [values]
-    if (not isinstance(values, list) or not values
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)):
-        raise AutocompError(f"field 'n' must be integers (a list, one, or a range '1-3'), "
-                            f"got {raw!r}", file=path)
-    return tuple(sorted(set(values)))

@@ -5,6 +5,8 @@ Every binding of the concept must appear in the caption:
   relation:   <Article> [<Word>] o_i [is|which is] r_i <Article> [<Word>] o_{i+1}
   object:     <Article> [<Word>] o_i    (scene graphs: an object with no attribute and in
               no relation, so it is said too, and its contextual negatives have a span)
+  count:      a_i [<Word>] o_i          ("two red cubes": a counted noun's numeral stands
+              where the article would, its modifier after it; the article span is empty)
 An object with several attributes (scene graphs: "a large red cube") may also have its own
 other attribute words around a_i and before o_i in relations; with one attribute or none
 the patterns are exactly the paper's.
@@ -157,7 +159,10 @@ def _match_attribute(caption, graph, b: Binding, noun, longer) -> BindingMatch |
     obj = graph.objects[b.index]
     value = obj.attributes[b.attribute]
     others = [a for j, a in enumerate(obj.attributes) if j != b.attribute]
-    return _match_phrase(caption, _np("s", value, noun(obj.name).forms, others), b, longer)
+    written = noun(obj.name)
+    if written.counted:
+        return _match_phrase(caption, _counted("s", value, written.forms), b, longer)
+    return _match_phrase(caption, _np("s", value, written.forms, others), b, longer)
 
 
 def _match_phrase(caption, pattern: str, b: Binding, longer) -> BindingMatch | None:
@@ -214,6 +219,13 @@ def _np(prefix: str, value: str | None, forms: tuple[str, ...], others=()) -> st
     val = rf"(?P<{prefix}val>{_words(value)})\s+" if value else ""
     return (rf"\b(?P<{prefix}art>{_ART})\s+(?:(?P<{prefix}mod>{_WORD})\s+)?{extra}{val}"
             rf"{extra}(?P<{prefix}noun>{alts})(?!\w)")  # not \b: "c++" ends in no word char
+
+
+def _counted(prefix: str, value: str, forms: tuple[str, ...]) -> str:
+    """<numeral> [<Word>] noun ("two red cubes"), with an empty article group."""
+    alts = "|".join(_words(f) for f in sorted(forms, key=len, reverse=True))
+    return (rf"(?P<{prefix}art>)\b(?P<{prefix}val>{_words(value)})\s+"
+            rf"(?:(?P<{prefix}mod>{_WORD})\s+)?(?P<{prefix}noun>{alts})(?!\w)")
 
 
 @lru_cache(maxsize=65536)

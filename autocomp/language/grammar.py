@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 ARTICLES = ("a", "an", "some", "a pair of")
+COUNTED = "counted"  # a Noun written after a numeral ("two cubes"): no article
 
 
 @lru_cache(maxsize=1)
@@ -45,7 +46,9 @@ class Noun:
     """How an object name is written: its article when bare, its plural, pair or not.
 
     article is one of "a", "an", "some" (plural-only words such as "cookies") or
-    "a pair of" (pair nouns such as "gloves", written with their plural form).
+    "a pair of" (pair nouns such as "gloves", written with their plural form), or
+    "counted": a numeral takes the article's place and the noun is plural ("two cubes";
+    the count tasks' objects).
     """
 
     name: str
@@ -57,19 +60,23 @@ class Noun:
         return self.article == "a pair of"
 
     @property
+    def counted(self) -> bool:
+        return self.article == COUNTED
+
+    @property
     def is_plural(self) -> bool:
         """True when the written form is plural ("a pair of gloves", "some cookies")."""
-        return self.article in ("some", "a pair of")
+        return self.article in ("some", "a pair of", COUNTED)
 
     @property
     def plural_verb(self) -> bool:
         """True when the noun takes "are" ("some cookies are"; "a pair of gloves is")."""
-        return self.article == "some"
+        return self.article in ("some", COUNTED)
 
     @property
     def form(self) -> str:
-        """The word as it appears in a caption (pair nouns in their plural form)."""
-        return self.plural if self.pair else self.name
+        """The word as it appears in a caption (pair and counted nouns in their plural)."""
+        return self.plural if self.pair or self.counted else self.name
 
     @property
     def forms(self) -> tuple[str, ...]:
@@ -93,6 +100,8 @@ def article_for(noun: Noun, following: str) -> str:
     Pair and plural-only nouns keep "a pair of" / "some"; otherwise a bare noun keeps its
     recorded article ("an SUV") and a modified noun gets the article of its first word.
     """
+    if noun.counted:
+        return ""
     if noun.is_plural:
         return noun.article
     if following == noun.form:
@@ -108,6 +117,8 @@ def noun_phrase(noun: Noun, modifiers=()) -> str:
 @lru_cache(maxsize=262144)  # negatives re-render the same phrases thousands of times
 def _noun_phrase(noun: Noun, modifiers: tuple[str, ...]) -> str:
     words = " ".join([*modifiers, noun.form])
+    if noun.counted:  # the numeral is the first modifier: "two cubes"
+        return words
     return f"{article_for(noun, words)} {words}"
 
 

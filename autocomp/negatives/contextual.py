@@ -34,8 +34,11 @@ def substitute(caption: str, check: CheckResult, negative: SceneGraph,
         for ph in m.phrases:
             new = noun(negative.objects[ph.slot].name)
             _put(edits, ph.noun, new.form)
-            if ph.value is not None:
-                _put(edits, ph.value, negative.objects[ph.slot].attributes[m.binding.attribute])
+            if ph.value is not None:  # a sentence's first word ("Two cubes") keeps its capital
+                value = negative.objects[ph.slot].attributes[m.binding.attribute]
+                if caption[ph.value[0]:ph.value[0] + 1].isupper():
+                    value = value[:1].upper() + value[1:]
+                _put(edits, ph.value, value)
             if articles.setdefault(tuple(ph.article), (tuple(ph.noun), new)) != (
                     tuple(ph.noun), new):
                 raise ValueError(f"two phrases share the article at {tuple(ph.article)} in "

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from autocomp.concepts.vocab import MATERIALS
+
 GLASS_TINT, GLASS_ALPHA = (90, 200, 240), 0.6
 HIGHLIGHT = (248, 252, 255)
 

@@ -33,6 +33,7 @@ from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
 from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
+from autocomp.synth.counts import draw_counts
 from autocomp.synth.faults import FAULTS, PALETTE, expected_outcomes
 from autocomp.synth.layout import layout, overlaps
 from autocomp.synth.scenes import draw_scene, scene_cannot_draw, undrawable
@@ -230,6 +231,7 @@ class _Drawable:
         return None
 
     scene = staticmethod(scene_cannot_draw)
+    count = staticmethod(lambda task: None)  # numerals: checked when the task is read
 
     @staticmethod
     def other(task) -> str:
@@ -255,6 +257,7 @@ class _Draw:
                                 [None] * req.graph.n_objects)
 
     scene = staticmethod(draw_scene)
+    count = staticmethod(draw_counts)
 
 
 def _trade_colors(scene: dict, a: int, b: int) -> dict:

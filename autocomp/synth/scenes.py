@@ -86,7 +86,8 @@ def scene_look(task, obj) -> dict:
 
 def plain_look() -> dict:
     """An object with no attribute: a palette color, unmarked size, plain surface."""
-    return {"color": None, "rgb": None, "scale": 1.0, "pattern": None, "material": None}
+    return {"color": None, "rgb": None, "scale": 1.0, "pattern": None, "material": None,
+            "count": 1}
 
 
 def apply_value(look: dict, value: str, entry) -> None:
@@ -99,6 +100,8 @@ def apply_value(look: dict, value: str, entry) -> None:
         look["pattern"] = entry.pattern
     elif entry.material is not None:
         look["material"] = entry.material
+    elif entry.count is not None:
+        look["count"] = entry.count
 
 
 def undrawable(vocab) -> str | None:

@@ -47,7 +47,7 @@ class Sample:
 
 
 def objects_check(detections: list[Detection], graph: SceneGraph, task: Task) -> CheckResult:
-    want = Counter(graph.names)
+    want = task.object_counts(graph)
     got = Counter(d.label for d in detections if d.label is not None)
     unnamed = [list(d.box) for d in detections if d.label is None]
     problems = []

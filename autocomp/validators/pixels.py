@@ -22,7 +22,9 @@ and the detector's blobs, for procedural and other clean images.
              above 1.25 is "larger", below 0.8 is "smaller". Depth: the nearer object
              stands lower (its base by half the pair's mean height) and is larger (area
              ratio 1.2), synth/layout.py's depth_sign; cues that disagree read "unknown".
-An object the detector did not find exactly once gets the answer "unknown".
+  count      the number of blobs named as the object, named by the numeral of that count
+             (its digits when no numeral of the vocabulary has it).
+An object the detector did not find exactly once gets the answer "unknown" (except count).
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ class PixelAnswerer(Backend):
         return [self._one(image, q, detections) for q in questions]
 
     def _one(self, image, q: Question, detections) -> dict:
+        if q.reads == "count":
+            return _count(q, detections)
         subject = _find(detections, q.subject)
         if subject is None:
             return {"answer": UNKNOWN, "evidence": {"why": f"no single '{q.subject}' blob"}}
@@ -79,6 +83,13 @@ def _material(image, q: Question, subject: Detection, detections) -> dict:
     found, evidence = read_material(image, subject.label, subject.mask, subject.box)
     named = [name for name, m in q.hints.items() if m == found]
     return {"answer": named[0] if named else UNKNOWN, "evidence": evidence}
+
+
+def _count(q: Question, detections) -> dict:
+    """How many blobs carry the object's name, named by the numeral of that count."""
+    found = sum(d.label == q.subject for d in detections)
+    named = [name for name, count in q.hints.items() if count == found]
+    return {"answer": named[0] if named else str(found), "evidence": {"count": found}}
 
 
 def _none(image, q: Question, subject: Detection, detections) -> dict:

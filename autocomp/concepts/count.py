@@ -1,0 +1,68 @@
+"""Count tasks: numerals bound to objects ("two cubes and three spheres").
+
+    name: shape_count
+    kind: count
+    objects: shapes        # no pair nouns ("two gloves" would not say how many pairs)
+    values: numbers        # an attribute vocabulary whose entries carry `count`
+    n: [1, 2, 3]           # how many kinds of object
+
+A concept is an attribute concept whose attribute is a numeral: the scene graph keeps one
+object per kind, its numeral as its attribute, and `object_counts` says how many of each
+the image must show, which the objects check (detected classes and counts, METHODS.md
+section 3) compares. Swap permutes the numerals over the objects ("three cubes and two
+spheres"), confusion repeats one ("two cubes and two spheres").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+from typing import ClassVar
+
+from autocomp.concepts.questions import Question
+from autocomp.concepts.task import AttributeTask
+from autocomp.core.scene import SceneGraph
+from autocomp.language.grammar import COUNTED, Noun
+
+
+@dataclass(frozen=True)
+class CountTask(AttributeTask):
+    kind: ClassVar[str] = "count"
+
+    @classmethod
+    def vocabulary_problem(cls, objects, values) -> str | None:
+        uncounted = [e.name for e in values.entries if e.count is None]
+        if uncounted:
+            return (f"field 'values': a count task needs numerals (entries with `count`); "
+                    f"'{uncounted[0]}' of vocabulary '{values.name}' has none")
+        pairs = [e.name for e in objects.entries if e.pair]
+        if pairs:
+            return (f"field 'objects': a count task cannot count pair nouns ('{pairs[0]}' of "
+                    f"vocabulary '{objects.name}')")
+        return None
+
+    @cached_property
+    def nouns(self) -> dict[str, Noun]:
+        """Every object written after its numeral, in the plural ("two cubes")."""
+        return {e.name: Noun(e.name, COUNTED, e.plural) for e in self.objects.entries}
+
+    def noun(self, name: str) -> Noun:
+        return self.nouns.get(name) or counted(Noun.guess(name))
+
+    def example_noun(self, name: str) -> Noun:
+        return counted(Noun.guess(name))
+
+    def object_counts(self, graph: SceneGraph) -> Counter:
+        return Counter({o.name: self.values[o.attributes[0]].count for o in graph.objects})
+
+    def questions(self, graph: SceneGraph) -> list[Question]:
+        choices = tuple(self.values.names)
+        hints = {e.name: e.count for e in self.values.entries}
+        return [Question(f"{self.aspect.ask(object=self.noun(o.name).plural)} Answer with "
+                         f"one of: {', '.join(choices)}.", choices, o.attributes[0], o.name,
+                         hints=hints, reads="count") for o in graph.objects]
+
+
+def counted(noun: Noun) -> Noun:
+    return Noun(noun.name, COUNTED, noun.plural)
