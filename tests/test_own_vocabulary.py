@@ -36,7 +36,7 @@ def _config(tasks: dict, count: int) -> str:
         "name: vocab", "seed: 3", "concepts:", *lines,
         "captions: {writer: template, options: {slip_rate: 0.2}, retries: 3}",
         f"generate: {{generator: procedural, options: {{size: 224, faults: {FAULTS}}}}}",
-        "build: {benchmarks: [swap, confusion]}", ""])
+        "build: {benchmarks: [swap, confusion, vary_value, vary_object]}", ""])
 
 
 @pytest.fixture(scope="module")

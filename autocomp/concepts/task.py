@@ -32,7 +32,7 @@ TASK_FIELDS = {"name", "kind", "description", "objects", "values", "n", "distinc
 
 
 class TaskType:
-    """What every task type declares. The task types (attribute, relation, scene) answer
+    """What every task type declares. The task types (attribute, relation, count, scene) answer
     everything the pipeline needs to know about their concepts: value slots, binding
     phrases, prompts, questions, the slots negatives edit, how concepts are drawn. Only
     this package asks what kind a task is; everything else calls these methods."""

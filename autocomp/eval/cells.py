@@ -98,6 +98,9 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                   "chance": got["metrics"]["chance"], "seconds": got["seconds"],
                   "encoded": got["encoded"], "format": suite.format,
                   "run": str(suite.source), "autocomp_version": __version__}
+        task = suite.tasks.get(cell.bench.task) if suite.tasks else None
+        if getattr(task, "aspect", None) is not None:  # what the values are, for labels
+            result["aspect"] = {"name": task.aspect.name, "plural": task.aspect.plural}
         if suite.info:
             result["source_info"] = suite.info
         if getattr(s, "stats", None) is not None:  # e.g. blind:choice's invalid answers

@@ -178,7 +178,10 @@ def table6(results) -> list[Table]:
             if total:
                 share = {c: 100.0 * errs.get(c, 0) / total for c in ATTRIBUTE_CATEGORIES}
                 per_family[model_type(r)].append({"n": r["n"], **share})
-        header = ["Model type", *[f"N={n} {c}" for n in ns for c in ATTRIBUTE_CATEGORIES]]
+        aspect = next((r["aspect"] for r in results if r["task"] == task and r.get("aspect")),
+                      None)
+        header = ["Model type", *[f"N={n} {category_label(c, aspect)}" for n in ns
+                                  for c in ATTRIBUTE_CATEGORIES]]
         rows = []
         everyone = [x for xs in per_family.values() for x in xs]
         for fam, shares in [*sorted(per_family.items()), ("Total", everyone)]:
@@ -192,6 +195,14 @@ def table6(results) -> list[Table]:
                          "negative's category, averaged over the cells of each family",
                          header, rows))
     return out
+
+
+def category_label(category: str, aspect: dict | None) -> str:
+    """A Table 6 category in the task's own words ("same material / different objects")."""
+    if not aspect:
+        return category
+    return (category.replace("values", aspect["plural"])
+            .replace("value", aspect["name"]))
 
 
 def table8(results, labels=None) -> Table | None:

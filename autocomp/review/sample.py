@@ -72,8 +72,13 @@ def is_right(unit: dict, answer: int) -> bool:
 def criteria(graph, task, track: str) -> list[str]:
     """What the validators check, in words a person can judge from the image."""
 
-    names = ", ".join(o.name for o in graph.objects)
-    out = [f"Objects: exactly these, each once: {names}"]
+    counts = task.object_counts(graph)
+    if all(c == 1 for c in counts.values()):
+        out = [f"Objects: exactly these, each once: {', '.join(o.name for o in graph.objects)}"]
+    else:
+        out = ["Objects: exactly these, as many as stated: "
+               + ", ".join(f"{c} {task.noun(name).plural if c > 1 else name}"
+                           for name, c in counts.items())]
     if track == "minimal":
         out.append("Background: plain white")
     for q in task.questions(graph):

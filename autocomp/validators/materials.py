@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from autocomp.concepts.vocab import MATERIALS
+from autocomp.synth.materials import GLASS_ALPHA, GLASS_TINT
 from autocomp.synth.shapes import INK_MAX, SHAPES, pattern_pitch, render
 
 
@@ -30,19 +31,23 @@ def read_material(image: np.ndarray, label: str, mask: np.ndarray,
     ring = binary_dilation(mask, iterations=6) & ~binary_dilation(mask, iterations=2)
     ring &= rgb.max(axis=2) > INK_MAX
     around = tuple(int(c) for c in np.median(rgb[ring], axis=0)) if ring.any() else (255,) * 3
+    behind = tuple(int(c) for c in np.clip(np.round(
+        (np.array(found[:3]) - GLASS_ALPHA * np.array(GLASS_TINT)) / (1 - GLASS_ALPHA)), 0, 255))
     w, h = int(box[2] - box[0]), int(box[3] - box[1])
     pitch = pattern_pitch(max(image.shape[:2]))
     scores = {}
     for material in MATERIALS:
-        ref = _reference(label, w, h, material, pitch, around)
-        if ref is not None:
-            scores[material] = (float(np.linalg.norm(np.subtract(found[:3], ref[:3])))
-                                + 0.5 * abs(found[3] - ref[3]))
+        for under in ((around, behind) if material == "glass" else (around,)):
+            ref = _reference(label, w, h, material, pitch, under)
+            if ref is not None:
+                d = (float(np.linalg.norm(np.subtract(found[:3], ref[:3])))
+                     + 0.5 * abs(found[3] - ref[3]))
+                scores[material] = min(d, scores.get(material, d))
     if not scores:
         return None, {"why": "blob too small to compare"}
     best = min(scores, key=scores.get)
     return best, {"median": [round(v) for v in found[:3]], "spread": round(found[3], 1),
-                  "around": list(around), "distance": {m: round(d, 1) for m, d in
+                  "around": list(around), "behind": list(behind), "distance": {m: round(d, 1) for m, d in
                                                        sorted(scores.items())}}
 
 
