@@ -259,3 +259,66 @@ def test_default_aspects_follow_the_entries():
     assert load_task("shape_color").aspect.ask(object="cube") == "What color is the cube?"
     assert load_task("shape_position").aspect.ask(subject="cube", object="cone") == (
         "Where is the cube relative to the cone?")
+
+
+def test_objects_check_counts_the_numerals():
+    import numpy as np
+
+    from autocomp.validators.base import Detection
+    from autocomp.validators.checks import objects_check
+
+    t = load_task("shape_count")
+    graph = attribute_graph(["cube", "sphere"], ["two", "three"])
+
+    def dets(cubes, spheres):
+        return [Detection(name, (i, 0, i + 1, 1), 1.0, None)
+                for name, k in (("cube", cubes), ("sphere", spheres)) for i in range(k)]
+
+    assert objects_check(dets(2, 3), graph, t).passed
+    assert not objects_check(dets(3, 2), graph, t).passed
+    assert not objects_check(dets(2, 2), graph, t).passed
+    from autocomp.validators.pixels import PixelAnswerer
+
+    answers = PixelAnswerer().answer(np.zeros((4, 4, 3), np.uint8), t.questions(graph),
+                                     dets(2, 4))
+    assert [a["answer"] for a in answers] == ["two", "four"]
+
+
+@pytest.mark.parametrize("background", ["white", "room"])
+def test_every_material_reads_back_on_every_shape(background):
+    import random
+
+    import numpy as np
+
+    from autocomp.synth import background as bg
+    from autocomp.synth.shapes import SHAPES, pattern_pitch, render
+    from autocomp.validators.blobs import ColorBlobDetector
+    from autocomp.validators.materials import read_material
+
+    size, wrong = 192, []
+    for k, shape in enumerate(SHAPES):
+        for material in ("wood", "metal", "glass", "stone", "fabric"):
+            img = (bg.room(size, random.Random(k)) if background == "room"
+                   else bg.plain(size))
+            h = 70
+            w = max(8, round(SHAPES[shape].aspect * h)) if SHAPES[shape].aspect <= 1.5 else 100
+            h = round(w / SHAPES[shape].aspect) if SHAPES[shape].aspect > 1.5 else h
+            tile = render(shape, w, h, (128, 128, 128), 2, None, pattern_pitch(size), material)
+            img.paste(tile, (40, 50), tile)
+            arr = np.asarray(img)
+            (det,) = [d for d in ColorBlobDetector().detect(arr) if d.label == shape]
+            found, _ = read_material(arr, det.label, det.mask, det.box)
+            if found != material:
+                wrong.append((shape, material, found))
+    assert not wrong
+
+
+def test_depth_reads_from_base_and_size():
+    from autocomp.validators.pixels import read_relation
+
+    hints = {"in front of": {"depth": 1}, "behind": {"depth": -1}}
+    near, far = (10, 120, 70, 180), (120, 60, 160, 100)
+    assert read_relation(near, far, hints) == "in front of"
+    assert read_relation(far, near, hints) == "behind"
+    lower_but_smaller = (10, 150, 30, 170)  # the cues disagree: no answer
+    assert read_relation(lower_but_smaller, far, hints) == "unknown"

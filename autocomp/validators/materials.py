@@ -31,13 +31,14 @@ def read_material(image: np.ndarray, label: str, mask: np.ndarray,
     ring = binary_dilation(mask, iterations=6) & ~binary_dilation(mask, iterations=2)
     ring &= rgb.max(axis=2) > INK_MAX
     around = tuple(int(c) for c in np.median(rgb[ring], axis=0)) if ring.any() else (255,) * 3
-    behind = tuple(int(c) for c in np.clip(np.round(
-        (np.array(found[:3]) - GLASS_ALPHA * np.array(GLASS_TINT)) / (1 - GLASS_ALPHA)), 0, 255))
+    unmixed = (np.array(found[:3]) - GLASS_ALPHA * np.array(GLASS_TINT)) / (1 - GLASS_ALPHA)
+    behind = tuple(int(c) for c in np.clip(np.round(unmixed), 0, 255))
+    possible = bool(np.all((unmixed > -8) & (unmixed < 263)))  # a real background could
     w, h = int(box[2] - box[0]), int(box[3] - box[1])
     pitch = pattern_pitch(max(image.shape[:2]))
     scores = {}
     for material in MATERIALS:
-        for under in ((around, behind) if material == "glass" else (around,)):
+        for under in ((around, behind) if material == "glass" and possible else (around,)):
             ref = _reference(label, w, h, material, pitch, under)
             if ref is not None:
                 d = (float(np.linalg.norm(np.subtract(found[:3], ref[:3])))
