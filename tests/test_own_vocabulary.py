@@ -322,3 +322,21 @@ def test_depth_reads_from_base_and_size():
     assert read_relation(far, near, hints) == "behind"
     lower_but_smaller = (10, 150, 30, 170)  # the cues disagree: no answer
     assert read_relation(lower_but_smaller, far, hints) == "unknown"
+
+
+def test_review_criteria_and_report_labels_speak_of_the_attribute():
+    from autocomp.report.tables import category_label
+    from autocomp.review.sample import criteria
+
+    t = load_task("shape_count")
+    out = criteria(attribute_graph(["cube", "sphere"], ["two", "three"]), t, "minimal")
+    assert out[0] == "Objects: exactly these, as many as stated: 2 cubes, 3 spheres"
+    assert "How many cubes are there? \u2192 two" in out
+    m = load_task("shape_material")
+    out = criteria(attribute_graph(["cube"], ["glass"]), m, "contextual")
+    assert out == ["Objects: exactly these, each once: cube", "What is the cube made of? \u2192 glass"]
+    aspect = {"name": m.aspect.name, "plural": m.aspect.plural}
+    assert category_label("same value / different objects", aspect) == (
+        "same material / different objects")
+    assert category_label("swapped values", aspect) == "swapped materials"
+    assert category_label("swapped values", None) == "swapped values"

@@ -108,9 +108,10 @@ def undrawable(vocab) -> str | None:
     """Why a value of an attribute vocabulary cannot be drawn, or None."""
     for entry in vocab.entries:
         if all(getattr(entry, key) is None for key in ("rgb", "scale", "pattern", "material")):
+            hint = " (numerals are drawn by tasks of kind count)" if entry.count else ""
             return (f"value '{entry.name}' of vocabulary '{vocab.name}' has no rgb, scale, "
                     "pattern or material; the procedural generator draws colors, size "
-                    "words, textures and materials")
+                    f"words, textures and materials{hint}")
     return None
 
 
