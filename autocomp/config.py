@@ -271,7 +271,8 @@ class _Parser:
         from autocomp.negatives.generate import count_problem
 
         judges = [(what, backend, resolve(what, backend.name)) for what, backend in
-                  (("generator", cfg.generate.generator), ("detector", cfg.validate.detector))]
+                  (("generator", cfg.generate.generator), ("detector", cfg.validate.detector),
+                   ("answerer", cfg.validate.answerer))]
         refs = cfg.task_paths()
         filled = []
         for i, spec in enumerate(cfg.concepts):

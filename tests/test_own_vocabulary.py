@@ -340,3 +340,18 @@ def test_review_criteria_and_report_labels_speak_of_the_attribute():
         "same material / different objects")
     assert category_label("swapped values", aspect) == "swapped materials"
     assert category_label("swapped values", None) == "swapped values"
+
+
+def test_pixels_answerer_refuses_what_it_cannot_read(tmp_path):
+    (tmp_path / "v.yaml").write_text("name: fabrics\nkind: attributes\nentries: [silk, wool]\n")
+    (tmp_path / "t.yaml").write_text("name: t\nkind: attribute\nobjects: shapes\n"
+                                     "values: v.yaml\nn: 2\n")
+    (tmp_path / "run.yaml").write_text(
+        "name: x\nconcepts:\n  - {task: t.yaml, n: 2, count: 2}\n"
+        "generate: {generator: diffusers}\nvalidate: {detector: grounding-dino+sam2}\n")
+    with pytest.raises(AutocompError, match=r"answerer 'pixels' cannot check task 't': value "
+                                            r"'silk' .* \(use a VQA answerer\)"):
+        load_config(tmp_path / "run.yaml")
+    text = (tmp_path / "run.yaml").read_text().replace("sam2}", "sam2, answerer: transformers}")
+    (tmp_path / "run.yaml").write_text(text)
+    assert load_config(tmp_path / "run.yaml").concepts

@@ -49,7 +49,24 @@ SIZE_LARGER = 1.25
 UNKNOWN = "unknown"
 
 
+READABLE = ("rgb", "scale", "pattern", "material", "count")  # entry fields it can read
+
+
 class PixelAnswerer(Backend):
+    @classmethod
+    def cannot_handle(cls, task, options: dict | None = None) -> str | None:
+        """It reads only what an entry says how to see: a color, size word, pattern,
+        material or count, or a relation's geometry."""
+        for kind, vocab in task.primitive_vocabularies():
+            for e in vocab.entries:
+                if kind == "R" and not e.geometry:
+                    return (f"relation '{e.name}' of vocabulary '{vocab.name}' has no geometry "
+                            "to read (use a VQA answerer)")
+                if kind != "R" and all(getattr(e, f) is None for f in READABLE):
+                    return (f"value '{e.name}' of vocabulary '{vocab.name}' has no rgb, scale, "
+                            "pattern, material or count to read (use a VQA answerer)")
+        return None
+
     def answer(self, image: np.ndarray, questions: Sequence[Question],
                detections: Sequence[Detection]) -> list[dict]:
         """One {"answer", "evidence"} per question."""
