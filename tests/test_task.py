@@ -7,8 +7,10 @@ from autocomp.core.errors import AutocompError
 
 
 def test_builtin_tasks(tasks):
-    assert set(builtin_tasks()) == {"color", "position", "shape_color",
-                                    "relative_size", "shape_position", "shape_size"}
+    assert set(builtin_tasks()) == {"color", "position", "shape_color", "relative_size",
+                                    "shape_position", "shape_size", "shape_material",
+                                    "shape_pattern", "shape_scale", "shape_depth",
+                                    "shape_count"}
     assert tasks["color"].n == (1, 2, 3) and tasks["color"].kind == "attribute"
     assert tasks["position"].n == (2, 3) and tasks["position"].kind == "relation"
     assert tasks["shape_color"].n == (1, 2, 3) and tasks["shape_color"].objects.name == "shapes"
@@ -39,7 +41,7 @@ def test_new_task_from_one_yaml_file_and_no_python(tmp_path):
 
 @pytest.mark.parametrize("body, needle", [
     ("name: t\nkind: binding\nobjects: objects\nvalues: colors\nn: [2]\n",
-     "field 'kind' must be attribute, relation or scene"),
+     "field 'kind' must be attribute, relation, count or scene"),
     ("name: t\nkind: attribute\nobjects: objects\nvalues: relations\nn: [2]\n",
      "field 'values' names vocabulary 'relations' of kind relations; a attribute task needs"),
     ("name: t\nkind: attribute\nobjects: objects\nvalues: nope.yaml\nn: [2]\n",

@@ -50,7 +50,8 @@ def test_builtin_colors_relations_shapes_sizes(authors):
     assert load_vocabulary("sizes").inverses == {"larger than": "smaller than",
                                                  "smaller than": "larger than"}
     assert set(builtin_vocabularies()) == {"objects", "colors", "relations", "shapes", "sizes",
-                                           "size_words", "textures"}
+                                           "size_words", "textures", "size_grades",
+                                           "materials", "numbers", "depth"}
 
 
 def test_user_vocabulary_loads_like_a_builtin(tmp_path):

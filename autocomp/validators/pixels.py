@@ -57,12 +57,13 @@ class PixelAnswerer(Backend):
     def cannot_handle(cls, task, options: dict | None = None) -> str | None:
         """It reads only what an entry says how to see: a color, size word, pattern,
         material or count, or a relation's geometry."""
-        for kind, vocab in task.primitive_vocabularies():
+        for primitive, vocab in task.primitive_vocabularies():  # "A" or "R"
+            relation = primitive == "R"
             for e in vocab.entries:
-                if kind == "R" and not e.geometry:
+                if relation and not e.geometry:
                     return (f"relation '{e.name}' of vocabulary '{vocab.name}' has no geometry "
                             "to read (use a VQA answerer)")
-                if kind != "R" and all(getattr(e, f) is None for f in READABLE):
+                if not relation and all(getattr(e, f) is None for f in READABLE):
                     return (f"value '{e.name}' of vocabulary '{vocab.name}' has no rgb, scale, "
                             "pattern, material or count to read (use a VQA answerer)")
         return None
