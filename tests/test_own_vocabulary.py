@@ -334,7 +334,8 @@ def test_review_criteria_and_report_labels_speak_of_the_attribute():
     assert "How many cubes are there? \u2192 two" in out
     m = load_task("shape_material")
     out = criteria(attribute_graph(["cube"], ["glass"]), m, "contextual")
-    assert out == ["Objects: exactly these, each once: cube", "What is the cube made of? \u2192 glass"]
+    assert out == ["Objects: exactly these, each once: cube",
+                   "What is the cube made of? \u2192 glass"]
     aspect = {"name": m.aspect.name, "plural": m.aspect.plural}
     assert category_label("same value / different objects", aspect) == (
         "same material / different objects")

@@ -5,8 +5,8 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.parse import TASK_TYPES
+from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.vocab import parse_vocabulary
 from autocomp.language.check import DETERMINERS, check_caption
 from autocomp.language.minimal import render_minimal

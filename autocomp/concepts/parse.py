@@ -9,24 +9,19 @@ from autocomp.concepts.count import CountTask
 from autocomp.concepts.task import TASK_FIELDS, AttributeTask, RelationTask, Task
 from autocomp.concepts.vocab import declare, load_vocabulary
 from autocomp.core.errors import AutocompError
+from autocomp.core.yamlio import checked_mapping
 
 TASK_TYPES = {cls.kind: cls for cls in (AttributeTask, RelationTask, CountTask)}
 
 
 def parse_task(data, path: Path) -> Task:
     """A binding task from its YAML mapping, as the class its `kind` names."""
-    if not isinstance(data, dict):
-        raise AutocompError("a task file must be a mapping with name, kind, objects, values, n",
-                            file=path)
-    unknown = sorted(set(data) - TASK_FIELDS)
-    if unknown:
-        raise AutocompError(f"unknown field '{unknown[0]}' (allowed: {sorted(TASK_FIELDS)})",
-                            file=path)
+    checked_mapping(data, path, TASK_FIELDS,
+                    "a task file must be a mapping with name, kind, objects, values, n")
     kind = data.get("kind")
     if kind not in TASK_TYPES:
         raise AutocompError(f"field 'kind' must be attribute, relation, count or scene, got "
-                            f"{kind!r}",
-                            file=path)
+                            f"{kind!r}", file=path)
     vocabs = {}
     cls = TASK_TYPES[kind]
     for field, want in (("objects", "objects"), ("values", cls.values_kind)):

@@ -36,7 +36,7 @@ from pathlib import Path
 from autocomp.concepts.aspect import Aspect, default_aspect, parse_aspect
 from autocomp.core.errors import AutocompError
 from autocomp.core.resources import data_dir
-from autocomp.core.yamlio import read_yaml
+from autocomp.core.yamlio import checked_mapping, read_yaml
 from autocomp.language.grammar import ARTICLES, Noun, indefinite_article, plural
 
 KINDS = ("objects", "attributes", "relations")
@@ -133,13 +133,8 @@ def load_vocabulary(ref: str | Path, base: Path | None = None) -> Vocabulary:
 
 
 def parse_vocabulary(data, path: Path | str = "<memory>") -> Vocabulary:
-    if not isinstance(data, dict):
-        raise AutocompError("a vocabulary file must be a mapping with name, kind, entries",
-                            file=path)
-    unknown = sorted(set(data) - TOP_FIELDS)
-    if unknown:
-        raise AutocompError(f"unknown field '{unknown[0]}' (allowed: {sorted(TOP_FIELDS)})",
-                            file=path)
+    checked_mapping(data, path, TOP_FIELDS,
+                    "a vocabulary file must be a mapping with name, kind, entries")
     kind = data.get("kind")
     if kind not in KINDS:
         raise AutocompError(f"field 'kind' must be one of {', '.join(KINDS)}, got {kind!r}",

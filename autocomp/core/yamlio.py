@@ -52,3 +52,15 @@ def read_yaml(path: Path):
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where else ""
         raise AutocompError(f"not valid YAML{line}", file=path) from None
+
+
+def checked_mapping(data, path, allowed, what: str) -> dict:
+    """`data` if it is a mapping with only `allowed` keys; else one line naming the file
+    (`what`: how the file should look, "a task file must be a mapping with ...")."""
+    if not isinstance(data, dict):
+        raise AutocompError(what, file=path)
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise AutocompError(f"unknown field '{unknown[0]}' (allowed: {sorted(allowed)})",
+                            file=path)
+    return data

@@ -47,9 +47,9 @@ def read_material(image: np.ndarray, label: str, mask: np.ndarray,
     if not scores:
         return None, {"why": "blob too small to compare"}
     best = min(scores, key=scores.get)
+    distance = {m: round(d, 1) for m, d in sorted(scores.items())}
     return best, {"median": [round(v) for v in found[:3]], "spread": round(found[3], 1),
-                  "around": list(around), "behind": list(behind), "distance": {m: round(d, 1) for m, d in
-                                                       sorted(scores.items())}}
+                  "around": list(around), "behind": list(behind), "distance": distance}
 
 
 def summary(rgb: np.ndarray, mask: np.ndarray) -> tuple[float, ...] | None:
