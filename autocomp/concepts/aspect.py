@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from autocomp.core.errors import AutocompError
 from autocomp.language.grammar import plural as plural_of
+from autocomp.language.grammar import singular
 
 FIELDS = {"name", "plural", "question", "example"}
 PLACES = {"attribute": {"object"}, "relation": {"subject", "object"}}
@@ -72,12 +73,6 @@ def default_aspect(vocab_name: str, kind: str, entries) -> Aspect:
             return Aspect(name, plural_of(name), question)
     name = singular(vocab_name.replace("_", " "))
     return Aspect(name, plural_of(name), f"What {name} is the {{object}}?")
-
-
-def singular(word: str) -> str:
-    from autocomp.language.grammar import _engine
-
-    return _engine().singular_noun(word) or word
 
 
 def parse_aspect(raw, kind: str, names, default: Aspect, *, file, field: str) -> Aspect:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
 
-from autocomp.concepts.questions import Question
+from autocomp.concepts.questions import Question, attribute_question
 from autocomp.concepts.task import AttributeTask
 from autocomp.core.scene import SceneGraph
 from autocomp.language.grammar import COUNTED, Noun
@@ -57,11 +57,9 @@ class CountTask(AttributeTask):
         return Counter({o.name: self.values[o.attributes[0]].count for o in graph.objects})
 
     def questions(self, graph: SceneGraph) -> list[Question]:
-        choices = tuple(self.values.names)
-        hints = {e.name: e.count for e in self.values.entries}
-        return [Question(f"{self.aspect.ask(object=self.noun(o.name).plural)} Answer with "
-                         f"one of: {', '.join(choices)}.", choices, o.attributes[0], o.name,
-                         hints=hints, reads="count") for o in graph.objects]
+        """"How many cubes are there?": the object in the plural."""
+        return [attribute_question(o.name, o.attributes[0], self.values,
+                                   asked=self.noun(o.name).plural) for o in graph.objects]
 
 
 def counted(noun: Noun) -> Noun:

@@ -30,7 +30,7 @@ def relation_questions(graph: SceneGraph, vocab) -> list[Question]:
     """One per relation, asked as the vocabulary's aspect asks ("Where is the {subject}
     relative to the {object}?")."""
     choices = tuple(vocab.names)
-    hints = {e.name: dict(e.geometry or {}) for e in vocab.entries}
+    hints = vocab.geometries
     out = []
     for rel in graph.relations:
         s, o = graph.objects[rel.subject].name, graph.objects[rel.object].name
@@ -41,13 +41,16 @@ def relation_questions(graph: SceneGraph, vocab) -> list[Question]:
 
 
 # what a pixel reader measures for a vocabulary, from the field that draws its entries
-READS = ("rgb", "color"), ("scale", "scale"), ("pattern", "pattern"), ("material", "material")
+READS = (("rgb", "color"), ("scale", "scale"), ("pattern", "pattern"),
+         ("material", "material"), ("count", "count"))
 
 
-def attribute_question(name: str, value: str, vocab) -> Question:
-    """Asked as the vocabulary's aspect asks ("What is the {object} made of?"). What a
+def attribute_question(name: str, value: str, vocab, asked: str | None = None) -> Question:
+    """Asked as the vocabulary's aspect asks ("What is the {object} made of?"; `asked`:
+    how the question writes the object, if not by its name: "How many cubes ..."). What a
     pixel reader measures follows the entries: rgb (color), scale (a size word), pattern
-    (a texture) or material (a surface); others only a VQA answerer can answer."""
+    (a texture), material (a surface) or count (a numeral); others only a VQA answerer can
+    answer."""
     choices = tuple(vocab.names)
     reads, hints = "none", {}
     for key, reader in READS:
@@ -55,6 +58,6 @@ def attribute_question(name: str, value: str, vocab) -> Question:
         if drawn:
             reads, hints = reader, drawn
             break
-    text = vocab.aspect.ask(object=name)
+    text = vocab.aspect.ask(object=asked or name)
     return Question(f"{text} Answer with one of: {', '.join(choices)}.", choices,
                     value, name, hints=hints, reads=reads)

@@ -147,7 +147,7 @@ class SceneTask(TaskType):
         return [" ".join(o.attributes) for o in graph.objects]
 
     def relation_geometry(self) -> dict:
-        return {e.name: e.geometry for e in self.relations.entries}
+        return self.relations.geometries
 
     def vocab_of(self, value: str) -> Vocabulary:
         """An attribute's own vocabulary, or the relations."""

@@ -263,7 +263,7 @@ class RelationTask(Task):
         return relation_questions(graph, self.values)
 
     def relation_geometry(self) -> dict:
-        return {e.name: e.geometry for e in self.values.entries}
+        return self.values.geometries
 
     def prompt_fields(self) -> dict:
         aspect = self.aspect

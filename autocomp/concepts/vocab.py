@@ -103,6 +103,11 @@ class Vocabulary:
         raise KeyError(name)
 
     @property
+    def geometries(self) -> dict[str, dict]:
+        """Relation -> its geometry (dx/dy, size or depth; {} where none is given)."""
+        return {e.name: dict(e.geometry or {}) for e in self.entries}
+
+    @property
     def inverses(self) -> dict[str, str]:
         """Predicate -> its inverse, both ways round ("under" <-> "above")."""
         pairs = {e.name: e.inverse for e in self.entries if e.inverse}

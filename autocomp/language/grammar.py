@@ -30,6 +30,11 @@ def plural(noun: str) -> str:
     return _engine().plural_noun(noun)
 
 
+def singular(word: str) -> str:
+    """The singular of a plural noun ("materials" -> "material"); other words as they are."""
+    return _engine().singular_noun(word) or word
+
+
 def join(phrases: list[str]) -> str:
     """'a, b and c' (no serial comma, as in the Auto-Comp captions).
 

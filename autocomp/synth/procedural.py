@@ -224,7 +224,7 @@ class _Drawable:
             if not ({"dx", "dy"} <= set(g) or "size" in g or "depth" in g):
                 return (f"relation '{entry.name}' of vocabulary '{task.values.name}' has "
                         "no geometry (dx/dy, size or depth) to draw")
-        deep = {"depth" in (e.geometry or {}) for e in task.values.entries}
+        deep = {"depth" in g for g in task.values.geometries.values()}
         if len(deep) > 1:
             return (f"vocabulary '{task.values.name}' mixes depth relations with others; "
                     "the procedural generator draws depth on its own ground plane")
