@@ -12,15 +12,15 @@ from __future__ import annotations
 import math
 
 from autocomp.synth.base import GeneratedImage, ImageRequest
-from autocomp.synth.faults import PALETTE, expected_outcomes
-from autocomp.synth.scenes import scene_look
+from autocomp.synth.faults import PALETTE, expected_outcomes, value_faults
+from autocomp.synth.looks import scene_look
 from autocomp.synth.shapes import SHAPES
 
 
 def draw_counts(gen, req: ImageRequest, shapes, relations, rng) -> GeneratedImage:
     task, graph, size = req.task, req.graph, gen.size
     looks = [scene_look(task, o) for o in graph.objects]
-    faults = gen.value_faults(req, looks, task)
+    faults = value_faults(req, looks, task, gen.faults)
     kinds = [k for k, look in enumerate(looks) for _ in range(look["count"])]
     drawn_shapes = [shapes[k] for k in kinds]
     start = rng.randrange(len(PALETTE))

@@ -232,3 +232,34 @@ def _centres(dims, spatial, geometry, size, rng):
         if i not in centres:
             centres[i] = (rng.uniform(-0.5, 0.5) * size, rng.uniform(-0.5, 0.5) * size)
     return [centres[i] for i in range(len(dims))]
+
+
+def trade_boxes(box_s, box_o, name_s, name_o, what: str):
+    """Two boxes after their objects trade places (keeping their own sizes) or sizes
+    (keeping their own places, each taking the other's box area)."""
+    def at(centre, w, h):
+        cx, cy = centre
+        return (round(cx - w / 2), round(cy - h / 2), round(cx - w / 2) + round(w),
+                round(cy - h / 2) + round(h))
+
+    def dims(b):
+        return b[2] - b[0], b[3] - b[1]
+
+    def centre(b):
+        return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+
+    if what == "places":
+        return at(centre(box_o), *dims(box_s)), at(centre(box_s), *dims(box_o))
+    if what == "depths":  # each stands where the other stood, at the other's height
+        def stand(box, name, side):  # `side`: the longer side, on the box's base
+            a = SHAPES[name].aspect
+            w, h = (side, side / a) if a >= 1 else (side * a, side)
+            return at(((box[0] + box[2]) / 2, box[3] - h / 2), w, h)
+
+        side_s, side_o = max(dims(box_s)), max(dims(box_o))
+        return stand(box_o, name_s, side_o), stand(box_s, name_o, side_s)
+    (ws, hs), (wo, ho) = dims(box_s), dims(box_o)
+    new_hs = math.sqrt(wo * ho / SHAPES[name_s].aspect)
+    new_ho = math.sqrt(ws * hs / SHAPES[name_o].aspect)
+    return (at(centre(box_s), SHAPES[name_s].aspect * new_hs, new_hs),
+            at(centre(box_o), SHAPES[name_o].aspect * new_ho, new_ho))

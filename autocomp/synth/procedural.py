@@ -22,7 +22,6 @@ exercising scale and evaluation speed (scripts/bench_eval.py), not for faithful 
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Sequence
 
@@ -34,9 +33,10 @@ from autocomp.core.errors import AutocompError
 from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.counts import draw_counts
-from autocomp.synth.faults import FAULTS, PALETTE, expected_outcomes
-from autocomp.synth.layout import layout, overlaps
-from autocomp.synth.scenes import draw_scene, scene_cannot_draw, undrawable
+from autocomp.synth.faults import FAULTS, PALETTE, expected_outcomes, fault_draws
+from autocomp.synth.layout import layout, overlaps, trade_boxes
+from autocomp.synth.looks import undrawable
+from autocomp.synth.scenes import draw_scene, scene_cannot_draw
 from autocomp.synth.shapes import SHAPES, pattern_pitch, pattern_tone, render
 
 
@@ -144,45 +144,11 @@ class ProceduralGenerator(Backend):
                     scene["pattern_share"][i] = float(toned.sum() / max(1, solid.sum()))
         return img
 
-    def _fault_draws(self, req) -> tuple[dict, random.Random]:
-        """One draw per fault (whatever applies) and the generator of its picks: the same
-        for a concept's track however its faults are applied."""
-        rng = random.Random(f"faults:{req.seed}:{req.track}")
-        draws = {f: rng.random() for f in FAULTS}
-        return draws, random.Random(f"fault-picks:{req.seed}:{req.track}")
-
-    def value_faults(self, req, looks: list[dict], task) -> list[dict]:
-        """The swap and wrong-value faults of an attribute concept, applied to its objects'
-        looks (before the layout, which then fits the sizes drawn)."""
-        from autocomp.synth.scenes import apply_value, plain_look
-
-        draws, picks = self._fault_draws(req)
-        values = [o.attributes[0] for o in req.graph.objects]
-        faults = []
-        if draws["swap"] < self.faults.get("swap", 0) and len(values) >= 2:
-            pairs = [(a, b) for a in range(len(values)) for b in range(a + 1, len(values))
-                     if values[a] != values[b]]
-            if pairs:
-                a, b = picks.choice(pairs)
-                looks[a], looks[b] = looks[b], looks[a]
-                values[a], values[b] = values[b], values[a]
-                faults.append({"kind": "swap", "slots": [a, b], "what": "values"})
-        if draws["wrong_color"] < self.faults.get("wrong_color", 0) and values:
-            slot = picks.randrange(len(values))
-            vocab = task.vocab_of(values[slot])
-            taken = {values[slot], req.graph.objects[slot].attributes[0]}
-            other = picks.choice([v for v in vocab.names if v not in taken])
-            faults.append({"kind": "wrong_value", "slot": slot, "from": values[slot],
-                           "to": other})
-            looks[slot] = plain_look()
-            apply_value(looks[slot], other, vocab[other])
-        return faults
-
     def inject_faults(self, req, scene, names, relations, geometry,
                       values: bool = True) -> list[dict]:
         """The faults drawn for this image, applied to its laid-out scene; `values`: the
         swap and wrong-color faults too (else `value_faults` has applied them)."""
-        draws, picks = self._fault_draws(req)
+        draws, picks = fault_draws(req)
         faults = []
         n = len(names)
         if values and draws["swap"] < self.faults.get("swap", 0) and n >= 2:
@@ -294,7 +260,7 @@ class _Swap:
             boxes = list(scene["boxes"])
             g = geometry[pred]
             what = "places" if "dx" in g else "depths" if "depth" in g else "sizes"
-            boxes[s], boxes[o] = _trade(boxes[s], boxes[o], names[s], names[o], what)
+            boxes[s], boxes[o] = trade_boxes(boxes[s], boxes[o], names[s], names[o], what)
             inside = all(b[0] >= 0 and b[1] >= 0 and b[2] <= gen.size and b[3] <= gen.size
                          for b in boxes)
             apart = not any(overlaps(p, q, 2) for i, p in enumerate(boxes)
@@ -311,34 +277,3 @@ def stand_in(name: str) -> str:
 
     keys = sorted(SHAPES)
     return keys[int(hashlib.sha256(name.encode()).hexdigest(), 16) % len(keys)]
-
-
-def _trade(box_s, box_o, name_s, name_o, what):
-    """Two boxes after their objects trade places (keeping their own sizes) or sizes
-    (keeping their own places, each taking the other's box area)."""
-    def at(centre, w, h):
-        cx, cy = centre
-        return (round(cx - w / 2), round(cy - h / 2), round(cx - w / 2) + round(w),
-                round(cy - h / 2) + round(h))
-
-    def dims(b):
-        return b[2] - b[0], b[3] - b[1]
-
-    def centre(b):
-        return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
-
-    if what == "places":
-        return at(centre(box_o), *dims(box_s)), at(centre(box_s), *dims(box_o))
-    if what == "depths":  # each stands where the other stood, at the other's height
-        def stand(box, name, side):  # `side`: the longer side, on the box's base
-            a = SHAPES[name].aspect
-            w, h = (side, side / a) if a >= 1 else (side * a, side)
-            return at(((box[0] + box[2]) / 2, box[3] - h / 2), w, h)
-
-        side_s, side_o = max(dims(box_s)), max(dims(box_o))
-        return stand(box_o, name_s, side_o), stand(box_s, name_o, side_s)
-    (ws, hs), (wo, ho) = dims(box_s), dims(box_o)
-    new_hs = math.sqrt(wo * ho / SHAPES[name_s].aspect)
-    new_ho = math.sqrt(ws * hs / SHAPES[name_o].aspect)
-    return (at(centre(box_s), SHAPES[name_s].aspect * new_hs, new_hs),
-            at(centre(box_o), SHAPES[name_o].aspect * new_ho, new_ho))

@@ -14,8 +14,9 @@ swapped size word changes the boxes, so the layout is made for the sizes drawn.
 from __future__ import annotations
 
 from autocomp.synth.base import GeneratedImage, ImageRequest
-from autocomp.synth.faults import PALETTE, expected_outcomes
+from autocomp.synth.faults import PALETTE, expected_outcomes, value_faults
 from autocomp.synth.layout import UNMARKED_SIDE, drawn_scale, layout, nearest_scale
+from autocomp.synth.looks import scene_look, undrawable
 from autocomp.synth.shapes import MIN_PATTERN_SHARE, SHAPES
 
 
@@ -27,7 +28,7 @@ def draw_scene(gen, req: ImageRequest, shapes, relations, rng,
     task, graph, size = req.task, req.graph, gen.size
     geometry = task.relation_geometry()
     looks = [scene_look(task, o) for o in graph.objects]
-    faults = gen.value_faults(req, looks, task) if values_first else []
+    faults = value_faults(req, looks, task, gen.faults) if values_first else []
     start = rng.randrange(len(PALETTE))
     rgbs = [look["rgb"] or PALETTE[(start + i) % len(PALETTE)]
             for i, look in enumerate(looks)]
@@ -73,46 +74,6 @@ def draw_scene(gen, req: ImageRequest, shapes, relations, rng,
     if list(shapes) != list(graph.names):
         truth["stand_ins"] = dict(zip(graph.names, shapes, strict=True))
     return GeneratedImage(img, truth, faults)
-
-
-def scene_look(task, obj) -> dict:
-    """How an object is drawn: color (rgb), scale, pattern and material from its
-    attributes."""
-    look = plain_look()
-    for value in obj.attributes:
-        apply_value(look, value, task.vocab_of(value)[value])
-    return look
-
-
-def plain_look() -> dict:
-    """An object with no attribute: a palette color, unmarked size, plain surface."""
-    return {"color": None, "rgb": None, "scale": 1.0, "pattern": None, "material": None,
-            "count": 1}
-
-
-def apply_value(look: dict, value: str, entry) -> None:
-    """Draw one attribute value into a look: the field its entry is drawn by."""
-    if entry.rgb is not None:
-        look["color"], look["rgb"] = value, entry.rgb
-    elif entry.scale is not None:
-        look["scale"] = entry.scale
-    elif entry.pattern is not None:
-        look["pattern"] = entry.pattern
-    elif entry.material is not None:
-        look["material"] = entry.material
-    elif entry.count is not None:
-        look["count"] = entry.count
-
-
-def undrawable(vocab) -> str | None:
-    """Why a value of an attribute vocabulary cannot be drawn, or None."""
-    for entry in vocab.entries:
-        if all(getattr(entry, key) is None for key in ("rgb", "scale", "pattern", "material")):
-            hint = " (numerals are drawn by tasks of kind count)" if entry.count else ""
-            return (f"value '{entry.name}' of vocabulary '{vocab.name}' has no rgb, scale, "
-                    "pattern or material; the procedural generator draws colors, size "
-                    f"words, textures and materials{hint}")
-    return None
 
 
 def scene_cannot_draw(task) -> str | None:
