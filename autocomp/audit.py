@@ -68,7 +68,7 @@ def far_from_chance(accuracy: float | None, chance: float | None, n: int) -> boo
     return abs(accuracy - chance) > max(3 * se, 5.0)
 
 
-def audit(suite, extra_models=(), device: str = "cpu", batch_size: int = 64) -> list[dict]:
+def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = None) -> list[dict]:
     """One row per benchmark: structure and each blind scorer's tie-aware accuracy."""
     import tempfile
     from pathlib import Path

@@ -102,6 +102,36 @@ def tiny_hf_siglip(folder: Path) -> Path:
     return folder
 
 
+def tiny_siglip_v1(folder: Path) -> Path:
+    """SigLIP v1 as Google ships it: a SentencePiece model (spiece.model) read by
+    SiglipTokenizer, which needs the sentencepiece package."""
+    import io
+
+    import sentencepiece as spm
+    import torch
+    import transformers as T
+
+    folder.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(SENTENCES * 8), model_writer=buf,
+                                   vocab_size=80, model_type="unigram", unk_id=0, pad_id=1,
+                                   eos_id=2, bos_id=-1, hard_vocab_limit=False,
+                                   minloglevel=2)
+    (folder / "spiece.model").write_bytes(buf.getvalue())
+    tok = T.SiglipTokenizer(vocab_file=str(folder / "spiece.model"), model_max_length=64)
+    cfg = T.SiglipConfig(
+        text_config=dict(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=37,
+                         num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64,
+                         pad_token_id=1, eos_token_id=2, bos_token_id=None),
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=37,
+                           num_hidden_layers=2, num_attention_heads=2))
+    torch.manual_seed(0)
+    T.SiglipModel(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    T.SiglipImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    return folder
+
+
 def tiny_causal_lm(folder: Path) -> Path:
     import torch
     import transformers as T

@@ -25,7 +25,9 @@ def _device(ctx, param, value):
 device = click.option("--device", default="auto", show_default=True, callback=_device,
                       help="cpu, cuda, cuda:1 ...; auto: cuda when there is one, else cpu.")
 batch_size = click.option("--batch-size", "--batch_size", "batch_size",
-                          type=click.IntRange(min=1), default=64, show_default=True)
+                          type=click.IntRange(min=1), default=None,
+                          help="Images or captions per forward pass (default: the model "
+                               "family's: 64 for dual encoders, 16 for chat LLMs, 8 for VLMs).")
 skip_existing = click.option("--skip-existing", "--skip_existing", "skip_existing",
                              is_flag=True, help="Leave cells whose result file exists.")
 as_json = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")

@@ -55,7 +55,7 @@ def _model_entries(path) -> list[tuple[str, str | None]]:
 
 
 def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir=None,
-             skip_existing: bool = False, device: str = "cpu", batch_size: int = 64,
+             skip_existing: bool = False, device: str = "cpu", batch_size: int | None = None,
              rank: int = 0, world_size: int = 1, echo=print, fmt: str | None = None,
              images=None, columns: dict | None = None, skip_missing: bool = False,
              suite=None, progress_every: float | None = 10.0) -> list[dict]:
@@ -73,16 +73,25 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
     for m in dict.fromkeys(models):  # every spec checked before the first model runs
         load_scorer(m, device=device, batch_size=batch_size)
     cells = [Cell(m, b) for m in models for b in benches][rank::world_size]
-    results, by_model = [], {}
+    results, by_model, failed = [], {}, {}
     for cell in cells:
         target = cell.path(out)
         if skip_existing and finished(target):
             echo(f"skip   {cell.model} {cell.bench.name} (exists)")
             continue
+        if cell.model in failed:
+            continue
         if cell.model not in by_model:
             for h in by_model.values():
                 h.close()
+            by_model = {}
             scorer = load_scorer(cell.model, device=device, batch_size=batch_size)
+            try:
+                scorer.load()
+            except AutocompError as exc:  # one model that cannot load stops no other
+                failed[cell.model] = exc
+                echo(f"fail   {cell.model}: {exc}")
+                continue
             by_model = {cell.model: Harness(scorer, suite.root, suite.tasks, cache_dir)}
         harness = by_model[cell.model]
         before = dict(getattr(harness.scorer, "stats", None) or {})
@@ -113,6 +122,10 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         results.append(result)
     for h in by_model.values():
         h.close()
+    if failed:
+        raise AutocompError(f"{len(failed)} of {len(dict.fromkeys(models))} models could not be "
+                            f"loaded ({', '.join(failed)}); the other models' results are "
+                            "written. The first reason: " + str(next(iter(failed.values()))))
     return results
 
 

@@ -3,7 +3,9 @@ on this machine (offline clusters: download once, then point autocomp at the fol
 
 from __future__ import annotations
 
-from autocomp.core.backend import require
+import re
+
+from autocomp.core.backend import install_hint, require
 from autocomp.core.errors import AutocompError
 
 
@@ -24,8 +26,29 @@ def _hf(ref: str, how: str, build):
     transformers = require("transformers", "eval", "hf and blind:lm scorers")
     try:
         return build(transformers)
+    except ImportError as exc:
+        raise missing_package(ref, exc, "eval") from None
     except (OSError, ValueError) as exc:
         raise not_available(ref, ref, how, exc) from None
+
+
+_NEEDS = re.compile(r"requires the (\w+) library|No module named '([\w.]+)'")
+PIP_NAMES = {"sentencepiece": "sentencepiece", "SentencePiece": "sentencepiece",
+             "protobuf": "protobuf", "google": "protobuf", "timm": "timm"}
+
+
+def missing_package(spec: str, exc: ImportError, extra: str) -> AutocompError:
+    """A model whose loading code needs a package that is not installed (SigLIP v1's
+    tokenizer needs sentencepiece): one line naming the package and the extra."""
+    text = " ".join(str(exc).split())
+    found = _NEEDS.search(text)
+    name = (exc.name or (found and (found.group(1) or found.group(2))) or "").split(".")[0]
+    if not name:
+        return AutocompError(f"model '{spec}' needs a Python package that is not installed "
+                             f"({text[:160]}): {install_hint(extra)}")
+    package = PIP_NAMES.get(name, name)
+    return AutocompError(f"model '{spec}' needs the Python package {package}, which is not "
+                         f"installed: {install_hint(extra)} (or pip install {package})")
 
 
 def load_dual_encoder(ref: str, device: str = "cpu"):

@@ -14,6 +14,27 @@ def _dtype(name: str, device: str):
     return getattr(torch, name)
 
 
+def dtype_name(dtype) -> str:
+    """torch.bfloat16 -> "bfloat16"."""
+    return str(dtype).replace("torch.", "")
+
+
+def loaded_dtype(model, asked, what: str) -> str:
+    """The dtype `model`'s weights actually have (the records carry this one, never the one
+    asked for); a one-line warning when the library ignored the request (diffusers before
+    0.40 and transformers before 4.56 ignore `dtype=` and load fp32)."""
+    import warnings
+
+    got = getattr(model, "dtype", None)
+    if got is None:
+        got = next(iter(model.parameters())).dtype
+    if got != asked:
+        warnings.warn(f"{what} loaded in {dtype_name(got)}, not the {dtype_name(asked)} asked "
+                      "for (an old diffusers or transformers ignores dtype=: pip install -U "
+                      "'autocomp[gen]')", stacklevel=2)
+    return dtype_name(got)
+
+
 def transformers_module():
     """transformers (with torch), or one line naming the extra that installs them."""
     require("torch", "gen")
@@ -45,17 +66,21 @@ def _remote_code_error(ref: str, exc: BaseException) -> AutocompError | None:
 def _load_pair(ref: str, device: str, dtype: str, trust_remote_code: bool, front: str,
                model_class: str):
     """(front, model) through the Auto classes: config checked first, errors in one line."""
-    from autocomp.models.hub import not_available
+    from autocomp.models.hub import missing_package, not_available
 
     T = transformers_module()
     check_config(ref, trust_remote_code)
+    asked = _dtype(dtype, device)
     try:
         first = getattr(T, front).from_pretrained(ref, trust_remote_code=trust_remote_code)
         model = getattr(T, model_class).from_pretrained(
-            ref, dtype=_dtype(dtype, device), trust_remote_code=trust_remote_code)
+            ref, dtype=asked, trust_remote_code=trust_remote_code)
+    except ImportError as exc:
+        raise missing_package(ref, exc, "gen") from None
     except (OSError, ValueError) as exc:
         raise _remote_code_error(ref, exc) or not_available(
             ref, ref, "options.model: DIR", exc) from None
+    loaded_dtype(model, asked, f"model '{ref}'")
     return first, model.to(device).eval()
 
 

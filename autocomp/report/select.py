@@ -117,7 +117,7 @@ def equalize(groups: list[dict], seed: int = 0) -> list[dict]:
 class Encoder:
     """Text and image vectors from a dual encoder, through the harness's cache."""
 
-    def __init__(self, spec: str, device: str, batch_size: int, cache_dir):
+    def __init__(self, spec: str, device: str, batch_size: int | None, cache_dir):
         from autocomp.eval.scorers import load_scorer
 
         self.scorer = load_scorer(spec, device=device, batch_size=batch_size)

@@ -70,6 +70,7 @@ class DiffusersGenerator(OnDevice, Backend):
                                 "install 'autocomp[gen]'") from None
         from autocomp.models.devices import resolve_device
         from autocomp.models.hub import not_available
+        from autocomp.models.loading import loaded_dtype
 
         device = self.device = resolve_device(self.device)
         try:
@@ -78,11 +79,14 @@ class DiffusersGenerator(OnDevice, Backend):
                       if isinstance(v, list) and v == [None, None]}
             if self.drop_t5 and "text_encoder_3" in index:
                 absent.update(text_encoder_3=None, tokenizer_3=None)
+            asked = self._torch_dtype(device)
             pipe = DiffusionPipeline.from_pretrained(
-                self.model, revision=self.revision, dtype=self._torch_dtype(device), **absent)
+                self.model, revision=self.revision, dtype=asked, **absent)
         except (OSError, ValueError) as exc:
             raise not_available(self.model, self.model, "generate.options.model: DIR",
                                 exc) from None
+        denoiser = getattr(pipe, "transformer", None) or getattr(pipe, "unet", None) or pipe
+        self.loaded_dtype = loaded_dtype(denoiser, asked, f"pipeline '{self.model}'")
         if self.cpu_offload and device.startswith("cuda"):
             pipe.enable_model_cpu_offload(device=device)
         else:
@@ -119,6 +123,6 @@ class DiffusersGenerator(OnDevice, Backend):
                        generator=generators, **kwargs)
         meta = {"model": self.model, "revision": self.revision_label(), "size": self.size,
                 "steps": self.steps, "guidance": self.guidance,
-                "dtype": str(self._torch_dtype(device)).replace("torch.", "")}
+                "dtype": self.loaded_dtype}
         return [GeneratedImage(im.convert("RGB"), {}, [], dict(meta, seed=int(r.seed)))
                 for im, r in zip(out.images, requests, strict=True)]

@@ -31,8 +31,9 @@ def _pil(image: np.ndarray):
     return Image.fromarray(np.asarray(image)[..., :3].astype(np.uint8), "RGB")
 
 
-def _answers(texts: Sequence[str], model: str) -> list[dict]:
-    return [{"answer": " ".join(t.split()), "evidence": {"model": model}} for t in texts]
+def _answers(texts: Sequence[str], model: str, **evidence) -> list[dict]:
+    return [{"answer": " ".join(t.split()), "evidence": {"model": model, **evidence}}
+            for t in texts]
 
 
 def _padding(proc) -> dict:
@@ -71,7 +72,10 @@ class TransformersAnswerer(OnDevice, Backend):
     def answer(self, image: np.ndarray, questions: Sequence[Question],
                detections=()) -> list[dict]:
         pil = _pil(image)
-        return _answers(self.ask([(pil, q.text) for q in questions]), self.model_ref)
+        from autocomp.models.loading import dtype_name
+
+        answers = self.ask([(pil, q.text) for q in questions])
+        return _answers(answers, self.model_ref, dtype=dtype_name(self._model.dtype))
 
     def ask(self, pairs: Sequence[tuple]) -> list[str]:
         """One greedy answer per (PIL image, question text), in one batch."""

@@ -25,7 +25,7 @@ def parse_spec(spec: str) -> tuple[str, str, str | None]:
     return family, name, (pretrained or None) if at else None
 
 
-def load_scorer(spec: str, device: str = "cpu", batch_size: int = 64):
+def load_scorer(spec: str, device: str = "cpu", batch_size: int | None = None):
     family, name, pretrained = parse_spec(spec)
     if family not in registry.names("scorer"):
         raise AutocompError(f"unknown model family '{family}' in '{spec}' (known: "

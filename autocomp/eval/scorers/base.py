@@ -22,10 +22,19 @@ class Scorer:
     embeds_images = False  # the harness encodes images and scores pairs by dot product
     scores_items = False  # the harness hands whole items (with truth) to score_items
 
+    default_batch_size = 64  # a 12B VLM does not fit 64 prompts with an image each
+
     def __init__(self, name: str, pretrained: str | None = None, device: str = "cpu",
-                 batch_size: int = 64):
+                 batch_size: int | None = None):
         self.name, self.pretrained = name, pretrained
-        self.device, self.batch_size = device, batch_size
+        self.device, self.batch_size = device, batch_size or self.default_batch_size
+
+    def load(self) -> None:
+        """Load the weights now (they load on first use otherwise): a model that cannot
+        load fails here, before any of its cells runs."""
+        loader = getattr(self, "_load", None)
+        if loader is not None:
+            loader()
 
     @property
     def spec(self) -> str:

@@ -102,6 +102,7 @@ class ChoiceScorer(ItemScorer):
     """The loop: pick the options, put them, read the answer, retry once, score."""
 
     stats_keys = ("questions", "retried", "invalid", "subsampled")
+    default_batch_size = 16  # prompts of a chat LLM per generate call
 
     def __init__(self, name, pretrained=None, **kw):
         super().__init__(name, pretrained, **kw)
@@ -208,6 +209,10 @@ class MultipleChoice(ChoiceScorer):
                                                   batch_size=self.batch_size,
                                                   device=self.device)
         return self._writer
+
+    def _load(self):
+        if self.backend != "openai":
+            self.writer()._load()
 
     def labels(self, k):
         return [str(i + 1) for i in range(k)]

@@ -41,7 +41,7 @@ class OpenClipScorer(DualEncoder):
         open_clip = require("open_clip", "eval", "open_clip scorers")
         import logging
 
-        from autocomp.models.hub import not_available
+        from autocomp.models.hub import missing_package, not_available
 
         level = logging.root.manager.disable
         logging.disable(logging.ERROR)  # open_clip logs its own copy of the error
@@ -56,6 +56,8 @@ class OpenClipScorer(DualEncoder):
                                     "local-dir:/path)") from None
             raise not_available(self.spec, self._repo(), "open_clip:local-dir:DIR",
                                 exc) from None
+        except ImportError as exc:
+            raise missing_package(self.spec, exc, "eval") from None
         except (OSError, ValueError) as exc:
             raise not_available(self.spec, self._repo(), "open_clip:local-dir:DIR",
                                 exc) from None

@@ -25,6 +25,7 @@ MAX_NEW_TOKENS = 12
 class VLMChoice(ChoiceScorer):
     family = "vlm"
     needs_image = True
+    default_batch_size = 8  # prompts with an image each, on a 12B model
 
     def __init__(self, name, pretrained=None, **kw):
         super().__init__(name, pretrained, **kw)
@@ -52,6 +53,10 @@ class VLMChoice(ChoiceScorer):
                 self._answerer = TransformersAnswerer(self.model, MAX_NEW_TOKENS,
                                                       device=self.device)
         return self._answerer
+
+    def _load(self):
+        if self.backend != "openai":
+            self.answerer()._load()
 
     def labels(self, k):
         return letters(k)
