@@ -155,5 +155,6 @@ def test_vqa_answers_carry_the_dtype_loaded(tiny_backends):
 
     vqa = TransformersAnswerer(model=str(tiny_backends["gemma_vlm"]), max_new_tokens=2,
                                dtype="bfloat16", device="cpu")
-    got = vqa.answer(np.full((32, 32, 3), 255, np.uint8), [Question("What color is the cube?", ("red", "blue"), "red", "cube")])
+    question = Question("What color is the cube?", ("red", "blue"), "red", "cube")
+    got = vqa.answer(np.full((32, 32, 3), 255, np.uint8), [question])
     assert got[0]["evidence"]["dtype"] == "bfloat16"

@@ -16,8 +16,8 @@ def predictions_path(compass_dir: Path, model: str, name: str) -> Path:
 
 
 def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | None = None,
-                     device: str = "cpu", batch_size: int | None = None, skip_existing: bool = False,
-                     echo=print) -> None:
+                     device: str = "cpu", batch_size: int | None = None,
+                     skip_existing: bool = False, echo=print) -> None:
     from autocomp.eval.harness import Harness
     from autocomp.eval.scorers import load_scorer
 
