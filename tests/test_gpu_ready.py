@@ -158,3 +158,81 @@ def test_vqa_answers_carry_the_dtype_loaded(tiny_backends):
     question = Question("What color is the cube?", ("red", "blue"), "red", "cube")
     got = vqa.answer(np.full((32, 32, 3), 255, np.uint8), [question])
     assert got[0]["evidence"]["dtype"] == "bfloat16"
+
+
+# -- QuickGELU ------------------------------------------------------------------------------
+def test_openai_tags_on_a_gelu_architecture_are_built_with_quickgelu():
+    from autocomp.eval.scorers.quickgelu import quickgelu_fix
+
+    notice = quickgelu_fix("ViT-B-32", "openai")
+    assert "QuickGELU" in notice and "ViT-B-32-quickgelu" in notice and "\n" not in notice
+    assert quickgelu_fix("ViT-B-32-quickgelu", "openai") is None
+    assert quickgelu_fix("ViT-B-32", "laion2b_s34b_b79k") is None
+    assert quickgelu_fix("ViT-L-14", "openai") is not None
+    assert load_scorer("open_clip:ViT-B-32@openai").cache_id.endswith("+quickgelu")
+    assert load_scorer("open_clip:ViT-B-32-quickgelu@openai").cache_id == \
+        "open_clip:ViT-B-32-quickgelu@openai"
+
+
+def _spec_pairs(text: str):
+    return re.findall(r"open_clip:([\w./-]+)@([\w.]+)", text)
+
+
+def test_no_default_or_example_runs_openai_weights_without_quickgelu():
+    """`autocomp select`'s default and every example in README, docs and configs."""
+    from autocomp.eval.scorers.quickgelu import quickgelu_fix
+
+    files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "configs").rglob(
+        "*.yaml"), *(ROOT / "autocomp").rglob("*.py")]
+    seen = []
+    for f in files:
+        for arch, tag in _spec_pairs(f.read_text(encoding="utf-8")):
+            if arch.startswith(("hf-hub:", "local-dir:")):
+                continue
+            seen.append((f.name, arch, tag))
+            assert quickgelu_fix(arch, tag) is None, f"{f}: open_clip:{arch}@{tag}"
+    assert ("select.py", "ViT-B-32-quickgelu", "openai") in seen
+
+
+def _tiny_checkpoint(tmp_path):
+    import torch
+
+    weights = tiny_open_clip(tmp_path / "oc")  # registers the tiny-ViT architecture
+    from safetensors.torch import load_file
+
+    path = tmp_path / "ViT-tiny.pt"
+    torch.save(load_file(str(weights / "open_clip_model.safetensors")), path)
+    return path
+
+
+def test_an_openai_checkpoint_file_is_recognised_and_built_with_quickgelu(tmp_path,
+                                                                         monkeypatch):
+    """A local copy of OpenAI's weights loaded into a plain architecture: recognised by its
+    SHA-256 (open_clip's OpenAI URLs carry it), built with QuickGELU, cached apart."""
+    from autocomp.eval.scorers import quickgelu
+
+    path = _tiny_checkpoint(tmp_path)
+    plain = load_scorer(f"open_clip:tiny-ViT@{path}")
+    assert plain.quickgelu_notice is None
+    gelu_vectors = plain.encode_texts(["a red cube"])
+    monkeypatch.setattr(quickgelu, "openai_hashes",
+                        lambda: frozenset({quickgelu.file_sha256(path)}))
+    scorer = load_scorer(f"open_clip:tiny-ViT@{path}")
+    with pytest.warns(UserWarning, match="OpenAI's CLIP checkpoints"):
+        model = scorer._load()[0]
+    acts = {type(m).__name__ for m in model.modules()}
+    assert "QuickGELU" in acts and "GELU" not in acts
+    assert scorer.cache_id != plain.cache_id
+    assert not (abs(scorer.encode_texts(["a red cube"]) - gelu_vectors) < 1e-6).all()
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.jit is deprecated, not gone
+def test_torchscript_archives_are_openais_format(tmp_path):
+    import torch
+
+    from autocomp.eval.scorers.quickgelu import is_torchscript
+
+    scripted = torch.jit.script(torch.nn.Linear(2, 2))
+    torch.jit.save(scripted, tmp_path / "jit.pt")
+    torch.save(torch.nn.Linear(2, 2).state_dict(), tmp_path / "state.pt")
+    assert is_torchscript(tmp_path / "jit.pt") and not is_torchscript(tmp_path / "state.pt")

@@ -11,7 +11,7 @@ from autocomp.cli import options
 
 @click.command("select")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--model", default="open_clip:ViT-B-32@openai", show_default=True,
+@click.option("--model", default="open_clip:ViT-B-32-quickgelu@openai", show_default=True,
               help="The dual encoder for semantic diversity and CLIPScore (any eval spec).")
 @options.device
 @options.batch_size

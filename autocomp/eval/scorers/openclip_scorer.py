@@ -12,7 +12,9 @@ Bidirectional towers (SigLIP) keep their full padded context.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -33,7 +35,17 @@ class OpenClipScorer(DualEncoder):
     @property
     def cache_id(self) -> str:
         local = self.name.split("local-dir:", 1)[1] if self.name.startswith("local-dir:") else ""
-        return f"{self.spec}#{fingerprint(local)}" if local else self.spec
+        base = f"{self.spec}#{fingerprint(local)}" if local else self.spec
+        return base + ("+quickgelu" if self.quickgelu_notice else "")
+
+    @cached_property
+    def quickgelu_notice(self) -> str | None:
+        """Set when the weights were trained with QuickGELU but the architecture is not
+        (ViT-B-32@openai): the model is then built with QuickGELU (see quickgelu.py)."""
+        require("open_clip", "eval", "open_clip scorers")
+        from autocomp.eval.scorers.quickgelu import quickgelu_fix
+
+        return quickgelu_fix(self.name, self.pretrained)
 
     def _load(self):
         if self._parts is not None:
@@ -43,11 +55,15 @@ class OpenClipScorer(DualEncoder):
 
         from autocomp.models.hub import missing_package, not_available
 
+        notice = self.quickgelu_notice
+        if notice:
+            warnings.warn(notice, stacklevel=2)
         level = logging.root.manager.disable
         logging.disable(logging.ERROR)  # open_clip logs its own copy of the error
         try:
             model, _, preprocess = open_clip.create_model_and_transforms(
-                self.name, pretrained=self.pretrained, device=self.device)
+                self.name, pretrained=self.pretrained, device=self.device,
+                **({"force_quick_gelu": True} if notice else {}))
             tokenizer = fast_tokenizer(open_clip.get_tokenizer(self.name))
         except RuntimeError as exc:
             if "Unknown model" in str(exc) or "not found" in str(exc).lower():
