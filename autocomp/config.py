@@ -60,6 +60,13 @@ class BuildConfig:
 
 
 @dataclass(frozen=True)
+class LaunchConfig:
+    """How the processes of a launch wait for each other (runtime/sync.py)."""
+    wait_timeout: int = 24 * 3600  # seconds a finished rank waits for slower peers
+    stall_timeout: int = 300  # seconds without a heartbeat before a peer counts as dead
+
+
+@dataclass(frozen=True)
 class RunConfig:
     name: str
     concepts: tuple[ConceptSpec, ...]
@@ -69,6 +76,7 @@ class RunConfig:
     generate: GenerateConfig = GenerateConfig()
     validate: ValidateConfig = ValidateConfig()
     build: BuildConfig = BuildConfig()
+    launch: LaunchConfig = LaunchConfig()
     path: Path | None = None  # the file it came from (task paths are relative to it)
 
     def to_dict(self) -> dict:
@@ -91,14 +99,13 @@ class RunConfig:
                          "batch_size": v.batch_size},
             "build": {"benchmarks": list(self.build.benchmarks),
                       "max_negatives": self.build.max_negatives, "store": self.build.store},
+            "launch": {"wait_timeout": self.launch.wait_timeout,
+                       "stall_timeout": self.launch.stall_timeout},
         }
 
     def identity(self) -> dict:
-        """What decides the run's records (the process count does not)."""
-        d = self.to_dict()
-        d.pop("processes")
-        d["build"].pop("store")  # how items are stored, not which: either store reads the same
-        return d
+        """What decides the run's outputs: the config without its run-only fields."""
+        return split_run_only(self.to_dict())[0]
 
     def task_paths(self) -> dict[str, str]:
         """Task reference -> what `load_task` should be given."""
@@ -111,6 +118,45 @@ class RunConfig:
         return out
 
 
+# Fields that only decide how a run runs (processes, batch sizes, timeouts, how items are
+# stored), never what it writes: a run may be resumed with other values, which its
+# provenance records. Backend options say which of theirs are such (Backend.run_options).
+RUN_ONLY = ("processes", "launch", "build.store", "captions.batch_size", "generate.batch_size",
+            "validate.batch_size")
+_BACKENDS = (("captions", "writer", "options"), ("generate", "generator", "options"),
+             ("validate", "detector", "detector_options"),
+             ("validate", "answerer", "answerer_options"))
+
+
+def split_run_only(config: dict) -> tuple[dict, dict]:
+    """(what defines the outputs, {"field.path": value} of the run-only fields) of a config
+    in the YAML layout."""
+    import copy
+
+    from autocomp.core.registry import resolve
+
+    out, run_only = copy.deepcopy(config), {}
+    for path in RUN_ONLY:
+        *parents, leaf = path.split(".")
+        node = out
+        for key in parents:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and leaf in node:
+            run_only[path] = node.pop(leaf)
+    for section, family, options_key in _BACKENDS:
+        block = out.get(section)
+        if not isinstance(block, dict) or not isinstance(block.get(options_key), dict):
+            continue
+        try:
+            run_options = resolve(family, block.get(family)).run_options
+        except AutocompError:
+            continue
+        for key in run_options:
+            if key in block[options_key]:
+                run_only[f"{section}.{options_key}.{key}"] = block[options_key].pop(key)
+    return out, run_only
+
+
 def load_config(path) -> RunConfig:
     from autocomp.core.yamlio import read_yaml
 
@@ -121,7 +167,7 @@ def load_config(path) -> RunConfig:
 def parse_config(data, path=None) -> RunConfig:
     p = _Parser(path)
     top = p.mapping(data, "", {"name", "seed", "processes", "concepts", "captions", "generate",
-                               "validate", "build"})
+                               "validate", "build", "launch"})
     specs = top.get("concepts")
     if not isinstance(specs, list) or not specs:
         raise p.error("concepts", "expected a non-empty list of {task, n, count}", specs)
@@ -143,6 +189,7 @@ def parse_config(data, path=None) -> RunConfig:
     bg = p.mapping(val.get("background", {}), "validate.background", {"min_fraction",
                                                                       "min_gray", "region"})
     bld = p.mapping(top.get("build", {}), "build", {"benchmarks", "max_negatives", "store"})
+    lau = p.mapping(top.get("launch", {}), "launch", {"wait_timeout", "stall_timeout"})
     cfg = RunConfig(
         name=p.string(top.get("name", path.stem if path else "run"), "name"),
         concepts=concepts,
@@ -176,6 +223,11 @@ def parse_config(data, path=None) -> RunConfig:
                                                   "build.max_negatives", minimum=1),
                           store=p.one_of(bld.get("store", "compact"), "build.store",
                                          STORES)),
+        launch=LaunchConfig(
+            wait_timeout=p.integer(lau.get("wait_timeout", LaunchConfig.wait_timeout),
+                                   "launch.wait_timeout", minimum=1),
+            stall_timeout=p.integer(lau.get("stall_timeout", LaunchConfig.stall_timeout),
+                                    "launch.stall_timeout", minimum=1)),
         path=path,
     )
     if cfg.validate.region == "masks" and cfg.validate.detector.options.get("masks") is False:

@@ -2,8 +2,10 @@
 hands them to the runtime, in one process or in K processes started by `accelerate launch`
 (one per GPU; several nodes too).
 
-Every process runs the same stage code on the ids of its rank, writes its own part file,
-waits for the others, and rank 0 merges. `autocomp run --processes K` starts the launch
+Every process runs the same stage code on its share of the ids not done yet (dealt by hash
+and cost), writes its own part file, and the last rank to finish a stage merges it; ranks
+meet through files (runtime/sync.py), so a slow rank is never timed out and a finished one
+leaves at the end. `autocomp run --processes K` starts the launch
 for the user; on a cluster, start `python -m autocomp.pipeline RUN_DIR` under your own
 `accelerate launch` instead.
 """
@@ -64,9 +66,11 @@ def _run_parallel(run: Run, stages: list, processes: int, progress: bool) -> Non
 
 def worker(run_dir: Path, stages, progress: bool = True) -> None:
     """One launched process: the named parallel stages on this rank's ids."""
-    rank, world, barrier, device = distributed()
     run = Run.open(run_dir)
-    run_stages(make_stages(run, stages, device), rank, world, barrier, progress)
+    launch_cfg = run.config.launch
+    rank, world, share, device = distributed(launch_cfg.wait_timeout)
+    run_stages(make_stages(run, stages, device), rank, world, share, progress,
+               launch_cfg.wait_timeout, launch_cfg.stall_timeout)
 
 
 def main(argv=None) -> None:

@@ -51,13 +51,12 @@ class Run:
         path = layout.config
         directory.mkdir(parents=True, exist_ok=True)
         with _locked(layout.config_lock):  # two runs started at once: one config
+            changes = []
             if path.exists():
                 old = read_yaml(path) or {}
-                if _comparable(old) != _comparable(resolved):
-                    raise AutocompError(
-                        "this run directory was made with another config; use a new --out "
-                        "(or delete the directory)", file=path)
-            text = yaml.safe_dump({**resolved, "provenance": provenance()}, sort_keys=False)
+                changes = _run_only_changes(old, resolved, path)
+            text = yaml.safe_dump({**resolved, "provenance": {**provenance(), **(
+                {"changes": changes} if changes else {})}}, sort_keys=False)
             write_text(path, text)
         return cls.open(directory)
 
@@ -145,13 +144,38 @@ def _locked(path: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def _comparable(config: dict) -> dict:
-    """What must match to continue a run: not the provenance, the process count or how
-    benchmark items are stored (a run made before build.store existed continues too)."""
-    out = {k: v for k, v in config.items() if k not in ("provenance", "processes")}
-    if isinstance(out.get("build"), dict):
-        out["build"] = {k: v for k, v in out["build"].items() if k != "store"}
-    return out
+def _run_only_changes(old: dict, new: dict, path: Path) -> list[dict]:
+    """The run's history of run-only changes, with this one appended. What defines the
+    outputs must match (else one line naming the first field that differs); the run-only
+    fields (batch sizes, processes, offload, timeouts ...) may change on resume."""
+    from datetime import datetime, timezone
+
+    from autocomp.config import split_run_only
+
+    history = list((old.get("provenance") or {}).get("changes") or [])
+    old_core, old_run = split_run_only({k: v for k, v in old.items() if k != "provenance"})
+    new_core, new_run = split_run_only(new)
+    if old_core != new_core:
+        where = _first_difference(old_core, new_core)
+        raise AutocompError(
+            f"this run directory was made with another config ({where} differs, and it "
+            "decides the outputs); use a new --out (or delete the directory). Batch sizes, "
+            "processes, offload, tiling, compile, device and timeouts may change on resume",
+            file=path)
+    changed = {k: {"was": old_run.get(k), "now": new_run.get(k)}
+               for k in sorted(set(old_run) | set(new_run)) if old_run.get(k) != new_run.get(k)}
+    if changed:
+        history.append({"at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                        "fields": changed})
+    return history
+
+
+def _first_difference(a, b, prefix: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            if a.get(key) != b.get(key):
+                return _first_difference(a.get(key), b.get(key), f"{prefix}{key}.")
+    return prefix.rstrip(".") or "the config"
 
 
 def _resolved(config: RunConfig) -> dict:

@@ -96,5 +96,62 @@ def test_run_directory_refuses_another_config(tmp_path):
     Run.create(load_config(a), tmp_path / "run")
     Run.create(load_config(a), tmp_path / "run")  # the same config: fine (resume)
     a.write_text(GOOD.replace("seed: 3", "seed: 4"))
-    with pytest.raises(AutocompError, match="another config"):
+    with pytest.raises(AutocompError, match=r"another config \(seed differs"):
         Run.create(load_config(a), tmp_path / "run")
+
+
+REAL = """
+name: real
+concepts:
+  - {task: color, n: [2], count: 5}
+captions:
+  writer: transformers
+  options: {model: /w/gemma, batch_size: 32}
+  batch_size: 256
+generate:
+  generator: diffusers
+  options: {model: /w/sd35, size: 1024, steps: 28}
+  batch_size: 16
+validate:
+  detector: grounding-dino+sam2
+  answerer: transformers
+  answerer_options: {model: /w/gemma}
+"""
+
+
+def test_resume_after_out_of_memory_with_run_only_changes(tmp_path):
+    """Batch sizes, processes, offload, tiling, compile and timeouts only decide how the
+    run runs: a resume may change them, and the provenance says when and from what."""
+    import yaml
+
+    from autocomp.run import Run
+
+    a = tmp_path / "a.yaml"
+    a.write_text(REAL)
+    Run.create(load_config(a), tmp_path / "run")
+    smaller = (REAL.replace("batch_size: 16", "batch_size: 4")
+               .replace("steps: 28}", "steps: 28, cpu_offload: true, vae_tiling: true}")
+               .replace("batch_size: 32}", "batch_size: 8}")
+               .replace("name: real", "name: real\nprocesses: 4\nlaunch: {wait_timeout: 600}"))
+    a.write_text(smaller)
+    run = Run.create(load_config(a), tmp_path / "run")
+    assert run.config.generate.batch_size == 4 and run.config.processes == 4
+    assert run.config.generate.generator.options["cpu_offload"] is True
+    saved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    (change,) = saved["provenance"]["changes"]
+    assert change["fields"] == {
+        "captions.options.batch_size": {"was": 32, "now": 8},
+        "generate.batch_size": {"was": 16, "now": 4},
+        "generate.options.cpu_offload": {"was": None, "now": True},
+        "generate.options.vae_tiling": {"was": None, "now": True},
+        "launch": {"was": {"wait_timeout": 86400, "stall_timeout": 300},
+                   "now": {"wait_timeout": 600, "stall_timeout": 300}},
+        "processes": {"was": 1, "now": 4}}
+    Run.create(load_config(a), tmp_path / "run")  # the same again: the history stays
+    saved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    assert len(saved["provenance"]["changes"]) == 1
+    for output_field in ("steps: 28", "size: 1024"):  # these decide the images
+        a.write_text(smaller.replace(output_field, output_field.replace("28", "20")
+                                     .replace("1024", "512")))
+        with pytest.raises(AutocompError, match=r"generate\.options\.(steps|size) differs"):
+            Run.create(load_config(a), tmp_path / "run")

@@ -25,9 +25,31 @@ def test_torn_last_line_is_never_read_and_is_cut_on_reopen(tmp_path):
 
 
 def test_shard_is_a_partition():
-    items = list(range(23))
+    items = [Item(f"c{k}") for k in range(23)]
     parts = [shard(items, r, 4) for r in range(4)]
-    assert sorted(x for p in parts for x in p) == items
+    assert sorted((x.id for p in parts for x in p), key=lambda i: int(i[1:])) == \
+        [it.id for it in items]
+    assert all(p == sorted(p, key=items.index) for p in parts)  # in input order
+    assert sorted(len(p) for p in parts) == [5, 6, 6, 6]
+
+
+def test_shard_balances_cost_not_position():
+    """Two tracks per concept, alternating: dealing by parity gave every costly contextual
+    image to the odd ranks. Dealt by hash and cost, each rank gets an equal share."""
+    items = [Item(f"c{k:03d}-{track}") for k in range(60) for track in ("minimal",
+                                                                         "contextual")]
+
+    def cost(item):
+        return 4.0 if item.id.endswith("contextual") else 1.0
+
+    for world in (2, 4):
+        loads = [sum(cost(it) for it in shard(items, r, world, cost)) for r in range(world)]
+        assert max(loads) - min(loads) <= 4.0
+        by_track = [shard(items, r, world, stratum=lambda it: it.id.split("-")[1])
+                    for r in range(world)]
+        ctx = [sum(it.id.endswith("contextual") for it in p) for p in by_track]
+        assert max(ctx) - min(ctx) <= 1  # parity gave none to the even ranks
+        assert max(map(len, by_track)) - min(map(len, by_track)) <= 1
 
 
 class Squares(ItemStage):
@@ -70,9 +92,10 @@ def test_resume_skips_done_ids_and_merge_keeps_input_order(run):
 
 
 def test_ranks_write_their_own_parts_and_resume_with_another_world_size(run):
-    run_stage(Squares(run), rank=1, world_size=2, progress=False)  # rank 0 never ran
-    assert len(done_records(run.dir / "squares")) == 5
+    first = Squares(run)
+    run_stage(first, rank=1, world_size=2, progress=False)  # rank 0 never ran
+    assert len(done_records(run.dir / "squares")) == len(first.seen) == 5
     third = Squares(run)
     run_stage(third, rank=0, world_size=1, progress=False)
-    assert third.seen == [f"i{k:02d}" for k in range(0, 10, 2)]
+    assert third.seen == [f"i{k:02d}" for k in range(10) if f"i{k:02d}" not in first.seen]
     assert merge(third)["done"] == 10

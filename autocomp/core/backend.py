@@ -57,6 +57,9 @@ def _ok(value, allowed: tuple[type, ...]) -> bool:
 
 class Backend:
     extra: str | None = None  # the install extra its packages come with
+    # options that only decide how the backend runs, never what it writes: a run may be
+    # resumed with other values (after an out-of-memory error, on other GPUs)
+    run_options: tuple[str, ...] = ("device", "batch_size")
     forwards_options_to = None  # where **kwargs of __init__ go (their options count too)
 
     @classmethod

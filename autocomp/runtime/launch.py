@@ -21,16 +21,27 @@ def launched() -> bool:
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
-def distributed():
-    """(rank, world_size, barrier, device) of this process."""
+def distributed(timeout: float | None = None):
+    """(rank, world_size, share, device) of this process. `share(value)` is a collective:
+    every rank gets rank 0's value. `timeout`: seconds a collective may wait (PyTorch's
+    default is 10 minutes; the ranks of a long stage meet through files instead)."""
     if not launched():
-        return 0, 1, lambda: None, "auto"  # backends pick cuda when there is one
+        return 0, 1, lambda value: value, "auto"  # backends pick cuda when there is one
+    from datetime import timedelta
+
     import torch
     from accelerate import PartialState
+    from accelerate.utils import broadcast_object_list
 
-    state = PartialState(cpu=not torch.cuda.is_available())
-    return (state.process_index, state.num_processes, state.wait_for_everyone,
-            str(state.device))
+    kwargs = {"timeout": timedelta(seconds=timeout)} if timeout else {}
+    state = PartialState(cpu=not torch.cuda.is_available(), **kwargs)
+
+    def share(value):
+        box = [value]
+        broadcast_object_list(box, from_process=0)
+        return box[0]
+
+    return state.process_index, state.num_processes, share, str(state.device)
 
 
 def launch_command(module: str, args: list[str], processes: int) -> list[str]:

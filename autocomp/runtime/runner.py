@@ -1,37 +1,89 @@
-"""Run stages: an item stage on one rank (then rank 0 merges the ranks' part files and
-writes the stage's stats), a plain stage once on rank 0."""
+"""Run stages: an item stage on one rank (the last rank to finish merges the ranks' part
+files and writes the stage's stats), a plain stage once on rank 0.
+
+Each launch shares out only what is not done yet, by a hash of each item's id and its
+cost, so ranks get equal work whatever the order of the items (the two tracks of a
+concept, N = 1..3) and a relaunch with any number of processes does exactly the
+unfinished items. Ranks meet between stages through files (runtime/sync.py)."""
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 import json
 import sys
 import time
+import uuid
 
 from autocomp.core.errors import AutocompError
 from autocomp.core.layout import RunLayout
 from autocomp.core.records import write_jsonl, write_text
 from autocomp.runtime.parts import PartWriter, done_records
 from autocomp.runtime.stage import ItemStage, Stage
+from autocomp.runtime.sync import STALL_TIMEOUT, WAIT_TIMEOUT, Peers
 
 
-def shard(items: list, rank: int, world_size: int) -> list:
-    """The items of `rank`: every world_size-th one, so the split is stable across re-runs."""
-    return items[rank::world_size]
+def _hash(item_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(item_id.encode(), digest_size=8).digest(), "big")
 
 
-def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1,
-               barrier=lambda: None, progress: bool = True) -> None:
-    """Run `stages` in order on this rank: item stages sharded (rank 0 merges after every
-    rank is done), plain stages on rank 0 alone."""
-    for stage in stages:
-        if stage.parallel:
-            run_stage(stage, rank, world_size, progress)
-            barrier()
-            if rank == 0:
+def shard(items: list, rank: int, world_size: int, cost=None, stratum=None) -> list:
+    """The items of `rank` (in input order): the items sorted by cost (most costly first),
+    stratum (e.g. the track) and a hash of their id, each given in turn to the rank with
+    the least cost so far, so every rank gets an equal share of each stratum (+-1) and of
+    the cost. A partition; every rank computes the same one from the same list."""
+    if world_size == 1:
+        return list(items)
+    cost = cost or (lambda _item: 1.0)
+    stratum = stratum or (lambda _item: "")
+    order = sorted(range(len(items)), key=lambda i: (-cost(items[i]), stratum(items[i]),
+                                                     _hash(items[i].id)))
+    loads = [(0.0, r) for r in range(world_size)]
+    mine = []
+    for i in order:
+        load, r = heapq.heappop(loads)
+        if r == rank:
+            mine.append(i)
+        heapq.heappush(loads, (load + cost(items[i]), r))
+    return [items[i] for i in sorted(mine)]
+
+
+def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1, share=None,
+               progress: bool = True, wait_timeout: float = WAIT_TIMEOUT,
+               stall: float = STALL_TIMEOUT) -> None:
+    """Run `stages` in order on this rank. `share(value)`: the launch's broadcast from
+    rank 0 (a collective, called once at start, after every rank has read what is done)."""
+    if world_size == 1:
+        for stage in stages:
+            if stage.parallel:
+                run_stage(stage, progress=progress)
                 merge(stage)
-        elif rank == 0:
-            stage.run_once()
-        barrier()
+            else:
+                stage.run_once()
+        return
+    done = {s.name: set(done_records(s.layout.stage_dir(s.name))) for s in stages
+            if s.parallel}
+    token = share(uuid.uuid4().hex if rank == 0 else None)
+    peers = Peers(stages[0].layout.root, token, rank, world_size, wait_timeout, stall)
+    merged_last = False
+    try:
+        for i, stage in enumerate(stages):
+            last = i == len(stages) - 1
+            if not stage.parallel:
+                if rank == 0:
+                    stage.run_once()
+                    peers.merged(stage.name)
+                elif not last:
+                    peers.wait_merged(stage.name, claim=False)
+                continue
+            run_stage(stage, rank, world_size, progress, done=done[stage.name])
+            peers.finished(stage.name)
+            if peers.claim_merge(stage.name) or (not last and peers.wait_merged(stage.name)):
+                merge(stage, merged_by=rank)
+                peers.merged(stage.name)
+                merged_last = last
+    finally:
+        peers.close(merged_last)
 
 
 def check_inputs(stages: list[Stage], chosen) -> None:
@@ -47,13 +99,16 @@ def check_inputs(stages: list[Stage], chosen) -> None:
 
 
 def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
-              progress: bool = True) -> dict:
-    """Process this rank's items not done yet; returns this invocation's timing."""
+              progress: bool = True, done=None) -> dict:
+    """Process this rank's share of the items not done yet (`done`: the ids done when the
+    launch started, the same on every rank); returns this invocation's timing."""
     layout = stage.layout
     stage_dir = layout.stage_dir(stage.name)
     items = stage.items()
-    done = done_records(stage_dir)
-    todo = [it for it in shard(items, rank, world_size) if it.id not in done]
+    if done is None:
+        done = done_records(stage_dir)
+    todo = shard([it for it in items if it.id not in done], rank, world_size, stage.cost,
+                 stage.stratum)
     start = time.perf_counter()
     bar = _bar(len(todo), f"{stage.name} [{rank}/{world_size}]",
                progress and rank == 0)
@@ -73,13 +128,13 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
     if bar is not None:
         bar.close()
     timing = {"rank": rank, "world_size": world_size, "items": processed,
-              "skipped": len(shard(items, rank, world_size)) - processed,
+              "skipped": sum(it.id in done for it in items),
               "seconds": round(time.perf_counter() - start, 3)}
     write_text(layout.timing(stage.name, rank), json.dumps(timing, indent=1))
     return timing
 
 
-def merge(stage: ItemStage) -> dict:
+def merge(stage: ItemStage, merged_by: int = 0) -> dict:
     """Write `<stage>/merged.jsonl` (input order), `stats/<stage>.json` (counters only: the
     same config gives the same bytes) and `stats/timing/<stage>.json` (wall-clock, which
     differs from run to run); returns the counters with the timing added."""
@@ -91,7 +146,7 @@ def merge(stage: ItemStage) -> dict:
     stats = {"stage": stage.name, "expected": len(items), "done": len(records),
              **stage.stats(records)}
     write_text(layout.stats(stage.name), json.dumps(stats, indent=1))
-    timing = _timing(layout, stage.name)
+    timing = {**_timing(layout, stage.name), "merged_by": merged_by}
     write_text(layout.timing(stage.name), json.dumps(timing, indent=1))
     return {**stats, "timing": timing}
 

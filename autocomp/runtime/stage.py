@@ -52,5 +52,13 @@ class ItemStage(Stage):
     def process(self, batch: Sequence[Item]) -> list[dict]:
         raise NotImplementedError
 
+    def cost(self, item: Item) -> float:
+        """The item's relative cost: the runner balances the ranks' total cost."""
+        return 1.0
+
+    def stratum(self, item: Item) -> str:
+        """A kind of item (e.g. its track) that every rank should get an equal share of."""
+        return ""
+
     def stats(self, records: list[dict]) -> dict:
         return {"records": len(records)}

@@ -25,6 +25,7 @@ DEFAULT_MODEL = "stabilityai/stable-diffusion-3.5-large"
 
 class DiffusersGenerator(OnDevice, Backend):
     extra = "gen"
+    run_options = ("device", "compile", "vae_tiling", "cpu_offload")
 
     def __init__(self, model: str = DEFAULT_MODEL, revision: str | None = None, size: int = 1024,
                  steps: int = 28, guidance: float = 4.5, dtype: str = "auto",

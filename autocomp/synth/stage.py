@@ -46,6 +46,10 @@ class ImageStage(ItemStage):
                     "prompt": cap.caption(track)}))
         return out
 
+    def stratum(self, item: Item) -> str:
+        """Each rank gets an equal share of both tracks (a scene costs more to draw)."""
+        return item.data["track"]
+
     def process(self, batch: Sequence[Item]) -> list[dict]:
         requests = []
         for it in batch:

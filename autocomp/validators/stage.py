@@ -43,6 +43,11 @@ class ValidateStage(ItemStage):
         return [Item(r.id, {"image": r, "concept": concepts[r.concept]})
                 for r in self.run.read("images")]
 
+    def stratum(self, item: Item) -> str:
+        """Each rank gets an equal share of each track and object count (the VQA work)."""
+        image = item.data["image"]
+        return f"{image.track}-{image.n}"
+
     def process(self, batch: Sequence[Item]) -> list[dict]:
         cfg = self.run.config.validate
         out = []

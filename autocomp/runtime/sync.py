@@ -1,0 +1,135 @@
+"""How the ranks of one launch meet between stages: through small files on the run's
+filesystem, never through a collective that a slow rank would time out.
+
+One launch shares a token (broadcast once, at start). Under `<run>/.sync/<token>/`:
+  alive-<rank>           touched every few seconds by a thread while the rank lives
+  <stage>.done-<rank>    the rank has finished its share of the stage
+  <stage>.merging        created (exclusively) by the rank that merges: the last to finish
+  <stage>.merged         the merged records are written; the next stage may start
+
+So a rank that finishes the last stage exits at once (nobody waits on it), a slow rank is
+never killed by a peer's timeout, and a rank that died (no heartbeat for `stall` seconds)
+makes its peers stop with one line that says how to resume. Work is never lost: the part
+files hold every finished batch, and a relaunch (any number of processes) shares the
+unfinished items out again.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from autocomp.core.errors import AutocompError
+
+WAIT_TIMEOUT = 24 * 3600  # seconds a finished rank waits for its peers (a SLURM job's day)
+STALL_TIMEOUT = 300  # seconds without a heartbeat after which a peer counts as dead
+BEAT = 5.0  # seconds between heartbeats
+
+
+class Peers:
+    """The file rendezvous of one launch, seen from one rank."""
+
+    def __init__(self, root: Path, token: str, rank: int, world: int,
+                 wait_timeout: float = WAIT_TIMEOUT, stall: float = STALL_TIMEOUT,
+                 beat: float = BEAT, poll: float = 1.0):
+        self.dir = Path(root) / ".sync" / token
+        self.rank, self.world = rank, world
+        self.wait_timeout, self.stall, self.beat, self.poll = wait_timeout, stall, beat, poll
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True)
+        self._touch(f"alive-{rank}")
+        self.started = time.time()
+        self._thread.start()
+
+    def close(self, last: bool = False) -> None:
+        """Stop the heartbeat; `last`: this rank merged the launch's last stage, so every
+        other rank is done with the launch's files, which go."""
+        self._stop.set()
+        if last:
+            import shutil
+
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.beat):
+            try:
+                self._touch(f"alive-{self.rank}")
+            except OSError:  # the launch's folder went: nothing left to signal
+                return
+
+    def _touch(self, name: str) -> None:
+        path = self.dir / name
+        path.touch()
+        os.utime(path)
+
+    # -- a stage -----------------------------------------------------------------------
+    def finished(self, stage: str) -> None:
+        self._touch(f"{stage}.done-{self.rank}")
+
+    def all_finished(self, stage: str) -> bool:
+        return all((self.dir / f"{stage}.done-{r}").exists() for r in range(self.world))
+
+    def claim_merge(self, stage: str) -> bool:
+        """True for exactly one rank (the first to ask once every rank has finished)."""
+        if not self.all_finished(stage):
+            return False
+        try:
+            fd = os.open(self.dir / f"{stage}.merging", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except OSError:  # claimed already (or merged and cleaned up)
+            return False
+        os.write(fd, str(self.rank).encode())
+        os.close(fd)
+        return True
+
+    def merged(self, stage: str) -> None:
+        self._touch(f"{stage}.merged")
+
+    def wait_merged(self, stage: str, claim: bool = True) -> bool:
+        """Until some rank has merged `stage`; True when this rank is to merge it after all
+        (`claim`: every rank finished and none claimed it). A dead peer or the wait timeout
+        is one line."""
+        start = time.time()
+        while not (self.dir / f"{stage}.merged").exists():
+            if claim and self.claim_merge(stage):
+                return True
+            waited = time.time() - start
+            if waited > self.wait_timeout:
+                raise AutocompError(
+                    f"stage {stage}: ranks {self._pending(stage)} did not finish within "
+                    f"wait_timeout ({self.wait_timeout:.0f} s); every finished batch is kept: "
+                    "re-run the same command (any number of processes) to go on",
+                    file=self.dir.parent.parent)
+            dead = self._dead(stage)
+            if dead:
+                raise AutocompError(
+                    f"stage {stage}: rank(s) {', '.join(map(str, dead))} stopped (no "
+                    f"heartbeat for {self.stall:.0f} s) before finishing their share; every "
+                    "finished batch is kept: re-run the same command (any number of "
+                    "processes) and the unfinished items are shared out again",
+                    file=self.dir.parent.parent)
+            time.sleep(self.poll)
+        return False
+
+    def _pending(self, stage: str) -> list[int]:
+        return [r for r in range(self.world) if not (self.dir / f"{stage}.done-{r}").exists()]
+
+    def _dead(self, stage: str) -> list[int]:
+        """Peers that have not finished `stage` (or are merging it) and show no life."""
+        now = time.time()
+        suspects = self._pending(stage)
+        try:
+            suspects.append(int((self.dir / f"{stage}.merging").read_text() or -1))
+        except (FileNotFoundError, ValueError):
+            pass
+        out = []
+        for r in sorted(set(suspects) - {-1, self.rank}):
+            try:
+                last = (self.dir / f"alive-{r}").stat().st_mtime
+            except FileNotFoundError:
+                last = self.started
+            if now - last > self.stall:
+                out.append(r)
+        return out

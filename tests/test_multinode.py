@@ -1,0 +1,86 @@
+"""Several ranks on loopback (accelerate launch, gloo): a slow rank is never killed by a
+peer's timeout, a killed rank loses only its batch in flight, and a relaunch with another
+number of processes does exactly the unfinished items."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autocomp.core.errors import AutocompError
+from autocomp.runtime.parts import part_files, read_part
+from autocomp.runtime.sync import Peers
+
+WORKER = Path(__file__).with_name("ranks_worker.py")
+ITEMS = 12
+
+
+def _launch(root: Path, processes: int, behaviour: str, pg_timeout: float = 60):
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
+           "--num_processes", str(processes), "--num_machines", "1", "--mixed_precision",
+           "no", "--dynamo_backend", "no", str(WORKER), str(root), behaviour, str(pg_timeout)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(WORKER.parents[1]), os.environ.get(
+               "PYTHONPATH", "")])}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+
+
+def _ids(root: Path, stage: str) -> list[str]:
+    return [r["id"] for p in part_files(root / stage) for r in read_part(p)]
+
+
+def test_a_slow_rank_outlives_the_collective_timeout_and_merges(tmp_path):
+    """Rank 1 takes ~5 s per stage; the process group's timeout is 2 s. Ranks meet through
+    files, so nobody times out; rank 0 leaves after the last stage and rank 1 merges."""
+    proc = _launch(tmp_path, 2, "slow", pg_timeout=2)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for stage in ("first", "second"):
+        merged = [json.loads(line)["id"] for line in
+                  (tmp_path / stage / "merged.jsonl").read_text().splitlines()]
+        assert len(merged) == len(set(merged)) == ITEMS
+    timing = json.loads((tmp_path / "stats" / "timing" / "second.json").read_text())
+    assert timing["merged_by"] == 1 and timing["processes"] == 2
+    assert not list((tmp_path / ".sync").iterdir())  # the launch's files are gone
+
+
+def test_a_killed_rank_then_a_relaunch_with_another_world_size(tmp_path):
+    first = _launch(tmp_path, 2, "kill")
+    assert first.returncode != 0
+    before = _ids(tmp_path, "first")
+    assert 0 < len(before) < ITEMS and len(before) == len(set(before))
+    again = _launch(tmp_path, 3, "none")
+    assert again.returncode == 0, again.stderr[-3000:]
+    for stage in ("first", "second"):
+        ids = _ids(tmp_path, stage)
+        assert len(ids) == len(set(ids)) == ITEMS  # each item done exactly once overall
+    ranks = {r["rank"] for p in part_files(tmp_path / "second") for r in read_part(p)}
+    assert ranks == {0, 1, 2}
+
+
+def test_a_peer_without_heartbeat_stops_the_wait_in_one_line(tmp_path):
+    peers = Peers(tmp_path, "t", 0, 2, wait_timeout=60, stall=0.5, beat=0.1, poll=0.05)
+    try:
+        peers.finished("images")
+        start = time.time()
+        with pytest.raises(AutocompError) as err:
+            peers.wait_merged("images")
+        assert time.time() - start < 5
+        assert "rank(s) 1 stopped" in str(err.value) and "re-run" in str(err.value)
+    finally:
+        peers.close()
+
+
+def test_the_wait_timeout_is_one_line(tmp_path):
+    peers = Peers(tmp_path, "t", 0, 2, wait_timeout=0.3, stall=60, beat=0.05, poll=0.05)
+    other = Peers(tmp_path, "t", 1, 2, wait_timeout=60, stall=60, beat=0.05, poll=0.05)
+    try:
+        peers.finished("images")
+        with pytest.raises(AutocompError, match="did not finish within wait_timeout"):
+            peers.wait_merged("images")
+    finally:
+        peers.close()
+        other.close()
