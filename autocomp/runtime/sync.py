@@ -16,6 +16,7 @@ unfinished items out again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -120,10 +121,8 @@ class Peers:
         """Peers that have not finished `stage` (or are merging it) and show no life."""
         now = time.time()
         suspects = self._pending(stage)
-        try:
+        with contextlib.suppress(FileNotFoundError, ValueError):
             suspects.append(int((self.dir / f"{stage}.merging").read_text() or -1))
-        except (FileNotFoundError, ValueError):
-            pass
         out = []
         for r in sorted(set(suspects) - {-1, self.rank}):
             try:
