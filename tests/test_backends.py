@@ -246,3 +246,26 @@ def test_dry_run_plan_uses_the_papers_costs_or_measured_ones(tmp_path):
                                     "--processes", "16"])
     assert "224.8 GPU-hours" in out.output and "14.1 h on 16" in out.output
     assert not (tmp_path / "runs").exists()
+
+
+def test_sam2_is_skipped_unless_a_check_reads_masks(tiny_backends, tmp_path):
+    """The paper's background region is the boxes: SAM2 is neither loaded nor run; with
+    region masks it is."""
+    from autocomp.config import parse_config
+    from autocomp.run import Run
+    from autocomp.validators.stage import ValidateStage
+
+    options = {"detector_model": str(tiny_backends["dino"]),
+               "segmenter_model": str(tiny_backends["sam2"]), "box_threshold": 0.0,
+               "text_threshold": 0.0, "device": "cpu"}
+    img = np.full((48, 64, 3), 255, np.uint8)
+    img[10:30, 10:30] = (255, 0, 0)
+    for region, segmented in (("boxes", False), ("masks", True)):
+        cfg = parse_config({"concepts": [{"task": "shape_color", "n": [2], "count": 1}],
+                            "validate": {"detector": "grounding-dino+sam2",
+                                         "detector_options": options,
+                                         "background": {"region": region}}})
+        stage = ValidateStage(Run.create(cfg, tmp_path / region))
+        dets = stage.detector.detect(img, ["cube", "sphere"])
+        assert dets and (stage.detector._sam is not None) == segmented
+        assert all((d.mask is not None) == segmented for d in dets)

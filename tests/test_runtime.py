@@ -99,3 +99,46 @@ def test_ranks_write_their_own_parts_and_resume_with_another_world_size(run):
     run_stage(third, rank=0, world_size=1, progress=False)
     assert third.seen == [f"i{k:02d}" for k in range(10) if f"i{k:02d}" not in first.seen]
     assert merge(third)["done"] == 10
+
+
+class Slow(ItemStage):
+    """Returns Deferred records whose 'writes' finish later; the last batch's write fails."""
+    name = "slow"
+    batch_size = 2
+
+    def __init__(self, run, fail_batch=None):
+        super().__init__(run)
+        self.events, self.fail_batch, self.calls = [], fail_batch, 0
+
+    def items(self):
+        return [Item(f"i{k}") for k in range(6)]
+
+    def process(self, batch):
+        from concurrent.futures import Future
+
+        from autocomp.runtime.stage import Deferred
+
+        self.calls += 1
+        self.events.append(f"process {self.calls}")
+        write, number = Future(), self.calls
+
+        class Wait:
+            def result(_self):
+                self.events.append(f"wait {number}")
+                if number == self.fail_batch:
+                    raise OSError("disk full")
+
+        write.set_result(None)
+        return Deferred([{"id": it.id} for it in batch], [Wait()])
+
+
+def test_deferred_records_overlap_the_next_batch_and_a_failed_write_records_nothing(run):
+    stage = Slow(run)
+    run_stage(stage, progress=False)
+    assert stage.events == ["process 1", "process 2", "wait 1", "process 3", "wait 2",
+                            "wait 3"]  # batch i's files are awaited after batch i+1 ran
+    failing = Slow(run, fail_batch=2)
+    (run.dir / "slow").rename(run.dir / "slow-old")
+    with pytest.raises(OSError, match="disk full"):
+        run_stage(failing, progress=False)
+    assert sorted(done_records(run.dir / "slow")) == ["i0", "i1"]  # batch 2 not recorded

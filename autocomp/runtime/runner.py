@@ -8,6 +8,7 @@ unfinished items. Ranks meet between stages through files (runtime/sync.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import json
@@ -19,7 +20,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.layout import RunLayout
 from autocomp.core.records import write_jsonl, write_text
 from autocomp.runtime.parts import PartWriter, done_records
-from autocomp.runtime.stage import ItemStage, Stage
+from autocomp.runtime.stage import Deferred, ItemStage, Stage
 from autocomp.runtime.sync import STALL_TIMEOUT, WAIT_TIMEOUT, Peers
 
 
@@ -113,18 +114,39 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
     bar = _bar(len(todo), f"{stage.name} [{rank}/{world_size}]",
                progress and rank == 0)
     processed = 0
+
+    def record(batch, out) -> None:
+        nonlocal processed
+        records = out.result() if isinstance(out, Deferred) else out
+        ids = [r["id"] for r in records]
+        if ids != [it.id for it in batch]:
+            raise RuntimeError(f"stage {stage.name} returned ids {ids[:3]}... for items "
+                               f"{[it.id for it in batch][:3]}...")
+        writer.append(records)
+        processed += len(records)
+        if bar is not None:
+            bar.update(len(records))
+
     with PartWriter(stage_dir, rank) as writer:
-        for i in range(0, len(todo), stage.batch_size):
-            batch = todo[i:i + stage.batch_size]
-            records = stage.process(batch)
-            ids = [r["id"] for r in records]
-            if ids != [it.id for it in batch]:
-                raise RuntimeError(f"stage {stage.name} returned ids {ids[:3]}... for items "
-                                   f"{[it.id for it in batch][:3]}...")
-            writer.append(records)
-            processed += len(records)
-            if bar is not None:
-                bar.update(len(records))
+        pending = None  # one batch whose records wait on the stage's writer (Deferred)
+        try:
+            for i in range(0, len(todo), stage.batch_size):
+                batch = todo[i:i + stage.batch_size]
+                out = stage.process(batch)
+                if pending is not None:
+                    record(*pending)
+                    pending = None
+                if isinstance(out, Deferred):
+                    pending = (batch, out)
+                else:
+                    record(batch, out)
+        except BaseException:
+            if pending is not None:  # interrupted: keep the batch whose files are written
+                with contextlib.suppress(Exception):
+                    record(*pending)
+            raise
+        if pending is not None:
+            record(*pending)
     if bar is not None:
         bar.close()
     timing = {"rank": rank, "world_size": world_size, "items": processed,

@@ -18,6 +18,21 @@ from dataclasses import dataclass, field
 from autocomp.core.layout import RunLayout
 
 
+class Deferred:
+    """What `process` may return instead of its records: they are ready once `waits` are
+    (e.g. image files a writer thread is encoding). The runner takes them after it has
+    handed the stage the next batch, so the writing overlaps the next batch's work, and
+    a killed process never records a file that was not written."""
+
+    def __init__(self, records: list[dict], waits: Sequence = ()):
+        self.records, self.waits = records, list(waits)
+
+    def result(self) -> list[dict]:
+        for w in self.waits:
+            w.result()  # a failed write raises here, before anything is recorded
+        return self.records
+
+
 @dataclass(frozen=True)
 class Item:
     id: str
@@ -49,7 +64,7 @@ class ItemStage(Stage):
     def items(self) -> list[Item]:
         raise NotImplementedError
 
-    def process(self, batch: Sequence[Item]) -> list[dict]:
+    def process(self, batch: Sequence[Item]) -> list[dict] | Deferred:
         raise NotImplementedError
 
     def cost(self, item: Item) -> float:

@@ -1,8 +1,9 @@
 """`grounding-dino+sam2`: the paper's object check. GroundingDINO (default
 IDEA-Research/grounding-dino-tiny) is prompted with every object name in lower case,
 "a. b. c.", box threshold 0.4 and text threshold 0.3; its boxes prompt SAM2 (default
-facebook/sam2.1-hiera-large) for real masks, which the background check uses. Both load
-through transformers. Boxes, scores, labels and mask areas are kept as evidence.
+facebook/sam2.1-hiera-large) for real masks when a check reads them (background region
+"masks"; the paper's region is the boxes, so by default SAM2 is neither loaded nor run).
+Both load through transformers. Boxes, scores, labels and mask areas are kept as evidence.
 """
 
 from __future__ import annotations
@@ -43,11 +44,17 @@ class GroundedSam2Detector(OnDevice, Backend):
 
     def __init__(self, detector_model: str = DINO, segmenter_model: str = SAM2,
                  box_threshold: float = 0.4, text_threshold: float = 0.3,
-                 device: str | None = None, masks: bool = True):
+                 device: str | None = None, masks: bool | None = None):
         self.dino_ref, self.sam_ref = detector_model, segmenter_model
         self.box_threshold, self.text_threshold = box_threshold, text_threshold
-        self.device, self.masks = device, masks
+        self.device, self.masks = device, masks  # None: when a check reads them
         self._dino = self._sam = None
+
+    def want_masks(self, needed: bool) -> None:
+        """The validation stage says whether a check reads masks; an explicit `masks`
+        option wins."""
+        if self.masks is None:
+            self.masks = needed
 
     @classmethod
     def validate_options(cls, out: dict, *, file=None, field="options") -> None:
@@ -72,7 +79,7 @@ class GroundedSam2Detector(OnDevice, Backend):
         except (OSError, ValueError) as exc:
             raise not_available(self.dino_ref, self.dino_ref,
                                 "validate.detector_options.detector_model: DIR", exc) from None
-        if self.masks:
+        if self.masks is not False:  # on its own (no stage to ask), it segments
             try:
                 sproc = T.Sam2Processor.from_pretrained(self.sam_ref)
                 smodel = T.Sam2Model.from_pretrained(self.sam_ref)

@@ -29,6 +29,8 @@ class ValidateStage(ItemStage):
         if self._detector is None:
             self._detector = instantiate("detector", self.run.config.validate.detector,
                                          self.device)
+            if hasattr(self._detector, "want_masks"):  # segment only when a check reads it
+                self._detector.want_masks(self.run.config.validate.region == "masks")
         return self._detector
 
     @property
