@@ -3,6 +3,13 @@ validated sample, measured on a small slice of the run.
 
     python scripts/bench_generate.py CONFIG [--concepts 8] [--tiny] [--processes 1]
                                      [--cost-out cost.json]
+    python scripts/bench_generate.py --cpu-parts [CONFIG]
+
+`--cpu-parts` times, before and after, what keeps a GPU waiting and can be measured on a
+CPU: PNG encoding inline vs on writer threads (a sleep stands in for the GPU's batch),
+how evenly the ranks share the images stage (dealt by parity vs by hash and track, with
+per-track costs measured on CONFIG's own generator), and GroundingDINO with vs without SAM2
+masks (tiny models: the ratio, not the seconds, is the point).
 
 With real weights on GPUs it runs the config's own backends. `--tiny` (the default when no
 GPU is present) swaps in tiny random models built from configs (SD3, Gemma-3, GroundingDINO,
@@ -66,9 +73,133 @@ def time_llm_captions(run, model: str | None, n: int) -> float | None:
     return (time.perf_counter() - start) / max(len(reqs), 1)
 
 
+def photo_like(size: int, seed: int):
+    """An image that compresses like a photo (smooth shading plus sensor noise)."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:size, 0:size] / size
+    base = np.stack([200 * x, 180 * y, 150 * (1 - x * y)], axis=-1)
+    return Image.fromarray(np.clip(base + rng.normal(0, 12, base.shape), 0, 255)
+                           .astype(np.uint8))
+
+
+def time_png_writer(images: int = 16, batch: int = 4, gpu_seconds: float = 0.35) -> None:
+    """The images stage's loop: a batch on the 'GPU' (a sleep), then its PNGs written."""
+    from types import SimpleNamespace
+
+    from autocomp.core.layout import RunLayout
+    from autocomp.runtime.runner import run_stage
+    from autocomp.runtime.stage import Deferred, Item, ItemStage
+    from autocomp.synth.stage import PngWriter
+
+    pictures = [photo_like(1024, k) for k in range(batch)]
+
+    class Loop(ItemStage):
+        name = "png"
+        batch_size = batch
+
+        def __init__(self, run, threads):
+            super().__init__(run)
+            self.writer = PngWriter(threads)
+
+        def items(self):
+            return [Item(f"i{k}") for k in range(images)]
+
+        def process(self, items):
+            time.sleep(gpu_seconds * len(items))  # the GPU's share of the batch
+            writes = [self.writer.save(pictures[k % batch], self.layout.root / f"{it.id}.png")
+                      for k, it in enumerate(items)]
+            return Deferred([{"id": it.id} for it in items], writes)
+
+    seconds = {}
+    for threads in (0, 4):
+        root = Path(tempfile.mkdtemp(prefix="bench_png-"))
+        start = time.perf_counter()
+        run_stage(Loop(SimpleNamespace(layout=RunLayout(root)), threads), progress=False)
+        seconds[threads] = (time.perf_counter() - start) / images
+    print(f"[cpu] PNG writer, 1024 px, {gpu_seconds} s/image on the 'GPU': inline "
+          f"{seconds[0]:.3f} s/image -> writer threads {seconds[4]:.3f} s/image "
+          f"({seconds[0] / seconds[4]:.2f}x; the GPU waits {seconds[0] - gpu_seconds:.3f} -> "
+          f"{max(seconds[4] - gpu_seconds, 0):.3f} s/image)")
+
+
+def time_rank_balance(config: str) -> None:
+    """Per-rank seconds of the images stage of CONFIG, dealt by parity (before) and by
+    hash and track (after); per-track costs measured on CONFIG's generator."""
+    from autocomp.cli.run import config_path
+    from autocomp.config import load_config
+    from autocomp.pipeline import run_pipeline
+    from autocomp.runtime.runner import shard
+    from autocomp.synth.stage import ImageStage
+
+    run_dir = Path(tempfile.mkdtemp(prefix="bench_balance-")) / "run"
+    from autocomp.run import Run
+
+    run = Run.create(load_config(config_path(config)), run_dir)
+    run_pipeline(run, 1, ("concepts", "captions"), progress=False)
+    stage = ImageStage(run)
+    items = stage.items()
+    cost = {}
+    for track in ("minimal", "contextual"):
+        sample = [it for it in items if it.data["track"] == track][:12]
+        start = time.perf_counter()
+        stage.process(sample).result()
+        cost[track] = (time.perf_counter() - start) / max(len(sample), 1)
+
+    def seconds(part):
+        return sum(cost[it.data["track"]] for it in part)
+
+    for world in (2, 4, 8):
+        before = [seconds(items[r::world]) for r in range(world)]
+        after = [seconds(shard(items, r, world, stratum=stage.stratum)) for r in range(world)]
+        print(f"[cpu] images stage of {config}, {len(items)} images, {world} ranks: slowest "
+              f"rank / mean, parity {max(before) / (sum(before) / world):.2f} -> hash and "
+              f"track {max(after) / (sum(after) / world):.2f} (minimal {cost['minimal']:.3f} "
+              f"s, contextual {cost['contextual']:.3f} s per image)")
+
+
+def time_masks(folder: Path, repeats: int = 8) -> None:
+    import numpy as np
+
+    from autocomp.validators.grounded_sam import GroundedSam2Detector
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from tiny_models import tiny_grounding_dino, tiny_sam2
+
+    dino, sam = tiny_grounding_dino(folder / "dino"), tiny_sam2(folder / "sam2")
+    img = np.full((64, 64, 3), 255, np.uint8)
+    img[10:40, 10:40] = (200, 30, 30)
+    out = {}
+    for masks in (True, False):
+        det = GroundedSam2Detector(str(dino), str(sam), 0.0, 0.0, device="cpu", masks=masks)
+        det.detect(img, ["cube", "sphere"])  # load
+        start = time.perf_counter()
+        for _ in range(repeats):
+            det.detect(img, ["cube", "sphere"])
+        out[masks] = (time.perf_counter() - start) / repeats
+    print(f"[cpu, tiny] object check per image: GroundingDINO + SAM2 masks {out[True]:.4f} s "
+          f"-> boxes only (the default region) {out[False]:.4f} s "
+          f"({out[True] / out[False]:.2f}x)")
+
+
+def cpu_parts(config: str) -> None:
+    import transformers
+
+    transformers.utils.logging.set_verbosity_error()
+    time_png_writer()
+    time_rank_balance(config)
+    time_masks(Path(tempfile.mkdtemp(prefix="bench_masks-")))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    if "--cpu-parts" in sys.argv:
+        rest = [a for a in sys.argv[1:] if a != "--cpu-parts"]
+        cpu_parts(rest[0] if rest else "demo")
+        return
     parser.add_argument("config")
     parser.add_argument("--concepts", type=int, default=8, help="concepts per (task, N)")
     parser.add_argument("--tiny", action="store_true", help="tiny random models on CPU")

@@ -18,6 +18,26 @@ def save_png(image, path: Path) -> None:
         image.save(fh, format="PNG")
 
 
+class PngWriter:
+    """Encodes and writes PNGs on `threads` threads (0: at once, in the calling thread).
+    PNG encoding of a 1024 px photo takes ~0.35 s of CPU, which a GPU would otherwise
+    wait for between batches; Pillow releases the GIL while it compresses."""
+
+    def __init__(self, threads: int = 4):
+        self.threads, self._pool = threads, None
+
+    def save(self, image, path: Path):
+        """A handle whose result() returns once the file is whole on disk."""
+        if not self.threads:
+            save_png(image, path)
+            return _Done()
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="png")
+        return self._pool.submit(save_png, image, path)
+
+
 class ImageStage(ItemStage):
     name = "images"
     needs = ("captions",)
@@ -26,8 +46,7 @@ class ImageStage(ItemStage):
         super().__init__(run, device)
         self.batch_size = run.config.generate.batch_size
         self._generator = None
-        self.writers = writers  # threads encoding PNGs (0: in the generating thread)
-        self._pool = None
+        self.writer = PngWriter(writers)
 
     @property
     def generator(self):
@@ -52,18 +71,6 @@ class ImageStage(ItemStage):
         """Each rank gets an equal share of both tracks (a scene costs more to draw)."""
         return item.data["track"]
 
-    def _save(self, image, path: Path):
-        """Encode and write one PNG: on the writer threads (PNG encoding of a 1024 px
-        photo takes ~0.35 s of CPU, which the GPU would otherwise wait for), or here."""
-        if not self.writers:
-            save_png(image, path)
-            return _Done()
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(self.writers, thread_name_prefix="png")
-        return self._pool.submit(save_png, image, path)
-
     def process(self, batch: Sequence[Item]) -> Deferred:
         requests = []
         for it in batch:
@@ -74,7 +81,7 @@ class ImageStage(ItemStage):
         out, writes = [], []
         for it, req, gen in zip(batch, requests, images, strict=True):
             rel = self.layout.image(it.id)
-            writes.append(self._save(gen.image, self.run.dir / rel))
+            writes.append(self.writer.save(gen.image, self.run.dir / rel))
             out.append(ImageRecord(
                 it.id, it.data["concept"].id, req.task.name, req.graph.n_objects, req.track,
                 req.seed, rel, gen.image.width, gen.image.height, gen.faults, gen.truth,
