@@ -236,3 +236,39 @@ def test_torchscript_archives_are_openais_format(tmp_path):
     torch.jit.save(scripted, tmp_path / "jit.pt")
     torch.save(torch.nn.Linear(2, 2).state_dict(), tmp_path / "state.pt")
     assert is_torchscript(tmp_path / "jit.pt") and not is_torchscript(tmp_path / "state.pt")
+
+
+# -- eval on a GPU node ------------------------------------------------------------------------
+def test_distributed_without_a_launcher_says_so(run, monkeypatch):
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    result = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
+                                       "--distributed"])
+    assert result.exit_code != 0
+    assert "not started by one" in result.output and "accelerate launch" in result.output
+    assert "hf download" not in result.output
+
+
+def test_bf16_autocast_is_cached_apart_and_close_to_fp32(models):
+    fp32 = load_scorer(models["open_clip"])
+    bf16 = load_scorer(models["open_clip"], precision="bf16")
+    assert bf16.cache_id == fp32.cache_id + "~bf16"
+    texts = ["a red cube left of a blue sphere", "a green cone"]
+    a, b = fp32.encode_texts(texts), bf16.encode_texts(texts)
+    assert not (a == b).all() and abs(a - b).max() < 0.05  # bf16: ~3 significant digits
+    assert load_scorer("reference:oracle", precision="bf16").kind == "item"
+    with pytest.raises(AutocompError, match="unknown precision"):
+        load_scorer(models["open_clip"], precision="int4")
+
+
+def test_decode_workers_give_the_same_vectors(run, models, tmp_path):
+    from autocomp.eval.harness import Harness
+
+    names = sorted(str(p.relative_to(run.dir)) for p in (run.dir / "images").rglob("*.png"))
+    scorer = load_scorer(models["open_clip"], batch_size=2)  # several batches, read ahead
+    vectors = [Harness(scorer, run.dir, {}, None, workers=w).image_vectors(names)
+               for w in (0, 3)]
+    assert len(names) > 4 and (vectors[0] == vectors[1]).all()

@@ -26,6 +26,13 @@ from autocomp.cli import options
 @options.skip_existing
 @options.device
 @options.batch_size
+@click.option("--precision", type=click.Choice(["fp32", "bf16", "fp16"]), default="fp32",
+              show_default=True,
+              help="Dual encoders' forward passes under torch.autocast in this precision "
+                   "(cached apart from fp32 vectors; the paper's numbers are fp32).")
+@click.option("--workers", type=click.IntRange(min=0), default=None,
+              help="Threads that read and decode images while the model encodes "
+                   "(default: one per core, at most 8).")
 @click.option("--distributed", is_flag=True,
               help="Share the cells among the processes of `accelerate launch`.")
 @options.source_format()
@@ -38,7 +45,8 @@ from autocomp.cli import options
 @click.option("--skip-missing", is_flag=True,
               help="Leave out (and count) items whose image file is missing.")
 def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_existing, device,
-             batch_size, distributed, source_format, images, columns, skip_missing):
+             batch_size, precision, workers, distributed, source_format, images, columns,
+             skip_missing):
     """Score every model on every benchmark of RUN_DIR (an autocomp run, or SugarCrepe,
     CREPE or any column-mapped table); one JSON per (model, benchmark)."""
     from autocomp.core.errors import AutocompError
@@ -55,7 +63,14 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
     rank, world = 0, 1
     if distributed:
         from autocomp.pipeline import distributed as dist
+        from autocomp.runtime.launch import launched
 
+        if not launched():
+            raise AutocompError(
+                "--distributed shares the cells among the processes of a launcher, and this "
+                "process was not started by one (WORLD_SIZE is not set): run `accelerate "
+                "launch --num_processes K -m autocomp eval ... --distributed`, or leave "
+                "--distributed out")
         rank, world, _, dev = dist()
         device = dev if dev != "auto" else device  # each process its own GPU
     suite = open_suite(run_dir, source_format, images, parse_mapping(columns), skip_missing)
@@ -64,7 +79,7 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
     for folder, option in ((output, "--output"), (cache_dir, "--cache")):
         _writable(folder, option)
     evaluate(run_dir, specs, output, patterns, cache_dir, skip_existing, device, batch_size,
-             rank, world, echo=click.echo, suite=suite)
+             rank, world, echo=click.echo, suite=suite, precision=precision, workers=workers)
 
 
 def _writable(folder: Path, option: str) -> None:

@@ -58,7 +58,8 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
              skip_existing: bool = False, device: str = "cpu", batch_size: int | None = None,
              rank: int = 0, world_size: int = 1, echo=print, fmt: str | None = None,
              images=None, columns: dict | None = None, skip_missing: bool = False,
-             suite=None, progress_every: float | None = 10.0) -> list[dict]:
+             suite=None, progress_every: float | None = 10.0, precision: str = "fp32",
+             workers: int | None = None) -> list[dict]:
     """Score `models` on the benchmarks of `run_dir`: an autocomp run, or a benchmark in
     another format (`fmt`: sugarcrepe, crepe, columns; detected when None) whose images lie
     under `images`. A cell running longer than `progress_every` seconds prints a progress
@@ -71,7 +72,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
     benches = (find_benchmarks(suite.root, patterns) if suite.format == "run"
                else suite.select(patterns).benchmarks)
     for m in dict.fromkeys(models):  # every spec checked before the first model runs
-        load_scorer(m, device=device, batch_size=batch_size)
+        load_scorer(m, device=device, batch_size=batch_size, precision=precision)
     cells = [Cell(m, b) for m in models for b in benches][rank::world_size]
     results, by_model, failed = [], {}, {}
     for cell in cells:
@@ -85,14 +86,16 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
             for h in by_model.values():
                 h.close()
             by_model = {}
-            scorer = load_scorer(cell.model, device=device, batch_size=batch_size)
+            scorer = load_scorer(cell.model, device=device, batch_size=batch_size,
+                                 precision=precision)
             try:
                 scorer.load()
             except AutocompError as exc:  # one model that cannot load stops no other
                 failed[cell.model] = exc
                 echo(f"fail   {cell.model}: {exc}")
                 continue
-            by_model = {cell.model: Harness(scorer, suite.root, suite.tasks, cache_dir)}
+            by_model = {cell.model: Harness(scorer, suite.root, suite.tasks, cache_dir,
+                                            workers=workers)}
         harness = by_model[cell.model]
         before = dict(getattr(harness.scorer, "stats", None) or {})
         got = harness.run(cell.bench, target.with_suffix(".predictions.jsonl"),
@@ -106,6 +109,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                   "captions": got["captions"],
                   "chance": got["metrics"]["chance"], "seconds": got["seconds"],
                   "encoded": got["encoded"], "format": suite.format,
+                  "precision": getattr(s, "precision", "fp32"),
                   "run": str(suite.source), "autocomp_version": __version__}
         task = suite.tasks.get(cell.bench.task) if suite.tasks else None
         if getattr(task, "aspect", None) is not None:  # what the values are, for labels

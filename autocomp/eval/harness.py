@@ -59,10 +59,14 @@ def _split_ref(ref: str) -> tuple[str, tuple[int, ...] | None]:
 
 class Harness:
     def __init__(self, scorer, run_dir: Path, tasks: dict, cache_dir: Path | None,
-                 chunk_items: int = 128):
-        """`cache_dir` None keeps the vectors in memory (nothing reused across runs)."""
+                 chunk_items: int = 128, workers: int | None = None):
+        """`cache_dir` None keeps the vectors in memory (nothing reused across runs).
+        `workers`: threads that hash and decode images while the model encodes the batch
+        before (None: one per CPU core, at most 8; 0: in this thread)."""
         self.scorer, self.run_dir, self.tasks = scorer, Path(run_dir), tasks
         self.chunk_items = chunk_items
+        self.workers = min(8, os.cpu_count() or 1) if workers is None else workers
+        self._pool = None
         self.cache = (EmbeddingCache(cache_dir, scorer.cache_id)
                       if not scorer.scores_items else None)
         self.encoded = {"images": 0, "captions": 0}
@@ -86,22 +90,49 @@ class Harness:
         errors), `fresh` receives the vectors encoded here."""
         keys, files = {}, {}
         for ref in dict.fromkeys(refs):
-            path, crop = _split_ref(ref)
-            files[ref] = self._image(path, owners.get(ref, "?"))
-            keys[ref] = file_key(files[ref]) + (
-                f":crop={','.join(map(str, crop))}" if crop else "")
+            files[ref] = self._image(_split_ref(ref)[0], owners.get(ref, "?"))
+        for ref, digest in zip(files, self._map(file_key, files.values()), strict=True):
+            crop = _split_ref(ref)[1]
+            keys[ref] = digest + (f":crop={','.join(map(str, crop))}" if crop else "")
         missing = set(self.cache.missing(keys.values()))
         todo = [p for p, k in keys.items() if k in missing]
         todo = list({keys[p]: p for p in todo}.values())  # one file per content
         bs = self.scorer.batch_size
-        for i in range(0, len(todo), bs):
-            batch = todo[i:i + bs]
-            vecs = self.scorer.encode_images([_open(files[ref], _split_ref(ref)[1],
-                                                    owners.get(ref, "?")) for ref in batch])
+        batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
+
+        def decode(batch):
+            return [self._submit(_open, files[ref], _split_ref(ref)[1], owners.get(ref, "?"))
+                    for ref in batch]
+
+        ahead = decode(batches[0]) if batches else []
+        for i, batch in enumerate(batches):
+            images = [f.result() for f in ahead]
+            ahead = decode(batches[i + 1]) if i + 1 < len(batches) else []  # while encoding
+            vecs = self.scorer.encode_images(images)
             self.cache.put_many([keys[p] for p in batch], vecs)
             _keep(fresh, [keys[p] for p in batch], vecs)
             self.encoded["images"] += len(batch)
         return keys
+
+    def _submit(self, fn, *args):
+        """`fn(*args)` on the worker threads (a finished future when there are none)."""
+        if not self.workers:
+            from concurrent.futures import Future
+
+            done = Future()
+            try:
+                done.set_result(fn(*args))
+            except Exception as exc:  # raised again where the result is read
+                done.set_exception(exc)
+            return done
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="decode")
+        return self._pool.submit(fn, *args)
+
+    def _map(self, fn, values) -> list:
+        return [f.result() for f in [self._submit(fn, v) for v in values]]
 
     def _fill_texts(self, texts: list[str], fresh: dict) -> dict[str, str]:
         keys = {t: text_key(t) for t in dict.fromkeys(texts)}
@@ -231,6 +262,8 @@ class Harness:
                 "relation": group}
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
         if self.cache is not None:
             self.cache.close()
 

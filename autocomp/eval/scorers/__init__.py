@@ -25,10 +25,20 @@ def parse_spec(spec: str) -> tuple[str, str, str | None]:
     return family, name, (pretrained or None) if at else None
 
 
-def load_scorer(spec: str, device: str = "cpu", batch_size: int | None = None):
+def load_scorer(spec: str, device: str = "cpu", batch_size: int | None = None,
+                precision: str = "fp32"):
+    """The scorer of `spec`; `precision` (fp32, bf16, fp16) applies to dual encoders, whose
+    forward passes then run under torch.autocast (other kinds run as they are)."""
     family, name, pretrained = parse_spec(spec)
     if family not in registry.names("scorer"):
         raise AutocompError(f"unknown model family '{family}' in '{spec}' (known: "
                             f"{', '.join(registry.names('scorer'))})")
+    from autocomp.eval.scorers.base import PRECISIONS
+
+    if precision not in PRECISIONS:
+        raise AutocompError(f"unknown precision '{precision}' (known: {', '.join(PRECISIONS)})")
     factory = registry.resolve("scorer", family)
-    return factory(name, pretrained, device=device, batch_size=batch_size)
+    scorer = factory(name, pretrained, device=device, batch_size=batch_size)
+    if scorer.kind == "dual":
+        scorer.precision = precision
+    return scorer

@@ -51,9 +51,34 @@ class Scorer:
         return self.spec
 
 
+PRECISIONS = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
+
+
 class DualEncoder(Scorer):
     kind = "dual"
     embeds_images = True
+    precision = "fp32"  # or bf16 / fp16: the forward passes under torch.autocast
+
+    @property
+    def cache_id(self) -> str:
+        """Vectors computed under autocast differ from fp32 ones: cached apart."""
+        base = self.weights_id
+        return base if self.precision == "fp32" else f"{base}~{self.precision}"
+
+    @property
+    def weights_id(self) -> str:
+        return self.spec
+
+    def autocast(self):
+        """A context for the forward passes: torch.autocast in `precision` (fp32: none)."""
+        import contextlib
+
+        dtype = PRECISIONS[self.precision]
+        if dtype is None:
+            return contextlib.nullcontext()
+        import torch
+
+        return torch.autocast(str(self.device).split(":")[0], dtype=getattr(torch, dtype))
 
     @property
     def model_type(self) -> str:

@@ -25,7 +25,7 @@ class HFScorer(DualEncoder):
         self._parts = None
 
     @property
-    def cache_id(self) -> str:
+    def weights_id(self) -> str:
         return f"{self.spec}#{fingerprint(self.name)}"
 
     def _load(self):
@@ -59,7 +59,7 @@ class HFScorer(DualEncoder):
             enc = {k: v.to(self.device) for k, v in enc.items()
                    if k in ("input_ids", "attention_mask") and not (
                        self.siglip and k == "attention_mask")}
-            with torch.inference_mode():
+            with torch.inference_mode(), self.autocast():
                 feats = _tensor(model.get_text_features(**enc))
             out.append(feats.float().cpu().numpy())
         return normalise(np.concatenate(out))
@@ -72,7 +72,7 @@ class HFScorer(DualEncoder):
         for i in range(0, len(images), self.batch_size):
             enc = proc(images=list(images[i:i + self.batch_size]), return_tensors="pt")
             enc = {k: v.to(self.device) for k, v in enc.items()}
-            with torch.inference_mode():
+            with torch.inference_mode(), self.autocast():
                 feats = _tensor(model.get_image_features(**enc))
             out.append(feats.float().cpu().numpy())
         return normalise(np.concatenate(out))

@@ -33,7 +33,7 @@ class OpenClipScorer(DualEncoder):
         self.trim_context = True
 
     @property
-    def cache_id(self) -> str:
+    def weights_id(self) -> str:
         local = self.name.split("local-dir:", 1)[1] if self.name.startswith("local-dir:") else ""
         base = f"{self.spec}#{fingerprint(local)}" if local else self.spec
         return base + ("+quickgelu" if self.quickgelu_notice else "")
@@ -99,7 +99,7 @@ class OpenClipScorer(DualEncoder):
         out = []
         for i in range(0, len(images), self.batch_size):
             batch = torch.stack([preprocess(im) for im in images[i:i + self.batch_size]])
-            with torch.inference_mode():
+            with torch.inference_mode(), self.autocast():
                 out.append(model.encode_image(batch.to(self.device)).float().cpu().numpy())
         return normalise(np.concatenate(out))
 
@@ -118,7 +118,7 @@ class OpenClipScorer(DualEncoder):
         out = []
         for i in range(0, len(texts), self.batch_size):
             tokens = tokenizer(list(texts[i:i + self.batch_size])).to(self.device)
-            with torch.inference_mode():
+            with torch.inference_mode(), self.autocast():
                 feats = (_encode_trimmed(model, tokens) if causal
                          else model.encode_text(tokens))
             out.append(feats.float().cpu().numpy())
