@@ -16,6 +16,13 @@ as their own benchmarks) with one random open_clip CLIP loaded from a local fold
 
 It asserts identical accuracy on every benchmark and prints the cold and warm speed
 ratios and the peak traced memory at 1x and 2x the items of the largest benchmark.
+
+    python scripts/bench_eval.py --gpu-parts [--images 48]
+
+times what decides eval cost on a GPU node and can be measured on a CPU: images read and
+decoded in this thread vs on worker threads one batch ahead (1024 px PNGs; a sleep stands in
+for the GPU's encoding), and the accuracy of bf16 and fp16 autocast against fp32 on every
+benchmark of the suite (the tiny random model; real models differ less or more).
 """
 
 from __future__ import annotations
@@ -146,7 +153,79 @@ def memory_at(run_dir: Path, spec: str, bench_name: str, factor: int, tmp: Path)
     return peak / 2**20
 
 
+def time_decode(out: Path, n: int, gpu_seconds: float = 0.01) -> None:
+    """Seconds per image of the harness's image pass, decoding inline vs on workers."""
+    import os
+    import sys
+
+    from autocomp.eval.harness import Harness
+    from autocomp.eval.scorers.base import DualEncoder
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_generate import photo_like
+
+    folder = out / "photos"
+    folder.mkdir(parents=True, exist_ok=True)
+    names = []
+    for k in range(n):
+        names.append(f"photos/{k}.png")
+        photo_like(1024, k).save(out / names[-1])
+
+    class Sleeps(DualEncoder):
+        """Encodes nothing: a sleep per image stands in for the GPU."""
+        family = "bench"
+
+        def encode_images(self, images):
+            time.sleep(gpu_seconds * len(images))
+            return np.ones((len(images), 4), np.float32)
+
+    seconds = {}
+    workers = min(8, os.cpu_count() or 1)
+    for w in (0, workers):
+        h = Harness(Sleeps("sleeps", batch_size=8), out, {}, None, workers=w)
+        start = time.perf_counter()
+        h.image_vectors(names)
+        seconds[w] = (time.perf_counter() - start) / n
+        h.close()
+    print(f"images, 1024 px PNG, {gpu_seconds} s/image on the 'GPU': read and decoded inline "
+          f"{seconds[0] * 1000:.1f} ms/image -> {workers} worker threads one batch ahead "
+          f"{seconds[workers] * 1000:.1f} ms/image ({seconds[0] / seconds[workers]:.2f}x)")
+
+
+def precision_gap(run_dir: Path, spec: str, out: Path) -> None:
+    """Accuracy under bf16 / fp16 autocast against fp32, per benchmark."""
+    from autocomp.eval.cells import evaluate
+
+    acc = {}
+    for precision in ("fp32", "bf16", "fp16"):
+        got = evaluate(run_dir, [spec], out / precision, cache_dir=None, batch_size=256,
+                       echo=lambda *_: None, precision=precision)
+        acc[precision] = {r["benchmark"]: r["metrics"]["accuracy"] for r in got}
+    for precision in ("bf16", "fp16"):
+        gaps = [abs(acc[precision][b] - acc["fp32"][b]) for b in acc["fp32"]]
+        print(f"{precision} autocast vs fp32 on {len(gaps)} benchmarks (tiny random model): "
+              f"accuracy differs by {sum(gaps) / len(gaps):.2f} pp on average, "
+              f"{max(gaps):.2f} pp at most")
+
+
+def gpu_parts(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--images", type=int, default=48)
+    parser.add_argument("--count", type=int, default=8)
+    args = parser.parse_args(argv)
+    out = Path(tempfile.mkdtemp(prefix="bench_eval_gpu-"))
+    time_decode(out, args.images)
+    run_dir = build_suite(out, args.count)
+    weights = make_model(out, 128, 4)
+    precision_gap(run_dir, f"open_clip:local-dir:{weights}", out / "results")
+
+
 def main() -> None:
+    import sys
+
+    if "--gpu-parts" in sys.argv:
+        gpu_parts([a for a in sys.argv[1:] if a != "--gpu-parts"])
+        return
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=16, help="concepts per task and N")
