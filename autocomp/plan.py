@@ -1,9 +1,15 @@
 """`autocomp run CONFIG --dry-run`: what a run will do and roughly what it will cost.
 
-GPU cost per unit of work, by default the paper's own measurements (Auto-Comp Table 18,
-16 x A100, 100k concepts): captions 0.2 h, images 8.5 h, object/background check 0.8 h,
-VQA 0.1 h on the ~47% of images that pass the object check. `--cost FILE` replaces them with
-what scripts/bench_generate.py measured on your hardware. Embedded backends cost no GPU.
+Two estimates side by side:
+- the paper's own measurements (Auto-Comp Table 18, 16 x A100, 100k concepts): captions
+  0.2 h, images 8.5 h, object/background check 0.8 h, VQA 0.1 h on the ~47% of images that
+  pass the object check. Its 4.9 s per image is below what an A100 can do for SD3.5-large
+  at 1024 px and 28 steps (1.75 PFLOP per image: 5.6 s at 100% of bf16 peak);
+- a range per GPU type from the work itself (costs.py): FLOPs per unit at the config's
+  sizes and steps over the GPU's bf16 peak at a stated utilisation, memory-bound decoding
+  over its bandwidth, and the CPU work that sits on the GPU's clock.
+`--cost FILE` replaces both with what scripts/bench_generate.py measured on your hardware.
+Embedded backends cost no GPU.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from autocomp import costs
 from autocomp.config import RunConfig
 from autocomp.core import registry
 
@@ -33,7 +40,8 @@ def _model(family: str, backend) -> str:
     return " + ".join(names) or "-"
 
 
-def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = None) -> dict:
+def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = None,
+         gpus: tuple[str, ...] = ("A100", "H100")) -> dict:
     cost, source = dict(PAPER_COST), "Auto-Comp Table 18 (A100)"
     if cost_file:
         measured = json.loads(Path(cost_file).read_text(encoding="utf-8"))
@@ -49,17 +57,30 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
         ("validation: attributes", "answerer", cfg.validate.answerer,
          round(images * VQA_SHARE), "vqa"),
     ]
+    weights = [(n, s.count) for s in cfg.concepts for n in (s.n or (3,))]
+    mean_n = sum(n * c for n, c in weights) / max(sum(c for _, c in weights), 1)
     rows = []
     for name, family, backend, units, key in stages:
-        seconds = 0.0 if backend.name in EMBEDDED else units * cost[key]
+        embedded = backend.name in EMBEDDED
+        seconds = 0.0 if embedded else units * cost[key]
+        options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
+        estimate = {}
+        for gpu in (() if cost_file else gpus):
+            best, worst = (0.0, 0.0) if embedded else costs.seconds(
+                key, options, gpu, mean_n, cfg.validate.region == "masks")
+            estimate[gpu] = [round(units * best / 3600, 1), round(units * worst / 3600, 1)]
         rows.append({"stage": name, "backend": backend.name, "model": _model(family, backend),
-                     "units": units, "gpu_hours": round(seconds / 3600, 2)})
+                     "units": units, "gpu_hours": round(seconds / 3600, 2),
+                     "estimate": estimate})
     procs = processes or cfg.processes
     total = sum(r["gpu_hours"] for r in rows)
+    ranges = {gpu: [round(sum(r["estimate"][gpu][i] for r in rows), 1) for i in (0, 1)]
+              for gpu in (() if cost_file else gpus)}
     return {"name": cfg.name, "concepts": counts, "total_concepts": concepts,
             "images": images, "stages": rows, "gpu_hours": round(total, 1),
             "processes": procs, "wall_hours": round(total / max(procs, 1), 1),
-            "cost_source": source,
+            "cost_source": source, "estimate": ranges,
+            "utilisation": list(costs.UTILISATION),
             "settings": {"generator": dict(cfg.generate.generator.options),
                          "writer": dict(cfg.captions.writer.options),
                          "retries": cfg.captions.retries,
@@ -73,11 +94,25 @@ def format_plan(p: dict) -> str:
     lines = [f"Run '{p['name']}': {p['total_concepts']:,} concepts, up to {p['images']:,} "
              "images (minimal + contextual)"]
     lines += [f"  {k:<24} {v:>9,}" for k, v in p["concepts"].items()]
-    lines += ["", f"  {'stage':<24} {'backend':<20} {'units':>9} {'GPU-h':>8}  model"]
+    gpus = list(p["estimate"])
+    head = "".join(f" {gpu + ' GPU-h':>16}" for gpu in gpus)
+    lines += ["", f"  {'stage':<24} {'backend':<20} {'units':>9} {'GPU-h':>8}{head}  model"]
     for r in p["stages"]:
+        est = "".join(f" {_range(r['estimate'][g]):>16}" for g in gpus)
         lines.append(f"  {r['stage']:<24} {r['backend']:<20} {r['units']:>9,} "
-                     f"{r['gpu_hours']:>8.2f}  {r['model']}")
+                     f"{r['gpu_hours']:>8.2f}{est}  {r['model']}")
     lines += ["", f"Expected: {p['gpu_hours']} GPU-hours, about {p['wall_hours']} h on "
-                  f"{p['processes']} process(es); cost per unit from {p['cost_source']}.",
-              "then: build (benchmarks, CPU, minutes)"]
+                  f"{p['processes']} process(es); cost per unit from {p['cost_source']}."]
+    best, worst = p["utilisation"]
+    for gpu, (low, high) in p["estimate"].items():
+        lines.append(f"Estimated from the work on {gpu}: {low:,.0f}-{high:,.0f} GPU-hours, "
+                     f"{low / p['processes']:,.0f}-{high / p['processes']:,.0f} h on "
+                     f"{p['processes']} process(es) (compute at {worst:.0%}-{best:.0%} of bf16 "
+                     "peak; decoding memory-bound; see autocomp/costs.py).")
+    lines.append("then: build (benchmarks, CPU, minutes)")
     return "\n".join(lines)
+
+
+def _range(pair) -> str:
+    low, high = pair
+    return f"{low:,.0f}-{high:,.0f}" if max(pair) >= 10 else f"{low:.1f}-{high:.1f}"

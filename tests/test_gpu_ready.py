@@ -272,3 +272,29 @@ def test_decode_workers_give_the_same_vectors(run, models, tmp_path):
     vectors = [Harness(scorer, run.dir, {}, None, workers=w).image_vectors(names)
                for w in (0, 3)]
     assert len(names) > 4 and (vectors[0] == vectors[1]).all()
+
+
+# -- the dry-run cost plan ---------------------------------------------------------------------
+def test_sd35_large_flops_and_the_a100_floor():
+    from autocomp.costs import GPUS, dit_flops, seconds
+
+    flops = dit_flops(2432, 38, 1024, 28, 4.5)
+    assert flops == pytest.approx(1.755e15, rel=0.01)
+    assert flops / GPUS["A100"][0] == pytest.approx(5.6, abs=0.05)  # at 100% of bf16 peak
+    best, worst = seconds("image", {"model": "stabilityai/stable-diffusion-3.5-large"}, "A100")
+    assert 5.6 < best < worst  # the paper's 4.9 s per image is below the floor
+    h100 = seconds("image", {}, "H100")
+    assert h100[0] < best / 3 and seconds("image", {"size": 512}, "A100")[0] < best / 3
+
+
+def test_dry_run_prints_the_estimate_beside_the_papers_numbers():
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run"])
+    assert out.exit_code == 0, out.output
+    images = next(line for line in out.output.splitlines() if line.strip().startswith("images"))
+    assert "1100.78" in images and "2,285-3,591" in images and "721-1,133" in images
+    assert "Estimated from the work on A100: 2,353-3,676 GPU-hours" in out.output
+    assert "Estimated from the work on H100" in out.output

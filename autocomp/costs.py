@@ -1,0 +1,80 @@
+"""GPU seconds per unit of work, estimated from the work itself, per GPU type.
+
+Compute-bound work (diffusion, prefill, detection) is FLOPs over the GPU's dense bf16 peak
+at a utilisation of 35-55% (what large batched bf16 transformer inference reaches);
+token-by-token decoding is memory-bound: every step reads the weights once for the whole
+batch, at 70% of the memory bandwidth. CPU work on the GPU's clock is added as measured:
+reading and decoding a 1024 px PNG for validation (~55 ms). PNG encoding (~0.35 s per
+image) runs on writer threads beside the GPU and is not on its clock.
+
+SD3.5's MMDiT at S px and T steps: (S/16)^2 image tokens and 333 text tokens (77 CLIP +
+256 T5) through L joint blocks of width h; per block and token 12 h^2 weights of its stream
+(attention 4 h^2, MLP 8 h^2) and attention over all tokens; two passes per step under
+classifier-free guidance. SD3.5-large (h = 2432, L = 38), 1024 px, 28 steps: 1.75 PFLOP.
+"""
+
+from __future__ import annotations
+
+# bf16 dense peak FLOP/s and memory bandwidth (bytes/s), SXM parts
+GPUS = {"A100": (312e12, 2.0e12), "H100": (989e12, 3.35e12), "H200": (989e12, 4.8e12),
+        "L40S": (362e12, 0.864e12)}
+UTILISATION = (0.55, 0.35)  # (best, worst) share of peak for compute-bound work
+DETECT_UTILISATION = (0.2, 0.05)  # one image per call: kernel launches, not FLOPs, dominate
+BANDWIDTH_SHARE = 0.7
+DECODE_PNG = 0.055  # s per 1024 px image read + decoded by the validation stage
+TEXT_TOKENS = 77 + 256
+# diffusion transformers by hub id: (width, joint blocks)
+DITS = {"stable-diffusion-3.5-large": (2432, 38), "stable-diffusion-3.5-medium": (1536, 24),
+        "stable-diffusion-3-medium": (1536, 24)}
+DINO_TINY = 0.46e12  # FLOPs per image, GroundingDINO Swin-T at 800 x 1333
+SAM2_LARGE = 0.82e12  # FLOPs per image, SAM2 Hiera-L image encoder at 1024 px
+VISION_TOWER = 3.3e12  # FLOPs per image, Gemma-3's SigLIP-400M at 896 px
+IMAGE_TOKENS = 256  # Gemma-3's image tokens per image
+
+
+def dit_flops(width: int, blocks: int, size: int, steps: int, guidance: float) -> float:
+    tokens = (size // 16) ** 2 + TEXT_TOKENS
+    per_pass = 2 * 12 * width ** 2 * blocks * tokens + 4 * tokens ** 2 * width * blocks
+    return per_pass * steps * (2 if guidance > 1 else 1)
+
+
+def llm_params(model: str) -> float:
+    """Parameters of a chat model from its name (gemma-3-12b-it -> 12e9); 12e9 if unknown."""
+    import re
+
+    m = re.search(r"(\d+(?:\.\d+)?)b\b", str(model).lower())
+    return float(m.group(1)) * 1e9 if m else 12e9
+
+
+def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
+            masks: bool = False) -> tuple[float, float]:
+    """(best, worst) GPU seconds of one unit ("image", "caption", "detect", "vqa")."""
+    peak, bandwidth = GPUS[gpu]
+
+    def compute(flops, shares=UTILISATION):
+        return tuple(flops / (peak * u) for u in shares)
+
+    def memory(bytes_read):
+        return bytes_read / (bandwidth * BANDWIDTH_SHARE)
+
+    if unit == "image":
+        model = str(options.get("model", "stable-diffusion-3.5-large"))
+        width, blocks = next((v for k, v in DITS.items() if k in model), DITS[
+            "stable-diffusion-3.5-large"])
+        flops = dit_flops(width, blocks, int(options.get("size", 1024)),
+                          int(options.get("steps", 28)), float(options.get("guidance", 4.5)))
+        return compute(flops)
+    if unit == "detect":
+        best, worst = compute(DINO_TINY + (SAM2_LARGE if masks else 0.0), DETECT_UTILISATION)
+        return best + DECODE_PNG, worst + DECODE_PNG
+    params = llm_params(options.get("model", ""))
+    batch = int(options.get("batch_size", 16))
+    if unit == "caption":  # ~450 prompt tokens, up to 150 new ones
+        prefill = compute(2 * params * 450)
+        decode = memory(2 * params * int(options.get("max_new_tokens", 150))) / batch
+        return prefill[0] + decode, prefill[1] + decode
+    if unit == "vqa":  # ~mean_n questions per image, each with the image (tower + 256 tokens)
+        prefill = compute(mean_n * (VISION_TOWER + 2 * params * (IMAGE_TOKENS + 40)))
+        decode = memory(2 * params * 12)  # 12 new tokens, the image's questions in one batch
+        return prefill[0] + decode, prefill[1] + decode
+    raise ValueError(f"unknown unit {unit!r}")
