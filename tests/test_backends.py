@@ -106,6 +106,11 @@ def test_llm_writer_decodes_only_new_tokens_and_reseeds_retries(tiny_backends, c
     first, again = w.write(reqs(0)), w.write(reqs(0))
     assert first == again  # seeded
     assert w.write(reqs(1)) != first  # a retry samples anew
+    # seeded per concept, not per batch: alone, or in a batch of another size and order
+    alone = [w.write([r])[0] for r in reqs(0)]
+    w.batch_size = 3
+    reordered = w.write(list(reversed(reqs(0))))[::-1]
+    assert alone == first == reordered and len(set(first)) > 1
     for caption in first:
         assert "expert image caption writer" not in caption and "<start_of_turn>" not in caption
     # a random model never passes the check: every concept is dropped after its retries

@@ -4,8 +4,11 @@ max_new_tokens 150). Batched, left-padded generation; only the generated tokens 
 decoded. Retries sample again (a greedy retry would repeat the same failing caption) with
 the more insistent prompt, which the write/check/retry loop supplies.
 
-Sampling is seeded per batch (from the batch's concept ids and the attempt): a re-run with
-the same batches gives the same captions.
+Sampling is seeded per caption (from the concept's seed and the attempt), not per batch:
+each row draws its tokens with its own generator (RowSampler), so a concept's caption does
+not depend on which concepts share its batch or on the batch size. What remains is
+numeric: bf16 kernels and padding give slightly different logits in different batches,
+which can change a draw that falls on a boundary.
 """
 
 from __future__ import annotations
@@ -62,11 +65,45 @@ class TransformersWriter(OnDevice, Backend):
                                            add_generation_prompt=True) for r in requests]
         enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         enc = {k: v.to(model.device) for k, v in enc.items()}
-        key = "|".join(f"{r.id}:{r.attempt}" for r in requests)
-        torch.manual_seed(int(hashlib.sha256(key.encode()).hexdigest()[:8], 16))
-        with torch.inference_mode():
-            generated = model.generate(**enc, do_sample=True, temperature=self.temperature,
-                                       top_p=self.top_p, max_new_tokens=self.max_new_tokens,
+        from transformers import LogitsProcessorList
+
+        sampler = RowSampler([row_seed(r.id, r.seed, r.attempt) for r in requests],
+                             self.temperature, self.top_p)
+        with torch.inference_mode():  # greedy over the sampler's one-hot choice per row
+            generated = model.generate(**enc, do_sample=False, temperature=None, top_p=None,
+                                       top_k=None, logits_processor=LogitsProcessorList(
+                                           [sampler]), max_new_tokens=self.max_new_tokens,
                                        pad_token_id=tok.pad_token_id)
         new = generated[:, enc["input_ids"].shape[1]:]  # the generated tokens only
         return [clean_caption(t) for t in tok.batch_decode(new, skip_special_tokens=True)]
+
+
+def row_seed(concept_id: str, seed: int, attempt: int) -> int:
+    key = f"{concept_id}:{seed}:{attempt}"
+    return int(hashlib.sha256(key.encode()).hexdigest()[:15], 16)
+
+
+class RowSampler:
+    """A logits processor that samples each row's next token (temperature, then nucleus
+    top_p) with that row's own torch.Generator and leaves only that token possible, so
+    greedy decoding emits it: the draw of one caption never depends on its batch."""
+
+    def __init__(self, seeds, temperature: float, top_p: float):
+        import torch
+
+        self.generators = [torch.Generator().manual_seed(s) for s in seeds]
+        self.temperature, self.top_p = temperature, top_p
+
+    def __call__(self, input_ids, scores):
+        import torch
+
+        logits = scores.float().cpu() / max(self.temperature, 1e-6)
+        probs = torch.softmax(logits, dim=-1)
+        ordered, order = torch.sort(probs, descending=True, dim=-1)
+        keep = ordered.cumsum(-1) - ordered < self.top_p  # the nucleus (first always kept)
+        ordered = torch.where(keep, ordered, torch.zeros_like(ordered))
+        out = torch.full_like(scores, float("-inf"))
+        for row, gen in enumerate(self.generators):
+            pick = order[row, torch.multinomial(ordered[row], 1, generator=gen)]
+            out[row, pick] = 0.0
+        return out
