@@ -298,3 +298,37 @@ def test_dry_run_prints_the_estimate_beside_the_papers_numbers():
     assert "1100.78" in images and "2,285-3,591" in images and "721-1,133" in images
     assert "Estimated from the work on A100: 2,353-3,676 GPU-hours" in out.output
     assert "Estimated from the work on H100" in out.output
+
+
+def test_distributed_eval_encodes_each_image_once_per_model(run, models, tmp_path):
+    """Two launched ranks share the encoding (by hash) before the cells are dealt: the
+    cache's shards hold every distinct image and caption exactly once."""
+    import os
+    import subprocess
+
+    from autocomp.eval.cache import EmbeddingCache
+    from autocomp.eval.shares import distinct_inputs
+    from autocomp.formats.runs import find_benchmarks
+
+    out, cache = tmp_path / "res", tmp_path / "cache"
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
+           "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+           "--dynamo_backend", "no", "-m", "autocomp", "eval", str(run.dir),
+           "--model", models["open_clip"], "--model", "reference:oracle", "--distributed",
+           "--output", str(out), "--cache", str(cache)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    benches = find_benchmarks(run.dir, [])
+    assert len(list(out.rglob("*.json"))) == 2 * len(benches)
+    images, captions = distinct_inputs(benches)
+    shared = [line for line in proc.stdout.splitlines() if line.startswith("shared")]
+    counts = [re.search(r"encoded (\d+) images and (\d+) captions", s).groups() for s in shared]
+    assert len(counts) == 2  # one line per rank
+    assert sum(int(i) for i, _ in counts) == len(images)
+    assert sum(int(c) for _, c in counts) == len(captions)
+    assert all(int(i) > 0 for i, _ in counts)
+    cached = EmbeddingCache(cache, load_scorer(models["open_clip"]).cache_id)
+    assert len(cached) == len(images) + len(captions)
+    results = [json.loads(p.read_text()) for p in out.rglob("*.json")]
+    assert sum(r["encoded"]["images"] for r in results) == 0  # the cells only read

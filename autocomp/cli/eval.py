@@ -34,7 +34,9 @@ from autocomp.cli import options
               help="Threads that read and decode images while the model encodes "
                    "(default: one per core, at most 8).")
 @click.option("--distributed", is_flag=True,
-              help="Share the cells among the processes of `accelerate launch`.")
+              help="Share the work among the processes of `accelerate launch`: each image "
+                   "and caption encoded once per model (into the shared --cache), then the "
+                   "cells dealt out.")
 @options.source_format()
 @click.option("--images", type=click.Path(path_type=Path), default=None,
               help="The folder of the benchmark's images (COCO val2017 for SugarCrepe, "
@@ -60,7 +62,7 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
         specs += load_model_set(_models_file(models_file))
     if not specs:
         raise AutocompError("name at least one --model (or --models-file)")
-    rank, world = 0, 1
+    rank, world, share = 0, 1, None
     if distributed:
         from autocomp.pipeline import distributed as dist
         from autocomp.runtime.launch import launched
@@ -71,7 +73,7 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
                 "process was not started by one (WORLD_SIZE is not set): run `accelerate "
                 "launch --num_processes K -m autocomp eval ... --distributed`, or leave "
                 "--distributed out")
-        rank, world, _, dev = dist()
+        rank, world, share, dev = dist()
         device = dev if dev != "auto" else device  # each process its own GPU
     suite = open_suite(run_dir, source_format, images, parse_mapping(columns), skip_missing)
     base = output_base(suite.source)
@@ -79,7 +81,8 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
     for folder, option in ((output, "--output"), (cache_dir, "--cache")):
         _writable(folder, option)
     evaluate(run_dir, specs, output, patterns, cache_dir, skip_existing, device, batch_size,
-             rank, world, echo=click.echo, suite=suite, precision=precision, workers=workers)
+             rank, world, echo=click.echo, suite=suite, precision=precision, workers=workers,
+             share=share)
 
 
 def _writable(folder: Path, option: str) -> None:

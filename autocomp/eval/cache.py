@@ -1,25 +1,35 @@
-"""On-disk embedding cache: one SQLite file per scorer, keyed by content hash.
+"""On-disk embedding cache: vectors keyed by content hash, in per-process shard files.
 
 A key is the hash of what was encoded (an image file's bytes, a caption's text), so a
 re-run, another benchmark of the same run or another run with the same images reuses the
-vectors. Each batch is committed when it is written: a killed evaluation keeps every batch
-it finished. SQLite's locking lets several ranks share one file.
+vectors.
+
+Layout, made for the network filesystems of a cluster (NFS, Lustre), where SQLite's locks
+and WAL do not work: one folder per scorer, and in it one append-only shard per process
+that ever wrote (`<host>-<pid>-<random>.vec`). Nobody writes another's file and nothing is
+locked. A batch is one write, flushed and fsynced: a killed process keeps every batch it
+finished, and a torn last frame is ignored. Readers merge the shards: an index of key ->
+(shard, offset) is built by reading the frame headers, and refreshed from where each shard
+was last read when a key is missing (another rank may have written it since). A damaged
+frame inside a shard ends that shard's reading with a warning; its vectors are recomputed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-import sqlite3
+import socket
+import struct
+import uuid
+import warnings
 from collections.abc import Iterable, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from autocomp.core.errors import AutocompError
-
-_MAX_VARS = 900  # SQLite's limit on bound parameters is 999 in old builds
+MAGIC = b"ACVEC1\n"
+_HEAD = struct.Struct("<HI")  # key length, vector length (float32s)
 
 
 def text_key(text: str) -> str:
@@ -48,73 +58,143 @@ class EmbeddingCache:
     """Vectors by key, in `directory` (None: in memory, for one process's lifetime)."""
 
     def __init__(self, directory: Path | None, scorer_id: str):
+        self.hits = self.misses = 0
+        self._memory: dict[str, np.ndarray] = {}
+        self._index: dict[str, tuple[int, int, int]] = {}  # key -> (shard, offset, dim)
+        self._shards: list[Path] = []
+        self._read_to: list[int] = []  # how far each shard has been indexed
+        self._own = None
+        self._fds: dict[int, int] = {}
         if directory is None:
             self.path = None
-        else:
-            directory = Path(directory)
-            directory.mkdir(parents=True, exist_ok=True)
-            digest = hashlib.sha256(scorer_id.encode()).hexdigest()[:10]
-            self.path = directory / f"{slug(scorer_id, 80)}-{digest}.sqlite"
-        with self._guard():
-            self._db = sqlite3.connect(self.path or ":memory:", timeout=120)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB)")
-            self._db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
-            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('scorer', ?)", (scorer_id,))
-            self._db.commit()
-        self.hits = self.misses = 0
+            return
+        digest = hashlib.sha256(scorer_id.encode()).hexdigest()[:10]
+        self.path = Path(directory) / f"{slug(scorer_id, 80)}-{digest}"
+        self.path.mkdir(parents=True, exist_ok=True)
+        label = self.path / "scorer.txt"
+        if not label.exists():
+            label.write_text(scorer_id + "\n", encoding="utf-8")
+        self._refresh()
 
-    @contextmanager
-    def _guard(self):
-        """A damaged cache file is one line naming it and the fix; results already written
-        are untouched (the cache only holds vectors, which are recomputed)."""
+    # -- reading ---------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        """Index what the shards hold beyond what was read before (new shards too)."""
+        if self.path is None:
+            return
+        known = set(self._shards)
+        for shard in sorted(self.path.glob("*.vec")):
+            if shard not in known:
+                self._shards.append(shard)
+                self._read_to.append(0)
+        for i, shard in enumerate(self._shards):
+            self._read_to[i] = self._scan(i, shard, self._read_to[i])
+
+    def _scan(self, i: int, shard: Path, start: int) -> int:
+        """Index the whole frames of `shard` from byte `start`; returns where it stopped.
+        The file is mapped, not read: only the frame headers are looked at."""
+        import mmap
+
         try:
-            yield
-        except sqlite3.DatabaseError as exc:
-            raise AutocompError(f"the embedding cache is damaged ({exc}): delete this file "
-                                "(its vectors are recomputed) or pass --cache DIR for another "
-                                "folder", file=self.path) from None
+            with open(shard, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size <= start:
+                    return start
+                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as whole, \
+                        memoryview(whole) as view, view[start:] as rest:
+                    return start + self._frames(i, shard, rest, start)
+        except OSError:
+            return start
+
+    def _frames(self, i: int, shard: Path, data, start: int) -> int:
+        pos = 0
+        if start == 0:
+            if bytes(data[:len(MAGIC)]) != MAGIC:
+                if len(data) >= len(MAGIC):
+                    self._damaged(shard, 0)
+                    return len(data)
+                return 0
+            pos = len(MAGIC)
+        while pos + _HEAD.size <= len(data):
+            klen, dim = _HEAD.unpack_from(data, pos)
+            end = pos + _HEAD.size + klen + 4 * dim
+            if end > len(data):
+                break  # a torn last frame (its writer was killed): not whole yet
+            try:
+                key = bytes(data[pos + _HEAD.size:pos + _HEAD.size + klen]).decode("ascii")
+            except UnicodeDecodeError:
+                key = ""
+            if not key or dim == 0:
+                self._damaged(shard, start + pos)
+                return len(data)
+            self._index.setdefault(key, (i, start + pos + _HEAD.size + klen, dim))
+            pos = end
+        return pos
+
+    def _damaged(self, shard: Path, offset: int) -> None:
+        warnings.warn(f"{shard}: damaged at byte {offset}; the vectors after it are computed "
+                      "again (delete the file to stop this warning)", stacklevel=3)
+
+    def _vector(self, key: str) -> np.ndarray:
+        i, offset, dim = self._index[key]
+        fd = self._fds.get(i)
+        if fd is None:
+            fd = self._fds[i] = os.open(self._shards[i], os.O_RDONLY)
+        return np.frombuffer(os.pread(fd, 4 * dim, offset), dtype=np.float32)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        with self._guard():
-            return self._get_many(keys)
-
-    def _get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(keys))
-        for i in range(0, len(unique), _MAX_VARS):
-            part = unique[i:i + _MAX_VARS]
-            marks = ",".join("?" * len(part))
-            for key, blob in self._db.execute(
-                    f"SELECT key, vec FROM emb WHERE key IN ({marks})", part):
-                out[key] = np.frombuffer(blob, dtype=np.float32)
+        out = {}
+        for key in dict.fromkeys(keys):
+            if key in self._memory:
+                out[key] = self._memory[key]
+            elif key in self._index:
+                out[key] = self._vector(key)
         return out
 
     def missing(self, keys: Iterable[str]) -> list[str]:
-        with self._guard():
-            return self._missing(keys)
-
-    def _missing(self, keys: Iterable[str]) -> list[str]:
         keys = list(dict.fromkeys(keys))
-        have = set()
-        for i in range(0, len(keys), _MAX_VARS):
-            part = keys[i:i + _MAX_VARS]
-            marks = ",".join("?" * len(part))
-            have |= {k for (k,) in self._db.execute(
-                f"SELECT key FROM emb WHERE key IN ({marks})", part)}
-        miss = [k for k in keys if k not in have]
+        miss = [k for k in keys if k not in self._memory and k not in self._index]
+        if miss and self.path is not None:
+            self._refresh()  # another process may have written them since
+            miss = [k for k in miss if k not in self._index]
         self.hits += len(keys) - len(miss)
         self.misses += len(miss)
         return miss
 
+    # -- writing ---------------------------------------------------------------------------
     def put_many(self, keys: Sequence[str], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        rows = [(k, vectors[i].tobytes()) for i, k in enumerate(keys)]
-        with self._guard(), self._db:
-            self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?)", rows)
+        if self.path is None:
+            for i, k in enumerate(keys):
+                self._memory[k] = vectors[i].copy()
+            return
+        if self._own is None:
+            name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}.vec"
+            self._own = open(self.path / name, "ab")  # noqa: SIM115 (closed in close())
+            self._own.write(MAGIC)
+            self._shards.append(Path(self._own.name))
+            self._read_to.append(len(MAGIC))
+        frames, offsets = [], []
+        at = self._own.tell()
+        for i, key in enumerate(keys):
+            kb = key.encode("ascii")
+            frames += [_HEAD.pack(len(kb), vectors.shape[1]), kb, vectors[i].tobytes()]
+            offsets.append(at + _HEAD.size + len(kb))
+            at += _HEAD.size + len(kb) + 4 * vectors.shape[1]
+        self._own.write(b"".join(frames))
+        self._own.flush()
+        os.fsync(self._own.fileno())
+        own = len(self._shards) - 1
+        for key, offset in zip(keys, offsets, strict=True):
+            self._index.setdefault(key, (own, offset, vectors.shape[1]))
+        self._read_to[own] = at
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
+        return len(self._memory) + len(self._index)
 
     def close(self) -> None:
-        self._db.close()
+        if self._own is not None:
+            self._own.close()
+            self._own = None
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds = {}

@@ -59,7 +59,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
              rank: int = 0, world_size: int = 1, echo=print, fmt: str | None = None,
              images=None, columns: dict | None = None, skip_missing: bool = False,
              suite=None, progress_every: float | None = 10.0, precision: str = "fp32",
-             workers: int | None = None) -> list[dict]:
+             workers: int | None = None, share=None) -> list[dict]:
     """Score `models` on the benchmarks of `run_dir`: an autocomp run, or a benchmark in
     another format (`fmt`: sugarcrepe, crepe, columns; detected when None) whose images lie
     under `images`. A cell running longer than `progress_every` seconds prints a progress
@@ -73,6 +73,14 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                else suite.select(patterns).benchmarks)
     for m in dict.fromkeys(models):  # every spec checked before the first model runs
         load_scorer(m, device=device, batch_size=batch_size, precision=precision)
+    if world_size > 1 and share is not None and cache_dir is not None:
+        from autocomp.eval.shares import encode_shares
+
+        todo = [b for b in benches if not (skip_existing and all(
+            finished(Cell(m, b).path(out)) for m in models))]
+        encode_shares(models, todo, suite, cache_dir, rank, world_size, share,
+                      lambda spec: load_scorer(spec, device=device, batch_size=batch_size,
+                                               precision=precision), echo)
     cells = [Cell(m, b) for m in models for b in benches][rank::world_size]
     results, by_model, failed = [], {}, {}
     for cell in cells:

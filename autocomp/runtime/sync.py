@@ -96,23 +96,33 @@ class Peers:
         while not (self.dir / f"{stage}.merged").exists():
             if claim and self.claim_merge(stage):
                 return True
-            waited = time.time() - start
-            if waited > self.wait_timeout:
-                raise AutocompError(
-                    f"stage {stage}: ranks {self._pending(stage)} did not finish within "
-                    f"wait_timeout ({self.wait_timeout:.0f} s); every finished batch is kept: "
-                    "re-run the same command (any number of processes) to go on",
-                    file=self.dir.parent.parent)
-            dead = self._dead(stage)
-            if dead:
-                raise AutocompError(
-                    f"stage {stage}: rank(s) {', '.join(map(str, dead))} stopped (no "
-                    f"heartbeat for {self.stall:.0f} s) before finishing their share; every "
-                    "finished batch is kept: re-run the same command (any number of "
-                    "processes) and the unfinished items are shared out again",
-                    file=self.dir.parent.parent)
+            self._check(stage, time.time() - start)
             time.sleep(self.poll)
         return False
+
+    def wait_all(self, stage: str) -> None:
+        """Until every rank has finished `stage` (nobody merges); a dead peer or the wait
+        timeout is one line."""
+        start = time.time()
+        while not self.all_finished(stage):
+            self._check(stage, time.time() - start)
+            time.sleep(self.poll)
+
+    def _check(self, stage: str, waited: float) -> None:
+        if waited > self.wait_timeout:
+            raise AutocompError(
+                f"stage {stage}: ranks {self._pending(stage)} did not finish within "
+                f"wait_timeout ({self.wait_timeout:.0f} s); every finished batch is kept: "
+                "re-run the same command (any number of processes) to go on",
+                file=self.dir.parent.parent)
+        dead = self._dead(stage)
+        if dead:
+            raise AutocompError(
+                f"stage {stage}: rank(s) {', '.join(map(str, dead))} stopped (no "
+                f"heartbeat for {self.stall:.0f} s) before finishing their share; every "
+                "finished batch is kept: re-run the same command (any number of "
+                "processes) and the unfinished items are shared out again",
+                file=self.dir.parent.parent)
 
     def _pending(self, stage: str) -> list[int]:
         return [r for r in range(self.world) if not (self.dir / f"{stage}.done-{r}").exists()]
