@@ -21,7 +21,9 @@ ratios and the peak traced memory at 1x and 2x the items of the largest benchmar
 
 times what decides eval cost on a GPU node and can be measured on a CPU: images read and
 decoded in this thread vs on worker threads one batch ahead (1024 px PNGs; a sleep stands in
-for the GPU's encoding), and the accuracy of bf16 and fp16 autocast against fp32 on every
+for the GPU's encoding), image encodes per distinct image under --distributed (cells dealt
+round-robin vs shares by hash; tests/test_gpu_ready.py checks the 1.00 on a launch), and
+the accuracy of bf16 and fp16 autocast against fp32 on every
 benchmark of the suite (the tiny random model; real models differ less or more).
 """
 
@@ -208,6 +210,23 @@ def precision_gap(run_dir: Path, spec: str, out: Path) -> None:
               f"{max(gaps):.2f} pp at most")
 
 
+def encode_shares(run_dir: Path) -> None:
+    """Image encodes per distinct image with K ranks: cells dealt round-robin, each rank
+    encoding what its cells' benchmarks hold (before), vs shares by hash (after: 1.00)."""
+    from autocomp.eval.harness import image_ref
+    from autocomp.formats.runs import find_benchmarks
+
+    benches = find_benchmarks(run_dir, [])
+    images = {b.name: {image_ref(it) for it in b.items()} for b in benches}
+    distinct = set().union(*images.values())
+    for world in (2, 4, 8):
+        per_rank = [set().union(*[images[b.name] for b in benches[r::world]] or [set()])
+                    for r in range(world)]
+        ratio = sum(map(len, per_rank)) / len(distinct)
+        print(f"--distributed on {world} ranks, {len(distinct)} distinct images: encodes per "
+              f"image, cells dealt round-robin {ratio:.2f}x -> shared by hash 1.00x")
+
+
 def gpu_parts(argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--images", type=int, default=48)
@@ -216,6 +235,7 @@ def gpu_parts(argv: list[str]) -> None:
     out = Path(tempfile.mkdtemp(prefix="bench_eval_gpu-"))
     time_decode(out, args.images)
     run_dir = build_suite(out, args.count)
+    encode_shares(run_dir)
     weights = make_model(out, 128, 4)
     precision_gap(run_dir, f"open_clip:local-dir:{weights}", out / "results")
 
