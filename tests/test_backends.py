@@ -274,3 +274,21 @@ def test_sam2_is_skipped_unless_a_check_reads_masks(tiny_backends, tmp_path):
         dets = stage.detector.detect(img, ["cube", "sphere"])
         assert dets and (stage.detector._sam is not None) == segmented
         assert all((d.mask is not None) == segmented for d in dets)
+
+
+def test_grounding_dino_batches_images_and_agrees_with_one_by_one(tiny_backends):
+    det = GroundedSam2Detector(detector_model=str(tiny_backends["dino"]),
+                               segmenter_model=str(tiny_backends["sam2"]), box_threshold=0.0,
+                               text_threshold=0.0, device="cpu", masks=False)
+    images, labels = [], [["cube", "sphere"], ["cone"], ["torus", "cube", "prism"]]
+    for k in range(3):
+        img = np.full((48, 64, 3), 255, np.uint8)
+        img[5 + 5 * k:30, 10:30 + 8 * k] = (200, 40 * k, 30)
+        images.append(img)
+    batched = det.detect_many(images, labels)
+    single = [det.detect(im, names) for im, names in zip(images, labels, strict=True)]
+    assert [len(b) for b in batched] == [len(s) for s in single] and any(batched)
+    for b, s in zip(batched, single, strict=True):
+        for x, y in zip(b, s, strict=True):
+            assert x.label == y.label and abs(x.score - y.score) < 1e-3
+            assert max(abs(p - q) for p, q in zip(x.box, y.box, strict=True)) <= 1

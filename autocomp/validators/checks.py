@@ -183,9 +183,12 @@ def cascade() -> list[Check]:
 
 def validate_image(image: np.ndarray, graph: SceneGraph, task: Task, track: str, detector,
                    answerer, min_fraction: float, min_gray: int,
-                   region: str = "boxes", checks: list[Check] | None = None) -> list[CheckResult]:
-    """The cascade on one image: each check that applies to the track, until one fails."""
-    detections = detector.detect(image, list(graph.names))
+                   region: str = "boxes", checks: list[Check] | None = None,
+                   detections=None) -> list[CheckResult]:
+    """The cascade on one image: each check that applies to the track, until one fails.
+    `detections`: the detector's, when it ran on a whole batch already."""
+    if detections is None:
+        detections = detector.detect(image, list(graph.names))
     sample = Sample(image, graph, task, track, detections, answerer,
                     Settings(min_fraction, min_gray, region))
     results = []

@@ -91,19 +91,32 @@ class GroundedSam2Detector(OnDevice, Backend):
         return self._dino, self._sam
 
     def detect(self, image: np.ndarray, labels: Sequence[str] = ()) -> list[Detection]:
+        return self.detect_many([image], [labels])[0]
+
+    def detect_many(self, images: Sequence[np.ndarray],
+                    labels: Sequence[Sequence[str]]) -> list[list[Detection]]:
+        """GroundingDINO on a batch of images in one forward pass (each with its own
+        prompt; the processor pads images and prompts, and masks the padding)."""
         import torch
         from PIL import Image
 
         (proc, model), sam = self._load()
-        pil = Image.fromarray(np.asarray(image)[..., :3].astype(np.uint8), "RGB")
-        h, w = pil.height, pil.width
-        enc = proc(images=[pil], text=[grounding_prompt(labels)], return_tensors="pt")
+        pils = [Image.fromarray(np.asarray(im)[..., :3].astype(np.uint8), "RGB")
+                for im in images]
+        enc = proc(images=pils, text=[grounding_prompt(names) for names in labels],
+                   padding=True, return_tensors="pt")
         enc = {k: v.to(self.device) for k, v in enc.items()}
         with torch.inference_mode():
             out = model(**enc)
-        res = proc.post_process_grounded_object_detection(
+        results = proc.post_process_grounded_object_detection(
             out, enc["input_ids"], threshold=self.box_threshold,
-            text_threshold=self.text_threshold, target_sizes=[(h, w)])[0]
+            text_threshold=self.text_threshold,
+            target_sizes=[(p.height, p.width) for p in pils])
+        return [self._detections(res, pil, names, sam)
+                for res, pil, names in zip(results, pils, labels, strict=True)]
+
+    def _detections(self, res: dict, pil, labels: Sequence[str], sam) -> list[Detection]:
+        h, w = pil.height, pil.width
         boxes = res["boxes"].detach().float().cpu().numpy()
         scores = res["scores"].detach().float().cpu().numpy()
         texts = list(res.get("text_labels") or res.get("labels") or [])

@@ -52,24 +52,42 @@ class ValidateStage(ItemStage):
 
     def process(self, batch: Sequence[Item]) -> list[dict]:
         cfg = self.run.config.validate
+        arrays = {}
+        for it in batch:
+            try:
+                arrays[it.id] = load_rgb(self.run.dir / it.data["image"].image)
+            except (OSError, ValueError, SyntaxError) as exc:  # PIL raises all three
+                arrays[it.id] = exc
+        found = self._detect_batch(batch, arrays)
         out = []
         for it in batch:
             img, concept = it.data["image"], it.data["concept"]
             task = self.run.tasks[concept.task]
-            try:
-                array = load_rgb(self.run.dir / img.image)
-            except (OSError, ValueError, SyntaxError) as exc:  # PIL raises all three
-                reason = f"cannot read image {img.image}: {exc}"
-                results = [CheckResult("objects", False, reason, {"error": type(exc).__name__})]
+            array = arrays[it.id]
+            if isinstance(array, Exception):
+                reason = f"cannot read image {img.image}: {array}"
+                results = [CheckResult("objects", False, reason,
+                                       {"error": type(array).__name__})]
             else:
                 results = validate_image(array, concept.scene, task, img.track, self.detector,
                                          self.answerer, cfg.min_fraction, cfg.min_gray,
-                                         cfg.region, self.checks)
+                                         cfg.region, self.checks, found.get(it.id))
             failed = next((r.name for r in results if not r.passed), None)
             out.append(ValidationRecord(
                 it.id, concept.id, task.name, concept.n, img.track, img.image, failed is None,
                 failed, [r.to_dict() for r in results]).to_dict())
         return out
+
+    def _detect_batch(self, batch: Sequence[Item], arrays: dict) -> dict:
+        """Detections of every readable image in one call, for a detector that batches
+        (GroundingDINO); {} for one that works image by image."""
+        many = getattr(self.detector, "detect_many", None)
+        ready = [it for it in batch if not isinstance(arrays[it.id], Exception)]
+        if many is None or not ready:
+            return {}
+        got = many([arrays[it.id] for it in ready],
+                   [list(it.data["concept"].scene.names) for it in ready])
+        return {it.id: dets for it, dets in zip(ready, got, strict=True)}
 
     def stats(self, records: list[dict]) -> dict:
         failed: dict[str, int] = {}
