@@ -80,7 +80,6 @@ def tiny_hf_clip(folder: Path) -> Path:
 
 
 def tiny_hf_siglip(folder: Path) -> Path:
-    import torch
     import transformers as T
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -88,11 +87,19 @@ def tiny_hf_siglip(folder: Path) -> Path:
     tok = T.PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>",
                                     unk_token="<unk>", eos_token="</s>")
     ids = bpe.get_vocab()
+    return _save_siglip(folder, tok, bpe.get_vocab_size(), pad_token_id=ids["<pad>"],
+                        bos_token_id=ids["<s>"], eos_token_id=ids["</s>"])
+
+
+def _save_siglip(folder: Path, tok, vocab_size: int, **special) -> Path:
+    """A 2-layer SigLIP with `tok`, its image processor at 32 px, saved to `folder`."""
+    import torch
+    import transformers as T
+
     cfg = T.SiglipConfig(
-        text_config=dict(vocab_size=bpe.get_vocab_size(), hidden_size=32, intermediate_size=37,
+        text_config=dict(vocab_size=vocab_size, hidden_size=32, intermediate_size=37,
                          num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64,
-                         pad_token_id=ids["<pad>"], bos_token_id=ids["<s>"],
-                         eos_token_id=ids["</s>"]),
+                         **special),
         vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=37,
                            num_hidden_layers=2, num_attention_heads=2))
     torch.manual_seed(0)
@@ -108,7 +115,6 @@ def tiny_siglip_v1(folder: Path) -> Path:
     import io
 
     import sentencepiece as spm
-    import torch
     import transformers as T
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -119,17 +125,8 @@ def tiny_siglip_v1(folder: Path) -> Path:
                                    minloglevel=2)
     (folder / "spiece.model").write_bytes(buf.getvalue())
     tok = T.SiglipTokenizer(vocab_file=str(folder / "spiece.model"), model_max_length=64)
-    cfg = T.SiglipConfig(
-        text_config=dict(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=37,
-                         num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64,
-                         pad_token_id=1, eos_token_id=2, bos_token_id=None),
-        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=37,
-                           num_hidden_layers=2, num_attention_heads=2))
-    torch.manual_seed(0)
-    T.SiglipModel(cfg).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    T.SiglipImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
-    return folder
+    return _save_siglip(folder, tok, tok.vocab_size, pad_token_id=1, eos_token_id=2,
+                        bos_token_id=None)
 
 
 def tiny_causal_lm(folder: Path) -> Path:
