@@ -15,6 +15,7 @@ from autocomp.models.chat import ChatClient
 class OpenAIWriter(Backend):
     extra = "openai"
     forwards_options_to = ChatClient.__init__
+    run_options = ("timeout", "max_retries", "concurrency")
 
     def __init__(self, model: str = "google/gemma-3-12b-it", temperature: float = 0.7,
                  top_p: float = 0.9, max_tokens: int = 150, **client):

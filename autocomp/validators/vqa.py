@@ -100,6 +100,7 @@ class TransformersAnswerer(OnDevice, Backend):
 class OpenAIAnswerer(Backend):
     extra = "openai"
     forwards_options_to = ChatClient.__init__
+    run_options = ("timeout", "max_retries", "concurrency")
 
     def __init__(self, model: str = DEFAULT_MODEL, max_tokens: int = 12, **client):
         self.chat = ChatClient(model, **client)
