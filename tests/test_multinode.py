@@ -84,3 +84,37 @@ def test_the_wait_timeout_is_one_line(tmp_path):
     finally:
         peers.close()
         other.close()
+
+
+CHILD = """
+import os, sys, time
+from autocomp.runtime.sync import Peers
+peers = Peers(sys.argv[1], "t", 1, 2, beat=0.1)
+open(sys.argv[2], "w").write(str(os.getpid()))
+time.sleep(60)
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in state
+
+
+def test_a_rank_whose_launcher_died_stops(tmp_path):
+    """Launchers start ranks in their own sessions, so killing the launcher leaves them
+    running beside a relaunch; a rank notices its parent is gone and stops (its stderr, a
+    pipe to the dead launcher, cannot stop it)."""
+    pidfile = tmp_path / "pid"
+    parent = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', "
+              f"{CHILD!r}, {str(tmp_path)!r}, {str(pidfile)!r}], start_new_session=True, "
+              "stderr=subprocess.PIPE); "
+              "time.sleep(3)")
+    subprocess.run([sys.executable, "-c", parent], check=True, timeout=60)
+    pid = int(pidfile.read_text())
+    deadline = time.time() + 10
+    while _running(pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _running(pid)

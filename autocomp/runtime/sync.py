@@ -40,6 +40,7 @@ class Peers:
         self.wait_timeout, self.stall, self.beat, self.poll = wait_timeout, stall, beat, poll
         self.dir.mkdir(parents=True, exist_ok=True)
         self._stop = threading.Event()
+        self._parent = os.getppid()  # the launcher: when it dies, this rank stops too
         self._thread = threading.Thread(target=self._beat, daemon=True)
         self._touch(f"alive-{rank}")
         self.started = time.time()
@@ -56,10 +57,27 @@ class Peers:
 
     def _beat(self) -> None:
         while not self._stop.wait(self.beat):
+            if os.getppid() != self._parent:
+                self._orphaned()
             try:
                 self._touch(f"alive-{self.rank}")
             except OSError:  # the launch's folder went: nothing left to signal
                 return
+
+    def _orphaned(self) -> None:
+        """The launcher was killed (its workers live in their own sessions and outlive
+        it): stop now rather than work beside the relaunch. A torn last line of a part
+        file is cut when it is next opened; images are written by rename."""
+        import sys
+
+        try:  # stderr may be a pipe to the dead launcher
+            sys.stderr.write(f"autocomp: rank {self.rank}: the launcher is gone; stopping "
+                             "(re-run the same command to resume)\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        finally:
+            os._exit(70)
 
     def _touch(self, name: str) -> None:
         path = self.dir / name
