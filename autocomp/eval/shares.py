@@ -52,7 +52,7 @@ def encode_shares(models, benches, suite, cache_dir: Path, rank: int, world: int
         my_captions = [c for c in captions if _mine(c, rank, world)]
         for spec in dict.fromkeys(models):
             scorer = load(spec)
-            if scorer.kind not in ("dual", "text"):
+            if scorer.scores_items:  # sees whole items: nothing cached to share
                 continue
             try:
                 harness = Harness(scorer, suite.root, suite.tasks, cache_dir)

@@ -33,12 +33,12 @@ def load_scorer(spec: str, device: str = "cpu", batch_size: int | None = None,
     if family not in registry.names("scorer"):
         raise AutocompError(f"unknown model family '{family}' in '{spec}' (known: "
                             f"{', '.join(registry.names('scorer'))})")
-    from autocomp.eval.scorers.base import PRECISIONS
+    from autocomp.eval.scorers.base import PRECISIONS, DualEncoder
 
     if precision not in PRECISIONS:
         raise AutocompError(f"unknown precision '{precision}' (known: {', '.join(PRECISIONS)})")
     factory = registry.resolve("scorer", family)
     scorer = factory(name, pretrained, device=device, batch_size=batch_size)
-    if scorer.kind == "dual":
+    if isinstance(scorer, DualEncoder):
         scorer.precision = precision
     return scorer
