@@ -103,10 +103,6 @@ class RunConfig:
                        "stall_timeout": self.launch.stall_timeout},
         }
 
-    def identity(self) -> dict:
-        """What decides the run's outputs: the config without its run-only fields."""
-        return split_run_only(self.to_dict())[0]
-
     def task_paths(self) -> dict[str, str]:
         """Task reference -> what `load_task` should be given."""
         base = self.path.parent if self.path else Path.cwd()
@@ -116,45 +112,6 @@ class RunConfig:
             looks_like_path = ref.endswith((".yaml", ".yml")) or "/" in ref
             out[ref] = str((base / ref).resolve()) if looks_like_path else ref
         return out
-
-
-# Fields that only decide how a run runs (processes, batch sizes, timeouts, how items are
-# stored), never what it writes: a run may be resumed with other values, which its
-# provenance records. Backend options say which of theirs are such (Backend.run_options).
-RUN_ONLY = ("processes", "launch", "build.store", "captions.batch_size", "generate.batch_size",
-            "validate.batch_size")
-_BACKENDS = (("captions", "writer", "options"), ("generate", "generator", "options"),
-             ("validate", "detector", "detector_options"),
-             ("validate", "answerer", "answerer_options"))
-
-
-def split_run_only(config: dict) -> tuple[dict, dict]:
-    """(what defines the outputs, {"field.path": value} of the run-only fields) of a config
-    in the YAML layout."""
-    import copy
-
-    from autocomp.core.registry import resolve
-
-    out, run_only = copy.deepcopy(config), {}
-    for path in RUN_ONLY:
-        *parents, leaf = path.split(".")
-        node = out
-        for key in parents:
-            node = node.get(key) if isinstance(node, dict) else None
-        if isinstance(node, dict) and leaf in node:
-            run_only[path] = node.pop(leaf)
-    for section, family, options_key in _BACKENDS:
-        block = out.get(section)
-        if not isinstance(block, dict) or not isinstance(block.get(options_key), dict):
-            continue
-        try:
-            run_options = resolve(family, block.get(family)).run_options
-        except AutocompError:
-            continue
-        for key in run_options:
-            if key in block[options_key]:
-                run_only[f"{section}.{options_key}.{key}"] = block[options_key].pop(key)
-    return out, run_only
 
 
 def load_config(path) -> RunConfig:

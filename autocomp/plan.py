@@ -32,9 +32,8 @@ VQA_SHARE = 0.47  # images that reach the VQA check (paper, Table 3 average)
 EMBEDDED = {"template", "procedural", "color-blobs", "pixels"}
 
 
-def _model(family: str, backend) -> str:
-    """The model(s) a backend will load: its options over its own defaults."""
-    options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
+def _model(options: dict) -> str:
+    """The model(s) a backend will load (`options`: its own over its defaults)."""
     names = [str(options[k]) for k in ("model", "detector_model", "segmenter_model")
              if options.get(k)]
     return " + ".join(names) or "-"
@@ -57,6 +56,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
         ("validation: attributes", "answerer", cfg.validate.answerer,
          round(images * VQA_SHARE), "vqa"),
     ]
+    gpus = () if cost_file else gpus  # measured costs replace the estimate
     weights = [(n, s.count) for s in cfg.concepts for n in (s.n or (3,))]
     mean_n = sum(n * c for n, c in weights) / max(sum(c for _, c in weights), 1)
     rows = []
@@ -65,17 +65,17 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
         seconds = 0.0 if embedded else units * cost[key]
         options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
         estimate = {}
-        for gpu in (() if cost_file else gpus):
+        for gpu in gpus:
             best, worst = (0.0, 0.0) if embedded else costs.seconds(
                 key, options, gpu, mean_n, cfg.validate.region == "masks")
             estimate[gpu] = [round(units * best / 3600, 1), round(units * worst / 3600, 1)]
-        rows.append({"stage": name, "backend": backend.name, "model": _model(family, backend),
+        rows.append({"stage": name, "backend": backend.name, "model": _model(options),
                      "units": units, "gpu_hours": round(seconds / 3600, 2),
                      "estimate": estimate})
     procs = processes or cfg.processes
     total = sum(r["gpu_hours"] for r in rows)
     ranges = {gpu: [round(sum(r["estimate"][gpu][i] for r in rows), 1) for i in (0, 1)]
-              for gpu in (() if cost_file else gpus)}
+              for gpu in gpus}
     return {"name": cfg.name, "concepts": counts, "total_concepts": concepts,
             "images": images, "stages": rows, "gpu_hours": round(total, 1),
             "processes": procs, "wall_hours": round(total / max(procs, 1), 1),

@@ -144,13 +144,50 @@ def _locked(path: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+# Fields that only decide how a run runs (processes, batch sizes, timeouts, how items are
+# stored), never what it writes: a run may be resumed with other values, which its
+# provenance records. Backend options say which of theirs are such (Backend.run_options).
+RUN_ONLY = ("processes", "launch", "build.store", "captions.batch_size", "generate.batch_size",
+            "validate.batch_size")
+_BACKENDS = (("captions", "writer", "options"), ("generate", "generator", "options"),
+             ("validate", "detector", "detector_options"),
+             ("validate", "answerer", "answerer_options"))
+
+
+def split_run_only(config: dict) -> tuple[dict, dict]:
+    """(what defines the outputs, {"field.path": value} of the run-only fields) of a config
+    in the YAML layout."""
+    import copy
+
+    from autocomp.core.registry import resolve
+
+    out, run_only = copy.deepcopy(config), {}
+    for path in RUN_ONLY:
+        *parents, leaf = path.split(".")
+        node = out
+        for key in parents:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and leaf in node:
+            run_only[path] = node.pop(leaf)
+    for section, family, options_key in _BACKENDS:
+        block = out.get(section)
+        if not isinstance(block, dict) or not isinstance(block.get(options_key), dict):
+            continue
+        try:
+            run_options = resolve(family, block.get(family)).run_options
+        except AutocompError:
+            continue
+        for key in run_options:
+            if key in block[options_key]:
+                run_only[f"{section}.{options_key}.{key}"] = block[options_key].pop(key)
+    return out, run_only
+
+
 def _run_only_changes(old: dict, new: dict, path: Path) -> list[dict]:
     """The run's history of run-only changes, with this one appended. What defines the
     outputs must match (else one line naming the first field that differs); the run-only
     fields (batch sizes, processes, offload, timeouts ...) may change on resume."""
     from datetime import datetime, timezone
-
-    from autocomp.config import split_run_only
 
     history = list((old.get("provenance") or {}).get("changes") or [])
     old_core, old_run = split_run_only({k: v for k, v in old.items() if k != "provenance"})

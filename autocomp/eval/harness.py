@@ -134,6 +134,13 @@ class Harness:
     def _map(self, fn, values) -> list:
         return [f.result() for f in [self._submit(fn, v) for v in values]]
 
+    def fill(self, captions: list[str], images: dict[str, str]) -> None:
+        """Encode into the cache what it lacks of `captions` and `images` (ref -> an item
+        naming it, for errors), holding no vectors (eval --distributed's shares)."""
+        self._fill_texts(captions, {})
+        if self.scorer.embeds_images and images:
+            self._fill_images(list(images), images, {})
+
     def _fill_texts(self, texts: list[str], fresh: dict) -> dict[str, str]:
         keys = {t: text_key(t) for t in dict.fromkeys(texts)}
         missing = set(self.cache.missing(keys.values()))

@@ -56,12 +56,9 @@ def encode_shares(models, benches, suite, cache_dir: Path, rank: int, world: int
                 continue
             try:
                 harness = Harness(scorer, suite.root, suite.tasks, cache_dir)
-                for i in range(0, len(my_captions), CHUNK):
-                    harness._fill_texts(my_captions[i:i + CHUNK], {})
-                if scorer.embeds_images:
-                    for i in range(0, len(my_images), CHUNK):
-                        part = my_images[i:i + CHUNK]
-                        harness._fill_images(part, {r: images[r] for r in part}, {})
+                for i in range(0, max(len(my_captions), len(my_images)), CHUNK):
+                    part = my_images[i:i + CHUNK]
+                    harness.fill(my_captions[i:i + CHUNK], {r: images[r] for r in part})
                 echo(f"shared {spec}: rank {rank}/{world} encoded {harness.encoded['images']:,}"
                      f" images and {harness.encoded['captions']:,} captions")
                 harness.close()

@@ -22,7 +22,7 @@ class Scorer:
     embeds_images = False  # the harness encodes images and scores pairs by dot product
     scores_items = False  # the harness hands whole items (with truth) to score_items
 
-    default_batch_size = 64  # a 12B VLM does not fit 64 prompts with an image each
+    default_batch_size = 64  # images or captions per forward pass; VLMs and LLMs use less
 
     def __init__(self, name: str, pretrained: str | None = None, device: str = "cpu",
                  batch_size: int | None = None):
