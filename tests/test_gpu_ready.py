@@ -59,7 +59,9 @@ def _lower_bound(requirements: list[str], package: str) -> tuple[int, ...] | Non
 
 def test_extras_install_sentencepiece_and_versions_that_honour_dtype():
     extras = _extras()
+    # SiglipTokenizer needs both (transformers' requires_backends checks protobuf too)
     assert any(r.startswith("sentencepiece") for r in extras["eval"])
+    assert any(r.startswith("protobuf") for r in extras["eval"])
     assert _lower_bound(extras["gen"], "diffusers") >= (0, 40)
     for extra in ("gen", "eval"):
         assert _lower_bound(extras[extra], "transformers") >= (4, 56)
@@ -102,6 +104,18 @@ def test_a_model_missing_a_package_is_one_line_and_stops_no_other(run, models, t
     assert len(fail) == 1 and "siglip-v1" in fail[0] and "sentencepiece" in fail[0]
     written = [json.loads(p.read_text())["model"] for p in out.rglob("*swap.json")]
     assert written and set(written) == {models["open_clip"]}
+
+
+@pytest.mark.parametrize("message, package", [
+    ("\nSiglipTokenizer requires the protobuf library but it was not found in your "
+     "environment. Check out the instructions", "protobuf"),
+    ("No module named 'google.protobuf'", "protobuf"),
+    ("No module named 'sentencepiece'", "sentencepiece")])
+def test_a_missing_tokenizer_package_is_named_in_one_line(message, package):
+    from autocomp.models.hub import missing_package
+    text = str(missing_package("hf:google/siglip-base-patch16-224", ImportError(message), "eval"))
+    assert f"needs the Python package {package}," in text and "autocomp[eval]" in text
+    assert "\n" not in text
 
 
 def test_per_family_batch_defaults():
