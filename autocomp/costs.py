@@ -19,7 +19,7 @@ from __future__ import annotations
 GPUS = {"A100": (312e12, 2.0e12), "H100": (989e12, 3.35e12), "H200": (989e12, 4.8e12),
         "L40S": (362e12, 0.864e12)}
 UTILISATION = (0.55, 0.35)  # (best, worst) share of peak for compute-bound work
-DETECT_UTILISATION = (0.2, 0.05)  # one image per call: kernel launches, not FLOPs, dominate
+DETECT_UTILISATION = (0.2, 0.05)  # a small model: launches and pre/post-processing dominate
 BANDWIDTH_SHARE = 0.7
 DECODE_PNG = 0.055  # s per 1024 px image read + decoded by the validation stage
 TEXT_TOKENS = 77 + 256
@@ -73,8 +73,10 @@ def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
         prefill = compute(2 * params * 450)
         decode = memory(2 * params * int(options.get("max_new_tokens", 150))) / batch
         return prefill[0] + decode, prefill[1] + decode
-    if unit == "vqa":  # ~mean_n questions per image, each with the image (tower + 256 tokens)
-        prefill = compute(mean_n * (VISION_TOWER + 2 * params * (IMAGE_TOKENS + 40)))
-        decode = memory(2 * params * 12)  # 12 new tokens, the image's questions in one batch
+    if unit == "vqa":  # ~mean_n questions per image: the vision tower once per image, each
+        #                   question's prompt (256 image tokens + ~40) prefilled; 12 new
+        #                   tokens decoded for `batch_size` questions at a time
+        prefill = compute(VISION_TOWER + mean_n * 2 * params * (IMAGE_TOKENS + 40))
+        decode = memory(2 * params * int(options.get("max_new_tokens", 12))) * mean_n / batch
         return prefill[0] + decode, prefill[1] + decode
     raise ValueError(f"unknown unit {unit!r}")

@@ -64,6 +64,9 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
         embedded = backend.name in EMBEDDED
         seconds = 0.0 if embedded else units * cost[key]
         options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
+        if key == "vqa":  # a generate call holds the questions of the batch's survivors
+            options["batch_size"] = max(1, min(int(options.get("batch_size", 32)), round(
+                cfg.validate.batch_size * VQA_SHARE * mean_n)))
         estimate = {}
         for gpu in gpus:
             best, worst = (0.0, 0.0) if embedded else costs.seconds(

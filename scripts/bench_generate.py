@@ -8,8 +8,10 @@ validated sample, measured on a small slice of the run.
 `--cpu-parts` times, before and after, what keeps a GPU waiting and can be measured on a
 CPU: PNG encoding inline vs on writer threads (a sleep stands in for the GPU's batch),
 how evenly the ranks share the images stage (dealt by parity vs by hash and track, with
-per-track costs measured on CONFIG's own generator), and GroundingDINO with vs without SAM2
-masks (tiny models: the ratio, not the seconds, is the point).
+per-track costs measured on CONFIG's own generator), GroundingDINO with vs without SAM2
+masks, and the VQA check image by image with every question encoding the image vs a whole
+batch in one call with one encoding per image (tiny models: the ratios and counts, not the
+seconds, are the point).
 
 With real weights on GPUs it runs the config's own backends. `--tiny` (the default when no
 GPU is present) swaps in tiny random models built from configs (SD3, Gemma-3, GroundingDINO,
@@ -184,6 +186,59 @@ def time_masks(folder: Path, repeats: int = 8) -> None:
           f"({out[True] / out[False]:.2f}x)")
 
 
+def time_vqa(folder: Path, images: int = 8, questions: int = 3) -> None:
+    """The attribute check of a validation batch: before, one call per image and the vision
+    tower once per question; now, one call for the batch and the tower once per image."""
+    import contextlib
+
+    import numpy as np
+
+    import autocomp.models.encode_once as encode_once
+    from autocomp.concepts.questions import Question
+    from autocomp.validators.vqa import TransformersAnswerer
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from tiny_models import tiny_gemma_vlm
+
+    ans = TransformersAnswerer(str(tiny_gemma_vlm(folder / "vlm")), max_new_tokens=4,
+                               device="cpu")
+    rows, calls = [], []
+    model = ans._load()[1]
+    model.base_model.vision_tower.register_forward_hook(
+        lambda mod, args, kwargs, out: rows.append(
+            len(kwargs["pixel_values"] if "pixel_values" in kwargs else args[0])),
+        with_kwargs=True)
+    model.register_forward_pre_hook(lambda mod, args, kwargs: calls.append(
+        kwargs.get("pixel_values") is not None or kwargs.get("mm_encoder_outputs") is not None),
+        with_kwargs=True)
+    rng = np.random.default_rng(0)
+    jobs = [(rng.integers(0, 255, (32, 32, 3), dtype=np.uint8),
+             [Question(f"What color is object {k}?", ("red", "blue"), "red", "cube")
+              for k in range(questions)], []) for _ in range(images)]
+    ans.answer_many(jobs[:1])  # load and warm up
+    out = {}
+    for name in ("before", "after"):
+        rows.clear()
+        calls.clear()
+        real = encode_once.encode_once
+        if name == "before":
+            encode_once.encode_once = lambda *a, **k: contextlib.nullcontext()
+        start = time.perf_counter()
+        try:
+            got = ([ans.answer(img, qs) for img, qs, _ in jobs] if name == "before"
+                   else ans.answer_many(jobs))
+        finally:
+            encode_once.encode_once = real
+        out[name] = (time.perf_counter() - start, sum(rows) / images, sum(calls), got)
+    same = [[a["answer"] for a in g] for g in out["before"][3]] == \
+        [[a["answer"] for a in g] for g in out["after"][3]]
+    print(f"[cpu, tiny] VQA check of {images} images x {questions} questions: vision tower "
+          f"rows per image {out['before'][1]:.1f} -> {out['after'][1]:.1f}; prefills "
+          f"{out['before'][2]} -> {out['after'][2]}; {out['before'][0] / images:.4f} -> "
+          f"{out['after'][0] / images:.4f} s per image "
+          f"({out['before'][0] / out['after'][0]:.2f}x); same answers: {same}")
+
+
 def cpu_parts(config: str) -> None:
     import transformers
 
@@ -191,6 +246,7 @@ def cpu_parts(config: str) -> None:
     time_png_writer()
     time_rank_balance(config)
     time_masks(Path(tempfile.mkdtemp(prefix="bench_masks-")))
+    time_vqa(Path(tempfile.mkdtemp(prefix="bench_vqa-")))
 
 
 def main() -> None:

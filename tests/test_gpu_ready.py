@@ -310,8 +310,22 @@ def test_dry_run_prints_the_estimate_beside_the_papers_numbers():
     assert out.exit_code == 0, out.output
     images = next(line for line in out.output.splitlines() if line.strip().startswith("images"))
     assert "1100.78" in images and "2,285-3,591" in images and "721-1,133" in images
-    assert "Estimated from the work on A100: 2,353-3,676 GPU-hours" in out.output
+    assert "Estimated from the work on A100: 2,331-3,653 GPU-hours" in out.output
     assert "Estimated from the work on H100" in out.output
+
+
+def test_vqa_cost_counts_the_image_once_and_decodes_in_batches():
+    from autocomp.costs import GPUS, IMAGE_TOKENS, UTILISATION, VISION_TOWER, seconds
+
+    options = {"model": "google/gemma-3-12b-it"}
+    one, three = (seconds("vqa", {**options, "batch_size": 1}, "A100", n) for n in (1, 3))
+    prompt = 2 * 12e9 * (IMAGE_TOKENS + 40) / (GPUS["A100"][0] * UTILISATION[0])
+    tower = VISION_TOWER / (GPUS["A100"][0] * UTILISATION[0])
+    decode = 2 * 12e9 * 12 / (GPUS["A100"][1] * 0.7)
+    assert one[0] == pytest.approx(tower + prompt + decode)
+    assert three[0] == pytest.approx(tower + 3 * prompt + 3 * decode)  # one tower, not three
+    batched = seconds("vqa", {**options, "batch_size": 24}, "A100", 3)
+    assert batched[0] == pytest.approx(tower + 3 * prompt + 3 * decode / 24)
 
 
 def test_distributed_eval_encodes_each_image_once_per_model(run, models, tmp_path):

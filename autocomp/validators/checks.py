@@ -66,10 +66,23 @@ def objects_check(detections: list[Detection], graph: SceneGraph, task: Task) ->
     return CheckResult("objects", True, f"found {', '.join(sorted(want))}", evidence)
 
 
-def attributes_check(image: np.ndarray, detections, graph: SceneGraph, task: Task,
-                     answerer) -> CheckResult:
-    qs = task.questions(graph)
-    answers = answerer.answer(image, qs, detections)
+def attributes_results(samples: list[Sample]) -> list[CheckResult]:
+    """The attribute check of several images: all their questions to the answerer at once
+    when it takes a batch (`answer_many`), image by image otherwise."""
+    if not samples:
+        return []
+    questions = [s.task.questions(s.graph) for s in samples]
+    answerer = samples[0].answerer
+    many = getattr(answerer, "answer_many", None)
+    jobs = [(s.image, qs, s.detections) for s, qs in zip(samples, questions, strict=True)]
+    answers = many(jobs) if many else [answerer.answer(*job) for job in jobs]
+    return [attributes_result(qs, got, s.detections)
+            for s, qs, got in zip(samples, questions, answers, strict=True)]
+
+
+def attributes_result(qs, answers, detections) -> CheckResult:
+    """Every binding question answered with the concept's value (whole word, no other
+    choice); a relation's answer beside what the boxes show."""
     wrong = []
     evidence = {"answers": []}
     for q, a in zip(qs, answers, strict=True):
@@ -144,6 +157,10 @@ class Check:
     def check(self, s: Sample) -> CheckResult:
         raise NotImplementedError
 
+    def check_many(self, samples: list[Sample]) -> list[CheckResult]:
+        """The check of several images; a check whose model takes batches overrides it."""
+        return [self.check(s) for s in samples]
+
 
 class ObjectsCheck(Check):
     """Detected classes and counts equal the concept's (a pair noun: 1 or 2)."""
@@ -173,7 +190,10 @@ class AttributesCheck(Check):
     name, label = "attributes", "Attr."
 
     def check(self, s: Sample) -> CheckResult:
-        return attributes_check(s.image, s.detections, s.graph, s.task, s.answerer)
+        return self.check_many([s])[0]
+
+    def check_many(self, samples: list[Sample]) -> list[CheckResult]:
+        return attributes_results(samples)
 
 
 def cascade() -> list[Check]:
@@ -191,11 +211,18 @@ def validate_image(image: np.ndarray, graph: SceneGraph, task: Task, track: str,
         detections = detector.detect(image, list(graph.names))
     sample = Sample(image, graph, task, track, detections, answerer,
                     Settings(min_fraction, min_gray, region))
-    results = []
+    return validate_images([sample], checks)[0]
+
+
+def validate_images(samples: list[Sample], checks: list[Check] | None = None
+                    ) -> list[list[CheckResult]]:
+    """The cascade on several images, check by check: each check sees at once every image
+    that passed the ones before it (so the VQA model answers the whole batch together)."""
+    results: list[list[CheckResult]] = [[] for _ in samples]
+    alive = list(range(len(samples)))
     for check in checks if checks is not None else cascade():
-        if track not in check.tracks:
-            continue
-        results.append(check.check(sample))
-        if not results[-1].passed:
-            break
+        todo = [i for i in alive if samples[i].track in check.tracks]
+        for i, result in zip(todo, check.check_many([samples[i] for i in todo]), strict=True):
+            results[i].append(result)
+        alive = [i for i in alive if not results[i] or results[i][-1].passed]
     return results

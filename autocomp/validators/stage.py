@@ -10,7 +10,7 @@ from autocomp.core.registry import instantiate
 from autocomp.core.run_records import ValidationRecord
 from autocomp.runtime.stage import Item, ItemStage
 from autocomp.validators.base import CheckResult
-from autocomp.validators.checks import cascade, validate_image
+from autocomp.validators.checks import Sample, Settings, cascade, validate_images
 
 
 class ValidateStage(ItemStage):
@@ -52,42 +52,45 @@ class ValidateStage(ItemStage):
 
     def process(self, batch: Sequence[Item]) -> list[dict]:
         cfg = self.run.config.validate
+        settings = Settings(cfg.min_fraction, cfg.min_gray, cfg.region)
         arrays = {}
         for it in batch:
             try:
                 arrays[it.id] = load_rgb(self.run.dir / it.data["image"].image)
             except (OSError, ValueError, SyntaxError) as exc:  # PIL raises all three
                 arrays[it.id] = exc
-        found = self._detect_batch(batch, arrays)
+        ready = [it for it in batch if not isinstance(arrays[it.id], Exception)]
+        samples = [Sample(arrays[it.id], it.data["concept"].scene,
+                          self.run.tasks[it.data["concept"].task], it.data["image"].track,
+                          detections, self.answerer, settings)
+                   for it, detections in zip(ready, self._detect(ready, arrays), strict=True)]
+        checked = dict(zip((it.id for it in ready), validate_images(samples, self.checks),
+                           strict=True))
         out = []
         for it in batch:
             img, concept = it.data["image"], it.data["concept"]
-            task = self.run.tasks[concept.task]
-            array = arrays[it.id]
-            if isinstance(array, Exception):
-                reason = f"cannot read image {img.image}: {array}"
+            results = checked.get(it.id)
+            if results is None:
+                reason = f"cannot read image {img.image}: {arrays[it.id]}"
                 results = [CheckResult("objects", False, reason,
-                                       {"error": type(array).__name__})]
-            else:
-                results = validate_image(array, concept.scene, task, img.track, self.detector,
-                                         self.answerer, cfg.min_fraction, cfg.min_gray,
-                                         cfg.region, self.checks, found.get(it.id))
+                                       {"error": type(arrays[it.id]).__name__})]
             failed = next((r.name for r in results if not r.passed), None)
             out.append(ValidationRecord(
-                it.id, concept.id, task.name, concept.n, img.track, img.image, failed is None,
-                failed, [r.to_dict() for r in results]).to_dict())
+                it.id, concept.id, self.run.tasks[concept.task].name, concept.n, img.track,
+                img.image, failed is None, failed, [r.to_dict() for r in results]).to_dict())
         return out
 
-    def _detect_batch(self, batch: Sequence[Item], arrays: dict) -> dict:
-        """Detections of every readable image in one call, for a detector that batches
-        (GroundingDINO); {} for one that works image by image."""
+    def _detect(self, ready: Sequence[Item], arrays: dict) -> list:
+        """The detections of each readable image: in one call for a detector that takes a
+        batch (GroundingDINO), image by image otherwise."""
+        if not ready:
+            return []
+        names = [list(it.data["concept"].scene.names) for it in ready]
         many = getattr(self.detector, "detect_many", None)
-        ready = [it for it in batch if not isinstance(arrays[it.id], Exception)]
-        if many is None or not ready:
-            return {}
-        got = many([arrays[it.id] for it in ready],
-                   [list(it.data["concept"].scene.names) for it in ready])
-        return {it.id: dets for it, dets in zip(ready, got, strict=True)}
+        if many is not None:
+            return many([arrays[it.id] for it in ready], names)
+        return [self.detector.detect(arrays[it.id], n) for it, n in zip(ready, names,
+                                                                         strict=True)]
 
     def stats(self, records: list[dict]) -> dict:
         failed: dict[str, int] = {}

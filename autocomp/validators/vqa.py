@@ -31,9 +31,39 @@ def _pil(image: np.ndarray):
     return Image.fromarray(np.asarray(image)[..., :3].astype(np.uint8), "RGB")
 
 
-def _answers(texts: Sequence[str], model: str, **evidence) -> list[dict]:
-    return [{"answer": " ".join(t.split()), "evidence": {"model": model, **evidence}}
-            for t in texts]
+class Asking:
+    """An answerer built on `ask` (one answer per (PIL image, question text)): the
+    questions of one image (`answer`) or of a whole validation batch (`answer_many`) go
+    in batches of at most `batch_size` questions."""
+
+    batch_size = 32
+
+    def ask(self, pairs: Sequence[tuple]) -> list[str]:
+        raise NotImplementedError
+
+    def evidence(self) -> dict:
+        raise NotImplementedError
+
+    def answer(self, image: np.ndarray, questions: Sequence[Question],
+               detections=()) -> list[dict]:
+        return self.answer_many([(image, questions, detections)])[0]
+
+    def answer_many(self, jobs: Sequence[tuple]) -> list[list[dict]]:
+        """One list of {"answer", "evidence"} per (image, questions, detections)."""
+        pairs = []
+        for image, questions, _ in jobs:
+            pil = _pil(image)
+            pairs += [(pil, q.text) for q in questions]
+        texts: list[str] = []
+        for start in range(0, len(pairs), self.batch_size):
+            texts += self.ask(pairs[start:start + self.batch_size])
+        evidence = self.evidence() if pairs else {}
+        out, at = [], 0
+        for _, questions, _ in jobs:
+            out.append([{"answer": " ".join(t.split()), "evidence": dict(evidence)}
+                        for t in texts[at:at + len(questions)]])
+            at += len(questions)
+        return out
 
 
 def _padding(proc) -> dict:
@@ -46,19 +76,26 @@ def _padding(proc) -> dict:
     return {"padding": True}
 
 
-class TransformersAnswerer(OnDevice, Backend):
+class TransformersAnswerer(Asking, OnDevice, Backend):
+    """`batch_size`: questions per `generate` call (the validation batch's images share
+    it; an image's questions share one encoding of the image, models/encode_once.py)."""
+
     extra = "gen"
 
     def __init__(self, model: str = DEFAULT_MODEL, max_new_tokens: int = 12, dtype: str = "auto",
-                 device: str | None = None, trust_remote_code: bool = False):
+                 device: str | None = None, trust_remote_code: bool = False,
+                 batch_size: int = 32):
         self.model_ref, self.max_new_tokens = model, max_new_tokens
         self.dtype, self.device, self.trust_remote_code = dtype, device, trust_remote_code
+        self.batch_size = batch_size
         self._proc = self._model = None
+        self.encoded: list[int] = []  # rows each vision-tower call encoded
 
     @classmethod
     def validate_options(cls, out: dict, *, file=None, field="options") -> None:
-        if out.get("max_new_tokens", 12) < 1:
-            raise AutocompError("expected >= 1", file=file, field=f"{field}.max_new_tokens")
+        for key in ("max_new_tokens", "batch_size"):
+            if out.get(key, 1) < 1:
+                raise AutocompError("expected >= 1", file=file, field=f"{field}.{key}")
 
     def _load(self):
         if self._model is None:
@@ -69,19 +106,19 @@ class TransformersAnswerer(OnDevice, Backend):
                                                self.trust_remote_code)
         return self._proc, self._model
 
-    def answer(self, image: np.ndarray, questions: Sequence[Question],
-               detections=()) -> list[dict]:
-        pil = _pil(image)
+    def evidence(self) -> dict:
         from autocomp.models.loading import dtype_name
 
-        answers = self.ask([(pil, q.text) for q in questions])
-        return _answers(answers, self.model_ref, dtype=dtype_name(self._model.dtype))
+        return {"model": self.model_ref, "dtype": dtype_name(self._load()[1].dtype)}
 
     def ask(self, pairs: Sequence[tuple]) -> list[str]:
-        """One greedy answer per (PIL image, question text), in one batch."""
+        """One greedy answer per (PIL image, question text), in one batch; the vision
+        tower runs once per distinct image."""
         if not pairs:
             return []
         import torch
+
+        from autocomp.models.encode_once import encode_once, groups
 
         proc, model = self._load()
         convs = [[{"role": "user", "content": [{"type": "image", "image": pil},
@@ -92,25 +129,24 @@ class TransformersAnswerer(OnDevice, Backend):
                                        **_padding(proc))
         enc = {k: (v.to(model.device, dtype=model.dtype) if k == "pixel_values" else
                    v.to(model.device)) for k, v in enc.items()}
-        with torch.inference_mode():
+        with torch.inference_mode(), encode_once(model, groups([id(p) for p, _ in pairs]),
+                                                 self.encoded):
             out = model.generate(**enc, do_sample=False, max_new_tokens=self.max_new_tokens)
         return proc.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
 
 
-class OpenAIAnswerer(Backend):
+class OpenAIAnswerer(Asking, Backend):
     extra = "openai"
     forwards_options_to = ChatClient.__init__
     run_options = ("timeout", "max_retries", "concurrency")
+    batch_size = 256  # requests handed to the client at once (it runs `concurrency` of them)
 
     def __init__(self, model: str = DEFAULT_MODEL, max_tokens: int = 12, **client):
         self.chat = ChatClient(model, **client)
         self.max_tokens = max_tokens
 
-
-    def answer(self, image: np.ndarray, questions: Sequence[Question],
-               detections=()) -> list[dict]:
-        pil = _pil(image)
-        return _answers(self.ask([(pil, q.text) for q in questions]), self.chat.model)
+    def evidence(self) -> dict:
+        return {"model": self.chat.model}
 
     def ask(self, pairs: Sequence[tuple]) -> list[str]:
         """One answer (temperature 0) per (PIL image, question text); requests concurrent."""
