@@ -137,3 +137,29 @@ def test_the_attribute_check_asks_the_whole_batch_at_once():
                           checks=checks, detections=s.detections) for s in samples]
     assert [[r.to_dict() for r in rs] for rs in one] == \
         [[r.to_dict() for r in rs] for rs in results]
+
+
+def test_an_images_questions_stay_in_one_call_where_they_fit():
+    from autocomp.validators.vqa import Asking
+
+    class Counting(Asking):
+        batch_size = 4
+
+        def __init__(self):
+            self.calls = []
+
+        def ask(self, pairs):
+            self.calls.append([len({id(p) for p, _ in pairs}), len(pairs)])
+            return [text for _, text in pairs]
+
+        def evidence(self):
+            return {"model": "counting"}
+
+    ans, img = Counting(), np.zeros((4, 4, 3), np.uint8)
+    sizes = [3, 3, 1, 1, 6]
+    got = ans.answer_many([(img, _questions(k), []) for k in sizes])
+    # [images, questions] per call: no image split where its questions fit in one call
+    assert ans.calls == [[1, 3], [2, 4], [1, 1], [1, 4], [1, 2]]
+    assert [len(g) for g in got] == sizes
+    assert got[4][5] == {"answer": "What color is the cube number 5?",
+                         "evidence": {"model": "counting"}}

@@ -50,14 +50,18 @@ class Asking:
 
     def answer_many(self, jobs: Sequence[tuple]) -> list[list[dict]]:
         """One list of {"answer", "evidence"} per (image, questions, detections)."""
-        pairs = []
+        chunks: list[list[tuple]] = [[]]
         for image, questions, _ in jobs:
             pil = _pil(image)
-            pairs += [(pil, q.text) for q in questions]
-        texts: list[str] = []
-        for start in range(0, len(pairs), self.batch_size):
-            texts += self.ask(pairs[start:start + self.batch_size])
-        evidence = self.evidence() if pairs else {}
+            pairs = [(pil, q.text) for q in questions]
+            if len(chunks[-1]) + len(pairs) > self.batch_size:  # an image's questions
+                chunks.append([])  # stay in one call where they fit in one
+            while len(pairs) > self.batch_size:
+                chunks += [pairs[:self.batch_size], []]
+                pairs = pairs[self.batch_size:]
+            chunks[-1] += pairs
+        texts = [t for chunk in chunks if chunk for t in self.ask(chunk)]
+        evidence = self.evidence() if texts else {}
         out, at = [], 0
         for _, questions, _ in jobs:
             out.append([{"answer": " ".join(t.split()), "evidence": dict(evidence)}
@@ -89,7 +93,6 @@ class TransformersAnswerer(Asking, OnDevice, Backend):
         self.dtype, self.device, self.trust_remote_code = dtype, device, trust_remote_code
         self.batch_size = batch_size
         self._proc = self._model = None
-        self.encoded: list[int] = []  # rows each vision-tower call encoded
 
     @classmethod
     def validate_options(cls, out: dict, *, file=None, field="options") -> None:
@@ -129,8 +132,7 @@ class TransformersAnswerer(Asking, OnDevice, Backend):
                                        **_padding(proc))
         enc = {k: (v.to(model.device, dtype=model.dtype) if k == "pixel_values" else
                    v.to(model.device)) for k, v in enc.items()}
-        with torch.inference_mode(), encode_once(model, groups([id(p) for p, _ in pairs]),
-                                                 self.encoded):
+        with torch.inference_mode(), encode_once(model, groups([id(p) for p, _ in pairs])):
             out = model.generate(**enc, do_sample=False, max_new_tokens=self.max_new_tokens)
         return proc.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
 
