@@ -200,6 +200,167 @@ def test_judgments_append_resume_and_survive_a_damaged_line(run, serve):
     assert state["judged"] == 2
 
 
+def _raw(srv, request: bytes, timeout: float = 10.0) -> bytes:
+    """Send raw bytes to the server and read its answer until it closes or answers."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", srv.httpd.server_address[1]),
+                                  timeout=timeout) as conn:
+        data = b""
+        try:
+            conn.sendall(request)
+            conn.shutdown(socket.SHUT_WR)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed before the whole request was sent
+        try:
+            while chunk := conn.recv(65536):
+                data += chunk
+        except ConnectionResetError:
+            pass
+        return data
+
+
+def _post_request(srv, length: str, body: bytes = b"", **headers) -> bytes:
+    port = srv.httpd.server_address[1]
+    head = {"Host": f"127.0.0.1:{port}", "Content-Type": "application/json",
+            "Content-Length": length, **headers}
+    lines = "".join(f"{k}: {v}\r\n" for k, v in head.items())
+    return f"POST /api/judge HTTP/1.1\r\n{lines}\r\n".encode() + body
+
+
+def _post_raw(srv, length: str, body: bytes = b"", **headers) -> bytes:
+    return _raw(srv, _post_request(srv, length, body, **headers))
+
+
+def test_bad_body_sizes_and_bodies_are_400_and_read_nothing_more(run, serve):
+    """Content-Length -1 used to read to the end of the stream (the body limit bypassed);
+    "abc", non-ASCII digits and 16,000 nested brackets dropped the connection."""
+    import tracemalloc
+
+    srv = serve(run, "validate", per_cell=1)
+    for length in ("-1", "abc", "\u0661\u0662".encode().decode("latin-1"), "1e3", ""):
+        answer = _post_raw(srv, length, b'{"annotator": "alice", "index": 0, "answer": "yes"}')
+        assert answer.startswith(b"HTTP/1.0 400") or answer.startswith(b"HTTP/1.1 400"), \
+            (length, answer[:80])
+        assert b"Content-Length" in answer
+    # a body that never ends is not read past the limit
+    request = _post_request(srv, "-1", b"x" * 5_000_000)
+    tracemalloc.start()
+    answer = _raw(srv, request)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert b" 400 " in answer.split(b"\r\n")[0] and peak < 2_000_000
+    nested = b"[" * 16_000 + b"]" * 16_000
+    answer = _post_raw(srv, str(len(nested)), nested)
+    assert b" 413 " in answer.split(b"\r\n")[0]
+    deep = b"[" * 8_000 + b"]" * 8_000
+    answer = _post_raw(srv, str(len(deep)), deep)
+    assert b" 400 " in answer.split(b"\r\n")[0] and b"bad request body" in answer
+    assert not srv.judgments.path.exists()
+
+
+def test_dns_rebinding_and_cross_origin_posts_are_refused(run, serve):
+    srv = serve(run, "validate", per_cell=1)
+    port = srv.httpd.server_address[1]
+
+    def get(host):
+        return _raw(srv, f"GET /api/state?annotator=eve HTTP/1.1\r\nHost: {host}\r\n\r\n"
+                    .encode()).split(b"\r\n")[0]
+
+    assert b" 403 " in get(f"attacker.example:{port}")
+    assert b" 403 " in get("attacker.example")
+    assert b" 403 " in get(f"127.0.0.1:{port + 1}")
+    for ok in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
+        assert b" 200 " in get(ok), ok
+    body = json.dumps({"annotator": "eve", "index": 0, "answer": "yes"}).encode()
+    evil = _post_raw(srv, str(len(body)), body, Origin="http://attacker.example")
+    assert b" 403 " in evil.split(b"\r\n")[0]
+    rebound = _post_raw(srv, str(len(body)), body, Origin=f"http://attacker.example:{port}",
+                        Host=f"attacker.example:{port}")
+    assert b" 403 " in rebound.split(b"\r\n")[0]
+    assert not srv.judgments.path.exists()
+    same = _post_raw(srv, str(len(body)), body, Origin=f"http://127.0.0.1:{port}")
+    assert b" 200 " in same.split(b"\r\n")[0] and srv.judgments.path.exists()
+    from autocomp.review.server import host_allowed, local_names
+
+    names = local_names("127.0.0.1") | {"review.lab.example"}
+    assert host_allowed("Review.Lab.Example:8765", names, 8765)
+    assert host_allowed("review.lab.example", names, 80)
+    assert not host_allowed("review.lab.example", names, 8765)
+    assert not host_allowed("a:b:c", names, 8765) and not host_allowed(None, names, 8765)
+
+
+def test_a_half_open_request_is_dropped_after_the_timeout(run):
+    import socket
+    import time
+
+    sample = load_or_draw(run, "validate", 1, 0)
+    review = Review(run.dir, sample, Judgments(run.dir / "review" / "judgments.jsonl"))
+    httpd = make_server(review, port=0, timeout=0.5)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(("127.0.0.1", httpd.server_address[1])) as conn:
+            conn.sendall(b"POST /api/judge HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never ends
+            conn.settimeout(10)
+            start = time.monotonic()
+            assert conn.recv(1024) == b""  # the server closed it
+            assert time.monotonic() - start < 5
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_full_disk_loses_no_acknowledged_judgment(run, serve, tmp_path):
+    """A write cut short by the file-size limit (the kernel's EFBIG, as a full disk's
+    ENOSPC) leaves nothing of itself; the next judgment is whole and read back."""
+    import resource
+    import signal
+
+    path = tmp_path / "judgments.jsonl"
+    judgments = Judgments(path)
+    judgments.append({"annotator": "a", "unit": "u1", "answer": "yes"})
+    size = path.stat().st_size
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, hard))
+    try:
+        with pytest.raises(OSError):
+            judgments.append({"annotator": "a", "unit": "u2", "answer": "no"})
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, old)
+    assert path.stat().st_size == size  # nothing torn left behind
+    judgments.append({"annotator": "a", "unit": "u3", "answer": "no"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [r["unit"] for r in judgments.read()] == ["u1", "u3"]
+    # a torn tail from a killed writer is cut off before the next line
+    with open(path, "a") as fh:
+        fh.write('{"annotator": "a", "unit": "u4"')
+    judgments.append({"annotator": "a", "unit": "u5", "answer": "yes"})
+    assert [r["unit"] for r in judgments.read()] == ["u1", "u3", "u5"]
+    # a whole record missing only its newline (an edited file) is kept
+    with open(path, "a") as fh:
+        fh.write('{"annotator": "a", "unit": "u6", "answer": "yes"}')
+    judgments.append({"annotator": "a", "unit": "u7", "answer": "yes"})
+    assert [r["unit"] for r in judgments.read()] == ["u1", "u3", "u5", "u6", "u7"]
+
+    # the page hears why: 507 with the reason, and the answer is not recorded
+    import errno
+
+    srv = serve(run, "validate", per_cell=1)
+
+    def full(record):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    real, srv.review.judgments.append = srv.review.judgments.append, full
+    code, err = srv.post({"annotator": "alice", "index": 0, "answer": "yes"})
+    assert code == 507 and "not saved" in err["error"] and "disk full" in err["error"]
+    srv.review.judgments.append = real
+    code, state = srv.post({"annotator": "alice", "index": 0, "answer": "yes"})
+    assert code == 200 and state["judged"] == 1
+
+
 # -- the report -----------------------------------------------------------------------------
 def test_kappa_matches_its_definition():
     # a 2x2 table [[a, b], [c, d]] = [[20, 5], [10, 15]]: p_o = 0.7, p_e = 0.5, kappa 0.4

@@ -24,10 +24,13 @@ from autocomp.cli import options
               help="Address to serve on (another address lets other machines in).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port (0: any free port).")
+@click.option("--allow-host", multiple=True, metavar="NAME",
+              help="Another name the page may be opened at (e.g. a reverse proxy's); "
+                   "requests naming any other host are refused (DNS rebinding).")
 @click.option("--report", "report_only", is_flag=True,
               help="Print concordance (validate) or human accuracy (test) and exit.")
 @options.table_format
-def review(run_dir, mode, per_cell, seed, host, port, report_only, table_format):
+def review(run_dir, mode, per_cell, seed, host, port, allow_host, report_only, table_format):
     """Serve a page that shows a balanced sample of RUN_DIR's images to human judges and
     records each judgment in RUN_DIR/review/judgments.jsonl (resumable; annotators by
     name). With --report, print what the judgments say."""
@@ -43,7 +46,8 @@ def review(run_dir, mode, per_cell, seed, host, port, report_only, table_format)
     from autocomp.review.server import Review, make_server
 
     try:
-        server = make_server(Review(run.dir, sample, judgments), host, port)
+        server = make_server(Review(run.dir, sample, judgments), host, port,
+                             allow_hosts=allow_host)
     except OSError as exc:
         from autocomp.core.errors import AutocompError
 

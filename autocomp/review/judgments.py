@@ -1,10 +1,16 @@
 """RUN/review/judgments.jsonl: one line per judgment, appended under a lock and flushed to
 disk before the page is answered, never rewritten. A later judgment of the same unit by
-the same annotator replaces the earlier one in the report; a damaged line (a killed
-write) is skipped with a warning naming it."""
+the same annotator replaces the earlier one in the report; a damaged line is skipped with
+a warning naming it.
+
+An acknowledged judgment is on disk whole: a write that fails (disk full) is cut off again
+before the error goes to the page, and a torn tail left by a killed writer is repaired
+before the next line is appended (dropped; kept, with its newline, where it is a whole
+record), so no later judgment is glued onto it."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -32,16 +38,25 @@ class Judgments:
         self._lock = threading.Lock()
 
     def append(self, record: dict) -> None:
-        line = json.dumps({**record, "time": round(time.time(), 3)}, sort_keys=True) + "\n"
+        data = (json.dumps({**record, "time": round(time.time(), 3)}, sort_keys=True)
+                + "\n").encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)  # two pages on one run append whole lines
+        with self._lock:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
             try:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
+                fcntl.flock(fd, fcntl.LOCK_EX)  # two pages on one run append whole lines
+                start = _repair_tail(fd)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, start)  # nothing of the failed judgment stays
+                    raise
             finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+                os.close(fd)  # and with it the lock
 
     def read(self) -> list[dict]:
         if not self.path.is_file():
@@ -67,3 +82,29 @@ class Judgments:
         """(annotator, unit key) -> the last judgment made on this sample."""
         return {(r["annotator"], r["unit"]): r for r in self.read()
                 if r.get("mode") == mode and r.get("sample") == sample_id}
+
+
+def _repair_tail(fd: int) -> int:
+    """The end of the file's whole lines, after repairing a torn tail: a last line without
+    its newline is dropped, or ended where it is a whole record."""
+    end = os.lseek(fd, 0, os.SEEK_END)
+    if end == 0 or os.pread(fd, 1, end - 1) == b"\n":
+        return end
+    pos = end
+    while pos > 0:
+        step = min(4096, pos)
+        found = os.pread(fd, step, pos - step).rfind(b"\n")
+        if found >= 0:
+            pos = pos - step + found + 1
+            break
+        pos -= step
+    tail = os.pread(fd, end - pos, pos)
+    try:
+        whole = isinstance(json.loads(tail), dict)
+    except (ValueError, RecursionError):
+        whole = False
+    if whole:
+        os.write(fd, b"\n")
+        return end + 1
+    os.ftruncate(fd, pos)
+    return pos

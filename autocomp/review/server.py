@@ -7,13 +7,26 @@ told otherwise. It answers four requests and reads no path a request names:
   POST /api/judge             {annotator, index, answer}: one judgment, appended
   GET  /image/<index>         the image of sample unit <index>, a file inside the run
 Units go to the page without their answers (the validators' verdict, the positive's place).
-Judgments are taken as JSON only, so no other web page open in the browser can post one.
+
+What a page on another site cannot do:
+- post a judgment: judgments are JSON only (a cross-site JSON post needs a CORS preflight,
+  never granted), and a post whose Origin is not this server's own is refused;
+- read units through DNS rebinding (its own name pointed at 127.0.0.1): a request whose
+  Host is a name other than localhost, this machine's names or the bound one is refused
+  (an IP address cannot be rebound; `autocomp review --allow-host NAME` adds a name).
+A body's size must be plain ASCII digits up to MAX_BODY; a connection idle for `timeout`
+seconds is closed. A judgment that cannot be written (disk full) is answered 507 with the
+reason, and nothing of it stays in the file.
 """
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import json
 import mimetypes
+import re
+import socket
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
@@ -24,6 +37,8 @@ from autocomp.review.judgments import Judgments, check_name
 from autocomp.review.sample import is_right
 
 MAX_BODY = 16_384
+TIMEOUT = 30.0  # seconds a connection may sit idle mid-request
+_LENGTH = re.compile(r"[0-9]{1,9}")  # ASCII digits only: int() also takes "\u0661", " 12"
 
 
 class Review:
@@ -95,14 +110,60 @@ def page() -> bytes:
     return resources.files("autocomp.review").joinpath("page.html").read_bytes()
 
 
-def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765):
+def local_names(host: str) -> set[str]:
+    """Host names (without port) a request may carry: localhost, this machine's names and
+    the one served on. Any IP address is fine too (see `host_allowed`)."""
+    names = {"localhost", host.lower()}
+    for name in (socket.gethostname(), socket.getfqdn()):
+        names.add(name.lower())
+    return names
+
+
+_HOST = re.compile(r"(\[[0-9a-f:.]+\]|[^:\[\]]+)(?::([0-9]{1,5}))?")
+
+
+def host_allowed(header: str | None, names: set[str], port: int) -> bool:
+    """The Host header names this server: an IP address or one of `names`, on its port."""
+    found = _HOST.fullmatch((header or "").strip().lower())
+    if not found or (found.group(2) or "80") != str(port):
+        return False
+    host = found.group(1).strip("[]")
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return host in names
+
+
+def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765,
+                timeout: float = TIMEOUT, allow_hosts: tuple[str, ...] = ()):
+    """`allow_hosts`: more names the page may be opened at (a reverse proxy's)."""
     class Handler(BaseHTTPRequestHandler):
         server_version = "autocomp-review"
+
+        def setup(self):
+            self.timeout = timeout  # socket timeout: a half-open request cannot hold a thread
+            super().setup()
 
         def log_message(self, *args):
             pass
 
+        def _refused(self) -> bool:
+            """A request from a rebound name, or a cross-origin post: answered 403."""
+            if not host_allowed(self.headers.get("Host"), names, self.server.server_port):
+                self._send(403, b"unknown Host: open the page at the address the review "
+                                b"command printed", "text/plain")
+                return True
+            origin = self.headers.get("Origin")
+            if self.command == "POST" and origin is not None and \
+                    origin.lower().rstrip("/") != f"http://{self.headers['Host'].lower()}":
+                self._send(403, b"cross-origin post refused", "text/plain")
+                return True
+            return False
+
         def do_GET(self):
+            if self._refused():
+                return None
             url = urlsplit(self.path)
             if url.path == "/":
                 return self._send(200, page(), "text/html; charset=utf-8")
@@ -110,9 +171,9 @@ def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765):
                 query = parse_qs(url.query)
                 name = query.get("annotator", [""])[0]
                 at = query.get("index", [None])[0]
-                at = int(at) if at is not None and at.isdigit() else at
+                at = int(at) if at is not None and _LENGTH.fullmatch(at) else at
                 return self._api(lambda: review.state(check_name(name), at))
-            if url.path.startswith("/image/") and url.path[7:].isdigit():
+            if url.path.startswith("/image/") and _LENGTH.fullmatch(url.path[7:]):
                 index = int(url.path[7:])
                 if index < len(review.units):
                     try:
@@ -124,21 +185,27 @@ def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765):
             return self._send(404, b"not found", "text/plain")
 
         def do_POST(self):
+            if self._refused():
+                return None
             if urlsplit(self.path).path != "/api/judge":
                 return self._send(404, b"not found", "text/plain")
             # JSON only: a page on another site cannot send this without a CORS preflight,
             # which this server never grants
             if not (self.headers.get("Content-Type") or "").startswith("application/json"):
                 return self._send(415, b"expected application/json", "text/plain")
-            size = int(self.headers.get("Content-Length") or 0)
-            if size > MAX_BODY:
+            length = (self.headers.get("Content-Length") or "0").strip()
+            if not _LENGTH.fullmatch(length):
+                self.close_connection = True  # the body's end is unknown
+                return self._json(400, {"error": f"bad Content-Length {length[:20]!r}"})
+            if int(length) > MAX_BODY:
+                self.close_connection = True
                 return self._send(413, b"too large", "text/plain")
             try:
-                body = json.loads(self.rfile.read(size) or b"{}")
+                body = json.loads(self.rfile.read(int(length)) or b"{}")
                 if not isinstance(body, dict):
                     raise ValueError("expected a JSON object")
-            except ValueError as exc:
-                return self._json(400, {"error": f"bad request body ({exc})"})
+            except (ValueError, RecursionError) as exc:  # RecursionError: deep nesting
+                return self._json(400, {"error": f"bad request body ({str(exc)[:80]})"})
             return self._api(lambda: review.judge(check_name(body.get("annotator")),
                                                   body.get("index"), body.get("answer")))
 
@@ -147,6 +214,12 @@ def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765):
                 return self._json(200, fn())
             except AutocompError as exc:
                 return self._json(400, {"error": str(exc)})
+            except OSError as exc:  # the judgment could not be written: nothing of it kept
+                full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+                return self._json(507 if full else 500, {
+                    "error": f"the judgment was not saved: {exc.strerror or exc}"
+                             + (" (disk full: free some space and answer again)" if full
+                                else "")})
 
         def _json(self, code, data):
             return self._send(code, json.dumps(data).encode(), "application/json")
@@ -160,4 +233,5 @@ def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765):
             self.end_headers()
             self.wfile.write(data)
 
+    names = local_names(host) | {name.lower() for name in allow_hosts}
     return ThreadingHTTPServer((host, port), Handler)
