@@ -16,8 +16,7 @@ from autocomp.concepts.sampling import sample_concepts
 from autocomp.config import parse_config
 from autocomp.core.errors import AutocompError
 from autocomp.core.records import read_jsonl, write_jsonl
-from autocomp.eval.cache import folder_name
-from autocomp.eval.cells import evaluate, load_model_set
+from autocomp.eval.cells import evaluate, load_model_set, result_file
 from autocomp.eval.harness import Harness
 from autocomp.eval.metrics import outcome
 from autocomp.eval.scorers import load_scorer
@@ -78,8 +77,9 @@ def test_reference_scorers(run, tmp_path):
             assert bag["accuracy_tie_aware"] == pytest.approx(bag["chance"])
         if b.n == 1:  # nothing to bind: the bag is enough
             assert bag["accuracy"] == 100.0
-    preds = list(read_jsonl(out / folder_name("reference:bag-of-concepts") /
-                            "shape_color-n2-minimal-confusion.predictions.jsonl"))
+    preds = list(read_jsonl(result_file(out, "reference:bag-of-concepts",
+                                        "shape_color-n2/minimal-confusion")
+                            .with_suffix(".predictions.jsonl")))
     assert preds and all(p["chosen_category"] == "swapped values" for p in preds)
 
 
@@ -378,7 +378,7 @@ def test_blind_choice_sits_at_chance_and_subsamples_confusion(run, fake_openai, 
     assert swap["metrics"]["chance"] == 50.0 and swap["scorer_stats"]["subsampled"] == 0
     # "always option 1" is right exactly when the shuffle put the positive first
     scorer = load_scorer("blind:choice@openai:m")
-    preds = [json.loads(x) for x in next(out.rglob("*minimal-confusion.predictions.jsonl"))
+    preds = [json.loads(x) for x in next(out.rglob("*minimal-confusion-*.predictions.jsonl"))
              .read_text().splitlines()]
     assert len(preds) > 0 and all(p["best_negative_score"] is not None for p in preds)
     assert len(scorer.shown({"id": "x", "negatives": [{}] * 728})) == 50

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from autocomp.cli import main
 from autocomp.core.errors import AutocompError
 from autocomp.eval.cache import folder_name
-from autocomp.eval.cells import evaluate
+from autocomp.eval.cells import evaluate, result_file
 from autocomp.eval.metrics import Tally, outcome
 from autocomp.formats import detect_format, open_suite
 from autocomp.formats.columns import parse_mapping
@@ -96,8 +96,7 @@ def test_sugarcrepe_ties_are_wrong_and_the_report_micro_averages(sugarcrepe, coc
                                   "blind:distinct", "--output", str(out), "--cache",
                                   str(tmp_path / "cache")])
     assert result.exit_code == 0, result.output
-    swap = json.loads((out / folder_name("blind:distinct") / "sugarcrepe-swap_att.json")
-                      .read_text())
+    swap = json.loads(result_file(out, "blind:distinct", "sugarcrepe/swap_att").read_text())
     assert swap["format"] == "sugarcrepe" and swap["n_items"] == 3
     assert swap["metrics"]["accuracy"] == 0.0 and swap["metrics"]["accuracy_tie_aware"] == 50.0
     assert swap["source_info"]["normalised"]["swap_att"] == 3
@@ -180,8 +179,9 @@ def test_crepe_recall_at_k_mean_rank_and_crops(crepe, tmp_path):
     out = tmp_path / "res"
     evaluate(d, ["blind:length"], out, images=vg, cache_dir=tmp_path / "c",
              echo=lambda *_: None)
-    r = json.loads((out / folder_name("blind:length") / "crepe-swap-n4.json").read_text())
-    lines = (out / folder_name("blind:length") / "crepe-swap-n4.predictions.jsonl").read_text()
+    r = json.loads(result_file(out, "blind:length", "crepe/swap-n4").read_text())
+    lines = result_file(out, "blind:length", "crepe/swap-n4").with_suffix(
+        ".predictions.jsonl").read_text()
     preds = [json.loads(x) for x in lines.split("\n") if x]
     assert [p["rank"] for p in preds] == [3, 3]
     m = r["metrics"]
@@ -236,9 +236,36 @@ def test_column_mapped_jsonl_and_csv(tmp_path, coco):
                                        "image=img,positive=cap,negatives=negs", "--model",
                                        "blind:length"])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "mine.autocomp" / "results" / folder_name("blind:length")
-            / "mine-all.json").is_file()
+    assert result_file(tmp_path / "mine.autocomp" / "results", "blind:length",
+                       "mine/all").is_file()
     assert not out.exists()
+
+
+def test_subsets_whose_slugs_collide_keep_their_own_results(tmp_path, coco):
+    """Subsets "a/b" and "a-b" once shared one result file (name.replace("/", "-")): one
+    was overwritten and missing from the report."""
+    rows = [{"img": "000000000000.jpg", "cap": "a red square", "negs": ["a blue square"],
+             "split": "a/b"},
+            {"img": "000000000001.jpg", "cap": "a green square", "negs": ["a red square"],
+             "split": "a-b"}]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "res"
+    runner = CliRunner()
+    # an earlier version's result under the colliding name goes when the cell is redone
+    legacy = out / folder_name("blind:length") / "mine-a-b.json"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text(json.dumps({"benchmark": "mine/a-b", "model": "blind:length",
+                                  "metrics": {"accuracy": 1.0}}))
+    result = runner.invoke(main, ["eval", str(path), "--source-format", "columns",
+                                  "--images", str(coco), "--columns",
+                                  "image=img,positive=cap,negatives=negs,subset=split",
+                                  "--model", "blind:length", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    written = sorted(json.loads(p.read_text())["benchmark"]
+                     for p in (out / folder_name("blind:length")).glob("*.json"))
+    assert written == ["mine/a-b", "mine/a/b"]
+    assert not legacy.exists()
 
 
 def test_audit_flags_blind_shortcuts_and_anomalies(sugarcrepe, coco, crepe):

@@ -76,7 +76,7 @@ def test_siglip_v1_with_a_sentencepiece_tokenizer_loads_and_scores(run, models, 
     out = tmp_path / "res"
     evaluate(run.dir, [models["siglip_v1"]], out, cache_dir=tmp_path / "c",
              echo=lambda *_: None)
-    results = [json.loads(p.read_text()) for p in out.rglob("*swap.json")]
+    results = [json.loads(p.read_text()) for p in out.rglob("*swap-*.json")]
     assert results and all(r["n_items"] > 0 for r in results)
 
 
@@ -102,7 +102,7 @@ def test_a_model_missing_a_package_is_one_line_and_stops_no_other(run, models, t
     assert "\n" not in text
     fail = [line for line in lines if line.startswith("fail")]
     assert len(fail) == 1 and "siglip-v1" in fail[0] and "sentencepiece" in fail[0]
-    written = [json.loads(p.read_text())["model"] for p in out.rglob("*swap.json")]
+    written = [json.loads(p.read_text())["model"] for p in out.rglob("*swap-*.json")]
     assert written and set(written) == {models["open_clip"]}
 
 

@@ -3,6 +3,7 @@
 results/<model>/<benchmark>.json              {benchmark, model, pretrained, metrics, n_items,
                                               chance, autocomp_version, ...}
 results/<model>/<benchmark>.predictions.jsonl one line per item
+(<model> and <benchmark>: slug and hash, `folder_name`)
 """
 
 from __future__ import annotations
@@ -17,12 +18,22 @@ from autocomp.eval.harness import Harness, write_json
 from autocomp.formats.runs import Benchmark, find_benchmarks
 
 
+def result_file(out: Path, model: str, benchmark: str) -> Path:
+    """Where the result of `model` on `benchmark` (its name) is written: collision-free,
+    as model folders are (subsets "a/b" and "a-b" get their own files)."""
+    return Path(out) / folder_name(model) / f"{folder_name(benchmark)}.json"
+
+
 @dataclass(frozen=True)
 class Cell:
     model: str
     bench: Benchmark
 
     def path(self, out: Path) -> Path:
+        return result_file(out, self.model, self.bench.name)
+
+    def legacy_path(self, out: Path) -> Path:
+        """Where earlier versions wrote the result ("/" -> "-": "a/b" and "a-b" collided)."""
         return Path(out) / folder_name(self.model) / f"{self.bench.slug}.json"
 
 
@@ -127,6 +138,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         if getattr(s, "stats", None) is not None:  # e.g. blind:choice's invalid answers
             result["scorer_stats"] = {k: v - before.get(k, 0) for k, v in s.stats.items()}
         write_json(target, result)
+        _drop_legacy(cell, out)
         m = got["metrics"]
         echo(f"done   {cell.model} {cell.bench.name}: acc {_f(m['accuracy'])} "
              f"(tie-aware {_f(m['accuracy_tie_aware'])}, chance {_f(m['chance'])}) "
@@ -139,6 +151,21 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                             f"loaded ({', '.join(failed)}); the other models' results are "
                             "written. The first reason: " + str(next(iter(failed.values()))))
     return results
+
+
+def _drop_legacy(cell: Cell, out: Path) -> None:
+    """The cell's result under its old name goes once the new one is written (the report
+    would otherwise read both)."""
+    import json
+
+    old = cell.legacy_path(out)
+    try:
+        same = json.loads(old.read_text(encoding="utf-8")).get("benchmark") == cell.bench.name
+    except (OSError, ValueError, AttributeError):
+        return
+    if same and old != cell.path(out):
+        old.unlink(missing_ok=True)
+        old.with_suffix(".predictions.jsonl").unlink(missing_ok=True)
 
 
 def finished(path: Path) -> bool:
