@@ -8,6 +8,7 @@ draw every task's vocabulary before anything runs.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -148,7 +149,7 @@ def parse_config(data, path=None) -> RunConfig:
     bld = p.mapping(top.get("build", {}), "build", {"benchmarks", "max_negatives", "store"})
     lau = p.mapping(top.get("launch", {}), "launch", {"wait_timeout", "stall_timeout"})
     cfg = RunConfig(
-        name=p.string(top.get("name", path.stem if path else "run"), "name"),
+        name=p.file_name(top["name"], "name") if "name" in top else default_name(path),
         concepts=concepts,
         seed=p.integer(top.get("seed", 0), "seed", minimum=0),
         processes=p.integer(top.get("processes", 1), "processes", minimum=1),
@@ -193,6 +194,16 @@ def parse_config(data, path=None) -> RunConfig:
     return replace(cfg, concepts=p.check_tasks(cfg))
 
 
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
+
+
+def default_name(path) -> str:
+    """The config file's stem, made a safe name ("my run (2)" -> "my-run-2")."""
+    stem = re.sub(r"[^A-Za-z0-9._+-]+", "-", Path(path).stem if path else "run")
+    stem = stem.strip("-.")[:100]
+    return stem if SAFE_NAME.fullmatch(stem) else "run"
+
+
 class _Parser:
     def __init__(self, path):
         self.path = path
@@ -215,6 +226,14 @@ class _Parser:
     def string(self, value, fld: str) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.error(fld, "expected a non-empty string", value)
+        return value
+
+    def file_name(self, value, fld: str) -> str:
+        """A run's name is its folder under runs/: one safe file name, never a path."""
+        value = self.string(value, fld)
+        if not SAFE_NAME.fullmatch(value):
+            raise self.error(fld, "expected a plain file name (1-100 letters, digits, '.', "
+                                  "'_', '+' or '-', starting with a letter or digit)", value)
         return value
 
     def integer(self, value, fld: str, minimum: int | None = None,

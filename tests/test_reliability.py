@@ -393,11 +393,54 @@ def test_no_op_stages_are_refused_and_old_temp_files_cleaned(tmp_path):
     run_pipeline(run, stages=("concepts",), progress=False)
     out = CliRunner().invoke(main, ["build", str(run.dir)])
     assert out.exit_code != 0 and "needs the records of stage validation" in out.output
-    old = run.dir / "captions" / ".merged.jsonl.abc.tmp"
-    new = run.dir / "captions" / ".part.def.tmp"
+    old = run.dir / "captions" / ".merged.jsonl.abc.autocomp.tmp"
+    new = run.dir / "captions" / ".part.def.autocomp.tmp"
+    theirs = run.dir / "captions" / ".editor-swap.tmp"  # another program's, however old
     old.parent.mkdir(exist_ok=True)
-    for p in (old, new):
+    for p in (old, new, theirs):
         p.write_text("half")
-    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    for p in (old, theirs):
+        os.utime(p, (time.time() - 7200, time.time() - 7200))
     run_pipeline(run, stages=("captions",), progress=False)
     assert not old.exists() and new.exists()  # a live writer's file is left alone
+    assert theirs.exists()
+
+
+@pytest.mark.parametrize("name", ["../outside", "/tmp/abs", "a/b", ".hidden", "..", "x" * 101,
+                                  "with space"])
+def test_a_config_name_must_be_a_plain_file_name(name, tmp_path):
+    """A name that is a path wrote the run outside runs/."""
+    from autocomp.config import parse_config
+
+    with pytest.raises(AutocompError) as err:
+        parse_config({"name": name, "concepts": [{"task": "shape_color", "n": [2],
+                                                  "count": 2}]})
+    assert "name" in str(err.value) and "plain file name" in str(err.value)
+    path = tmp_path / "my run (2).yaml"
+    path.write_text("concepts: [{task: shape_color, n: [2], count: 2}]\n")
+    from autocomp.config import load_config
+
+    assert load_config(path).name == "my-run-2"  # the file's stem, made safe
+
+
+def test_eval_removes_only_its_own_orphaned_temp_files(tmp_path):
+    import os
+    import time
+
+    from autocomp.config import parse_config
+    from autocomp.eval.cells import evaluate
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
+
+    run = Run.create(parse_config({"name": "n", "concepts": [
+        {"task": "shape_color", "n": [2], "count": 2}]}), tmp_path / "run")
+    run_pipeline(run, progress=False)
+    out = tmp_path / "res"
+    out.mkdir()
+    killed = out / ".x-swap.json.predictions.jsonl.123.autocomp.tmp"  # an eval killed -9
+    theirs = out / ".notes.tmp"
+    for p in (killed, theirs):
+        p.write_text("half")
+        os.utime(p, (time.time() - 7200, time.time() - 7200))
+    evaluate(run.dir, ["reference:random"], out, echo=lambda *_: None)
+    assert not killed.exists() and theirs.exists()

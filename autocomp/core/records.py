@@ -18,13 +18,22 @@ def dumps(record: dict) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+TEMP_SUFFIX = ".autocomp.tmp"  # autocomp's own temp files: the only ones it ever cleans
+
+
+def temp_path(path: Path) -> Path:
+    """A hidden temp name beside `path` for this process: `.NAME.PID.autocomp.tmp`."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.{os.getpid()}{TEMP_SUFFIX}")
+
+
 @contextmanager
 def atomic_open(path: Path, mode: str = "w"):
     """A file handle whose content replaces `path` only when the block ends without error
     (temp name in the same folder, fsync, rename); a failure leaves `path` untouched."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
             yield fh

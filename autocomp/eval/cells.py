@@ -77,7 +77,10 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
     line that often (None: never)."""
     from autocomp.eval.scorers import load_scorer
     from autocomp.formats import open_suite
+    from autocomp.runtime.launch import clean_orphans
 
+    if Path(out).is_dir():
+        clean_orphans(out)  # predictions of a killed eval (autocomp's own temp files only)
     if suite is None:
         suite = open_suite(run_dir, fmt, images, columns, skip_missing)
     benches = (find_benchmarks(suite.root, patterns) if suite.format == "run"

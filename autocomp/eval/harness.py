@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from autocomp.core.errors import AutocompError
-from autocomp.core.records import dumps
+from autocomp.core.records import dumps, temp_path
 from autocomp.core.scene import SceneGraph
 from autocomp.eval.cache import EmbeddingCache, file_key, text_key
 from autocomp.eval.metrics import Tally, outcome
@@ -219,7 +219,7 @@ class Harness:
         hits0 = self.cache.hits if self.cache else 0
         tally = Tally()
         predictions.parent.mkdir(parents=True, exist_ok=True)
-        tmp = predictions.with_name(f".{predictions.name}.{os.getpid()}.tmp")
+        tmp = temp_path(predictions)
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
                 for chunk in _chunks(bench.items(), self.chunk_items):

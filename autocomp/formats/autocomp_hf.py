@@ -29,6 +29,7 @@ from pathlib import Path
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
+from autocomp.core.records import temp_path
 from autocomp.formats.suite import LoadedBenchmark, Suite
 
 NAME = re.compile(r"AutoComp-(Minimal|Contextual|Paired)-N(\d+)-([CP])", re.I)
@@ -85,7 +86,7 @@ def save_image(value, folder: Path) -> str:
     name = hashlib.sha256(data).hexdigest()[:24] + ext
     target = folder / name
     if not target.exists():
-        tmp = target.with_name(f".{name}.{os.getpid()}.tmp")
+        tmp = temp_path(target)
         tmp.write_bytes(data)
         os.replace(tmp, target)
     return name

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from autocomp.core.backend import install_hint
 from autocomp.core.errors import AutocompError
+from autocomp.core.records import TEMP_SUFFIX
 
 ORPHAN_AGE = 3600  # seconds: a temp file this old belongs to no live writer
 
@@ -69,10 +70,11 @@ def launch(module: str, args: list[str], processes: int, where: Path) -> None:
 
 
 def clean_orphans(run_dir: Path, age: float = ORPHAN_AGE) -> int:
-    """Remove the temp files of atomic writes that a killed process left behind (older than
-    `age` seconds, so a live writer's file is never touched); returns how many."""
+    """Remove the temp files of atomic writes that a killed autocomp process left behind
+    (its own suffix only, older than `age` seconds, so a live writer's file and other
+    programs' files are never touched); returns how many."""
     now, removed = time.time(), 0
-    for tmp in Path(run_dir).rglob(".*.tmp"):
+    for tmp in Path(run_dir).rglob(f".*{TEMP_SUFFIX}"):
         try:
             if tmp.is_file() and now - tmp.stat().st_mtime > age:
                 tmp.unlink()
