@@ -83,6 +83,13 @@ def test_latin_hypercube_design(tmp_path):
      "design: {n_O: two, n_A: 0, n_R: 0}\n", "field design.n_O: expected a range"),
     ("kind: scene\nobjects: shapes\nattributes: [colors]\nrelations: relations\n"
      "design: {kind: lhs, n_O: 2, n_A: 0, n_R: 0}\n", "field design.points"),
+    # sizes that once allocated 22 GiB in `vocab check` and --dry-run: refused at parse time
+    ("kind: scene\nobjects: shapes\nattributes: [colors]\nrelations: relations\n"
+     "design: {n_O: 1-100000000, n_A: 0-3, n_R: 0}\n",
+     "field design: the ranges make 400,000,000 cells; a factorial design takes at most"),
+    ("kind: scene\nobjects: shapes\nattributes: [colors]\nrelations: relations\n"
+     "design: {kind: lhs, points: 1000000000, n_O: 2, n_A: 0, n_R: 0}\n",
+     "field design.points: at most 100,000 Latin hypercube points"),
 ])
 def test_bad_scene_task_is_one_line(tmp_path, body, needle):
     path = tmp_path / "t.yaml"

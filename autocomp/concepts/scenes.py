@@ -47,6 +47,9 @@ DESIGN_FIELDS = {"kind", "n_O", "n_A", "n_R", "points"}
 COUNTS = ("n_O", "n_A", "n_R")
 
 
+MAX_CELLS = 100_000  # cells of a factorial design, or Latin hypercube points
+
+
 @dataclass(frozen=True)
 class Design:
     kind: str  # "factorial" | "lhs"
@@ -58,12 +61,11 @@ class Design:
         return 1 <= o <= n_objects and 0 <= a <= o * n_vocabs and 0 <= r <= o - 1
 
     def cells(self, n_objects: int, n_vocabs: int, seed: int = 0) -> list[tuple[int, ...]]:
-        grid = [(o, a, r) for o in _span(self.ranges["n_O"]) for a in _span(self.ranges["n_A"])
-                for r in _span(self.ranges["n_R"])]
-        grid = [c for c in grid if self.feasible(c, n_objects, n_vocabs)]
-        if self.kind == "factorial":
-            return grid
-        return self._lhs(n_objects, n_vocabs, seed)
+        if self.kind == "lhs":
+            return self._lhs(n_objects, n_vocabs, seed)
+        return [(o, a, r) for o in _span(self.ranges["n_O"]) for a in _span(self.ranges["n_A"])
+                for r in _span(self.ranges["n_R"]) if self.feasible((o, a, r), n_objects,
+                                                                     n_vocabs)]
 
     def _lhs(self, n_objects: int, n_vocabs: int, seed: int) -> list[tuple[int, ...]]:
         """`points` feasible cells from Latin hypercube draws (scipy), infeasible draws
@@ -289,7 +291,17 @@ def parse_scene_task(data, path: Path) -> SceneTask:
                           or points < 1):
         raise AutocompError(f"a Latin hypercube needs points: an integer >= 1, got "
                             f"{points!r}", file=path, field="design.points")
+    if kind == "lhs" and points > MAX_CELLS:
+        raise AutocompError(f"at most {MAX_CELLS:,} Latin hypercube points, got {points:,}",
+                            file=path, field="design.points")
     ranges = {c: _range(design.get(c), f"design.{c}", path) for c in COUNTS}
+    size = 1
+    for low, high in ranges.values():
+        size *= high - low + 1
+    if kind == "factorial" and size > MAX_CELLS:  # checked before anything is allocated
+        raise AutocompError(f"the ranges make {size:,} cells; a factorial design takes at most "
+                            f"{MAX_CELLS:,} (narrow n_O, n_A, n_R or use kind: lhs)",
+                            file=path, field="design")
     task = SceneTask(
         name=str(data.get("name") or Path(path).stem),
         objects=_vocab(data.get("objects"), "objects", "objects", path),
