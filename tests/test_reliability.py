@@ -444,3 +444,17 @@ def test_eval_removes_only_its_own_orphaned_temp_files(tmp_path):
         os.utime(p, (time.time() - 7200, time.time() - 7200))
     evaluate(run.dir, ["reference:random"], out, echo=lambda *_: None)
     assert not killed.exists() and theirs.exists()
+
+
+def test_atomic_writes_follow_the_umask(tmp_path):
+    """mkstemp makes 0600 files: a run shared with a group was unreadable to it."""
+    import os
+
+    from autocomp.core.records import write_jsonl
+
+    old = os.umask(0o002)
+    try:
+        write_jsonl(tmp_path / "shared.jsonl", [{"a": 1}])
+    finally:
+        os.umask(old)
+    assert (tmp_path / "shared.jsonl").stat().st_mode & 0o777 == 0o664

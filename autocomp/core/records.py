@@ -18,6 +18,21 @@ def dumps(record: dict) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def _umask() -> int:
+    """The process's umask: from /proc on Linux (reading it changes nothing), elsewhere by
+    setting it and putting it back."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 TEMP_SUFFIX = ".autocomp.tmp"  # autocomp's own temp files: the only ones it ever cleans
 
 
@@ -34,6 +49,7 @@ def atomic_open(path: Path, mode: str = "w"):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 -> what open() would have made
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
             yield fh
