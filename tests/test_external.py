@@ -471,3 +471,49 @@ def test_reference_scorers_on_items_without_graphs(sugarcrepe, coco, tmp_path):
                                        str(tmp_path / "o")])
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert "reference:oracle reads the items' scene graphs" in result.output
+
+
+def test_hf_image_cells_read_only_regular_files_inside_images(tmp_path):
+    """A path-only image cell once read any local file (a 0600 secret was copied into the
+    image cache) and a FIFO blocked forever; a `task` naming a file was opened as a task
+    YAML; a dataset whose rows were all skipped printed nothing."""
+    import os
+
+    from PIL import Image as PILImage
+
+    images = tmp_path / "imgs"
+    images.mkdir()
+    PILImage.new("RGB", (16, 16), (255, 0, 0)).save(images / "ok.png")
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(b"\x89PNG not an image but private")
+    os.chmod(secret, 0o600)
+    os.mkfifo(images / "fifo.png")
+    (tmp_path / "evil.yaml").write_text("kind: nothing\n")
+
+    def dataset(cells, tasks=None):
+        """A parquet file as a hand-made dataset would be: image cells {bytes, path}."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        data = {"image": cells, "caption": ["a red chair and a blue lamp"] * len(cells),
+                "objects": [["chair", "lamp"]] * len(cells),
+                "colors": [["red", "blue"]] * len(cells)}
+        if tasks:
+            data["task"] = tasks
+        path = tmp_path / f"data-{len(list(tmp_path.iterdir()))}.parquet"
+        pq.write_table(pa.table(data), path)
+        return path
+
+    cells = [{"bytes": None, "path": p} for p in
+             ("ok.png", str(secret), "../secret.png", "fifo.png")]
+    suite = open_suite(dataset(cells), "autocomp-hf", images)
+    assert suite.info["concepts"] == 1  # only ok.png
+    skipped = suite.info["skipped"]
+    assert skipped["minimal: an image cell's path is outside --images"] == 2
+    assert skipped["minimal: an image cell's path is not a regular file"] == 1
+    assert not any(p.read_bytes() == secret.read_bytes() for p in images.iterdir()
+                   if p.is_file() and not p.is_fifo())
+    with pytest.raises(AutocompError, match=r"none of the 1 rows could be used: task: not a "
+                                            r"built-in task name \(1\)"):
+        open_suite(dataset(cells[:1], tasks=[str(tmp_path / "evil.yaml")]), "autocomp-hf",
+                   images)

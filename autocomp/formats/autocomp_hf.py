@@ -75,11 +75,12 @@ def tracks_of(columns, variant: str | None) -> list[tuple[str, str, str]]:
     return out
 
 
-def save_image(value, folder: Path) -> str:
-    """Write an image cell ({bytes, path}) to `folder` by content hash; its file name."""
+def save_image(value, folder: Path, root: Path | None = None) -> str:
+    """Write an image cell ({bytes, path}) to `folder` by content hash; its file name. A
+    cell with only a path reads a regular file inside `root` (--images), nothing else."""
     data = value.get("bytes") if isinstance(value, dict) else None
     if data is None and isinstance(value, dict) and value.get("path"):
-        data = Path(value["path"]).read_bytes()
+        data = _read_inside(str(value["path"]), root)
     if not data:
         raise ValueError("an image cell without bytes or path")
     ext = ".png" if data[:4] == b"\x89PNG" else ".jpg" if data[:2] == b"\xff\xd8" else ".img"
@@ -92,11 +93,29 @@ def save_image(value, folder: Path) -> str:
     return name
 
 
+def _read_inside(path: str, root: Path | None) -> bytes:
+    import stat
+
+    if root is None:
+        raise ValueError("an image cell with only a path needs --images (the folder it is in)")
+    base = Path(root).resolve()
+    target = (base / path).resolve()
+    if not target.is_relative_to(base):
+        raise ValueError("an image cell's path is outside --images")
+    try:
+        if not stat.S_ISREG(os.stat(target).st_mode):  # a FIFO would block forever
+            raise ValueError("an image cell's path is not a regular file")
+        return target.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"an image cell's path cannot be read ({exc.strerror})") from None
+
+
 def load_autocomp_hf(source, images: Path | None = None,
                      kinds=("swap", "confusion")) -> Suite:
     from datasets import Image
 
     from autocomp.bench.build import item_kinds
+    from autocomp.concepts.files import builtin_tasks
     from autocomp.concepts.load import load_task
 
     ds = open_dataset(source)
@@ -120,8 +139,12 @@ def load_autocomp_hf(source, images: Path | None = None,
     skipped: Counter = Counter()
     tasks: dict = {}
     concepts = []  # (concept id, task name, graph, {track: (image file, (caption, check))})
+    known = set(builtin_tasks("tasks")) | set(builtin_tasks("scenes"))
     for i, row in enumerate(ds):
         task_name = row.get("task") or default_task
+        if not isinstance(task_name, str) or task_name not in known:  # never a file path
+            skipped["task: not a built-in task name"] += 1
+            continue
         if task_name not in tasks:
             tasks[task_name] = load_task(task_name)
         # an autocomp export carries each concept's graph; released data its columns
@@ -138,9 +161,16 @@ def load_autocomp_hf(source, images: Path | None = None,
             if how is None:
                 skipped[f"{track}: caption does not name every binding"] += 1
                 continue
-            by_track[track] = (save_image(row[img], folder), how)
+            try:
+                by_track[track] = (save_image(row[img], folder, images), how)
+            except ValueError as exc:
+                skipped[f"{track}: {exc}"] += 1
         if by_track:
             concepts.append((row.get("concept") or str(i), task_name, got, by_track))
+    if not concepts:
+        why = "; ".join(f"{reason} ({count})" for reason, count in skipped.most_common(3))
+        raise AutocompError(f"none of the {len(ds)} rows could be used: {why or 'no rows'}",
+                            file=source)
     groups = sorted({(c[1], c[2].n_objects, track) for c in concepts for track in c[3]})
     benches = []
     for task_name, n, track in groups:
