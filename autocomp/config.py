@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.fields import SAFE_NAME, FieldReader
 
 STORES = ("compact", "full")  # how benchmark items are stored (bench/store.py)
 
@@ -194,9 +195,6 @@ def parse_config(data, path=None) -> RunConfig:
     return replace(cfg, concepts=p.check_tasks(cfg))
 
 
-SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
-
-
 def default_name(path) -> str:
     """The config file's stem, made a safe name ("my run (2)" -> "my-run-2")."""
     stem = re.sub(r"[^A-Za-z0-9._+-]+", "-", Path(path).stem if path else "run")
@@ -204,58 +202,8 @@ def default_name(path) -> str:
     return stem if SAFE_NAME.fullmatch(stem) else "run"
 
 
-class _Parser:
-    def __init__(self, path):
-        self.path = path
-
-    def error(self, fld: str, problem: str, value=None) -> AutocompError:
-        got = "" if value is None else f", got {value!r}"
-        return AutocompError(f"{problem}{got}", file=self.path, field=fld or None)
-
-    def mapping(self, data, fld: str, allowed: set[str]) -> dict:
-        if data is None:
-            data = {}
-        if not isinstance(data, dict):
-            raise self.error(fld or "(top level)", "expected a mapping", data)
-        for key in data:
-            if key not in allowed:
-                where = f"{fld}.{key}" if fld else str(key)
-                raise self.error(where, f"unknown field (known: {', '.join(sorted(allowed))})")
-        return data
-
-    def string(self, value, fld: str) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(fld, "expected a non-empty string", value)
-        return value
-
-    def file_name(self, value, fld: str) -> str:
-        """A run's name is its folder under runs/: one safe file name, never a path."""
-        value = self.string(value, fld)
-        if not SAFE_NAME.fullmatch(value):
-            raise self.error(fld, "expected a plain file name (1-100 letters, digits, '.', "
-                                  "'_', '+' or '-', starting with a letter or digit)", value)
-        return value
-
-    def integer(self, value, fld: str, minimum: int | None = None,
-                maximum: int | None = None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(fld, "expected an integer", value)
-        if minimum is not None and value < minimum:
-            raise self.error(fld, f"expected an integer >= {minimum}", value)
-        if maximum is not None and value > maximum:
-            raise self.error(fld, f"expected an integer <= {maximum}", value)
-        return value
-
-    def one_of(self, value, fld: str, choices: tuple[str, ...]) -> str:
-        if value not in choices:
-            raise self.error(fld, f"expected one of {', '.join(choices)}", value)
-        return value
-
-    def number(self, value, fld: str, low: float, high: float) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not (
-                low <= value <= high):
-            raise self.error(fld, f"expected a number in [{low}, {high}]", value)
-        return float(value)
+class _Parser(FieldReader):
+    """The run config's own sections, over the generic field checks (core/fields.py)."""
 
     def concept(self, spec, fld: str) -> ConceptSpec:
         spec = self.mapping(spec, fld, {"task", "n", "count"})

@@ -21,6 +21,7 @@ import numpy as np
 from autocomp.core.errors import AutocompError
 from autocomp.core.records import dumps, temp_path
 from autocomp.core.scene import SceneGraph
+from autocomp.core.workers import Workers
 from autocomp.eval.cache import EmbeddingCache, file_key, text_key
 from autocomp.eval.metrics import Tally, outcome
 from autocomp.formats.runs import Benchmark, negative_graph
@@ -65,8 +66,8 @@ class Harness:
         before (None: one per CPU core, at most 8; 0: in this thread)."""
         self.scorer, self.run_dir, self.tasks = scorer, Path(run_dir), tasks
         self.chunk_items = chunk_items
-        self.workers = min(8, os.cpu_count() or 1) if workers is None else workers
-        self._pool = None
+        self.workers = Workers(min(8, os.cpu_count() or 1) if workers is None else workers,
+                               "decode")
         self.cache = (EmbeddingCache(cache_dir, scorer.cache_id)
                       if not scorer.scores_items else None)
         self.encoded = {"images": 0, "captions": 0}
@@ -91,7 +92,7 @@ class Harness:
         keys, files = {}, {}
         for ref in dict.fromkeys(refs):
             files[ref] = self._image(_split_ref(ref)[0], owners.get(ref, "?"))
-        for ref, digest in zip(files, self._map(file_key, files.values()), strict=True):
+        for ref, digest in zip(files, self.workers.map(file_key, files.values()), strict=True):
             crop = _split_ref(ref)[1]
             keys[ref] = digest + (f":crop={','.join(map(str, crop))}" if crop else "")
         missing = set(self.cache.missing(keys.values()))
@@ -101,7 +102,8 @@ class Harness:
         batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
 
         def decode(batch):
-            return [self._submit(_open, files[ref], _split_ref(ref)[1], owners.get(ref, "?"))
+            return [self.workers.submit(_open, files[ref], _split_ref(ref)[1],
+                                        owners.get(ref, "?"))
                     for ref in batch]
 
         ahead = decode(batches[0]) if batches else []
@@ -113,26 +115,6 @@ class Harness:
             _keep(fresh, [keys[p] for p in batch], vecs)
             self.encoded["images"] += len(batch)
         return keys
-
-    def _submit(self, fn, *args):
-        """`fn(*args)` on the worker threads (a finished future when there are none)."""
-        if not self.workers:
-            from concurrent.futures import Future
-
-            done = Future()
-            try:
-                done.set_result(fn(*args))
-            except Exception as exc:  # raised again where the result is read
-                done.set_exception(exc)
-            return done
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="decode")
-        return self._pool.submit(fn, *args)
-
-    def _map(self, fn, values) -> list:
-        return [f.result() for f in [self._submit(fn, v) for v in values]]
 
     def fill(self, captions: list[str], images: dict[str, str]) -> None:
         """Encode into the cache what it lacks of `captions` and `images` (ref -> an item
@@ -269,8 +251,7 @@ class Harness:
                 "relation": group}
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        self.workers.shutdown()
         if self.cache is not None:
             self.cache.close()
 

@@ -80,9 +80,7 @@ class Peers:
             os._exit(70)
 
     def _touch(self, name: str) -> None:
-        path = self.dir / name
-        path.touch()
-        os.utime(path)
+        (self.dir / name).touch()  # creates it, or sets its mtime to now
 
     # -- a stage -----------------------------------------------------------------------
     def finished(self, stage: str) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from autocomp.core.records import TRACKS, atomic_open
 from autocomp.core.registry import instantiate
 from autocomp.core.run_records import ImageRecord
+from autocomp.core.workers import Workers
 from autocomp.runtime.stage import Deferred, Item, ItemStage
 from autocomp.synth.base import ImageRequest
 
@@ -24,18 +25,11 @@ class PngWriter:
     wait for between batches; Pillow releases the GIL while it compresses."""
 
     def __init__(self, threads: int = 4):
-        self.threads, self._pool = threads, None
+        self.workers = Workers(threads, "png")
 
     def save(self, image, path: Path):
-        """A handle whose result() returns once the file is whole on disk."""
-        if not self.threads:
-            save_png(image, path)
-            return _Done()
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="png")
-        return self._pool.submit(save_png, image, path)
+        """A future whose result() returns once the file is whole on disk."""
+        return self.workers.submit(save_png, image, path)
 
 
 class ImageStage(ItemStage):
@@ -95,7 +89,3 @@ class ImageStage(ItemStage):
                 faults[f["kind"]] = faults.get(f["kind"], 0) + 1
         return {"faults": faults}
 
-
-class _Done:
-    def result(self):
-        return None

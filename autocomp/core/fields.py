@@ -1,0 +1,67 @@
+"""Field checks for the YAML files autocomp reads (run configs): a wrong value is one line
+naming the file, the field and the value."""
+
+from __future__ import annotations
+
+import re
+
+from autocomp.core.errors import AutocompError
+
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
+
+
+class FieldReader:
+    """Checks of one file's fields: each failure is one line naming the file, the field and
+    the value."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def error(self, fld: str, problem: str, value=None) -> AutocompError:
+        got = "" if value is None else f", got {value!r}"
+        return AutocompError(f"{problem}{got}", file=self.path, field=fld or None)
+
+    def mapping(self, data, fld: str, allowed: set[str]) -> dict:
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise self.error(fld or "(top level)", "expected a mapping", data)
+        for key in data:
+            if key not in allowed:
+                where = f"{fld}.{key}" if fld else str(key)
+                raise self.error(where, f"unknown field (known: {', '.join(sorted(allowed))})")
+        return data
+
+    def string(self, value, fld: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(fld, "expected a non-empty string", value)
+        return value
+
+    def file_name(self, value, fld: str) -> str:
+        """One safe file name, never a path (a run's name is its folder under runs/)."""
+        value = self.string(value, fld)
+        if not SAFE_NAME.fullmatch(value):
+            raise self.error(fld, "expected a plain file name (1-100 letters, digits, '.', "
+                                  "'_', '+' or '-', starting with a letter or digit)", value)
+        return value
+
+    def integer(self, value, fld: str, minimum: int | None = None,
+                maximum: int | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(fld, "expected an integer", value)
+        if minimum is not None and value < minimum:
+            raise self.error(fld, f"expected an integer >= {minimum}", value)
+        if maximum is not None and value > maximum:
+            raise self.error(fld, f"expected an integer <= {maximum}", value)
+        return value
+
+    def one_of(self, value, fld: str, choices: tuple[str, ...]) -> str:
+        if value not in choices:
+            raise self.error(fld, f"expected one of {', '.join(choices)}", value)
+        return value
+
+    def number(self, value, fld: str, low: float, high: float) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                low <= value <= high):
+            raise self.error(fld, f"expected a number in [{low}, {high}]", value)
+        return float(value)
