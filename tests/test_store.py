@@ -105,3 +105,72 @@ def test_eval_prints_progress_on_long_cells(every_task_run, tmp_path):
     evaluate(every_task_run.dir, ["reference:oracle"], tmp_path / "res2",
              ["color-n3/minimal-confusion"], echo=quiet.append)
     assert not any(ln.startswith("...") for ln in quiet)  # a short cell prints no progress
+
+
+def _bad_row(run, path, change):
+    """Rewrite the first row of a compact file with `change` applied; returns the row."""
+    rows = list(read_jsonl(path))
+    change(rows[0])
+    write_jsonl(path, rows)
+    return rows[0]
+
+
+def test_compact_rows_are_checked_before_enumerating(every_task_run):
+    """Issue 23, major 5: a compact row is checked against its file's N, the run's
+    build.max_negatives and the format version before its negatives are enumerated (a
+    14-object row in an N=2 file grew to gigabytes); a bad row is one line naming
+    file:line."""
+    import tracemalloc
+
+    from autocomp.core.errors import AutocompError
+
+    run = every_task_run
+    build(run)
+    path = run.dir / "bench" / "color-n2" / "minimal-swap.jsonl"
+    bench = next(b for b in find_benchmarks(run.dir) if b.path == path)
+    first = next(iter(read_jsonl(path)))
+    assert first["regenerate"]["version"] == 1
+
+    def fourteen(row):
+        obj = row["graph"]["objects"][0]
+        row["graph"]["objects"] = [dict(obj, name=f"thing{i}") for i in range(14)]
+    _bad_row(run, path, fourteen)
+    tracemalloc.start()
+    with pytest.raises(AutocompError, match=rf"{path}:1: compact item: the graph has 14 "
+                                            r"objects and the row says n=2, in a file of N=2"):
+        list(bench.items())
+    assert tracemalloc.get_traced_memory()[1] < 20 * 2**20
+    tracemalloc.stop()
+
+    def fourteen_n(row):  # the row and the file agree, the limit still holds
+        fourteen(row)
+        row["n"] = 14
+    bench14 = bench.__class__(bench.name, bench.task, 14, bench.track, bench.kind, path,
+                              bench.tasks, bench.max_negatives)
+    _bad_row(run, path, fourteen_n)
+    with pytest.raises(AutocompError, match=r"87,178,291,199 negatives.*limit of 5,000"):
+        list(bench14.items())
+
+    cases = [(lambda r: r["regenerate"].update(version=2), "format version 2 is not one"),
+             (lambda r: r.update(kind="shuffle"), "unknown negative kind 'shuffle'"),
+             (lambda r: r.update(graph=[1, 2]), "field 'graph' must be a dict"),
+             (lambda r: r["graph"].update(objects=[{"nam": "x"}]), "field 'graph' is not"),
+             (lambda r: r.update(n="2"), "field 'n' must be a int")]
+    for change, message in cases:
+        build(run)
+        _bad_row(run, path, change)
+        with pytest.raises(AutocompError, match=rf"{path}:1: compact item: .*{message}"):
+            list(bench.items())
+    build(run)
+    path.write_text(path.read_text() + "{not json\n")
+    lines = len(path.read_text().splitlines())
+    with pytest.raises(AutocompError, match=rf"{path}:{lines}: not a JSON record"):
+        list(bench.items())
+    path.write_text(path.read_text().replace("{not json", "[1]"))
+    with pytest.raises(AutocompError, match=rf"{path}:{lines}: expected an item"):
+        list(bench.items())
+    build(run)
+    # a row written before the version field reads as version 1
+    _bad_row(run, path, lambda r: r["regenerate"].pop("version"))
+    assert list(bench.items())
+    build(run)

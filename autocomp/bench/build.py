@@ -96,7 +96,8 @@ def build(run: Run, store: str | None = None) -> dict:
                 for track in tracks:
                     row = compact_item(tracks[track], concept, cap, task, track, kind, paired)
                     out.write(BenchFile(task.name, concept.n, track, kind).relative,
-                              expand(row, task) if store == "full" else row)
+                              expand(row, task, limit=run.config.build.max_negatives)
+                              if store == "full" else row)
     for name, rows in sets.items():
         write_jsonl(layout.positive_set(name), rows)
     files = dict(sorted(out.counts.items()))

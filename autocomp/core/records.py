@@ -11,6 +11,8 @@ from pathlib import Path
 
 import orjson
 
+from autocomp.core.errors import AutocompError
+
 TRACKS = ("minimal", "contextual")  # every concept gets an image on each track
 
 
@@ -71,16 +73,27 @@ def write_jsonl(path: Path, records: Iterable[dict]) -> int:
     return count
 
 
-def read_jsonl(path: Path) -> Iterator[dict]:
-    """The records of a JSON-lines file (orjson, several times faster than json at the
-    paper's sizes; a line orjson refuses, e.g. with NaN, is read by json)."""
+def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, record) for each record of a JSON-lines file (orjson, several times
+    faster than json at the paper's sizes; a line orjson refuses, e.g. with NaN, is read by
+    json). A line neither reads is an AutocompError naming the file and line."""
     with open(path, "rb") as fh:
-        for line in fh:
+        for number, line in enumerate(fh, 1):
             if line.strip():
                 try:
-                    yield orjson.loads(line)
+                    yield number, orjson.loads(line)
                 except orjson.JSONDecodeError:
-                    yield json.loads(line)
+                    try:
+                        yield number, json.loads(line)
+                    except (ValueError, RecursionError) as exc:
+                        raise AutocompError(f"not a JSON record ({str(exc)[:80]})",
+                                            file=f"{path}:{number}") from None
+
+
+def read_jsonl(path: Path) -> Iterator[dict]:
+    """The records of a JSON-lines file (see numbered_jsonl)."""
+    for _, record in numbered_jsonl(path):
+        yield record
 
 
 def write_text(path: Path, text: str) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from autocomp.bench.store import expand, is_compact
 from autocomp.core.errors import AutocompError
 from autocomp.core.layout import RunLayout
-from autocomp.core.records import read_jsonl
+from autocomp.core.records import numbered_jsonl
 from autocomp.core.scene import SceneGraph
 
 
@@ -28,16 +28,32 @@ class Benchmark:
     def slug(self) -> str:
         return self.name.replace("/", "-")
 
+    max_negatives: int | None = field(default=None, compare=False, repr=False)
+
+    def rows(self) -> Iterator[tuple[str, dict]]:
+        """("file:line", stored row) for each row of the file, compact or full."""
+        for number, row in numbered_jsonl(self.path):
+            if not isinstance(row, dict):
+                raise AutocompError(f"expected an item (a JSON object), got "
+                                    f"{type(row).__name__}", file=f"{self.path}:{number}")
+            yield f"{self.path}:{number}", row
+
+    def expand(self, row: dict, where: str) -> dict:
+        """The full item of a stored row: a compact row's negatives are enumerated again,
+        after checking it against this file's N and the run's build.max_negatives."""
+        if not is_compact(row):
+            return row
+        task = (self.tasks or {}).get(row.get("task")) if isinstance(row.get("task"),
+                                                                     str) else None
+        if task is None:
+            raise AutocompError(f"a compact item of task {str(row.get('task'))[:60]!r} needs "
+                                "the run's config to enumerate its negatives", file=where)
+        return expand(row, task, n=self.n, limit=self.max_negatives, where=where)
+
     def items(self) -> Iterator[dict]:
         """The items as the full store holds them (compact rows are expanded)."""
-        for row in read_jsonl(self.path):
-            if is_compact(row):
-                if not self.tasks or row["task"] not in self.tasks:
-                    raise AutocompError(f"a compact item of task '{row['task']}' needs the "
-                                        "run's config to enumerate its negatives",
-                                        file=self.path)
-                row = expand(row, self.tasks[row["task"]])
-            yield row
+        for where, row in self.rows():
+            yield self.expand(row, where)
 
 
 def open_run(source, images, columns, skip_missing: bool):
@@ -53,17 +69,18 @@ def find_benchmarks(run_dir: Path, patterns=()) -> list[Benchmark]:
     """Every benchmark file under RUN_DIR/bench (or matching one of `patterns`)."""
     layout = RunLayout(run_dir)
     bench = layout.bench
-    tasks = None
+    tasks = limit = None
     if layout.config.is_file():
         from autocomp.run import Run
 
-        tasks = Run.open(Path(run_dir)).tasks
+        run = Run.open(Path(run_dir))
+        tasks, limit = run.tasks, run.config.build.max_negatives
     if not bench.is_dir():
         raise AutocompError("no benchmarks here: build them first (`autocomp run CONFIG` or "
                             "`autocomp build RUN_DIR`)", file=bench)
     out = []
     for f, path in layout.benchmark_files():
-        b = Benchmark(f.name, f.task, f.n, f.track, f.kind, path, tasks)
+        b = Benchmark(f.name, f.task, f.n, f.track, f.kind, path, tasks, limit)
         if not patterns or any(fnmatch.fnmatch(b.name, p) or fnmatch.fnmatch(b.slug, p)
                                 for p in patterns):
             out.append(b)

@@ -112,8 +112,6 @@ def draw_validate(run, per_cell: int, seed: int) -> list[dict]:
 
 
 def draw_test(run, per_cell: int, seed: int) -> list[dict]:
-    from autocomp.bench.store import expand, is_compact
-    from autocomp.core.records import read_jsonl
     from autocomp.eval.harness import captions_of
     from autocomp.eval.scorers.choice import option_order
     from autocomp.formats.runs import find_benchmarks
@@ -122,10 +120,10 @@ def draw_test(run, per_cell: int, seed: int) -> list[dict]:
     for bench in find_benchmarks(run.dir):
         if bench.kind not in ("swap", "confusion"):
             continue
-        rows = list(read_jsonl(bench.path))
-        for row in random.Random(f"{seed}:{bench.name}").sample(rows, min(per_cell,
-                                                                           len(rows))):
-            item = expand(row, run.tasks[row["task"]]) if is_compact(row) else row
+        rows = list(bench.rows())
+        for where, row in random.Random(f"{seed}:{bench.name}").sample(rows, min(per_cell,
+                                                                                  len(rows))):
+            item = bench.expand(row, where)
             texts = captions_of(item)
             order = option_order(item)
             # a negative that states the positive's facts in other words is not wrong
