@@ -35,11 +35,12 @@ def parallel_names() -> tuple[str, ...]:
 
 
 def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True,
-                 store: str | None = None) -> None:
-    """Run the named stages in order; the parallel ones in `processes` processes. `store`:
-    how the build stores items (default: the config's build.store)."""
+                 build: dict | None = None) -> None:
+    """Run the named stages in order; the parallel ones in `processes` processes. `build`:
+    the build stage's options (store: how it stores items, default the config's
+    build.store; partial: build although an earlier stage is unfinished)."""
     chosen = [n for n in ALL if n in stages]
-    built = make_stages(run, chosen, options={"build": {"store": store}})
+    built = make_stages(run, chosen, options={"build": build or {}})
     check_inputs(built, chosen)
     clean_orphans(run.dir)
     if processes > 1 and any(s.parallel for s in built):

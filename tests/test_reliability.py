@@ -458,3 +458,55 @@ def test_atomic_writes_follow_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "shared.jsonl").stat().st_mode & 0o777 == 0o664
+
+
+def test_build_refuses_a_partial_run_and_eval_redoes_changed_benchmarks(tmp_path):
+    """Issue 23, major 7: build on a run whose validation is not finished is refused (or
+    marked with --partial); a result carries the fingerprint of the benchmark it scored,
+    and `eval --skip_existing` redoes a cell whose benchmark changed."""
+    from test_store import _all_passed
+
+    from autocomp.core.records import read_jsonl, write_jsonl
+    from autocomp.eval.cells import result_file
+
+    run = _run(tmp_path, stages=("concepts", "captions", "images", "validation"))
+    _all_passed(run)
+    merged = run.dir / "validation" / "merged.jsonl"
+    rows = list(read_jsonl(merged))
+    write_jsonl(merged, rows[:2])  # validation stopped after 2 of 6 images
+    runner = CliRunner()
+    refused = runner.invoke(main, ["build", str(run.dir)])
+    assert refused.exit_code == 1
+    assert "validation: 2 of 6 done" in refused.output
+    assert "--partial" in refused.output and "Traceback" not in refused.output
+    assert not (run.dir / "bench").exists()
+    partial = runner.invoke(main, ["build", str(run.dir), "--partial"])
+    assert partial.exit_code == 0, partial.output
+    stats = json.loads((run.dir / "stats" / "build.json").read_text())
+    assert stats["partial"] == ["validation: 2 of 6"]
+    assert "benchmark items of a partial run: validation: 2 of 6 done" in runner.invoke(
+        main, ["status", str(run.dir)]).output
+
+    out = tmp_path / "res"
+    args = ["eval", str(run.dir), "--model", "reference:oracle", "--output", str(out),
+            "--benchmark", "shape_color-n2/minimal-swap", "--skip_existing"]
+    first = runner.invoke(main, args)
+    assert first.exit_code == 0, first.output
+    result = result_file(out, "reference:oracle", "shape_color-n2/minimal-swap")
+    assert json.loads(result.read_text())["n_items"] == 1
+    assert "skip   reference:oracle" in runner.invoke(main, args).output  # unchanged
+    write_jsonl(merged, rows)  # the run resumed and finished; rebuilt
+    assert runner.invoke(main, ["build", str(run.dir)]).exit_code == 0
+    assert "partial" not in json.loads((run.dir / "stats" / "build.json").read_text())
+    again = runner.invoke(main, args)
+    assert "redo   reference:oracle shape_color-n2/minimal-swap (the benchmark changed" \
+        in again.output
+    assert json.loads(result.read_text())["n_items"] == 3
+    # a result written before results carried a fingerprint is done again as well
+    data = json.loads(result.read_text())
+    del data["benchmark_fingerprint"]
+    result.write_text(json.dumps(data))
+    old = runner.invoke(main, args)
+    assert "redo   reference:oracle shape_color-n2/minimal-swap (the result does not say" \
+        in old.output
+    assert "skip" in runner.invoke(main, args).output

@@ -19,6 +19,7 @@ from collections import defaultdict
 from contextlib import ExitStack
 
 from autocomp.bench.store import compact_item, expand
+from autocomp.core.errors import AutocompError
 from autocomp.core.layout import BenchFile
 from autocomp.core.records import TRACKS, atomic_open, dumps, write_jsonl, write_text
 from autocomp.core.scene import SceneGraph
@@ -41,15 +42,46 @@ class BuildStage(Stage):
     name = "build"
     needs = ("validation",)
 
-    def __init__(self, run: Run, device: str = "cpu", store: str | None = None):
+    def __init__(self, run: Run, device: str = "cpu", store: str | None = None,
+                 partial: bool = False):
         super().__init__(run, device)
-        self.store = store
+        self.store, self.partial = store, partial
 
     def run_once(self) -> dict:
-        return build(self.run, self.store)
+        missing = unfinished(self.run)
+        if missing and not self.partial:
+            raise AutocompError(
+                f"the earlier stages are not finished ({'; '.join(missing)} done): resume "
+                f"the run first (`autocomp run {self.run.dir / 'config.yaml'}`), or build "
+                "from what is there with `autocomp build --partial`", file=self.run.dir)
+        if missing:
+            import warnings
+
+            warnings.warn(f"{self.run.dir}: building a partial run ({'; '.join(missing)} "
+                          "done); its benchmarks are marked partial", stacklevel=2)
+        return build(self.run, self.store, partial=missing)
 
 
-def build(run: Run, store: str | None = None) -> dict:
+def unfinished(run: Run) -> list[str]:
+    """The parallel stages before build whose items are not all done ("validation: 16 of
+    316")."""
+    from autocomp.core import registry
+
+    out = []
+    for name in registry.stage_names():
+        if name == BuildStage.name:
+            break
+        stage = registry.make_stage(name, run)
+        if not stage.parallel:
+            continue
+        ids = {it.id for it in stage.items()}
+        done = len(ids & {r.get("id") for r in run.records(name)})
+        if done < len(ids):
+            out.append(f"{name}: {done:,} of {len(ids):,}")
+    return out
+
+
+def build(run: Run, store: str | None = None, partial: list[str] | None = None) -> dict:
     """Write the positive sets and the benchmark items; returns the counts (Table 2).
     `store`: compact (negatives enumerated when read) or full (bench/store.py); default:
     the config's build.store. Items stream to their files, so memory does not grow with
@@ -107,6 +139,8 @@ def build(run: Run, store: str | None = None) -> dict:
     stats = {"stage": "build", "validated": {k: dict(v) for k, v in sorted(table.items())},
              "sets": {k: len(v) for k, v in sets.items()}, "benchmarks": files,
              "store": store}
+    if partial:
+        stats["partial"] = partial  # stages unfinished when it was built
     if skipped:
         stats["skipped_above_max_negatives"] = dict(sorted(skipped.items()))
     write_text(layout.stats("build"), json.dumps(stats, indent=1))

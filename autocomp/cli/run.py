@@ -43,13 +43,13 @@ def _open(run_dir: Path, config: str | None):
     return Run.open(run_dir)
 
 
-def _go(run, stages, processes, no_progress, report: bool, store: str | None = None):
+def _go(run, stages, processes, no_progress, report: bool, build: dict | None = None):
     from autocomp.pipeline import run_pipeline
     from autocomp.report.summary import format_summary, summarize
 
     start = time.perf_counter()
     run_pipeline(run, processes or run.config.processes, stages, progress=not no_progress,
-                 store=store)
+                 build=build)
     seconds = time.perf_counter() - start
     if report:
         click.echo(format_summary(summarize(run)))
@@ -118,6 +118,10 @@ def validate(run_dir, processes, no_progress):
               help="How items are stored: compact (negatives enumerated again when read; "
                    "the default) or full (every negative written out). Rebuilding an old "
                    "run with --store compact migrates it.")
-def build(run_dir, store):
+@click.option("--partial", is_flag=True,
+              help="Build from the images validated so far although an earlier stage is "
+                   "not finished (refused otherwise); the build's stats say so.")
+def build(run_dir, store, partial):
     """Positive sets and benchmark items of RUN_DIR; print the funnel; draw the figures."""
-    _go(_open(run_dir, None), ("build",), 1, True, report=True, store=store)
+    _go(_open(run_dir, None), ("build",), 1, True, report=True,
+        build={"store": store, "partial": partial})

@@ -87,11 +87,12 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                else suite.select(patterns).benchmarks)
     for m in dict.fromkeys(models):  # every spec checked before the first model runs
         load_scorer(m, device=device, batch_size=batch_size, precision=precision)
+    prints = Fingerprints()
     if world_size > 1 and share is not None and cache_dir is not None:
         from autocomp.eval.shares import encode_shares
 
         todo = [b for b in benches if not (skip_existing and all(
-            finished(Cell(m, b).path(out)) for m in models))]
+            finished(Cell(m, b).path(out), prints[b]) for m in models))]
         encode_shares(models, todo, suite, cache_dir, rank, world_size, share,
                       lambda spec: load_scorer(spec, device=device, batch_size=batch_size,
                                                precision=precision), echo)
@@ -99,9 +100,13 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
     results, by_model, failed = [], {}, {}
     for cell in cells:
         target = cell.path(out)
-        if skip_existing and finished(target):
-            echo(f"skip   {cell.model} {cell.bench.name} (exists)")
-            continue
+        if skip_existing:
+            state = result_state(target, prints[cell.bench])
+            if state == "done":
+                echo(f"skip   {cell.model} {cell.bench.name} (exists)")
+                continue
+            if state != "missing":
+                echo(f"redo   {cell.model} {cell.bench.name} ({state})")
         if cell.model in failed:
             continue
         if cell.model not in by_model:
@@ -131,6 +136,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                   "captions": got["captions"],
                   "chance": got["metrics"]["chance"], "seconds": got["seconds"],
                   "encoded": got["encoded"], "format": suite.format,
+                  "benchmark_fingerprint": prints[cell.bench],
                   "precision": getattr(s, "precision", "fp32"),
                   "run": str(suite.source), "autocomp_version": __version__}
         task = suite.tasks.get(cell.bench.task) if suite.tasks else None
@@ -171,15 +177,39 @@ def _drop_legacy(cell: Cell, out: Path) -> None:
         old.with_suffix(".predictions.jsonl").unlink(missing_ok=True)
 
 
-def finished(path: Path) -> bool:
-    """A result file that is there and whole (a truncated one is done again)."""
+class Fingerprints(dict):
+    """Benchmark -> its fingerprint, computed once per benchmark when first asked."""
+
+    def __missing__(self, bench) -> str:
+        self[bench] = bench.fingerprint()
+        return self[bench]
+
+
+def result_state(path: Path, fingerprint: str | None = None) -> str:
+    """"done" (a whole result of the benchmark as it is now), "missing", or why it is done
+    again: damaged, or the benchmark changed since it was scored (a result written before
+    results carried the benchmark's fingerprint cannot tell, so it is done again too)."""
     import json
 
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return "missing"
     except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and "metrics" in data
+        return "the result file is damaged"
+    if not isinstance(data, dict) or "metrics" not in data:
+        return "the result file is damaged"
+    if fingerprint is None or data.get("benchmark_fingerprint") == fingerprint:
+        return "done"
+    if "benchmark_fingerprint" not in data:
+        return "the result does not say which version of the benchmark it scored"
+    return "the benchmark changed since it was scored"
+
+
+def finished(path: Path, fingerprint: str | None = None) -> bool:
+    """A result file that is there and whole (a truncated one is done again) and, given a
+    fingerprint, of the benchmark as it is now."""
+    return result_state(path, fingerprint) == "done"
 
 
 class Progress:

@@ -30,6 +30,17 @@ class Benchmark:
 
     max_negatives: int | None = field(default=None, compare=False, repr=False)
 
+    def fingerprint(self) -> str:
+        """A digest of the stored file (and of what its compact rows are enumerated under),
+        so a result can tell whether the benchmark it scored is still this one."""
+        import hashlib
+
+        h = hashlib.sha256(f"n={self.n} max_negatives={self.max_negatives}\n".encode())
+        with open(self.path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()[:32]
+
     def rows(self) -> Iterator[tuple[str, dict]]:
         """("file:line", stored row) for each row of the file, compact or full."""
         for number, row in numbered_jsonl(self.path):

@@ -26,6 +26,19 @@ class LoadedBenchmark:
     def items(self):
         yield from self.load()
 
+    def fingerprint(self) -> str:
+        """A digest of the items as read (ids, images, captions, everything), so a result
+        can tell whether the benchmark it scored is still this one."""
+        import hashlib
+
+        import orjson
+
+        h = hashlib.sha256()
+        for item in self.items():
+            h.update(orjson.dumps(item, option=orjson.OPT_SORT_KEYS,
+                                  default=str) + b"\n")
+        return h.hexdigest()[:32]
+
 
 @dataclass
 class Suite:

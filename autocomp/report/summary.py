@@ -33,9 +33,10 @@ def stage_status(run: Run) -> list[dict]:
                     "passed": sum(bool(r.get("passed", True)) for r in mine)})
     build = run.layout.stats("build")
     if build.exists():  # done: benchmark items written
-        items = json.loads(build.read_text(encoding="utf-8"))["benchmarks"]
-        out.append({"stage": "build", "expected": None, "done": sum(items.values()),
-                    "passed": None})
+        stats = json.loads(build.read_text(encoding="utf-8"))
+        out.append({"stage": "build", "expected": None,
+                    "done": sum(stats["benchmarks"].values()), "passed": None,
+                    **({"partial": stats["partial"]} if stats.get("partial") else {})})
     return out
 
 
@@ -72,6 +73,8 @@ def format_summary(summary: dict) -> str:
         exp = "" if s["expected"] is None else s["expected"]
         passed = "" if s["passed"] is None else s["passed"]
         note = "  (benchmark items)" if s["stage"] == "build" else ""
+        if s.get("partial"):
+            note = f"  (benchmark items of a partial run: {'; '.join(s['partial'])} done)"
         lines.append(f"  {s['stage']:<11} {exp!s:>8} {s['done']:>6} {passed!s:>6}{note}")
     lines += ["", "Survival funnel (% of concepts, Auto-Comp Table 3 layout):",
               format_funnel(summary["funnel"])]
