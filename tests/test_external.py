@@ -188,7 +188,8 @@ def test_crepe_recall_at_k_mean_rank_and_crops(crepe, tmp_path):
     assert m["accuracy"] == 0.0 and m["recall@3"] == 100.0 and m["mean_rank"] == 3.0
     rep = CliRunner().invoke(main, ["report", str(out), "--no-figure"])
     assert "CREPE productivity" in rep.output and "| blind:length | swap | 4 |" in rep.output
-    from autocomp.eval.harness import _open, image_ref
+    from autocomp.eval.harness import image_ref
+    from autocomp.eval.images import open_image as _open
 
     item = next(iter(open_suite(d, images=vg).benchmarks[1].items()))
     assert image_ref(item).endswith("1.jpg#crop=0,0,40,30")

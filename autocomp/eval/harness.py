@@ -23,6 +23,7 @@ from autocomp.core.records import dumps, temp_path
 from autocomp.core.scene import SceneGraph
 from autocomp.core.workers import Workers
 from autocomp.eval.cache import EmbeddingCache, file_key, text_key
+from autocomp.eval.images import Budget, large_blocks, open_image
 from autocomp.eval.metrics import Tally, outcome
 from autocomp.formats.runs import Benchmark, negative_graph
 
@@ -71,6 +72,12 @@ class Harness:
         self.cache = (EmbeddingCache(cache_dir, scorer.cache_id)
                       if not scorer.scores_items else None)
         self.encoded = {"images": 0, "captions": 0}
+        self.budget = Budget()  # full-size decodes in flight, in bytes
+        large_blocks()
+
+    def _open(self, path: Path, crop, item: str):
+        return open_image(path, crop, item, getattr(self.scorer, "image_side", None),
+                          self.budget)
 
     # -- filling the cache -------------------------------------------------------------
     def _image(self, name: str, item: str) -> Path:
@@ -102,7 +109,7 @@ class Harness:
         batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
 
         def decode(batch):
-            return [self.workers.submit(_open, files[ref], _split_ref(ref)[1],
+            return [self.workers.submit(self._open, files[ref], _split_ref(ref)[1],
                                         owners.get(ref, "?"))
                     for ref in batch]
 
@@ -172,7 +179,7 @@ class Harness:
                 if getattr(self.scorer, "needs_image", False):
                     ref = image_ref(item)
                     path, crop = _split_ref(ref)
-                    image = _open(self._image(path, item["id"]), crop, item["id"])
+                    image = self._open(self._image(path, item["id"]), crop, item["id"])
                 entries.append((item, cands, {"graph": graph, "task": task}, image))
             return [np.asarray(s, dtype=np.float64) for s in self.scorer.score_items(entries)]
         vecs: dict = {}  # what this chunk encodes is used as is, not read back from the cache
@@ -260,27 +267,6 @@ def _keep(fresh: dict, keys: list[str], vectors) -> None:
     """Hold what was just encoded, as the cache would give it back (float32 rows)."""
     rows = np.asarray(vectors, dtype=np.float32).reshape(len(keys), -1)
     fresh.update(zip(keys, rows, strict=True))
-
-
-def _open(path: Path, crop=None, item: str = "?"):
-    """The image as RGB; `crop` (x, y, width, height) cuts a region (clipped to the image).
-    A file that is not a readable image is one line naming the item and the file."""
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as im:
-            rgb = im.convert("RGB")
-    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
-        raise AutocompError(f"item {item}: image cannot be read ({exc})",
-                            file=path) from None
-    if crop:
-        x, y, w, h = crop
-        box = (max(x, 0), max(y, 0), min(x + w, rgb.width), min(y + h, rgb.height))
-        if box[2] <= box[0] or box[3] <= box[1]:
-            raise ValueError(f"crop {crop} lies outside the {rgb.width}x{rgb.height} image "
-                             f"{path}")
-        rgb = rgb.crop(box)
-    return rgb
 
 
 def write_json(path: Path, data: dict) -> None:

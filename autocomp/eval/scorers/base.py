@@ -23,6 +23,7 @@ class Scorer:
     scores_items = False  # the harness hands whole items (with truth) to score_items
 
     default_batch_size = 64  # images or captions per forward pass; VLMs and LLMs use less
+    image_side: int | None = None  # the model's input side, when it says (eval/images.py)
 
     def __init__(self, name: str, pretrained: str | None = None, device: str = "cpu",
                  batch_size: int | None = None):

@@ -64,6 +64,13 @@ class HFScorer(DualEncoder):
             out.append(feats.float().cpu().numpy())
         return normalise(np.concatenate(out))
 
+    @property
+    def image_side(self) -> int | None:
+        """The vision tower's input side (config.vision_config.image_size)."""
+        config = self._load()[2].config
+        size = getattr(getattr(config, "vision_config", config), "image_size", None)
+        return min(size) if isinstance(size, (tuple, list)) else size
+
     def encode_images(self, images: Sequence) -> np.ndarray:
         import torch
 

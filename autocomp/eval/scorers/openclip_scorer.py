@@ -92,6 +92,12 @@ class OpenClipScorer(DualEncoder):
         cfg = open_clip.get_pretrained_cfg(self.name, self.pretrained or "") or {}
         return (cfg.get("hf_hub") or "").strip("/") or f"<the repo of {self.spec}>"
 
+    @property
+    def image_side(self) -> int | None:
+        """The shorter side of the image tower's input (open_clip's visual.image_size)."""
+        size = getattr(self._load()[0].visual, "image_size", None)
+        return min(size) if isinstance(size, (tuple, list)) else size
+
     def encode_images(self, images: Sequence) -> np.ndarray:
         import torch
 
