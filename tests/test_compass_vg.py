@@ -27,9 +27,9 @@ def vgdir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def lexicon(vgdir):
-    from autocomp.compass.build import _vg_lexicon
+    from autocomp.compass.build import vg_lexicon
 
-    return _vg_lexicon(load_vg(vgdir), load_attribute_synsets(vgdir), None)
+    return vg_lexicon(load_vg(vgdir), load_attribute_synsets(vgdir), None)
 
 
 def _g(objects, relations=()):

@@ -210,8 +210,8 @@ def _raw(srv, request: bytes, timeout: float = 10.0) -> bytes:
         try:
             conn.sendall(request)
             conn.shutdown(socket.SHUT_WR)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the server answered and closed before the whole request was sent
+        except OSError:  # broken pipe, reset, not connected: the server answered and
+            pass  # closed before the whole request was sent (or before our shutdown)
         try:
             while chunk := conn.recv(65536):
                 data += chunk

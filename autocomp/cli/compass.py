@@ -132,8 +132,11 @@ def report(compass_dirs, table_format, figures):
 @options.device
 def perplexity(compass_dir, lm, device):
     """Perplexity audit: rank-biserial r between positives and their hardest negatives."""
+    from autocomp.compass.build import check_set
     from autocomp.compass.perplexity import Perplexity, audit
 
+    check_set(compass_dir)  # before the LM loads
+    click.echo(f"... loading {lm}", err=True)
     for row in audit(compass_dir, Perplexity(lm, device)):
         click.echo(f"{row['file']:<10} {row['level']:<4} {row['captions']:>6} captions  "
                    f"r = {row['r']:+.3f}  {row['band']}")

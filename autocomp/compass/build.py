@@ -10,10 +10,14 @@ or from a synthetic run, written as benchmark-style items the eval harness score
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
+
+import orjson
 
 from autocomp.compass.lexicon import attribute_hosts
 from autocomp.compass.negatives import (
@@ -25,7 +29,7 @@ from autocomp.compass.negatives import (
 )
 from autocomp.compass.render import primitives
 from autocomp.compass.subgraph import LEVELS, RANGES, caption_graph, level_of, random_walk
-from autocomp.core.records import TRACKS, write_jsonl, write_text
+from autocomp.core.records import TRACKS, atomic_open, dumps, write_text
 from autocomp.core.scene import SceneGraph
 
 FILES = ("composed", "decomposed", "skill-O", "skill-A", "skill-R")
@@ -42,7 +46,7 @@ CANDIDATES = ("auto", "wordnet", "vocabulary", "llm")  # auto: wordnet on VG, vo
 
 def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
                writer=None, candidates: str = "wordnet", lexicon=None, hosts=None,
-               groups=None) -> dict:
+               groups=None, echo=None) -> dict:
     """sources: (key, image path, image id, present, [(level, caption graph)]) tuples, where
     `present` maps "O", "A", "R" to what occurs anywhere in the image.
     `writer`: None for template captions, else an LLM caption writer (registry).
@@ -70,7 +74,6 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
         from autocomp.compass.wordnet import load_wordnet
 
         rep.propose = SynsetCandidates(lexicon or Lexicon(load_wordnet()), vocab, hosts)
-    rows = {name: [] for name in FILES}
     dropped = Counter()
     written = {}
     if writer is not None:
@@ -79,51 +82,55 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
         written = write_captions(writer, [
             (f"{key}/{level}-n{len(primitives(g))}", g)
             for key, _, _, _, captions in sources for level, g in captions])
-    for key, image, image_id, seen, captions in sources:
-        for level, g in captions:
-            rng = random.Random(f"compass:{seed}:{key}:{level}:{len(primitives(g))}")
-            cid = f"{key}/{level}-n{len(primitives(g))}"
-            kw = {}
-            if writer is not None:
-                from autocomp.compass.llm_captions import substitute
-
-                if written.get(cid) is None:
-                    dropped["caption: the writer never named every primitive"] += 1
-                    continue
-                kw = {"caption": written[cid], "render": substitute}
-            comp = composed_set(g, seen, rep, rng, **kw)
-            if comp is None:
-                dropped["composed: a primitive had no valid negative"] += 1
-            else:
-                rows["composed"].append({**_base(cid, image, image_id, level, g, "composed"),
-                                         "group": cid, "positive": comp["caption"],
-                                         "negatives": comp["negatives"]})
-                for i, pair in enumerate(comp["decomposed"]):
-                    rows["decomposed"].append({
-                        **_base(f"{cid}/d{i}", image, image_id, level, g, "decomposed"),
-                        "group": cid, "primitive": pair["primitive"],
-                        "positive": pair["positive"],
-                        "negatives": [{"caption": pair["negative"], "edit": pair["edit"],
-                                       "category": pair["edit"]["type"],
-                                       "same_meaning": False, "graph": pair["graph"]}]})
-            for kind in LEVELS[level]:
-                skill = skill_set(g, kind, seen, rep, rng, **kw)
-                if skill is None:
-                    dropped[f"skill-{kind}: fewer than 4 valid negatives"] += 1
-                    continue
-                rows[f"skill-{kind}"].append({
-                    **_base(f"{cid}/skill-{kind}", image, image_id, level, g, f"skill-{kind}"),
-                    "group": cid, "positive": skill["caption"],
-                    "negatives": skill["negatives"]})
     out.mkdir(parents=True, exist_ok=True)
-    for name, items in rows.items():
-        write_jsonl(out / f"{name}.jsonl", items)
-    counts_by_n = {name: dict(sorted(Counter(str(r["n"]) for r in items).items(),
-                                     key=lambda kv: int(kv[0])))
-                   for name, items in rows.items()}
+    (out / "manifest.json").unlink(missing_ok=True)  # a killed rebuild is not a set
+    from autocomp.core.progress import Progress
+
+    with _Rows(out) as rows, Progress("compass build: writing the sets", len(sources),
+                                      "image", echo) as made:
+        for key, image, image_id, seen, captions in sources:
+            made.update(1, f"{rows.counts['composed']:,} composed items")
+            for level, g in captions:
+                rng = random.Random(f"compass:{seed}:{key}:{level}:{len(primitives(g))}")
+                cid = f"{key}/{level}-n{len(primitives(g))}"
+                kw = {}
+                if writer is not None:
+                    from autocomp.compass.llm_captions import substitute
+
+                    if written.get(cid) is None:
+                        dropped["caption: the writer never named every primitive"] += 1
+                        continue
+                    kw = {"caption": written[cid], "render": substitute}
+                comp = composed_set(g, seen, rep, rng, **kw)
+                if comp is None:
+                    dropped["composed: a primitive had no valid negative"] += 1
+                else:
+                    rows.add("composed", {**_base(cid, image, image_id, level, g, "composed"),
+                                             "group": cid, "positive": comp["caption"],
+                                             "negatives": comp["negatives"]})
+                    for i, pair in enumerate(comp["decomposed"]):
+                        rows.add("decomposed", {
+                            **_base(f"{cid}/d{i}", image, image_id, level, g, "decomposed"),
+                            "group": cid, "primitive": pair["primitive"],
+                            "positive": pair["positive"],
+                            "negatives": [{"caption": pair["negative"], "edit": pair["edit"],
+                                           "category": pair["edit"]["type"],
+                                           "same_meaning": False, "graph": pair["graph"]}]})
+                for kind in LEVELS[level]:
+                    skill = skill_set(g, kind, seen, rep, rng, **kw)
+                    if skill is None:
+                        dropped[f"skill-{kind}: fewer than 4 valid negatives"] += 1
+                        continue
+                    rows.add(f"skill-{kind}", {
+                        **_base(f"{cid}/skill-{kind}", image, image_id, level, g, f"skill-{kind}"),
+                        "group": cid, "positive": skill["caption"],
+                        "negatives": skill["negatives"]})
+    counts_by_n = {name: dict(sorted(by_n.items(), key=lambda kv: int(kv[0])))
+                   for name, by_n in rows.by_n.items()}
     manifest = {**meta, "seed": seed, "writer": "template" if writer is None else
                 type(writer).__name__, "candidates": candidates,
-                "counts": {k: len(v) for k, v in rows.items()}, "counts_by_n": counts_by_n,
+                "counts": dict(rows.counts), "counts_by_n": counts_by_n,
+                "files": rows.digests,
                 "dropped": dict(sorted(dropped.items())),
                 "vocabulary": {k: len(v) for k, v in vocab.items()},
                 "similarity": getattr(similarity, "model_ref", None),
@@ -134,56 +141,195 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
     return manifest
 
 
+def check_set(compass_dir: Path) -> dict:
+    """The manifest of a whole COMPASS set, or one line: no set here, or files that are
+    not the ones its manifest lists (a rebuild killed mid-way, a file from another build)."""
+    from autocomp.core.errors import AutocompError
+
+    compass_dir = Path(compass_dir)
+    path = compass_dir / "manifest.json"
+    if not path.is_file():
+        raise AutocompError("not a COMPASS set (no manifest.json; a build killed before its "
+                            "end leaves none): build one with `autocomp compass build`",
+                            file=compass_dir)
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AutocompError(f"manifest cannot be read ({exc}): rebuild the set",
+                            file=path) from None
+    for name, digest in manifest.get("files", {}).items():
+        if file_digest(compass_dir / f"{name}.jsonl") != digest:
+            raise AutocompError(f"{name}.jsonl is not the file this set's manifest lists (a "
+                                "mix of two builds?): rebuild the set", file=compass_dir)
+    return manifest
+
+
+def file_digest(path: Path) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+class _Rows:
+    """The set's files, streamed: each row goes to its file's temp name as it is made; all
+    are renamed into place when the block ends (none when it fails), and their digests go
+    to the manifest, written last, so a set whose rebuild was killed is told apart."""
+
+    def __init__(self, out: Path):
+        self.out, self.stack = out, ExitStack()
+        self.counts = dict.fromkeys(FILES, 0)
+        self.by_n = {name: Counter() for name in FILES}
+        self.hashes = {name: hashlib.sha256() for name in FILES}
+
+    def __enter__(self) -> _Rows:
+        self.files = {name: self.stack.enter_context(atomic_open(self.out / f"{name}.jsonl",
+                                                                 "wb")) for name in FILES}
+        return self
+
+    def add(self, name: str, row: dict) -> None:
+        line = (dumps(row) + "\n").encode("utf-8")
+        self.files[name].write(line)
+        self.hashes[name].update(line)
+        self.counts[name] += 1
+        self.by_n[name][str(row["n"])] += 1
+
+    @property
+    def digests(self) -> dict[str, str]:
+        return {name: h.hexdigest() for name, h in self.hashes.items()}
+
+    def __exit__(self, *exc) -> None:
+        self.stack.__exit__(*exc)
+
+
 def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None,
              image_ids=None, seed: int = 0, similarity=None, levels=("OA", "OR", "OAR"),
-             writer=None, candidates: str = "wordnet", wordnet: str | None = None):
-    from autocomp.compass.vg import load_attribute_synsets, load_vg
+             writer=None, candidates: str = "wordnet", wordnet: str | None = None,
+             echo=None):
+    """A COMPASS set from a Visual Genome folder. scene_graphs.json is streamed once: each
+    image's caption graphs and what it shows are spilled to a temporary file, and only
+    counts (vocabulary, synsets, attribute hosts) are kept, so memory stays flat in the
+    file's size; a progress line (or bar) shows how far it has read."""
+    import tempfile
+
+    from autocomp.compass.vg import iter_vg, load_attribute_synsets
+    from autocomp.core.progress import Progress
 
     candidates = "wordnet" if candidates == "auto" else candidates
     skipped = Counter()
-    images = load_vg(vg_dir, image_ids, limit, skipped)
-    vocab = graph_vocab(img.graph for img in images)
-    lexicon = None
-    if candidates == "wordnet":
-        lexicon = _vg_lexicon(images, load_attribute_synsets(vg_dir), wordnet)
-    sources = []
-    for img in images:
-        rng = random.Random(f"walk:{seed}:{img.image_id}")
-        sub = random_walk(img.graph, rng)
-        caps = []
-        for level in levels:
-            low, high = RANGES[level]
-            for n in range(low, high + 1):
-                g = caption_graph(sub, level, n, rng)
-                if g is not None:
-                    caps.append((level, g))
-        path = Path(images_dir) / f"{img.image_id}.jpg"
-        sources.append((f"vg{img.image_id}", str(path.resolve()), img.image_id, img.present(),
-                        caps))
-    return write_sets(sources, vocab, Path(out), seed, similarity,
-                      {"source": "visual-genome", "dir": str(vg_dir), "images": len(images),
-                       "skipped": dict(sorted(skipped.items()))}, writer, candidates, lexicon,
-                      attribute_hosts(img.graph for img in images))
+    vocab = {"O": Counter(), "A": Counter(), "R": Counter()}
+    hosts: dict[str, set] = {}
+    recorded = _recorded() if candidates == "wordnet" else None
+    read = Progress("compass build: reading scene_graphs.json", 100, "%", echo)
+    with tempfile.TemporaryDirectory(prefix="autocomp-compass-") as tmp, read:
+        spill = _Spill(Path(tmp) / "sources.jsonl")
+        with spill:
+            for img in iter_vg(vg_dir, image_ids, limit, skipped,
+                               lambda at, size: read.update(int(100 * at / size) - read.done,
+                                                            f"{spill.count:,} images")):
+                _count(img, vocab, hosts, recorded)
+                spill.add(_source(img, seed, levels, images_dir))
+        lexicon = (_lexicon(recorded, load_attribute_synsets(vg_dir), wordnet)
+                   if candidates == "wordnet" else None)
+        return write_sets(spill, vocab, Path(out), seed, similarity,
+                          {"source": "visual-genome", "dir": str(vg_dir),
+                           "images": spill.count, "skipped": dict(sorted(skipped.items()))},
+                          writer, candidates, lexicon, hosts, echo=echo)
 
 
-def _vg_lexicon(images, attribute_synsets: dict[str, str], wordnet: str | None):
+def _source(img, seed: int, levels, images_dir) -> tuple:
+    """(key, image path, image id, what it shows, [(level, caption graph)]) of one image."""
+    rng = random.Random(f"walk:{seed}:{img.image_id}")
+    sub = random_walk(img.graph, rng)
+    caps = []
+    for level in levels:
+        low, high = RANGES[level]
+        for n in range(low, high + 1):
+            g = caption_graph(sub, level, n, rng)
+            if g is not None:
+                caps.append((level, g))
+    path = Path(images_dir) / f"{img.image_id}.jpg"
+    return (f"vg{img.image_id}", str(path.resolve()), img.image_id, img.present(), caps)
+
+
+def _count(img, vocab: dict, hosts: dict, recorded) -> None:
+    """Add one image to the vocabulary, the attribute hosts and the recorded synsets."""
+    for ptype, counts in graph_vocab([img.graph]).items():
+        vocab[ptype].update(counts)
+    for attr, names in attribute_hosts([img.graph]).items():
+        hosts.setdefault(attr, set()).update(names)
+    if recorded is not None:
+        _count_synsets(img, recorded)
+
+
+def _count_synsets(img, recorded) -> None:
+    for names, syn in zip(img.aliases, img.object_synsets, strict=True):
+        for name in names:
+            if syn:
+                recorded["O"][name][syn] += 1
+    for rel, syn in zip(img.graph.relations, img.relation_synsets, strict=True):
+        if syn:
+            recorded["R"][rel.predicate][syn] += 1
+
+
+def _recorded():
+    from autocomp.compass.lexicon import recorded_synsets
+
+    return recorded_synsets()
+
+
+def _lexicon(recorded, attribute_synsets: dict[str, str], wordnet: str | None):
     """A Lexicon whose synsets are the ones the VG records give (most frequent per value),
     WordNet's first sense for the rest."""
-    from autocomp.compass.lexicon import Lexicon, recorded_synsets
+    from autocomp.compass.lexicon import Lexicon
     from autocomp.compass.wordnet import load_wordnet
 
-    recorded = recorded_synsets()
-    for img in images:
-        for names, syn in zip(img.aliases, img.object_synsets, strict=True):
-            for name in names:
-                if syn:
-                    recorded["O"][name][syn] += 1
-        for rel, syn in zip(img.graph.relations, img.relation_synsets, strict=True):
-            if syn:
-                recorded["R"][rel.predicate][syn] += 1
     for attr, syn in attribute_synsets.items():
         recorded["A"][attr][syn] += 1
     return Lexicon(load_wordnet(wordnet), recorded)
+
+
+def vg_lexicon(images, attribute_synsets: dict[str, str], wordnet: str | None = None):
+    """The Lexicon build_vg makes, from VGImages in memory."""
+    recorded = _recorded()
+    for img in images:
+        _count_synsets(img, recorded)
+    return _lexicon(recorded, attribute_synsets, wordnet)
+
+
+class _Spill:
+    """Sources written to a file as they are made and read back as often as asked."""
+
+    def __init__(self, path: Path):
+        self.path, self.count = path, 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __enter__(self) -> _Spill:
+        self._fh = open(self.path, "wb")  # noqa: SIM115 (closed in __exit__)
+        return self
+
+    def add(self, source: tuple) -> None:
+        key, image, image_id, present, caps = source
+        self._fh.write(orjson.dumps([key, image, image_id,
+                                     {k: sorted(v) for k, v in present.items()},
+                                     [[level, g.to_dict()] for level, g in caps]]) + b"\n")
+        self.count += 1
+
+    def __exit__(self, *exc) -> None:
+        self._fh.close()
+
+    def __iter__(self):
+        with open(self.path, "rb") as fh:
+            for line in fh:
+                key, image, image_id, present, caps = orjson.loads(line)
+                yield (key, image, image_id, {k: set(v) for k, v in present.items()},
+                       [(level, SceneGraph.from_dict(g)) for level, g in caps])
 
 
 def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=None,

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from autocomp.compass.build import FILES
-from autocomp.core.errors import AutocompError
+from autocomp.compass.build import FILES, check_set
+from autocomp.core.records import write_text
 from autocomp.eval.cache import folder_name
 from autocomp.formats.runs import Benchmark
 
@@ -22,14 +23,14 @@ def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | Non
     from autocomp.eval.scorers import load_scorer
 
     compass_dir = Path(compass_dir)
-    if not (compass_dir / "manifest.json").is_file():
-        raise AutocompError("not a COMPASS set (no manifest.json): build one with "
-                            "`autocomp compass build`", file=compass_dir)
+    digests = check_set(compass_dir).get("files", {})
     for model in models:
         harness = None
         for name in FILES:
             out = predictions_path(compass_dir, model, name)
-            if skip_existing and out.exists():
+            scored = out.with_suffix(".json")  # which file the predictions are of
+            if skip_existing and out.exists() and digests.get(name) and _scored(scored) \
+                    == digests[name]:
                 echo(f"skip   {model} {name} (exists)")
                 continue
             if harness is None:
@@ -39,8 +40,17 @@ def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | Non
                                   Path("/"), {}, cache_dir or compass_dir / "cache")
             bench = Benchmark(name, "compass", 0, "", name, compass_dir / f"{name}.jsonl")
             got = harness.run(bench, out)
+            write_text(scored, json.dumps({"file": f"{name}.jsonl",
+                                           "sha256": digests.get(name)}))
             acc = got["metrics"]["accuracy"]
             echo(f"done   {model} {name}: R@1 {'n/a' if acc is None else f'{acc:.1f}'} "
                  f"n={got['n_items']} {got['seconds']:.1f}s")
         if harness is not None:
             harness.close()
+
+
+def _scored(path: Path) -> str | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        return None

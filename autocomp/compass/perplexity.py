@@ -29,10 +29,11 @@ def band(r: float) -> str:
 class Perplexity:
     """Token perplexity under a causal LM (any transformers id or folder)."""
 
-    def __init__(self, model: str, device: str = "cpu", batch_size: int = 32):
+    def __init__(self, model: str, device: str = "cpu", batch_size: int = 32,
+                 how: str = "--lm DIR"):
         from autocomp.models.loading import load_causal_lm
 
-        self.tok, self.model = load_causal_lm(model, device)
+        self.tok, self.model = load_causal_lm(model, device, how=how)
         self.batch_size, self.cache = batch_size, {}
 
     def __call__(self, texts: Sequence[str]) -> list[float]:
@@ -45,17 +46,26 @@ class Perplexity:
         return [self.cache[t] for t in texts]
 
 
-def audit(compass_dir: Path, ppl, files=("skill-O", "skill-A", "skill-R", "composed")) -> list:
-    """Rows (file, level, captions, r, band) on the hardest negatives."""
+def audit(compass_dir: Path, ppl, files=("skill-O", "skill-A", "skill-R", "composed"),
+          echo=None) -> list:
+    """Rows (file, level, captions, r, band) on the hardest negatives; a progress line (or
+    bar) as the items are scored."""
+    from autocomp.compass.build import check_set
+    from autocomp.core.progress import Progress
+
+    counts = check_set(compass_dir).get("counts", {})
     rows = []
     for name in files:
         groups: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+        done = Progress(f"compass perplexity {name}", counts.get(name), "item", echo)
         for item in read_jsonl(Path(compass_dir) / f"{name}.jsonl"):
+            done.update()
             scores = ppl([item["positive"], *[n["caption"] for n in item["negatives"]]])
             pos, negs = scores[0], scores[1:]
             hardest = min(negs, key=lambda v: abs(v - pos))
             groups[item["level"]][0].append(pos)
             groups[item["level"]][1].append(hardest)
+        done.close()
         for level, (pos, neg) in sorted(groups.items()):
             r = rank_biserial(pos, neg)
             rows.append({"file": name, "level": level, "captions": len(pos), "r": r,

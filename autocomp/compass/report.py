@@ -8,7 +8,6 @@ appendix-E plots go to DIR/figures/.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from autocomp.compass.analysis import (
@@ -26,7 +25,9 @@ THIN = 30  # a level/N row with fewer items than this is flagged: its accuracy i
 
 
 def _source(d: Path) -> str:
-    m = json.loads((Path(d) / "manifest.json").read_text(encoding="utf-8"))
+    from autocomp.compass.build import check_set
+
+    m = check_set(d)
     return {"visual-genome": "VG", "synthetic": "synthetic"}.get(m.get("source"), d.name)
 
 

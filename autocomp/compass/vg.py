@@ -72,21 +72,25 @@ def _norm(text) -> str:
     return " ".join(str(text).lower().split()) if isinstance(text, str) else ""
 
 
-def _items(path: Path, prefix: str = "item") -> Iterator[dict]:
-    """Stream the elements of a top-level JSON list; a broken file is a one-line error."""
+def _items(path: Path, prefix: str = "item", fh=None) -> Iterator[dict]:
+    """Stream the elements of a top-level JSON list (from `fh` when given, an open binary
+    file of `path`); a broken file is a one-line error."""
     import ijson
 
-    with open(path, "rb") as fh:
-        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
-        if head != b"[":
-            raise AutocompError("expected a JSON list of images at the top level, found "
-                                f"{head.decode(errors='replace') or 'nothing'!r}", file=path)
-        fh.seek(0)
-        try:
-            yield from ijson.items(fh, prefix, use_float=True)
-        except ijson.JSONError as exc:
-            first = " ".join(str(exc).split("\n")[0].split())
-            raise AutocompError(f"not valid JSON ({first})", file=path) from None
+    if fh is None:
+        with open(path, "rb") as own:
+            yield from _items(path, prefix, own)
+        return
+    head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if head != b"[":
+        raise AutocompError("expected a JSON list of images at the top level, found "
+                            f"{head.decode(errors='replace') or 'nothing'!r}", file=path)
+    fh.seek(0)
+    try:
+        yield from ijson.items(fh, prefix, use_float=True, buf_size=16 << 10)
+    except ijson.JSONError as exc:
+        first = " ".join(str(exc).split("\n")[0].split())
+        raise AutocompError(f"not valid JSON ({first})", file=path) from None
 
 
 def _list(value, what: str, skipped: Counter) -> list:
@@ -108,8 +112,21 @@ def _image_id(entry: dict):
 
 def load_vg(directory: Path, image_ids=None, limit: int | None = None,
             skipped: Counter | None = None) -> list[VGImage]:
-    """The selected images' scene graphs (by id list, or the first `limit`), attributes
-    merged. `skipped` counts what was left out and why."""
+    """The selected images' scene graphs (by id list, in its order, or the first `limit`),
+    attributes merged. `skipped` counts what was left out and why."""
+    images = list(iter_vg(directory, image_ids, limit, skipped))
+    if image_ids:
+        by_id = {img.image_id: img for img in images}
+        images = [by_id[i] for i in dict.fromkeys(image_ids) if i in by_id]
+    return images
+
+
+def iter_vg(directory: Path, image_ids=None, limit: int | None = None,
+            skipped: Counter | None = None, progress=None) -> Iterator[VGImage]:
+    """The selected images one at a time, in the file's order: scene_graphs.json is
+    streamed and each entry becomes a VGImage at once, so memory stays flat in the file's
+    size (the side files are indexed in a temporary SQLite file). `progress(bytes read,
+    file size)` is called as the file is read."""
     directory = Path(directory)
     path = directory / "scene_graphs.json"
     if not path.is_file():
@@ -118,40 +135,111 @@ def load_vg(directory: Path, image_ids=None, limit: int | None = None,
                             "image_data.json)", file=directory)
     skipped = skipped if skipped is not None else Counter()
     wanted = set(image_ids) if image_ids else None
-    raw: dict[int, dict] = {}
-    for entry in _items(path):
-        if not isinstance(entry, dict) or _image_id(entry) is None:
-            skipped["image: not an object with an integer image_id"] += 1
-            continue
-        iid = _image_id(entry)
-        if wanted is not None and iid not in wanted:
-            continue
-        raw[iid] = entry
-        if limit is not None and wanted is None and len(raw) >= limit:
-            break
-    extra: dict[int, dict[int, list[str]]] = {}
-    attr_path = directory / "attributes.json"
-    if attr_path.is_file():
-        for entry in _items(attr_path):
-            iid = _image_id(entry) if isinstance(entry, dict) else None
-            if iid not in raw:
+    if wanted is None and limit is not None:
+        wanted = set()
+        for entry, _ in _entries(path, skipped):
+            wanted.add(_image_id(entry))
+            if len(wanted) >= limit:
+                break
+    size = path.stat().st_size
+    with _SideFiles(directory, wanted, skipped) as side:
+        kept = 0
+        for entry, at in _entries(path, skipped):
+            if progress is not None:
+                progress(at, size)
+            iid = _image_id(entry)
+            if wanted is not None and iid not in wanted:
                 continue
-            for a in _list(entry.get("attributes"), "attributes.json entry", skipped):
+            image = _image(entry, side.attributes(iid), side.meta(iid), skipped)
+            del entry
+            if image is not None:
+                yield image
+            kept += 1
+            if limit is not None and not image_ids and kept >= limit:
+                break
+
+
+def _entries(path: Path, skipped: Counter) -> Iterator[tuple[dict, int]]:
+    """(entry, bytes read so far) for each image object of scene_graphs.json."""
+    with open(path, "rb") as fh:
+        for entry in _items(path, fh=fh):
+            if not isinstance(entry, dict) or _image_id(entry) is None:
+                skipped["image: not an object with an integer image_id"] += 1
+                continue
+            yield entry, fh.tell()
+
+
+class _SideFiles:
+    """attributes.json and image_data.json, streamed once into a temporary SQLite file
+    indexed by image id (only the wanted images, when known)."""
+
+    def __init__(self, directory: Path, wanted: set | None, skipped: Counter):
+        self.directory, self.wanted, self.skipped = directory, wanted, skipped
+
+    def __enter__(self) -> _SideFiles:
+        import sqlite3
+        import tempfile
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="autocomp-vg-")
+        self.db = sqlite3.connect(Path(self._tmp.name) / "side.sqlite")
+        self.db.execute("CREATE TABLE attrs (image INTEGER, object INTEGER, value TEXT)")
+        self.db.execute("CREATE TABLE meta (image INTEGER PRIMARY KEY, data TEXT)")
+        self._load_attributes(self.directory / "attributes.json")
+        self._load_meta(self.directory / "image_data.json")
+        self.db.execute("CREATE INDEX attrs_image ON attrs (image)")
+        self.db.commit()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.db.close()
+        self._tmp.cleanup()
+
+    def _want(self, entry) -> int | None:
+        iid = _image_id(entry) if isinstance(entry, dict) else None
+        return iid if iid is not None and (self.wanted is None or iid in self.wanted) else None
+
+    def _load_attributes(self, path: Path) -> None:
+        if not path.is_file():
+            return
+        rows = []
+        for entry in _items(path):
+            iid = self._want(entry)
+            if iid is None:
+                continue
+            for a in _list(entry.get("attributes"), "attributes.json entry", self.skipped):
                 if isinstance(a, dict) and isinstance(a.get("object_id"), int):
-                    extra.setdefault(iid, {}).setdefault(a["object_id"], []).extend(
-                        _norm(x) for x in _list(a.get("attributes"), "attribute list",
-                                                skipped) if _norm(x))
-    meta: dict[int, dict] = {}
-    data_path = directory / "image_data.json"
-    if data_path.is_file():
-        for entry in _items(data_path):
-            iid = _image_id(entry) if isinstance(entry, dict) else None
-            if iid in raw:
-                meta[iid] = {k: entry.get(k) for k in ("url", "width", "height", "coco_id",
-                                                       "flickr_id") if k in entry}
-    order = [i for i in (image_ids or raw) if i in raw]
-    return [img for iid in order
-            if (img := _image(raw[iid], extra.get(iid, {}), meta.get(iid, {}), skipped))]
+                    rows += [(iid, a["object_id"], _norm(x)) for x in _list(
+                        a.get("attributes"), "attribute list", self.skipped) if _norm(x)]
+            if len(rows) > 50_000:
+                self.db.executemany("INSERT INTO attrs VALUES (?, ?, ?)", rows)
+                rows = []
+        self.db.executemany("INSERT INTO attrs VALUES (?, ?, ?)", rows)
+
+    def _load_meta(self, path: Path) -> None:
+        import json
+
+        if not path.is_file():
+            return
+        for entry in _items(path):
+            iid = self._want(entry)
+            if iid is not None:
+                data = {k: entry.get(k) for k in ("url", "width", "height", "coco_id",
+                                                  "flickr_id") if k in entry}
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                (iid, json.dumps(data, default=str)))
+
+    def attributes(self, iid: int) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for obj, value in self.db.execute(
+                "SELECT object, value FROM attrs WHERE image = ? ORDER BY rowid", (iid,)):
+            out.setdefault(obj, []).append(value)
+        return out
+
+    def meta(self, iid: int) -> dict:
+        import json
+
+        row = self.db.execute("SELECT data FROM meta WHERE image = ?", (iid,)).fetchone()
+        return json.loads(row[0]) if row else {}
 
 
 def _image(entry: dict, extra: dict, meta: dict, skipped: Counter) -> VGImage | None:
@@ -185,6 +273,9 @@ def _image(entry: dict, extra: dict, meta: dict, skipped: Counter) -> VGImage | 
             skipped["relation: not an object"] += 1
             continue
         s, o, p = r.get("subject_id"), r.get("object_id"), _norm(r.get("predicate"))
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (s, o)):
+            skipped["relation: subject_id or object_id not an integer"] += 1
+            continue
         if s not in index or o not in index:
             skipped["relation: subject or object id not among the objects"] += 1
             continue

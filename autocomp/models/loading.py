@@ -41,7 +41,7 @@ def transformers_module():
     return require("transformers", "gen")
 
 
-def check_config(ref: str, trust_remote_code: bool) -> None:
+def check_config(ref: str, trust_remote_code: bool, how: str = "options.model: DIR") -> None:
     """Read the model's config first: a missing model or one that needs remote code fails
     here, in one line, before any weights are read."""
     from autocomp.models.hub import not_available
@@ -51,7 +51,7 @@ def check_config(ref: str, trust_remote_code: bool) -> None:
         T.AutoConfig.from_pretrained(ref, trust_remote_code=bool(trust_remote_code))
     except (OSError, ValueError) as exc:
         raise _remote_code_error(ref, exc) or not_available(
-            ref, ref, "options.model: DIR", exc) from None
+            ref, ref, how, exc) from None
 
 
 def _remote_code_error(ref: str, exc: BaseException) -> AutocompError | None:
@@ -64,12 +64,12 @@ def _remote_code_error(ref: str, exc: BaseException) -> AutocompError | None:
 
 
 def _load_pair(ref: str, device: str, dtype: str, trust_remote_code: bool, front: str,
-               model_class: str):
+               model_class: str, how: str = "options.model: DIR"):
     """(front, model) through the Auto classes: config checked first, errors in one line."""
     from autocomp.models.hub import missing_package, not_available
 
     T = transformers_module()
-    check_config(ref, trust_remote_code)
+    check_config(ref, trust_remote_code, how)
     asked = _dtype(dtype, device)
     try:
         first = getattr(T, front).from_pretrained(ref, trust_remote_code=trust_remote_code)
@@ -79,15 +79,17 @@ def _load_pair(ref: str, device: str, dtype: str, trust_remote_code: bool, front
         raise missing_package(ref, exc, "gen") from None
     except (OSError, ValueError) as exc:
         raise _remote_code_error(ref, exc) or not_available(
-            ref, ref, "options.model: DIR", exc) from None
+            ref, ref, how, exc) from None
     loaded_dtype(model, asked, f"model '{ref}'")
     return first, model.to(device).eval()
 
 
-def load_causal_lm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False):
-    """(tokenizer with left padding, model in eval mode on `device`)."""
+def load_causal_lm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False,
+                   how: str = "options.model: DIR"):
+    """(tokenizer with left padding, model in eval mode on `device`); `how` names the
+    option that points at a folder, for the offline hint."""
     tok, model = _load_pair(ref, device, dtype, trust_remote_code, "AutoTokenizer",
-                            "AutoModelForCausalLM")
+                            "AutoModelForCausalLM", how)
     tok.padding_side = "left"
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
