@@ -86,7 +86,7 @@ def test_damaged_embedding_cache_warns_and_recomputes_only_what_it_lost(tmp_path
     cache.put_many(["a", "b"], np.ones((2, 3)))
     cache.close()
     (cache.path / "other.vec").write_bytes(b"this is not a shard" * 100)
-    with pytest.warns(UserWarning, match=r"other\.vec: damaged at byte 0"):
+    with pytest.warns(UserWarning, match=r"other\.vec: unreadable from byte 0"):
         again = EmbeddingCache(tmp_path, "blind:unigram")
     assert again.missing(["a", "b", "c"]) == ["c"]  # the good shard still serves
 
@@ -250,11 +250,17 @@ def test_compass_vg_input_types_are_checked_and_counted(tmp_path):
          "relationships": [{"subject_id": 11, "object_id": 10, "predicate": "near"}]},
         {"image_id": 2, "objects": 5},
         {"image_id": 3, "objects": [{"object_id": 1, "names": ["cup"]}], "relationships": 7},
+        {"image_id": 4, "objects": [{"object_id": 1, "names": ["cup"]},
+                                    {"object_id": 2, "names": ["mug"]}],
+         "relationships": [{"subject_id": [1], "object_id": 2, "predicate": "near"},
+                           {"subject_id": 1, "object_id": {"id": 2}, "predicate": "on"}]},
     ]
     (vg / "scene_graphs.json").write_text(json.dumps(images))
     skipped = Counter()
     got = load_vg(vg, skipped=skipped)
-    assert [img.image_id for img in got] == [1, 3]
+    assert [img.image_id for img in got] == [1, 3, 4]
+    assert not got[2].graph.relations  # ids that are lists or objects: skipped, counted
+    assert skipped["relation: subject_id or object_id not an integer"] == 2
     sofa = got[0].graph.objects[0]
     assert sofa.name == "sofa" and sofa.attributes == ("red",)
     assert skipped["object names: a string where a list belongs, read as one item"] == 1

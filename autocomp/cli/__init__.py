@@ -51,10 +51,37 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx):
+        import warnings
+
+        before, warnings.formatwarning = warnings.formatwarning, _one_line
         try:
             return super().invoke(ctx)
         except AutocompError as exc:
             raise click.ClickException(str(exc)) from None
+        except OSError as exc:
+            if _disk_full(exc):
+                raise click.ClickException(
+                    f"disk full ({exc.strerror}{f': {exc.filename}' if exc.filename else ''})"
+                    ": free some space and run the same command again; what was written "
+                    "before is kept") from None
+            raise
+        except KeyboardInterrupt:
+            click.echo("\nInterrupted: what was finished is kept; run the same command "
+                       "again to resume where it stopped.", err=True)
+            ctx.exit(130)
+        finally:
+            warnings.formatwarning = before
+
+
+def _one_line(message, category, filename, lineno, line=None) -> str:
+    """Warnings on the command line: "warning: <message>", without source lines."""
+    return f"warning: {message}\n"
+
+
+def _disk_full(exc: OSError) -> bool:
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -16,6 +16,7 @@ frame inside a shard ends that shard's reading with a warning; its vectors are r
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -131,8 +132,8 @@ class EmbeddingCache:
         return pos
 
     def _damaged(self, shard: Path, offset: int) -> None:
-        warnings.warn(f"{shard}: damaged at byte {offset}; the vectors after it are computed "
-                      "again (delete the file to stop this warning)", stacklevel=3)
+        warnings.warn(f"{shard}: unreadable from byte {offset}; the vectors before it are "
+                      "used and the ones after it are computed again", stacklevel=3)
 
     def _vector(self, key: str) -> np.ndarray:
         i, offset, dim = self._index[key]
@@ -180,13 +181,27 @@ class EmbeddingCache:
             frames += [_HEAD.pack(len(kb), vectors.shape[1]), kb, vectors[i].tobytes()]
             offsets.append(at + _HEAD.size + len(kb))
             at += _HEAD.size + len(kb) + 4 * vectors.shape[1]
-        self._own.write(b"".join(frames))
-        self._own.flush()
-        os.fsync(self._own.fileno())
         own = len(self._shards) - 1
+        try:
+            self._own.write(b"".join(frames))
+            self._own.flush()
+            os.fsync(self._own.fileno())
+        except OSError:  # disk full: cut the shard back to its whole frames, then say so
+            self._abandon(self._read_to[own])
+            raise
         for key, offset in zip(keys, offsets, strict=True):
             self._index.setdefault(key, (own, offset, vectors.shape[1]))
         self._read_to[own] = at
+
+    def _abandon(self, whole: int) -> None:
+        """Drop this process's shard after a failed write, truncated to `whole` bytes (a
+        later put opens a new one)."""
+        path = Path(self._own.name)
+        with contextlib.suppress(OSError):
+            self._own.close()
+        self._own = None
+        with contextlib.suppress(OSError):
+            os.truncate(path, whole)
 
     def __len__(self) -> int:
         return len(self._memory) + len(self._index)

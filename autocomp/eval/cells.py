@@ -144,6 +144,10 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
             result["aspect"] = {"name": task.aspect.name, "plural": task.aspect.plural}
         if suite.info:
             result["source_info"] = suite.info
+        if got["skipped"]:  # items left out (no negatives: right whatever the model does)
+            result["skipped_items"] = got["skipped"]
+            echo(f"note   {cell.bench.name}: items left out: "
+                 + ", ".join(f"{n:,} with {why}" for why, n in got["skipped"].items()))
         if getattr(s, "stats", None) is not None:  # e.g. blind:choice's invalid answers
             result["scorer_stats"] = {k: v - before.get(k, 0) for k, v in s.stats.items()}
         write_json(target, result)

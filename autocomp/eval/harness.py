@@ -204,14 +204,15 @@ class Harness:
         items, captions (encoded / looked up), cache hits and seconds so far."""
         start = time.perf_counter()
         self.encoded = {"images": 0, "captions": 0}
-        looked_up = 0
+        looked_up, skipped = 0, {}
         hits0 = self.cache.hits if self.cache else 0
         tally = Tally()
         predictions.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_path(predictions)
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
-                for chunk in _chunks(bench.items(), self.chunk_items):
+                for chunk in _chunks(self._scoreable(bench.items(), skipped),
+                                     self.chunk_items):
                     lines = []
                     for item, scores in zip(chunk, self._scores(chunk), strict=True):
                         lines.append(dumps(self._judge(item, scores, tally)) + "\n")
@@ -228,7 +229,17 @@ class Harness:
             Path(tmp).unlink(missing_ok=True)
         return {"metrics": tally.metrics(), "n_items": tally.n, "captions": looked_up,
                 "seconds": round(time.perf_counter() - start, 3),
-                "encoded": dict(self.encoded)}
+                "encoded": dict(self.encoded), "skipped": skipped}
+
+    @staticmethod
+    def _scoreable(items, skipped: dict) -> Iterator[dict]:
+        """Items with at least one negative; one with none would count as right whatever
+        the model did, so it is left out and counted."""
+        for item in items:
+            if item.get("negatives"):
+                yield item
+            else:
+                skipped["no negatives"] = skipped.get("no negatives", 0) + 1
 
     def _judge(self, item: dict, scores: np.ndarray, tally: Tally) -> dict:
         negs = item["negatives"]

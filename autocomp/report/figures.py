@@ -28,7 +28,8 @@ def funnel_figure(rows: list[dict], path: Path) -> Path:
         cols = stages[track]
         xs = list(range(len(cols) + 1))
         for r in rows:
-            ys = [100.0, *[r["percent"][c] for c in cols]]
+            ys = [100.0, *[float("nan") if r["percent"][c] is None else r["percent"][c]
+                           for c in cols]]  # a stage not run yet: no point
             ax.plot(xs, ys, marker="o", label=f"{r['task']} N={r['n']}")
         ax.set_xticks(xs, ["Concepts", *[labels[c].replace("Min ", "").replace("Ctx ", "")
                                          for c in cols]])

@@ -35,8 +35,10 @@ def funnel(concepts: list[dict], captions: list[dict], validation: list[dict]) -
         if cap["passed"]:
             rows[key_of[cap["id"]]]["counts"]["captions"] += 1
     checks = cascade()
+    ran = {"captions"} if captions else set()  # columns with records (others: not run yet)
     for v in validation:
         row = rows[key_of[v["concept"]]]
+        ran.update(f"{v['track']}:{c.name}" for c in checks if v["track"] in c.tracks)
         results = {ch["name"]: ch["passed"] for ch in v["checks"]}
         for check in checks:
             if v["track"] not in check.tracks:
@@ -49,7 +51,8 @@ def funnel(concepts: list[dict], captions: list[dict], validation: list[dict]) -
     for key in sorted(rows):
         row = rows[key]
         counts = {col: row["counts"].get(col, 0) for col, _ in cols}
-        pct = {col: round(100.0 * n / row["concepts"], 1) if row["concepts"] else 0.0
+        pct = {col: None if col not in ran else
+               round(100.0 * n / row["concepts"], 1) if row["concepts"] else 0.0
                for col, n in counts.items()}
         out.append({"task": row["task"], "n": row["n"], "concepts": row["concepts"],
                     "counts": counts, "percent": pct})
@@ -57,11 +60,12 @@ def funnel(concepts: list[dict], captions: list[dict], validation: list[dict]) -
 
 
 def format_funnel(rows: list[dict]) -> str:
-    """Table 3 layout, as plain text."""
+    """Table 3 layout, as plain text ("-": the stage has not run yet)."""
     cols = columns()
     head = ["Benchmark", "Concepts", *[label for _, label in cols]]
     body = [[f"{r['task']} N={r['n']}", str(r["concepts"]),
-             *[f"{r['percent'][col]:.1f}%" for col, _ in cols]] for r in rows]
+             *["-" if r["percent"][col] is None else f"{r['percent'][col]:.1f}%"
+               for col, _ in cols]] for r in rows]
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w)
                        for i, (h, w) in enumerate(zip(row, widths, strict=True)))

@@ -1,0 +1,118 @@
+"""Issue 23's minor cases and newcomer messages: each one line, nothing lost."""
+
+import errno
+import json
+
+import pytest
+from click.testing import CliRunner
+from test_reliability import _run
+
+from autocomp.cli import main
+
+
+def test_status_of_a_partial_run_is_plain(tmp_path):
+    """Warnings are one line without source lines; a stage that has not run is "-", not
+    0.0%."""
+    import subprocess
+    import sys
+
+    run = _run(tmp_path, stages=("concepts", "captions"))
+    (run.dir / "captions" / "merged.jsonl").write_text("{broken\n")  # warns, read from parts
+    out = subprocess.run([sys.executable, "-m", "autocomp", "status", str(run.dir)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    row = next(ln for ln in out.stdout.splitlines() if ln.startswith("shape_color N=2"))
+    assert "100.0%" in row and " 0.0%" not in row and row.split()[-1] == "-"
+    warned = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert warned and all(ln.startswith("warning: ") and "merged.jsonl" in ln
+                          for ln in warned), out.stderr
+
+
+def test_disk_full_says_disk_full_and_keeps_the_cache_whole(tmp_path, monkeypatch):
+    import os
+
+    run = _run(tmp_path)
+    real = os.fsync
+    calls = {"n": 0}
+
+    def full(fd):
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd)
+    monkeypatch.setattr("autocomp.eval.cache.os.fsync", full)
+    out = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "blind:distinct"])
+    assert out.exit_code == 1
+    assert "disk full (No space left on device)" in out.output
+    assert "Traceback" not in out.output and "damaged" not in out.output
+    monkeypatch.setattr("autocomp.eval.cache.os.fsync", real)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "unreadable" shard: it was cut back whole
+        again = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "blind:distinct"])
+    assert again.exit_code == 0, again.output
+
+
+def test_ctrl_c_says_rerunning_resumes(tmp_path, monkeypatch):
+    run = _run(tmp_path, stages=("concepts",))
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("autocomp.pipeline.run_pipeline", interrupted)
+    out = CliRunner().invoke(main, ["generate", str(run.dir)])
+    assert out.exit_code == 130
+    assert "run the same command again to resume" in out.output
+    assert "Aborted!" not in out.output
+
+
+def test_items_without_negatives_are_left_out_and_counted(tmp_path):
+    from autocomp.core.records import write_jsonl
+    from autocomp.eval.cells import evaluate
+    from autocomp.formats.runs import find_benchmarks
+
+    run = _run(tmp_path)
+    bench = find_benchmarks(run.dir, ["shape_color-n2/minimal-swap"])[0]
+    items = list(bench.items())  # the full store: negatives written out
+    write_jsonl(bench.path, [dict(items[0], negatives=[]), *items[1:]])
+    lines = []
+    got = evaluate(run.dir, ["reference:random@1"], tmp_path / "res",
+                   ["shape_color-n2/minimal-swap"], echo=lines.append)
+    assert got[0]["n_items"] == 2 and got[0]["skipped_items"] == {"no negatives": 1}
+    assert any("1 with no negatives" in ln for ln in lines)
+
+
+def test_compass_set_mixed_by_a_killed_rebuild_is_refused(tmp_path):
+    from autocomp.compass.build import build_run, check_set
+    from autocomp.core.errors import AutocompError
+
+    run = _run(tmp_path)
+    out = tmp_path / "set"
+    build_run(run.dir, out)
+    manifest = check_set(out)
+    assert set(manifest["files"]) == {"composed", "decomposed", "skill-O", "skill-A",
+                                      "skill-R"}
+    composed = out / "composed.jsonl"
+    composed.write_text(composed.read_text() + "\n")  # a file of another build
+    with pytest.raises(AutocompError, match="composed.jsonl is not the file this set's"):
+        check_set(out)
+    rep = CliRunner().invoke(main, ["compass", "report", str(out)])
+    assert rep.exit_code == 1 and "rebuild the set" in rep.output
+    (out / "manifest.json").unlink()  # a rebuild killed before its end
+    ev = CliRunner().invoke(main, ["compass", "eval", str(out), "--model",
+                                   "reference:oracle"])
+    assert ev.exit_code == 1 and "no manifest.json" in ev.output
+    missing = CliRunner().invoke(main, ["compass", "report", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 1 and "Traceback" not in missing.output
+
+
+def test_compass_perplexity_hint_names_its_own_option(tmp_path):
+    run = _run(tmp_path)
+    from autocomp.compass.build import build_run
+
+    build_run(run.dir, tmp_path / "set")
+    out = CliRunner().invoke(main, ["compass", "perplexity", str(tmp_path / "set"), "--lm",
+                                    str(tmp_path / "no-lm")])
+    assert out.exit_code == 1 and "--lm DIR" in out.output
+    assert "options.model" not in out.output
+    json.dumps(out.output)
