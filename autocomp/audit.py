@@ -68,23 +68,30 @@ def far_from_chance(accuracy: float | None, chance: float | None, n: int) -> boo
     return abs(accuracy - chance) > max(3 * se, 5.0)
 
 
-def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = None) -> list[dict]:
-    """One row per benchmark: structure and each blind scorer's tie-aware accuracy."""
+def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = None,
+          echo=None) -> list[dict]:
+    """One row per benchmark: structure and each blind scorer's tie-aware accuracy; a bar,
+    or a progress line every ~10 s (core/progress.py)."""
     import tempfile
     from pathlib import Path
 
+    from autocomp.core.progress import Progress
     from autocomp.eval.scorers import load_scorer
 
     models = [*BLIND, *extra_models]
     rows = []
     scorers = {m: load_scorer(m, device=device, batch_size=batch_size) for m in models}
-    with tempfile.TemporaryDirectory(prefix="autocomp-audit-") as tmp:
+    cells = Progress("audit", len(suite.benchmarks) * len(scorers), "cell", echo)
+    with tempfile.TemporaryDirectory(prefix="autocomp-audit-") as tmp, cells:
         for bench in suite.benchmarks:
             row = {"benchmark": bench.name, **structure(bench.items()), "blind": {}}
             for m, scorer in scorers.items():
                 harness = Harness(scorer, suite.root, suite.tasks, None)
-                got = harness.run(bench, Path(tmp) / f"{len(rows)}-{len(row['blind'])}.jsonl")
+                got = harness.run(bench, Path(tmp) / f"{len(rows)}-{len(row['blind'])}.jsonl",
+                                  lambda state, at=f"{bench.name} {m}": cells.update(
+                                      0, f"{at}: {state['items']:,} items"))
                 harness.close()
+                cells.update(1, f"{bench.name} {m}")
                 metrics = got["metrics"]
                 acc, chance = metrics["accuracy_tie_aware"], metrics["chance"]
                 row["chance"] = chance

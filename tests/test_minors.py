@@ -116,3 +116,34 @@ def test_compass_perplexity_hint_names_its_own_option(tmp_path):
     assert out.exit_code == 1 and "--lm DIR" in out.output
     assert "options.model" not in out.output
     json.dumps(out.output)
+
+
+def test_long_commands_print_progress_lines_off_a_terminal(tmp_path):
+    """Never silent: with a small interval ($AUTOCOMP_PROGRESS_EVERY) and output that is
+    not a terminal, validate, eval (model loading and encoding), audit and chance print
+    progress lines ("... "), each a line of its own."""
+    import os
+    import subprocess
+    import sys
+
+    run = _run(tmp_path, stages=("concepts", "captions", "images"))
+    env = {**os.environ, "AUTOCOMP_PROGRESS_EVERY": "0"}
+
+    def cli(*args):
+        got = subprocess.run([sys.executable, "-m", "autocomp", *args], capture_output=True,
+                             text=True, env=env)
+        assert got.returncode == 0, got.stderr
+        return got.stdout + got.stderr
+
+    validated = cli("validate", str(run.dir))
+    assert "... validation [0/1]: " in validated and " of 6 (" in validated
+    built = cli("build", str(run.dir))
+    assert "benchmark items" in built
+    scored = cli("eval", str(run.dir), "--model", "blind:distinct", "--benchmark",
+                 "shape_color-n2/minimal-swap")
+    assert "load   blind:distinct" in scored
+    assert "...    blind:distinct shape_color-n2/minimal-swap: " in scored
+    audited = cli("audit", str(run.dir))
+    assert "... audit: " in audited and "cells" in audited
+    chance = cli("chance", "--task", "color", "--task", "position")
+    assert "... chance: 1 of 2 (50%) tasks, color" in chance

@@ -23,5 +23,11 @@ def chance(tasks, as_json):
             raise click.UsageError(f"'{task.name}' is a scene task: its chance differs per "
                                    "concept (autocomp preview shows one; autocomp eval prints "
                                    "each benchmark's)")
-    table = chance_table(loaded)
+    from autocomp.core.progress import Progress
+
+    table = {}
+    with Progress("chance", len(loaded), "task") as done:
+        for task in loaded:  # one task at a time: a line every ~10 s off a terminal
+            table.update(chance_table([task]))
+            done.update(1, task.name)
     click.echo(json.dumps(table, indent=2) if as_json else format_chance_table(table))

@@ -69,12 +69,16 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
              skip_existing: bool = False, device: str = "cpu", batch_size: int | None = None,
              rank: int = 0, world_size: int = 1, echo=print, fmt: str | None = None,
              images=None, columns: dict | None = None, skip_missing: bool = False,
-             suite=None, progress_every: float | None = 10.0, precision: str = "fp32",
+             suite=None, progress_every: float | None = -1.0, precision: str = "fp32",
              workers: int | None = None, share=None) -> list[dict]:
     """Score `models` on the benchmarks of `run_dir`: an autocomp run, or a benchmark in
     another format (`fmt`: sugarcrepe, crepe, columns; detected when None) whose images lie
     under `images`. A cell running longer than `progress_every` seconds prints a progress
-    line that often (None: never)."""
+    line that often (None: never; the default: ~10 s, $AUTOCOMP_PROGRESS_EVERY)."""
+    if progress_every is not None and progress_every < 0:
+        from autocomp.core.progress import every
+
+        progress_every = every()
     from autocomp.eval.scorers import load_scorer
     from autocomp.formats import open_suite
     from autocomp.runtime.launch import clean_orphans
@@ -115,6 +119,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
             by_model = {}
             scorer = load_scorer(cell.model, device=device, batch_size=batch_size,
                                  precision=precision)
+            echo(f"load   {cell.model}")
             try:
                 scorer.load()
             except AutocompError as exc:  # one model that cannot load stops no other

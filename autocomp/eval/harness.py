@@ -73,6 +73,7 @@ class Harness:
                       if not scorer.scores_items else None)
         self.encoded = {"images": 0, "captions": 0}
         self.budget = Budget()  # full-size decodes in flight, in bytes
+        self._tick = None  # called after each encoded batch (progress inside a long chunk)
         large_blocks()
 
     def _open(self, path: Path, crop, item: str):
@@ -121,6 +122,8 @@ class Harness:
             self.cache.put_many([keys[p] for p in batch], vecs)
             _keep(fresh, [keys[p] for p in batch], vecs)
             self.encoded["images"] += len(batch)
+            if self._tick is not None:
+                self._tick()
         return keys
 
     def fill(self, captions: list[str], images: dict[str, str]) -> None:
@@ -146,6 +149,8 @@ class Harness:
             self.cache.put_many([keys[t] for t in batch], vecs)
             _keep(fresh, [keys[t] for t in batch], vecs)
             self.encoded["captions"] += len(batch)
+            if self._tick is not None:
+                self._tick()
         return keys
 
     def text_vectors(self, texts: list[str]) -> np.ndarray:
@@ -209,6 +214,12 @@ class Harness:
         tally = Tally()
         predictions.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_path(predictions)
+
+        def state() -> dict:
+            return {"items": tally.n, "captions": looked_up, "encoded": dict(self.encoded),
+                    "cache_hits": (self.cache.hits - hits0) if self.cache else 0,
+                    "seconds": time.perf_counter() - start}
+        self._tick = None if progress is None else (lambda: progress(state()))
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
                 for chunk in _chunks(self._scoreable(bench.items(), skipped),
@@ -219,13 +230,10 @@ class Harness:
                     fh.write("".join(lines))
                     looked_up += sum(1 + len(item["negatives"]) for item in chunk)
                     if progress is not None:
-                        progress({"items": tally.n, "captions": looked_up,
-                                  "encoded": dict(self.encoded),
-                                  "cache_hits": (self.cache.hits - hits0) if self.cache
-                                  else 0,
-                                  "seconds": time.perf_counter() - start})
+                        progress(state())
             os.replace(tmp, predictions)
         finally:
+            self._tick = None
             Path(tmp).unlink(missing_ok=True)
         return {"metrics": tally.metrics(), "n_items": tally.n, "captions": looked_up,
                 "seconds": round(time.perf_counter() - start, 3),

@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import heapq
 import json
-import sys
 import time
 import uuid
 
@@ -187,9 +186,10 @@ def _timing(layout: RunLayout, name: str) -> dict:
 
 
 def _bar(total: int, desc: str, enabled: bool):
-    """A tqdm bar on a terminal; nothing when output is not a terminal."""
-    if not enabled or not total or not sys.stderr.isatty():
+    """A bar on a terminal, a progress line every ~10 s otherwise (core/progress.py);
+    nothing when progress is off or there is nothing to do."""
+    if not enabled or not total:
         return None
-    from tqdm import tqdm
+    from autocomp.core.progress import Progress
 
-    return tqdm(total=total, desc=desc, unit="item", leave=False)
+    return Progress(desc, total, "item")
