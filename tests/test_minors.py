@@ -147,3 +147,23 @@ def test_long_commands_print_progress_lines_off_a_terminal(tmp_path):
     assert "... audit: " in audited and "cells" in audited
     chance = cli("chance", "--task", "color", "--task", "position")
     assert "... chance: 1 of 2 (50%) tasks, color" in chance
+
+
+def test_a_missing_benchmark_path_says_it_does_not_exist(tmp_path):
+    out = CliRunner().invoke(main, ["eval", str(tmp_path / "nowhere"), "--model",
+                                    "reference:oracle"])
+    assert out.exit_code == 1 and "nowhere: does not exist" in out.output
+    assert "cannot tell its format" not in out.output
+
+
+def test_api_key_env_that_is_not_a_key_warns():
+    import warnings
+
+    from autocomp.models.chat import ChatClient
+
+    with pytest.warns(UserWarning, match="AWS_SECRET_ACCESS_KEY.*is sent to http://x/v1"):
+        ChatClient("m", "http://x/v1", api_key_env="AWS_SECRET_ACCESS_KEY")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ChatClient("m", "http://x/v1", api_key_env="TOGETHER_API_KEY")
+        ChatClient("m", "http://x/v1", api_key_env="HF_TOKEN")

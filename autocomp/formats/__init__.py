@@ -31,6 +31,8 @@ def detect_format(source: Path) -> str:
     if str(source).startswith("hf:"):
         return "autocomp-hf"
     source = Path(source)
+    if not source.exists():
+        raise AutocompError("does not exist", file=source)
     if source.is_dir():
         layout = RunLayout(source)
         if layout.config.is_file() and layout.bench.is_dir():

@@ -21,6 +21,12 @@ class ChatClient:
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self.api_key_env, self.timeout = api_key_env, float(timeout)
+        if not api_key_env.endswith(("_API_KEY", "_TOKEN")):
+            import warnings
+
+            warnings.warn(f"api_key_env '{api_key_env}' does not look like an API key's "
+                          "variable (…_API_KEY or …_TOKEN); its value is sent to "
+                          f"{self.base_url}", stacklevel=2)
         self.max_retries, self.concurrency = max_retries, concurrency
         self._client = None
 
