@@ -8,7 +8,7 @@ import importlib
 import click
 
 from autocomp import __version__
-from autocomp.core.errors import AutocompError
+from autocomp.core.errors import AutocompError, disk_full
 
 COMMANDS = {
     "run": ("autocomp.cli.run:run", "Run every stage of a run config; print the funnel."),
@@ -59,7 +59,7 @@ class LazyGroup(click.Group):
         except AutocompError as exc:
             raise click.ClickException(str(exc)) from None
         except OSError as exc:
-            if _disk_full(exc):
+            if disk_full(exc):
                 raise click.ClickException(
                     f"disk full ({exc.strerror}{f': {exc.filename}' if exc.filename else ''})"
                     ": free some space and run the same command again; what was written "
@@ -76,12 +76,6 @@ class LazyGroup(click.Group):
 def _one_line(message, category, filename, lineno, line=None) -> str:
     """Warnings on the command line: "warning: <message>", without source lines."""
     return f"warning: {message}\n"
-
-
-def _disk_full(exc: OSError) -> bool:
-    import errno
-
-    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

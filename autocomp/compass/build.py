@@ -224,13 +224,14 @@ def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None
     vocab = {"O": Counter(), "A": Counter(), "R": Counter()}
     hosts: dict[str, set] = {}
     recorded = _recorded() if candidates == "wordnet" else None
-    read = Progress("compass build: reading scene_graphs.json", 100, "%", echo)
+    read = Progress("compass build: reading scene_graphs.json", None, "byte", echo)
     with tempfile.TemporaryDirectory(prefix="autocomp-compass-") as tmp, read:
         spill = _Spill(Path(tmp) / "sources.jsonl")
         with spill:
-            for img in iter_vg(vg_dir, image_ids, limit, skipped,
-                               lambda at, size: read.update(int(100 * at / size) - read.done,
-                                                            f"{spill.count:,} images")):
+            def on_read(at: int, size: int) -> None:
+                read.total = size
+                read.update(at - read.done, f"{spill.count:,} images")
+            for img in iter_vg(vg_dir, image_ids, limit, skipped, on_read):
                 _count(img, vocab, hosts, recorded)
                 spill.add(_source(img, seed, levels, images_dir))
         lexicon = (_lexicon(recorded, load_attribute_synsets(vg_dir), wordnet)

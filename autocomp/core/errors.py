@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 
+def disk_full(exc: OSError) -> bool:
+    """Whether a failed write failed because the disk (or the user's quota, or the file size
+    limit) is full."""
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
 class AutocompError(ValueError):
     """A problem with user input, reported as one line without a traceback."""
 

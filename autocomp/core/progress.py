@@ -20,18 +20,16 @@ def every() -> float:
 
 
 class Progress:
-    """`update(n)` as work is done; `note(text)` says what is going on in a step that has no
-    count (loading a model). Lines look like "... compass build: 1,234 of 5,000 images
-    (25%), 31 s"."""
+    """`update(n, extra)` as work is done. Lines look like "... compass build: 1,234 of
+    5,000 images (25%), <extra>, 31 s". Given `echo`, lines go there (never a bar)."""
 
-    def __init__(self, desc: str, total: int | None = None, unit: str = "item",
-                 echo=None, bar: bool | None = None, interval: float | None = None):
+    def __init__(self, desc: str, total: int | None = None, unit: str = "item", echo=None):
         self.desc, self.total, self.unit, self.done = desc, total, unit, 0
         self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
-        self.interval = every() if interval is None else interval
+        self.interval = every()
         self.start = self.last = time.monotonic()
         self.bar = None
-        if bar if bar is not None else (echo is None and sys.stderr.isatty()):
+        if echo is None and sys.stderr.isatty():
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc=desc, unit=unit, leave=False)
@@ -45,14 +43,6 @@ class Progress:
         if now - self.last >= self.interval:
             self.last = now
             self.echo(self.line(extra))
-
-    def note(self, text: str) -> None:
-        """A step with no count: said at once, on the terminal too."""
-        if self.bar is not None:
-            self.bar.set_postfix_str(text)
-        else:
-            self.echo(f"... {self.desc}: {text}")
-        self.last = time.monotonic()
 
     def line(self, extra: str = "") -> str:
         of = ""

@@ -131,7 +131,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         harness = by_model[cell.model]
         before = dict(getattr(harness.scorer, "stats", None) or {})
         got = harness.run(cell.bench, target.with_suffix(".predictions.jsonl"),
-                          Progress(echo, f"{cell.model} {cell.bench.name}", progress_every))
+                          CellProgress(echo, f"{cell.model} {cell.bench.name}", progress_every))
         s = harness.scorer
         result = {"benchmark": cell.bench.name, "model": cell.model, "family": s.family,
                   "model_type": s.model_type,
@@ -221,7 +221,7 @@ def finished(path: Path, fingerprint: str | None = None) -> bool:
     return result_state(path, fingerprint) == "done"
 
 
-class Progress:
+class CellProgress:
     """Prints "... items, captions, cache hits" every `every` seconds of a long cell."""
 
     def __init__(self, echo, label: str, every: float | None):

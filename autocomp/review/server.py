@@ -21,7 +21,6 @@ reason, and nothing of it stays in the file.
 
 from __future__ import annotations
 
-import errno
 import ipaddress
 import json
 import mimetypes
@@ -32,7 +31,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from autocomp.core.errors import AutocompError
+from autocomp.core.errors import AutocompError, disk_full
 from autocomp.review.judgments import Judgments, check_name
 from autocomp.review.sample import is_right
 
@@ -215,7 +214,7 @@ def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765,
             except AutocompError as exc:
                 return self._json(400, {"error": str(exc)})
             except OSError as exc:  # the judgment could not be written: nothing of it kept
-                full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+                full = disk_full(exc)
                 return self._json(507 if full else 500, {
                     "error": f"the judgment was not saved: {exc.strerror or exc}"
                              + (" (disk full: free some space and answer again)" if full
