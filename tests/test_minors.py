@@ -83,7 +83,8 @@ def test_items_without_negatives_are_left_out_and_counted(tmp_path):
 
 
 def test_compass_set_mixed_by_a_killed_rebuild_is_refused(tmp_path):
-    from autocomp.compass.build import build_run, check_set
+    from autocomp.compass.build import build_run
+    from autocomp.compass.sets import check_set
     from autocomp.core.errors import AutocompError
 
     run = _run(tmp_path)

@@ -132,8 +132,8 @@ def report(compass_dirs, table_format, figures):
 @options.device
 def perplexity(compass_dir, lm, device):
     """Perplexity audit: rank-biserial r between positives and their hardest negatives."""
-    from autocomp.compass.build import check_set
     from autocomp.compass.perplexity import Perplexity, audit
+    from autocomp.compass.sets import check_set
 
     check_set(compass_dir)  # before the LM loads
     click.echo(f"... loading {lm}", err=True)

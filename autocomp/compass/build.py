@@ -10,11 +10,9 @@ or from a synthetic run, written as benchmark-style items the eval harness score
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections import Counter
-from contextlib import ExitStack
 from pathlib import Path
 
 import orjson
@@ -28,11 +26,10 @@ from autocomp.compass.negatives import (
     skill_set,
 )
 from autocomp.compass.render import primitives
+from autocomp.compass.sets import SetWriter
 from autocomp.compass.subgraph import LEVELS, RANGES, caption_graph, level_of, random_walk
-from autocomp.core.records import TRACKS, atomic_open, dumps, write_text
+from autocomp.core.records import TRACKS, write_text
 from autocomp.core.scene import SceneGraph
-
-FILES = ("composed", "decomposed", "skill-O", "skill-A", "skill-R")
 
 
 def _base(key: str, image: str, image_id, level: str, graph: SceneGraph, kind: str) -> dict:
@@ -86,7 +83,7 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
     (out / "manifest.json").unlink(missing_ok=True)  # a killed rebuild is not a set
     from autocomp.core.progress import Progress
 
-    with _Rows(out) as rows, Progress("compass build: writing the sets", len(sources),
+    with SetWriter(out) as rows, Progress("compass build: writing the sets", len(sources),
                                       "image", echo) as made:
         for key, image, image_id, seen, captions in sources:
             made.update(1, f"{rows.counts['composed']:,} composed items")
@@ -139,71 +136,6 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
     write_text(out / "candidates.json", json.dumps(
         {f"{k}:{v}": c for (k, v), c in sorted(rep.cache.items())}, indent=0))
     return manifest
-
-
-def check_set(compass_dir: Path) -> dict:
-    """The manifest of a whole COMPASS set, or one line: no set here, or files that are
-    not the ones its manifest lists (a rebuild killed mid-way, a file from another build)."""
-    from autocomp.core.errors import AutocompError
-
-    compass_dir = Path(compass_dir)
-    path = compass_dir / "manifest.json"
-    if not path.is_file():
-        raise AutocompError("not a COMPASS set (no manifest.json; a build killed before its "
-                            "end leaves none): build one with `autocomp compass build`",
-                            file=compass_dir)
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise AutocompError(f"manifest cannot be read ({exc}): rebuild the set",
-                            file=path) from None
-    for name, digest in manifest.get("files", {}).items():
-        if file_digest(compass_dir / f"{name}.jsonl") != digest:
-            raise AutocompError(f"{name}.jsonl is not the file this set's manifest lists (a "
-                                "mix of two builds?): rebuild the set", file=compass_dir)
-    return manifest
-
-
-def file_digest(path: Path) -> str | None:
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return None
-    return h.hexdigest()
-
-
-class _Rows:
-    """The set's files, streamed: each row goes to its file's temp name as it is made; all
-    are renamed into place when the block ends (none when it fails), and their digests go
-    to the manifest, written last, so a set whose rebuild was killed is told apart."""
-
-    def __init__(self, out: Path):
-        self.out, self.stack = out, ExitStack()
-        self.counts = dict.fromkeys(FILES, 0)
-        self.by_n = {name: Counter() for name in FILES}
-        self.hashes = {name: hashlib.sha256() for name in FILES}
-
-    def __enter__(self) -> _Rows:
-        self.files = {name: self.stack.enter_context(atomic_open(self.out / f"{name}.jsonl",
-                                                                 "wb")) for name in FILES}
-        return self
-
-    def add(self, name: str, row: dict) -> None:
-        line = (dumps(row) + "\n").encode("utf-8")
-        self.files[name].write(line)
-        self.hashes[name].update(line)
-        self.counts[name] += 1
-        self.by_n[name][str(row["n"])] += 1
-
-    @property
-    def digests(self) -> dict[str, str]:
-        return {name: h.hexdigest() for name, h in self.hashes.items()}
-
-    def __exit__(self, *exc) -> None:
-        self.stack.__exit__(*exc)
 
 
 def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None,

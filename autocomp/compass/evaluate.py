@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autocomp.compass.build import FILES, check_set
+from autocomp.compass.sets import FILES, check_set
 from autocomp.core.records import write_text
 from autocomp.eval.cache import folder_name
 from autocomp.formats.runs import Benchmark

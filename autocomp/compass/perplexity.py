@@ -50,7 +50,7 @@ def audit(compass_dir: Path, ppl, files=("skill-O", "skill-A", "skill-R", "compo
           echo=None) -> list:
     """Rows (file, level, captions, r, band) on the hardest negatives; a progress line (or
     bar) as the items are scored."""
-    from autocomp.compass.build import check_set
+    from autocomp.compass.sets import check_set
     from autocomp.core.progress import Progress
 
     counts = check_set(compass_dir).get("counts", {})

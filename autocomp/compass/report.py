@@ -25,7 +25,7 @@ THIN = 30  # a level/N row with fewer items than this is flagged: its accuracy i
 
 
 def _source(d: Path) -> str:
-    from autocomp.compass.build import check_set
+    from autocomp.compass.sets import check_set
 
     m = check_set(d)
     return {"visual-genome": "VG", "synthetic": "synthetic"}.get(m.get("source"), d.name)
