@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 
 from autocomp.core import registry
+from autocomp.core.locks import holding
 from autocomp.run import Run
 from autocomp.runtime.launch import clean_orphans, distributed, launch, need_accelerate
 from autocomp.runtime.runner import check_inputs, run_stages
@@ -42,7 +43,13 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     chosen = [n for n in ALL if n in stages]
     built = make_stages(run, chosen, options={"build": build or {}})
     check_inputs(built, chosen)
-    clean_orphans(run.dir)
+    locks = {name: run.layout.stage_lock(name) for name in chosen}
+    with holding(locks, "stage"):  # a second `autocomp run` refuses instead of redoing
+        clean_orphans(run.dir)
+        _run_all(run, built, processes, progress)
+
+
+def _run_all(run: Run, built: list, processes: int, progress: bool) -> None:
     if processes > 1 and any(s.parallel for s in built):
         need_accelerate()
     group: list = []  # consecutive parallel stages run in one launched group

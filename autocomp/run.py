@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import platform
 import sys
-from contextlib import contextmanager
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path
@@ -15,6 +14,7 @@ from autocomp import __version__
 from autocomp.config import RunConfig, parse_config
 from autocomp.core.errors import AutocompError
 from autocomp.core.layout import RunLayout
+from autocomp.core.locks import locked
 from autocomp.core.records import read_jsonl, write_text
 from autocomp.core.run_records import RECORDS
 from autocomp.core.yamlio import read_yaml
@@ -50,7 +50,7 @@ class Run:
         layout = RunLayout(directory)
         path = layout.config
         directory.mkdir(parents=True, exist_ok=True)
-        with _locked(layout.config_lock):  # two runs started at once: one config
+        with locked(layout.config_lock):  # two runs started at once: one config
             changes = []
             if path.exists():
                 old = read_yaml(path) or {}
@@ -128,20 +128,6 @@ class Run:
 
 def _complete_lines(path: Path) -> int:
     return path.read_bytes().count(b"\n")
-
-
-@contextmanager
-def _locked(path: Path):
-    """An exclusive lock on `path` (flock) for the block: another process (or thread)
-    creating the same run waits, then sees the config the first one wrote."""
-    import fcntl
-
-    with open(path, "a+") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 # Fields that only decide how a run runs (processes, batch sizes, timeouts, how items are

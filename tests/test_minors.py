@@ -168,3 +168,31 @@ def test_api_key_env_that_is_not_a_key_warns():
         warnings.simplefilter("error")
         ChatClient("m", "http://x/v1", api_key_env="TOGETHER_API_KEY")
         ChatClient("m", "http://x/v1", api_key_env="HF_TOKEN")
+
+
+def test_a_second_run_on_a_busy_stage_is_refused_until_the_first_ends(tmp_path):
+    """Two `autocomp run` on one run: the second refuses in one line naming the stage and
+    the other process, instead of doing the same work twice; a killed holder leaves no
+    stale lock."""
+    import subprocess
+    import sys
+
+    from autocomp.core.errors import AutocompError
+    from autocomp.pipeline import run_pipeline
+
+    run = _run(tmp_path, stages=("concepts",))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom autocomp.core.locks import holding\n"
+         "with holding({'captions': sys.argv[1]}, 'stage'):\n"
+         "    print('held', flush=True); time.sleep(60)", str(run.layout.stage_lock("captions"))],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(AutocompError, match=f"pid {holder.pid}.*'captions'"):
+            run_pipeline(run, stages=("captions", "images"), progress=False)
+        assert not run.layout.parts("captions")  # refused before doing any work
+    finally:
+        holder.kill()
+        holder.wait()
+    run_pipeline(run, stages=("captions",), progress=False)
+    assert run.layout.parts("captions")

@@ -10,6 +10,7 @@
     bench/<task>-n<N>/<track>-<kind>.jsonl   benchmark items
     figures/<name>.png                   the run's figures
     review/                              human validation: samples and judgments
+    .locks/<stage>.lock                  held by the process running that stage
 
 The layout is a plain value: it names paths, it reads and writes nothing.
 """
@@ -60,6 +61,10 @@ class RunLayout:
     @property
     def config_lock(self) -> Path:
         return self.root / ".config.lock"
+
+    def stage_lock(self, stage: str) -> Path:
+        """Held by the process running `stage` (core/locks.py)."""
+        return self.root / ".locks" / f"{stage}.lock"
 
     def stage_dir(self, stage: str) -> Path:
         return self.root / stage

@@ -1,0 +1,60 @@
+"""File locks (flock): released by the kernel when their process ends, however it ends,
+so a killed run never leaves a stale lock behind."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from autocomp.core.errors import AutocompError
+
+
+@contextmanager
+def locked(path: Path):
+    """Wait for an exclusive lock on `path` and hold it for the block."""
+    with open(path, "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+@contextmanager
+def holding(paths: dict, what: str):
+    """Hold an exclusive lock on each of `paths` (name -> lock file) for the block, or
+    refuse at once, naming the first that another process holds and its pid. A folder
+    that cannot be written to is not locked: nothing can be written twice there."""
+    with ExitStack() as stack:
+        for name, path in paths.items():
+            fh = _open_lock(Path(path))
+            if fh is None:
+                continue
+            stack.enter_context(fh)
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.seek(0)
+                pid = fh.read().strip() or "?"
+                raise AutocompError(
+                    f"another autocomp process (pid {pid}) is running {what} '{name}' of "
+                    "this run; wait for it to finish (running both would do the same work "
+                    "twice)", file=Path(path).parent) from None
+            fh.seek(0)
+            fh.truncate()
+            fh.write(str(os.getpid()))
+            fh.flush()
+        yield
+
+
+def _open_lock(path: Path):
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "a+")
+    except OSError as exc:
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return None
+        raise
