@@ -1,6 +1,7 @@
 """Benchmarks in other projects' formats: fixtures written by hand in each format."""
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -361,8 +362,6 @@ def test_export_hf_round_trip_rebuilds_the_runs_benchmarks(small_run, tmp_path):
 
 
 def test_export_parquet_and_webdataset(small_run, tmp_path):
-    import tarfile
-
     import datasets
 
     from autocomp.bench.export import export_run
@@ -373,15 +372,48 @@ def test_export_parquet_and_webdataset(small_run, tmp_path):
     assert ds.features["handmade_image"].__class__.__name__ == "Image"
     suite = open_suite(tmp_path / "pq" / "train.parquet", "autocomp-hf", tmp_path / "imgs")
     assert sum(1 for b in suite.benchmarks for _ in b.items()) > 0
-    got = export_run(small_run.dir, "webdataset", tmp_path / "wds")
-    with tarfile.open(tmp_path / "wds" / "shard-000000.tar") as tar:
-        names = tar.getnames()
-        first = json.loads(tar.extractfile(names[0]).read())
-    assert sum(n.endswith(".json") for n in names) == got["rows"]
-    assert any(n.endswith(".minimal.png") for n in names)
-    assert {"concept", "task", "objects", "handmade_caption"} <= set(first)
+    import shutil
+
+    run_dir = shutil.copytree(small_run.dir, tmp_path / "run")
+    sets = run_dir / "bench" / "sets" / "contextual.jsonl"
+    sets.write_text("".join(sets.read_text().splitlines(keepends=True)[1:]))
+    got = export_run(run_dir, "webdataset", tmp_path / "wds")
+    assert got["rows"] > got["contextual"] > 0  # a concept lacks its contextual image
+    wds = datasets.load_dataset("webdataset", split="train",  # the audit's failing case
+                                data_files=[str(p) for p in (tmp_path / "wds").glob("*.tar")])
+    assert len(wds) == got["minimal"] + got["contextual"]
+    first = wds[0]
+    assert first["png"].size[0] > 0 and first["txt"] == first["json"]["caption"]
+    assert {"concept", "task", "objects", "track"} <= set(first["json"])
+    assert not [k for k in os.listdir(tmp_path) if k.startswith(".")]  # no temp left
     with pytest.raises(AutocompError, match="not empty"):
         export_run(small_run.dir, "hf", tmp_path / "wds")
+
+
+def test_export_never_leaves_a_partial_output(small_run, tmp_path, monkeypatch):
+    """A failed export leaves nothing under its name (written to a temp folder, renamed at
+    the end); an output that is a file, or a missing formats extra, is one line."""
+    import sys
+
+    from autocomp.bench import export
+
+    calls = []
+
+    def failing(tar, files):
+        calls.append(1)
+        if len(calls) > 3:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(export, "_add", failing)
+    with pytest.raises(OSError):
+        export.export_run(small_run.dir, "webdataset", tmp_path / "wds")
+    assert os.listdir(tmp_path) == []  # neither wds/ nor a temp folder
+    (tmp_path / "taken").write_text("x")
+    with pytest.raises(AutocompError, match="taken.*not a folder"):
+        export.export_run(small_run.dir, "parquet", tmp_path / "taken")
+    monkeypatch.setitem(sys.modules, "datasets", None)
+    with pytest.raises(AutocompError, match=r"needs datasets: .*autocomp\[formats\]"):
+        export.export_run(small_run.dir, "hf", tmp_path / "hf")
 
 
 def test_released_layout_and_offline_hub(tmp_path, monkeypatch):

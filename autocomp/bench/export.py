@@ -12,14 +12,21 @@ autocomp-hf` rebuilds them exactly as the run's benchmarks have them.
   hf          `datasets.save_to_disk` folder (split train): datasets.load_from_disk(DIR)
   parquet     DIR/train.parquet with the datasets features in its schema:
               datasets.load_dataset("parquet", data_files="DIR/train.parquet")
-  webdataset  DIR/shard-000000.tar, ...: per sample <key>.json (the row without images),
-              <key>.minimal.png / <key>.contextual.png, <key>.txt (the minimal caption or
-              else the contextual one); 1,000 samples a shard
+  webdataset  DIR/shard-000000.tar, ...: one sample per validated image, key
+              <concept>-<track>, files <key>.png, <key>.txt (its caption) and <key>.json
+              (concept, task, n, objects, graph, track, caption); every sample has the
+              same three files, so datasets.load_dataset("webdataset", data_files=...) and
+              webdataset/open_clip loaders read it; 1,000 samples a shard
+
+The folder is written under a temp name beside DIR and renamed at the end: a killed or
+failed export leaves no partial tar or parquet under DIR.
 """
 
 from __future__ import annotations
 
+import glob
 import io
+import itertools
 import json
 import tarfile
 from pathlib import Path
@@ -28,10 +35,14 @@ from autocomp.core.errors import AutocompError
 
 FORMATS = ("hf", "parquet", "webdataset")
 SHARD = 1000
+# a webdataset sample's .json: fields of one type in every sample (datasets infers the
+# types from the first few samples; `attributes` is empty on relation tasks, `relations` on
+# attribute tasks, so they stay in `graph`)
+SAMPLE_FIELDS = ("concept", "task", "n", "objects", "graph")
 
 
-def export_rows(run) -> list[dict]:
-    """The rows of a run (images as bytes), in concept order."""
+def export_rows(run):
+    """The rows of a run (images as bytes), in concept order, one at a time."""
     from autocomp.core.records import TRACKS, read_jsonl
     from autocomp.core.scene import SceneGraph
 
@@ -42,7 +53,6 @@ def export_rows(run) -> list[dict]:
             raise AutocompError("no positive sets: build the benchmarks first (`autocomp "
                                 "build RUN`)", file=path)
         sets[track] = {r["concept"]: r for r in read_jsonl(path)}
-    rows = []
     for concept in run.records("concepts"):
         cid = concept["id"]
         if cid not in sets["minimal"] and cid not in sets["contextual"]:
@@ -59,8 +69,7 @@ def export_rows(run) -> list[dict]:
             row[f"{src}_image"] = ({"bytes": (run.dir / got["image"]).read_bytes(),
                                     "path": None} if got else None)
             row[f"{src}_caption"] = got["caption"] if got else None
-        rows.append(row)
-    return rows
+        yield row
 
 
 def _dataset(rows):
@@ -76,42 +85,74 @@ def _dataset(rows):
 
 
 def export_run(run_dir: Path, fmt: str, out: Path) -> dict:
+    from autocomp.core.backend import require
+    from autocomp.core.records import atomic_dir
     from autocomp.run import Run
+    from autocomp.runtime.launch import clean_orphans
 
     if fmt not in FORMATS:
         raise AutocompError(f"unknown export format '{fmt}' (known: {', '.join(FORMATS)})")
-    run = Run.open(run_dir)
-    rows = export_rows(run)
+    if fmt != "webdataset":
+        require("datasets", "formats", f"export --export-format {fmt}")
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise AutocompError("the output exists and is not a folder (pick a new folder name)",
+                            file=out)
     if out.exists() and any(out.iterdir()):
         raise AutocompError("the output folder is not empty (pick a new one)", file=out)
-    out.mkdir(parents=True, exist_ok=True)
-    if fmt == "hf":
-        from datasets import DatasetDict
+    run = Run.open(run_dir)
+    rows = export_rows(run)
+    if out.parent.is_dir():
+        clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")  # a killed export's
+    counts = {"rows": 0, "minimal": 0, "contextual": 0}
+    with atomic_dir(out) as tmp:
+        if fmt == "webdataset":
+            _webdataset(_counted(rows, counts), tmp)
+        else:
+            rows = list(_counted(rows, counts))
+            if fmt == "hf":
+                from datasets import DatasetDict
 
-        DatasetDict({"train": _dataset(rows)}).save_to_disk(str(out))
-    elif fmt == "parquet":
-        _dataset(rows).to_parquet(str(out / "train.parquet"))
-    else:
-        _webdataset(rows, out)
-    return {"format": fmt, "rows": len(rows), "out": str(out),
-            "minimal": sum(r["handmade_image"] is not None for r in rows),
-            "contextual": sum(r["llm_image"] is not None for r in rows)}
+                DatasetDict({"train": _dataset(rows)}).save_to_disk(str(tmp))
+            else:
+                _dataset(rows).to_parquet(str(tmp / "train.parquet"))
+    return {"format": fmt, "out": str(out), **counts}
+
+
+def _counted(rows, counts: dict):
+    for row in rows:
+        counts["rows"] += 1
+        counts["minimal"] += row["handmade_image"] is not None
+        counts["contextual"] += row["llm_image"] is not None
+        yield row
 
 
 def _webdataset(rows, out: Path) -> None:
-    for start in range(0, len(rows), SHARD):
-        path = out / f"shard-{start // SHARD:06d}.tar"
-        with tarfile.open(path, "w") as tar:
-            for row in rows[start:start + SHARD]:
-                key = row["concept"]
-                meta = {k: v for k, v in row.items() if not k.endswith("_image")}
-                files = {f"{key}.json": json.dumps(meta, sort_keys=True).encode(),
-                         f"{key}.txt": (row["handmade_caption"] or row["llm_caption"]).encode()}
-                for src, track in (("handmade", "minimal"), ("llm", "contextual")):
-                    if row[f"{src}_image"] is not None:
-                        files[f"{key}.{track}.png"] = row[f"{src}_image"]["bytes"]
-                for name, data in files.items():
-                    info = tarfile.TarInfo(name)
-                    info.size, info.mtime, info.mode = len(data), 0, 0o644
-                    tar.addfile(info, io.BytesIO(data))
+    samples = _samples(rows)
+    for shard in itertools.count():
+        chunk = list(itertools.islice(samples, SHARD))
+        if not chunk:
+            return
+        with tarfile.open(out / f"shard-{shard:06d}.tar", "w") as tar:
+            for files in chunk:
+                _add(tar, files)
+
+
+def _samples(rows):
+    """One sample per validated image: {name: bytes} of its .png, .txt and .json."""
+    for row in rows:
+        meta = {k: row[k] for k in SAMPLE_FIELDS}
+        for src, track in (("handmade", "minimal"), ("llm", "contextual")):
+            if row[f"{src}_image"] is None:
+                continue
+            key, caption = f"{row['concept']}-{track}", row[f"{src}_caption"]
+            yield {f"{key}.png": row[f"{src}_image"]["bytes"], f"{key}.txt": caption.encode(),
+                   f"{key}.json": json.dumps({**meta, "track": track, "caption": caption},
+                                             sort_keys=True).encode()}
+
+
+def _add(tar, files: dict) -> None:
+    for name, data in files.items():
+        info = tarfile.TarInfo(name)
+        info.size, info.mtime, info.mode = len(data), 0, 0o644
+        tar.addfile(info, io.BytesIO(data))

@@ -63,6 +63,26 @@ def atomic_open(path: Path, mode: str = "w"):
         raise
 
 
+@contextmanager
+def atomic_dir(path: Path):
+    """A temp folder beside `path` that becomes `path` (absent or empty) only when the block
+    ends without error; a failure removes it, so `path` never holds a partial write."""
+    import shutil
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX))
+    os.chmod(tmp, 0o777 & ~_umask())
+    try:
+        yield tmp
+        if path.is_dir():
+            path.rmdir()  # empty: the caller checked
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def write_jsonl(path: Path, records: Iterable[dict]) -> int:
     """Write all records to `path` atomically; returns how many were written."""
     count = 0

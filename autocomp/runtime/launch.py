@@ -69,16 +69,37 @@ def launch(module: str, args: list[str], processes: int, where: Path) -> None:
                             file=where)
 
 
-def clean_orphans(run_dir: Path, age: float = ORPHAN_AGE) -> int:
-    """Remove the temp files of atomic writes that a killed autocomp process left behind
-    (its own suffix only, older than `age` seconds, so a live writer's file and other
-    programs' files are never touched); returns how many."""
+def clean_orphans(folder: Path, age: float = ORPHAN_AGE, pattern: str | None = None) -> int:
+    """Remove the temp files and folders of atomic writes that a killed autocomp process
+    left under `folder` (its own suffix only, older than `age` seconds, so a live writer's
+    and other programs' files are never touched); `pattern`: only these names directly in
+    `folder` (a glob), not the whole tree. Returns how many."""
+    import shutil
+
     now, removed = time.time(), 0
-    for tmp in Path(run_dir).rglob(f".*{TEMP_SUFFIX}"):
+    found = (Path(folder).glob(pattern) if pattern
+             else Path(folder).rglob(f".*{TEMP_SUFFIX}"))
+    for tmp in found:
+        if not tmp.name.endswith(TEMP_SUFFIX):
+            continue
         try:
-            if tmp.is_file() and now - tmp.stat().st_mtime > age:
+            if now - _newest(tmp) <= age or tmp.is_symlink():
+                continue
+            if tmp.is_dir():
+                shutil.rmtree(tmp)
+            elif tmp.is_file():
                 tmp.unlink()
-                removed += 1
+            else:
+                continue
+            removed += 1
         except OSError:
             continue
     return removed
+
+
+def _newest(path: Path) -> float:
+    """The last change to a file, or to a folder or any file directly in it."""
+    times = [path.lstat().st_mtime]
+    if path.is_dir():
+        times += [p.lstat().st_mtime for p in path.iterdir()]
+    return max(times)
