@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import math
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -73,6 +74,59 @@ def _number(row: dict, key: str, path: Path, i: int) -> float:
                             entry=f"row {i}", field=key) from None
 
 
+def _complexity_of(row: dict, path: Path, i: int) -> int:
+    n = _number(row, "n", path, i)
+    if not (math.isfinite(n) and n == int(n) and 1 <= n <= 1000):
+        raise AutocompError(f"expected a whole number of atoms, got {row['n']!r}", file=path,
+                            entry=f"row {i}", field="n")
+    return int(n)
+
+
+def _crop(row: dict, path: Path, i: int, image: str) -> list[float]:
+    """The row's crop box, checked now rather than when a model scores it: finite, not
+    empty, and overlapping its image (whose size is read from the file's header)."""
+    crop = [_number(row, k, path, i) for k in ("x", "y", "width", "height")]
+    x, y, w, h = crop
+    bad = ("not finite" if not all(math.isfinite(v) for v in crop)
+           else "empty (width and height must be > 0)" if w <= 0 or h <= 0 else None)
+    if bad is None:
+        size = _size(image)
+        if size and (x >= size[0] or y >= size[1] or x + w <= 0 or y + h <= 0):
+            bad = f"outside the {size[0]}x{size[1]} image"
+    if bad:
+        raise AutocompError(f"the crop box {crop} is {bad}", file=path, entry=f"row {i}",
+                            field="x, y, width, height")
+    return crop
+
+
+def _size(image: str) -> tuple[int, int] | None:
+    from PIL import Image
+
+    try:
+        with Image.open(image) as im:
+            return im.size
+    except Exception:  # an unreadable image is reported, one line, when it is scored
+        return None
+
+
+def _rows(path: Path):
+    """(row number, row) of a CSV file, the header being row 1; a broken file is one line
+    naming where."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        try:
+            lacking = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            if lacking:
+                raise AutocompError(f"missing column(s) {', '.join(lacking)}", file=path)
+            yield from enumerate(reader, start=2)
+        except UnicodeDecodeError as exc:
+            raise AutocompError(f"not UTF-8 text (byte {exc.start} of a read block, after "
+                                f"line {reader.line_num})", file=path) from None
+        except csv.Error as exc:  # e.g. a field over csv's 128 KB limit
+            raise AutocompError(f"not a readable CSV row ({exc})", file=path,
+                                entry=f"line {reader.line_num + 1}") from None
+
+
 def load_crepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
     files = [source] if source.is_file() else sorted(source.rglob("*.csv"))
     if not files:
@@ -83,46 +137,41 @@ def load_crepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
     total = 0
     for path in files:
         kind = _type_of(path.relative_to(source) if source.is_dir() else path)
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            lacking = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if lacking:
-                raise AutocompError(f"missing column(s) {', '.join(lacking)}", file=path)
-            for i, row in enumerate(reader, start=2):  # row 1 is the header
-                total += 1
-                caption = normalise_space(row["caption"] or "")
-                if not caption:
-                    raise AutocompError("empty caption", file=path, entry=f"row {i}",
-                                        field="caption")
-                negs = parse_negatives(row["hard_negs"] or "", path, i)
-                n = int(_number(row, "n", path, i)) if row.get("n") else _complexity(path)
-                image_id = (row["image_id"] or "").strip()
-                if not image_id.isdigit():
-                    raise AutocompError(f"expected a Visual Genome image id, got {image_id!r}",
-                                        file=path, entry=f"row {i}", field="image_id")
-                item_id = f"{kind}-{path.stem}-{i}"
-                image = root.resolve(f"{image_id}.jpg", item_id, path)
-                if image is None:
-                    continue
-                crop = [_number(row, k, path, i) for k in ("x", "y", "width", "height")]
-                flags = []
-                if caption in negs:
-                    flags.append("positive among negatives")
-                elif caption.lower() in {x.lower() for x in negs}:
-                    flags.append("positive among negatives up to case")
-                name = f"crepe/{kind}-n{n}"
-                for f in flags:
-                    flagged[f"{name}: {f}"] += 1
-                item = {"id": item_id, "task": "crepe", "n": n, "image": image, "crop": crop,
-                        "positive": caption,
-                        "negatives": [{"caption": x, "category": kind, "same_meaning": False}
-                                      for x in negs],
-                        "counts": {k: row.get(k) for k in ("n_objects", "n_relations",
-                                                           "n_attributes",
-                                                           "n_connected_components")}}
-                if flags:
-                    item["flags"] = flags
-                cells[(kind, n)].append(item)
+        for i, row in _rows(path):
+            total += 1
+            caption = normalise_space(row["caption"] or "")
+            if not caption:
+                raise AutocompError("empty caption", file=path, entry=f"row {i}",
+                                    field="caption")
+            negs = parse_negatives(row["hard_negs"] or "", path, i)
+            n = _complexity_of(row, path, i) if row.get("n") else _complexity(path)
+            image_id = (row["image_id"] or "").strip()
+            if not (image_id.isascii() and image_id.isdigit()):
+                raise AutocompError(f"expected a Visual Genome image id, got {image_id!r}",
+                                    file=path, entry=f"row {i}", field="image_id")
+            item_id = f"{kind}-{path.stem}-{i}"
+            image = root.resolve(f"{image_id}.jpg", item_id, path)
+            if image is None:
+                continue
+            crop = _crop(row, path, i, image)
+            flags = []
+            if caption in negs:
+                flags.append("positive among negatives")
+            elif caption.lower() in {x.lower() for x in negs}:
+                flags.append("positive among negatives up to case")
+            name = f"crepe/{kind}-n{n}"
+            for f in flags:
+                flagged[f"{name}: {f}"] += 1
+            item = {"id": item_id, "task": "crepe", "n": n, "image": image, "crop": crop,
+                    "positive": caption,
+                    "negatives": [{"caption": x, "category": kind, "same_meaning": False}
+                                  for x in negs],
+                    "counts": {k: row.get(k) for k in ("n_objects", "n_relations",
+                                                       "n_attributes",
+                                                       "n_connected_components")}}
+            if flags:
+                item["flags"] = flags
+            cells[(kind, n)].append(item)
     root.check(total, source)
     benches = [LoadedBenchmark(f"crepe/{kind}-n{n}", "crepe", n, "vg", kind,
                                lambda rows=rows: iter(rows))

@@ -14,6 +14,7 @@ captions is kept in the suite's info and the result JSON.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
@@ -30,11 +31,31 @@ SUBSETS = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "s
 FIELDS = ("filename", "caption", "negative_caption")
 
 
+class _Repeated(ValueError):
+    pass
+
+
+def _unique(pairs: list) -> dict:
+    """A JSON object whose keys are all different (json keeps the last of a repeated key
+    and drops the rest without a word)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _Repeated(f"key {key[:40]!r} appears more than once in one object")
+    return out
+
+
 def _read(path: Path) -> dict:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique)
+    except _Repeated as exc:
+        raise AutocompError(str(exc), file=path) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise AutocompError(f"not valid JSON: {exc}", file=path) from None
+    except RecursionError:
+        raise AutocompError("not a SugarCrepe file: its JSON is nested too deeply",
+                            file=path) from None
     if not isinstance(data, dict):
         raise AutocompError("expected an object keyed by \"0\", \"1\", ... , got "
                             f"{type(data).__name__}", file=path)
@@ -42,9 +63,9 @@ def _read(path: Path) -> dict:
 
 
 def _key(k: str, path: Path) -> int:
-    if not (isinstance(k, str) and k.strip().isdigit()):
-        raise AutocompError(f"expected string indices (\"0\", \"1\", ...), got key {k!r}",
-                            file=path)
+    if not re.fullmatch(r"[0-9]{1,12}", k):  # ASCII digits: "²".isdigit() is True
+        raise AutocompError("expected string indices (\"0\", \"1\", ...), got key "
+                            f"{k[:40]!r}{' (cut)' if len(k) > 40 else ''}", file=path)
     return int(k)
 
 

@@ -86,14 +86,20 @@ class ImageRoot:
 
     def resolve(self, name: str, item_id: str, where) -> str | None:
         """The absolute path of `name`, or None when it is missing and skip_missing."""
-        if not isinstance(name, str) or not name.strip():
-            raise AutocompError(f"item {item_id}: expected an image file name, got {name!r}",
+        if not isinstance(name, str) or not name.strip() or "\0" in name:
+            raise AutocompError(f"item {item_id}: expected an image file name, got "
+                                f"{name[:80] if isinstance(name, str) else name!r}",
                                 file=where)
-        path = (self.root / name).resolve()
-        if not path.is_relative_to(self.root):
-            raise AutocompError(f"item {item_id}: image '{name}' lies outside the image "
-                                f"folder {self.root}", file=where)
-        if not path.exists():
+        try:
+            path = (self.root / name).resolve()
+            if not path.is_relative_to(self.root):
+                raise AutocompError(f"item {item_id}: image '{name}' lies outside the image "
+                                    f"folder {self.root}", file=where)
+            exists = path.exists()
+        except OSError as exc:  # a name too long for the file system, a loop of links
+            raise AutocompError(f"item {item_id}: image {name[:80]!r} cannot be looked up "
+                                f"({exc.strerror or exc})", file=where) from None
+        if not exists:
             self.missing.append((item_id, name))
             return None
         if not path.is_file():
