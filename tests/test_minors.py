@@ -2,6 +2,7 @@
 
 import errno
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -196,3 +197,21 @@ def test_a_second_run_on_a_busy_stage_is_refused_until_the_first_ends(tmp_path):
         holder.wait()
     run_pipeline(run, stages=("captions",), progress=False)
     assert run.layout.parts("captions")
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("image: f\npositive: p\nnegatives: [n]\nid: [a, b]\n",
+     "field id: expected one column name, got ['a', 'b']"),
+    ("image: f\npositive: {a: 1}\nnegatives: n\n", "field positive: expected one column"),
+    ("image: f\npositive: p\nnegatives: []\n", "field negatives: expected a column name or"),
+    ("image: f\npositive: p\nnegatives: [n, 3]\n", "field negatives: expected a column"),
+])
+def test_a_column_mapping_with_a_list_where_a_name_belongs_is_one_line(tmp_path, text,
+                                                                        needle):
+    from autocomp.core.errors import AutocompError
+    from autocomp.formats.columns import parse_mapping
+
+    path = tmp_path / "map.yaml"
+    path.write_text(text)
+    with pytest.raises(AutocompError, match=f"map.yaml: {re.escape(needle)}"):
+        parse_mapping(str(path))

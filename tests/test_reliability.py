@@ -311,6 +311,10 @@ def test_eval_where_results_cannot_be_written_says_which_option(tmp_path):
     (b"name: x\nkind: objects\nentries: !!python/object/apply:os.system [ls]\n",
      "unsafe or unknown YAML tag at line 3"),
     (b"name: x\nkind: objects\nname: y\nentries: [cup]\n", "duplicate key 'name' at line 3"),
+    (b"name: x\nkind: objects\n? [a, b]\n: c\nentries: [cup]\n",
+     "a mapping key must be a plain value, got a list at line 3"),
+    (b"name: x\nkind: objects\nentries: {{a: 1}: cup}\n",
+     "a mapping key must be a plain value, got a dict at line 3"),
 ])
 def test_yaml_problems_are_one_line(tmp_path, text, needle):
     from autocomp.concepts.vocab import load_vocabulary

@@ -15,14 +15,20 @@ class _StrictLoader(yaml.SafeLoader):
     silently win)."""
 
 
+class _KeyError(yaml.constructor.ConstructorError):
+    """A key autocomp refuses (given twice, or not a plain value)."""
+
+
 def _mapping(loader, node, deep=False):
     seen = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        mark = key_node.start_mark
+        if isinstance(key, (list, dict, set)):
+            raise _KeyError(None, None, f"a mapping key must be a plain value, got a "
+                            f"{type(key).__name__} at line {mark.line + 1}", mark)
         if key in seen:
-            mark = key_node.start_mark
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} at line {mark.line + 1}", mark)
+            raise _KeyError(None, None, f"duplicate key {key!r} at line {mark.line + 1}", mark)
         seen.add(key)
     return loader.construct_mapping(node, deep=deep)
 
@@ -41,11 +47,11 @@ def read_yaml(path: Path):
         raise AutocompError(f"not UTF-8 text (byte {exc.start})", file=path) from None
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
+    except _KeyError as exc:
+        raise AutocompError(f"{exc.problem}", file=path) from None
     except yaml.constructor.ConstructorError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where else ""
-        if "duplicate key" in str(exc.problem):
-            raise AutocompError(f"{exc.problem}", file=path) from None
         raise AutocompError(f"unsafe or unknown YAML tag{line} ({exc.problem}); only plain "
                             "YAML is read", file=path) from None
     except yaml.YAMLError as exc:

@@ -61,6 +61,13 @@ def _check(mapping: dict, where) -> dict:
     if lacking:
         raise AutocompError(f"the column mapping needs {', '.join(lacking)} (e.g. --columns "
                             "image=file,positive=caption,negatives=negs)", file=where)
+    for key, value in mapping.items():
+        names = value if key == "negatives" and isinstance(value, list) else [value]
+        if not names or not all(isinstance(v, str) and v.strip() for v in names):
+            want = ("a column name or a list of column names" if key == "negatives"
+                    else "one column name")
+            raise AutocompError(f"expected {want}, got {value!r}"[:160], file=where,
+                                field=key)
     return mapping
 
 
