@@ -215,3 +215,65 @@ def test_a_column_mapping_with_a_list_where_a_name_belongs_is_one_line(tmp_path,
     path.write_text(text)
     with pytest.raises(AutocompError, match=f"map.yaml: {re.escape(needle)}"):
         parse_mapping(str(path))
+
+
+def test_a_huge_entry_name_is_refused_at_once_in_one_short_line(tmp_path):
+    from autocomp.core.errors import AutocompError
+
+    path = tmp_path / "v.yaml"
+    path.write_text("name: x\nkind: objects\nentries: [" + "a" * 100_000 + ", cup]\n")
+    out = CliRunner().invoke(main, ["vocab", "check", str(path)])
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert "field 'name' is 100,000 characters long (at most 64" in out.output
+    assert len(out.output) < 400
+    from autocomp.concepts.vocab import parse_vocabulary
+
+    with pytest.raises(AutocompError, match="field 'inverse' is 5,000 characters"):
+        parse_vocabulary({"name": "r", "kind": "relations",
+                          "entries": [{"name": "on", "inverse": "u" * 5000}]}, "r.yaml")
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("\u0430pple", "mixes letters of several alphabets that look alike: cyrillic 'а' "
+                   "(U+0430), latin 'p'"),
+    ("cu\u200bp", "contains the invisible character U+200B"),
+    ("\uff43at", "compatibility characters (plain form 'cat')"),
+])
+def test_look_alike_letters_in_a_vocabulary_warn(name, needle):
+    import warnings
+
+    from autocomp.concepts.vocab import parse_vocabulary
+
+    with pytest.warns(UserWarning, match=re.escape(needle)):
+        parse_vocabulary({"name": "x", "kind": "objects", "entries": [name, "cup"]}, "v.yaml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one alphabet, however unusual, is fine
+        parse_vocabulary({"name": "x", "kind": "objects", "entries": ["кот", "τσάι", "cup"]},
+                         "v.yaml")
+
+
+def test_the_caption_check_is_not_exponential_in_repeated_words():
+    """Attributes whose words overlap ("big", "big big"): 38 repeated words took 61-79 s
+    (twice as long per word); now well under a second, so 400 words finish in this
+    generous limit only when matching is linear (scripts/bench_check.py times it)."""
+    import subprocess
+    import sys
+
+    code = ("from autocomp.core.scene import Object, Relation, SceneGraph\n"
+            "from autocomp.language.check import check_caption\n"
+            "from autocomp.language.grammar import Noun\n"
+            "g = SceneGraph((Object('cube', ('red', 'big', 'big big')), Object('ball')),"
+            " (Relation(0, 'on', 1),))\n"
+            "noun = lambda n: Noun(n, 'a', n + 's')\n"
+            "for k in (38, 400):\n"
+            "    assert not check_caption('a ' + 'big ' * k + 'x', g, noun).passed\n"
+            "g = SceneGraph((Object('cube', ('red', 'big', 'shiny')), Object('ball')),"
+            " (Relation(0, 'on', 1),))\n"
+            "for c in ('a shiny big red cube on a ball', 'a big green red shiny cube'):\n"
+            "    r = check_caption(c, g, noun)\n"
+            "    print(r.passed, r.failed)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [  # other attributes in any order; no other words
+        "True ()", "False ('red cube', 'big cube', 'shiny cube', 'cube on ball')"]

@@ -50,6 +50,8 @@ ASPECT_FIELD = {"attributes": "attribute", "relations": "relation"}
 PATTERNS = ("stripes", "dots", "checks")
 MATERIALS = ("wood", "metal", "glass", "stone", "fabric")
 MAX_COUNT = 6
+MAX_NAME = 64  # characters of a name (the longest Objects365 name has 31): it is written
+#                into captions and prompts, and a huge one made the check take minutes
 GEOMETRY = ("dx", "dy", "size", "depth")  # a direction (x right, y down), a size sign, or
 #                                          a depth sign (+1: the subject is nearer)
 
@@ -189,10 +191,17 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
                             file=path, entry=i)
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise AutocompError(f"field 'name' must be a non-empty string, got {name!r}",
+        raise AutocompError(f"field 'name' must be a non-empty string, got {name!r}"[:160],
                             file=path, entry=i)
+    _short(name, path, i, "name")
     name = " ".join(name.lower().split())
     where = f"{i} ('{name}')"
+    odd = look_alike(name)
+    if odd:
+        import warnings
+
+        warnings.warn(f"{path}: entry {where}: {odd}; captions and detector prompts typed "
+                      "with the ordinary letters will not match it", stacklevel=3)
 
     def fail(problem):
         return AutocompError(problem, file=path, entry=where)
@@ -231,7 +240,9 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
                      pattern=pattern, material=material, count=count)
     inverse = raw.get("inverse")
     if inverse is not None and not isinstance(inverse, str):
-        raise fail(f"field 'inverse' must be a relation name, got {inverse!r}")
+        raise fail(f"field 'inverse' must be a relation name, got {inverse!r}"[:160])
+    if inverse is not None:
+        _short(inverse, path, i, "inverse")
     geometry = raw.get("geometry") or {}
     if not isinstance(geometry, dict):
         raise fail(f"field 'geometry' must be a mapping, got {geometry!r}")
@@ -245,6 +256,39 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
     if len({"dx", "size", "depth"} & set(geometry)) > 1:
         raise fail("field 'geometry' is one of a direction (dx, dy), size or depth")
     return Entry(name, inverse=inverse and " ".join(inverse.lower().split()), geometry=geometry)
+
+
+LOOK_ALIKE_SCRIPTS = {"LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE"}
+
+
+def look_alike(text: str) -> str | None:
+    """Why `text` may not be what it looks like (a Cyrillic 'а' in 'аpple', a zero-width
+    space, a full-width letter), or None."""
+    import unicodedata
+
+    for ch in text:
+        if unicodedata.category(ch) in ("Cf", "Cc", "Co", "Cn"):
+            return f"contains the invisible character U+{ord(ch):04X}"
+    if unicodedata.normalize("NFKC", text) != text:
+        return (f"is written with compatibility characters (plain form "
+                f"'{unicodedata.normalize('NFKC', text)}')")
+    scripts: dict[str, str] = {}
+    for ch in text:
+        script = unicodedata.name(ch, "").split(" ")[0]
+        if ch.isalpha() and script in LOOK_ALIKE_SCRIPTS:
+            scripts.setdefault(script, ch)
+    if len(scripts) > 1:
+        mixed = ", ".join(f"{s.lower()} '{c}' (U+{ord(c):04X})" for s, c in sorted(
+            scripts.items()))
+        return f"mixes letters of several alphabets that look alike: {mixed}"
+    return None
+
+
+def _short(text: str, path, i: int, field: str) -> None:
+    if len(text) > MAX_NAME:
+        raise AutocompError(f"field '{field}' is {len(text):,} characters long (at most "
+                            f"{MAX_NAME}: it is written into every caption): "
+                            f"{text[:30]!r}...", file=path, entry=i)
 
 
 def _object_entry(name: str, raw: dict, fail) -> Entry:
@@ -262,7 +306,10 @@ def _object_entry(name: str, raw: dict, fail) -> Entry:
     if plural_form is None:
         plural_form = name if article == "some" else plural(name)
     if not isinstance(plural_form, str) or not plural_form.strip():
-        raise fail(f"field 'plural' must be a non-empty string, got {plural_form!r}")
+        raise fail(f"field 'plural' must be a non-empty string, got {plural_form!r}"[:160])
+    if len(plural_form) > MAX_NAME:
+        raise fail(f"field 'plural' is {len(plural_form):,} characters long (at most "
+                   f"{MAX_NAME})")
     return Entry(name, article=article, plural=" ".join(plural_form.lower().split()))
 
 

@@ -209,16 +209,21 @@ def _words(phrase: str) -> str:
 
 def _np(prefix: str, value: str | None, forms: tuple[str, ...], others=()) -> str:
     """<Article> [<Word>] [value] noun. `others`: the object's other attributes (scene
-    graphs give an object several: "a large red cube"), allowed before and after the value
-    in any order; an object with one attribute or none gets the paper's strict pattern."""
+    graphs give an object several: "a large red cube"), whose words may stand before and
+    after the value in any order; an object with one attribute or none gets the paper's
+    strict pattern.
+
+    Linear time: the other attributes are matched word by word (distinct words, none of
+    the value's), so at any position at most one alternative matches; alternatives of
+    phrases that overlap ("big", "big big") made the match exponential in repeated words."""
     alts = "|".join(_words(f) for f in sorted(forms, key=len, reverse=True))
-    extra = ""
-    if others:
-        words = "|".join(_words(o) for o in sorted(set(others), key=len, reverse=True))
-        extra = rf"(?:(?:{words})\s+)*"
-    val = rf"(?P<{prefix}val>{_words(value)})\s+" if value else ""
-    return (rf"\b(?P<{prefix}art>{_ART})\s+(?:(?P<{prefix}mod>{_WORD})\s+)?{extra}{val}"
-            rf"{extra}(?P<{prefix}noun>{alts})(?!\w)")  # not \b: "c++" ends in no word char
+    own = {w.lower() for w in (value or "").split()}
+    words = sorted({w.lower() for o in others for w in o.split()} - own, key=len,
+                   reverse=True)
+    extra = rf"(?:(?:{'|'.join(map(re.escape, words))})\s+)*" if words else ""
+    middle = f"{extra}(?P<{prefix}val>{_words(value)})\\s+{extra}" if value else extra
+    return (rf"\b(?P<{prefix}art>{_ART})\s+(?:(?P<{prefix}mod>{_WORD})\s+)?{middle}"
+            rf"(?P<{prefix}noun>{alts})(?!\w)")  # not \b: "c++" ends in no word char
 
 
 def _counted(prefix: str, value: str, forms: tuple[str, ...]) -> str:
