@@ -277,3 +277,38 @@ def test_the_caption_check_is_not_exponential_in_repeated_words():
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [  # other attributes in any order; no other words
         "True ()", "False ('red cube', 'big cube', 'shiny cube', 'cube on ball')"]
+
+
+def test_compass_eval_confines_images_to_the_sets_image_folder(tmp_path):
+    """A set's items may only name images inside the folder its manifest records (the run
+    or the VG images); before, eval read any path on the machine."""
+    from PIL import Image
+
+    from autocomp.compass.build import build_run
+    from autocomp.compass.sets import file_digest
+
+    run = _run(tmp_path)
+    out = tmp_path / "set"
+    build_run(run.dir, out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["image_root"] == str(run.dir.resolve())
+    ok = CliRunner().invoke(main, ["compass", "eval", str(out), "--model", "reference:oracle"])
+    assert ok.exit_code == 0, ok.output
+    outside = tmp_path / "elsewhere.png"
+    Image.new("RGB", (8, 8)).save(outside)
+    path = out / "composed.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows[0]["image"] = str(outside)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest["files"]["composed"] = file_digest(path)  # a consistent, hostile set
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    from tiny_models import tiny_open_clip
+
+    model = f"open_clip:local-dir:{tiny_open_clip(tmp_path / 'oc')}"  # it reads the images
+    bad = CliRunner().invoke(main, ["compass", "eval", str(out), "--model", model])
+    assert bad.exit_code == 1 and "Traceback" not in bad.output
+    assert f"image '{outside}' lies outside {run.dir.resolve()}" in bad.output
+    del manifest["image_root"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    old = CliRunner().invoke(main, ["compass", "eval", str(out), "--model", "reference:oracle"])
+    assert old.exit_code == 1 and "records no image folder" in old.output

@@ -170,6 +170,7 @@ def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None
                    if candidates == "wordnet" else None)
         return write_sets(spill, vocab, Path(out), seed, similarity,
                           {"source": "visual-genome", "dir": str(vg_dir),
+                           "image_root": str(Path(images_dir).resolve()),
                            "images": spill.count, "skipped": dict(sorted(skipped.items()))},
                           writer, candidates, lexicon, hosts, echo=echo)
 
@@ -300,5 +301,6 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
 
         lexicon = Lexicon(load_wordnet(wordnet))
     return write_sets(sources, vocab, Path(out), seed, similarity,
-                      {"source": "synthetic", "dir": str(run.dir), "images": len(sources)},
+                      {"source": "synthetic", "dir": str(run.dir), "images": len(sources),
+                       "image_root": str(run.dir.resolve())},
                       writer, candidates, lexicon, groups=groups)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autocomp.compass.sets import FILES, check_set
+from autocomp.compass.sets import FILES, check_set, image_root
 from autocomp.core.records import write_text
 from autocomp.eval.cache import folder_name
 from autocomp.formats.runs import Benchmark
@@ -23,7 +23,8 @@ def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | Non
     from autocomp.eval.scorers import load_scorer
 
     compass_dir = Path(compass_dir)
-    digests = check_set(compass_dir).get("files", {})
+    manifest = check_set(compass_dir)
+    digests, root = manifest.get("files", {}), image_root(manifest, compass_dir)
     for model in models:
         harness = None
         for name in FILES:
@@ -37,7 +38,7 @@ def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | Non
                 out.parent.mkdir(parents=True, exist_ok=True)
                 (out.parent / "model.txt").write_text(model + "\n", encoding="utf-8")
                 harness = Harness(load_scorer(model, device=device, batch_size=batch_size),
-                                  Path("/"), {}, cache_dir or compass_dir / "cache")
+                                  root, {}, cache_dir or compass_dir / "cache")
             bench = Benchmark(name, "compass", 0, "", name, compass_dir / f"{name}.jsonl")
             got = harness.run(bench, out)
             write_text(scored, json.dumps({"file": f"{name}.jsonl",

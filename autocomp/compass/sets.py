@@ -37,6 +37,17 @@ def check_set(compass_dir: Path) -> dict:
     return manifest
 
 
+def image_root(manifest: dict, compass_dir: Path) -> Path:
+    """The folder the set's images must lie in (the run, or the Visual Genome images), as
+    its manifest records it: eval refuses an item whose image is outside it."""
+    root = manifest.get("image_root")
+    if not isinstance(root, str) or not Path(root).is_absolute() or Path(root) == Path("/"):
+        raise AutocompError(f"the manifest records no image folder (image_root: {root!r}; "
+                            "sets built before it was recorded lack it): rebuild the set",
+                            file=Path(compass_dir) / "manifest.json")
+    return Path(root)
+
+
 def file_digest(path: Path) -> str | None:
     h = hashlib.sha256()
     try:
