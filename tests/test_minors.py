@@ -312,3 +312,30 @@ def test_compass_eval_confines_images_to_the_sets_image_folder(tmp_path):
     (out / "manifest.json").write_text(json.dumps(manifest))
     old = CliRunner().invoke(main, ["compass", "eval", str(out), "--model", "reference:oracle"])
     assert old.exit_code == 1 and "records no image folder" in old.output
+
+
+def test_review_on_a_run_it_cannot_write_to_names_the_option(tmp_path, monkeypatch):
+    from autocomp.review.sample import load_or_draw
+    from autocomp.run import Run
+
+    run = _run(tmp_path)
+    (run.dir / "review").write_text("a file where the review folder goes")
+    out = CliRunner().invoke(main, ["review", str(run.dir), "--port", "0"])
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert "cannot write the review folder" in out.output
+    assert "pass --review-dir DIR" in out.output
+    import os
+
+    real = os.access
+    ro_dir = tmp_path / "read-only-mount"
+    monkeypatch.setattr(os, "access", lambda p, m: False if str(p) == str(ro_dir)
+                        else real(p, m))
+    ro = CliRunner().invoke(main, ["review", str(run.dir), "--review-dir", str(ro_dir)])
+    assert ro.exit_code == 1 and "(permission denied)" in ro.output, ro.output
+    assert "--review-dir" not in ro.output  # the user's own folder: no option to suggest
+    elsewhere = tmp_path / "mine"
+    sample = load_or_draw(Run.open(run.dir), "validate", 2, 0, elsewhere)
+    assert (elsewhere / "validate.sample.json").is_file() and sample["units"]
+    rep = CliRunner().invoke(main, ["review", str(run.dir), "--review-dir", str(elsewhere),
+                                    "--report"])
+    assert rep.exit_code == 1 and "no validate judgments on this run's sample" in rep.output

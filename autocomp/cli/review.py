@@ -27,10 +27,14 @@ from autocomp.cli import options
 @click.option("--allow-host", multiple=True, metavar="NAME",
               help="Another name the page may be opened at (e.g. a reverse proxy's); "
                    "requests naming any other host are refused (DNS rebinding).")
+@click.option("--review-dir", type=click.Path(path_type=Path), default=None,
+              help="Where the sample and the judgments are kept [default: RUN_DIR/review]; "
+                   "another folder for a run that is read-only or shared.")
 @click.option("--report", "report_only", is_flag=True,
               help="Print concordance (validate) or human accuracy (test) and exit.")
 @options.table_format
-def review(run_dir, mode, per_cell, seed, host, port, allow_host, report_only, table_format):
+def review(run_dir, mode, per_cell, seed, host, port, allow_host, review_dir, report_only,
+           table_format):
     """Serve a page that shows a balanced sample of RUN_DIR's images to human judges and
     records each judgment in RUN_DIR/review/judgments.jsonl (resumable; annotators by
     name). With --report, print what the judgments say."""
@@ -39,10 +43,12 @@ def review(run_dir, mode, per_cell, seed, host, port, allow_host, report_only, t
     from autocomp.run import Run
 
     run = Run.open(run_dir)
-    judgments = Judgments(run.layout.review / "judgments.jsonl")
+    folder = review_dir or run.layout.review
+    judgments = Judgments(folder / "judgments.jsonl")
     if report_only:
-        return _report(run, mode, judgments, table_format, sample_path(run.dir, mode))
-    sample = load_or_draw(run, mode, per_cell, seed)
+        return _report(run, mode, judgments, table_format, sample_path(folder, mode))
+    _writable(folder, review_dir is None)
+    sample = load_or_draw(run, mode, per_cell, seed, folder)
     from autocomp.review.server import Review, make_server
 
     try:
@@ -62,6 +68,25 @@ def review(run_dir, mode, per_cell, seed, host, port, allow_host, report_only, t
         pass
     finally:
         server.server_close()
+
+
+def _writable(folder: Path, default: bool) -> None:
+    """The review folder can take the sample and judgments, or one line saying so (and,
+    for the run's own folder, which option keeps them elsewhere)."""
+    import os
+
+    from autocomp.core.errors import AutocompError
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        ok = os.access(folder, os.W_OK | os.X_OK)
+        problem = "permission denied"
+    except OSError as exc:
+        ok, problem = False, exc.strerror or str(exc)
+    if not ok:
+        hint = ": pass --review-dir DIR to keep the sample and judgments elsewhere" \
+            if default else ""
+        raise AutocompError(f"cannot write the review folder ({problem}){hint}", file=folder)
 
 
 def _report(run, mode, judgments, fmt, path):

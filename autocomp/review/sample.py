@@ -20,18 +20,20 @@ from collections import defaultdict
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.core.layout import RunLayout
 from autocomp.core.records import write_text
 
 
-def sample_path(run_dir: Path, mode: str) -> Path:
-    return RunLayout(run_dir).review / f"{mode}.sample.json"
+def sample_path(folder: Path, mode: str) -> Path:
+    """The sample file in a review folder (RUN/review, or `--review-dir`)."""
+    return Path(folder) / f"{mode}.sample.json"
 
 
-def load_or_draw(run, mode: str, per_cell: int | None, seed: int | None) -> dict:
-    """The run's sample for `mode`: read back when drawn before (the options given must
-    match it), else drawn and written. None options take the stored (or default) values."""
-    path = sample_path(run.dir, mode)
+def load_or_draw(run, mode: str, per_cell: int | None, seed: int | None,
+                 folder: Path | None = None) -> dict:
+    """The run's sample for `mode` in the review `folder` (default RUN/review): read back
+    when drawn before (the options given must match it), else drawn and written. None
+    options take the stored (or default) values."""
+    path = sample_path(run.layout.review if folder is None else folder, mode)
     if path.is_file():
         try:
             sample = json.loads(path.read_text(encoding="utf-8"))
