@@ -76,7 +76,7 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
         rank, world, share, dev = dist()
         device = dev if dev != "auto" else device  # each process its own GPU
     suite = open_suite(run_dir, source_format, images, parse_mapping(columns), skip_missing)
-    base = output_base(suite.source)
+    base = output_base(suite.source, suite.format)
     output, cache_dir = output or base / "results", cache_dir or base / "cache"
     for folder, option in ((output, "--output"), (cache_dir, "--cache")):
         _writable(folder, option)
@@ -87,14 +87,19 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
 
 def _writable(folder: Path, option: str) -> None:
     """Results and vectors go under the run by default: on a read-only run, say which
-    option moves them, before any model is loaded."""
+    option moves them, before any model is loaded. Nothing is created here (a model that
+    then fails to load leaves no empty folders)."""
     import tempfile
 
     from autocomp.core.errors import AutocompError
 
+    probe = folder.resolve()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
+        if not probe.is_dir():
+            raise NotADirectoryError(20, "a file stands where a folder should be")
+        with tempfile.TemporaryFile(dir=probe):
             pass
     except OSError as exc:
         raise AutocompError(f"cannot write here ({exc.strerror or exc}): pass {option} DIR "

@@ -37,8 +37,9 @@ def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | Non
             if harness is None:
                 out.parent.mkdir(parents=True, exist_ok=True)
                 (out.parent / "model.txt").write_text(model + "\n", encoding="utf-8")
-                harness = Harness(load_scorer(model, device=device, batch_size=batch_size),
-                                  root, {}, cache_dir or compass_dir / "cache")
+                scorer = load_scorer(model, device=device, batch_size=batch_size)
+                scorer.load()  # a model that cannot load leaves no cache folder behind
+                harness = Harness(scorer, root, {}, cache_dir or compass_dir / "cache")
             bench = Benchmark(name, "compass", 0, "", name, compass_dir / f"{name}.jsonl")
             got = harness.run(bench, out)
             write_text(scored, json.dumps({"file": f"{name}.jsonl",

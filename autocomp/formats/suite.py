@@ -120,12 +120,17 @@ def normalise_space(text: str) -> str:
     return " ".join(text.split())
 
 
-def output_base(source: Path) -> Path:
-    """Where results and the cache go by default: the folder itself, beside a file
-    (`data.jsonl` -> `data.autocomp/`), or for a hub id in the working folder
+def output_base(source: Path, fmt: str = "") -> Path:
+    """Where results and the cache go by default: inside an autocomp run (format "run"),
+    else beside the benchmark, never inside it (a dataset folder stays as it was
+    downloaded): `data.jsonl` -> `data.autocomp/`, `~/data/sugarcrepe/` ->
+    `~/data/sugarcrepe.autocomp/`, a hub id in the working folder
     (`hf:AutoComp/AutoComp-Minimal-N2-C` -> `./AutoComp-Minimal-N2-C.autocomp/`)."""
     text = str(source)
     if text.startswith("hf:") or not Path(text).exists():
         return Path.cwd() / f"{text.rstrip('/').rsplit('/', 1)[-1]}.autocomp"
-    source = Path(source)
-    return source if source.is_dir() else source.parent / f"{source.stem}.autocomp"
+    source = Path(source).resolve()
+    if fmt == "run":
+        return source
+    name = source.name if source.is_dir() else source.stem
+    return source.parent / f"{name}.autocomp"

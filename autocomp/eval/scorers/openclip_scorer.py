@@ -24,6 +24,35 @@ from autocomp.eval.scorers.base import DualEncoder, normalise
 from autocomp.models.hub import fingerprint
 
 
+def _check_folder(folder: str, spec: str) -> None:
+    """A local-dir: model is a folder with open_clip_config.json (and its weights)."""
+    from pathlib import Path
+
+    path = Path(folder).expanduser()
+    if not path.is_dir():
+        raise AutocompError(f"model '{spec}': no folder {path} (local-dir: names a folder "
+                            "holding open_clip_config.json and the weights, e.g. one made by "
+                            "`hf download ORG/REPO --local-dir DIR`)")
+    if not (path / "open_clip_config.json").is_file():
+        raise AutocompError(f"model '{spec}': the folder {path} has no open_clip_config.json "
+                            "(it should hold an open_clip model: config and weights)")
+
+
+def _check_tag(open_clip, name: str, pretrained: str | None, spec: str) -> None:
+    """A pretrained tag open_clip knows for this architecture (or a weights file)."""
+    from pathlib import Path
+
+    if not pretrained or Path(pretrained).expanduser().is_file():
+        return
+    if name.startswith(("hf-hub:", "local-dir:")) or name not in open_clip.list_models():
+        return  # hub and folder models have their own weights; unknown names fail later
+    tags = open_clip.list_pretrained_tags_by_model(name)
+    if pretrained not in tags and pretrained.lower() not in tags:
+        known = ", ".join(tags) if tags else "none: use a weights file"
+        raise AutocompError(f"model '{spec}': open_clip has no weights '{pretrained}' for "
+                            f"{name} (known tags: {known})")
+
+
 class OpenClipScorer(DualEncoder):
     family = "open_clip"
 
@@ -31,6 +60,8 @@ class OpenClipScorer(DualEncoder):
         super().__init__(name, pretrained, **kw)
         self._parts = None
         self.trim_context = True
+        if name.startswith("local-dir:"):
+            _check_folder(name[len("local-dir:"):], self.spec)
 
     @property
     def weights_id(self) -> str:
@@ -58,6 +89,7 @@ class OpenClipScorer(DualEncoder):
         notice = self.quickgelu_notice
         if notice:
             warnings.warn(notice, stacklevel=2)
+        _check_tag(open_clip, self.name, self.pretrained, self.spec)
         level = logging.root.manager.disable
         logging.disable(logging.ERROR)  # open_clip logs its own copy of the error
         try:
