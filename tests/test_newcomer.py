@@ -5,7 +5,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from test_external import coco, sugarcrepe  # noqa: F401 (fixtures)
+from test_external import coco, crepe, sugarcrepe  # noqa: F401 (fixtures)
 
 from autocomp.cli import main
 
@@ -46,3 +46,33 @@ def test_eval_leaves_a_dataset_folder_as_downloaded_and_a_failed_load_leaves_not
            if not p.name.endswith("predictions.json")]
     assert {r["benchmark"] for r in got if "benchmark" in r} == {"sugarcrepe/add_obj",
                                                                    "sugarcrepe/swap_att"}
+
+
+def test_audit_over_several_formats_selects_across_them_and_names_the_bad_source(
+        sugarcrepe, coco, crepe, tmp_path):  # noqa: F811
+    """A --benchmark pattern holds across the sources (before, a source without a match
+    stopped the audit); a source that cannot be read is named."""
+    import shutil
+
+    d, vg = crepe
+    images = tmp_path / "both"
+    shutil.copytree(coco, images)
+    for p in vg.iterdir():
+        shutil.copy(p, images / p.name)
+    runner = CliRunner()
+    out = runner.invoke(main, ["audit", str(sugarcrepe), str(d), "--images", str(images),
+                               "--benchmark", "crepe/*", "--json"])
+    assert out.exit_code == 0, out.output
+    assert {r["benchmark"] for r in json.loads(out.output)} == {"crepe/atom-n5",
+                                                               "crepe/swap-n4"}
+    both = runner.invoke(main, ["audit", str(sugarcrepe), str(d), "--images", str(images),
+                                "--json"])
+    assert {r["benchmark"].split("/")[0] for r in json.loads(both.output)} == {
+        "sugarcrepe", "crepe"}
+    none = runner.invoke(main, ["audit", str(sugarcrepe), str(d), "--images", str(images),
+                                "--benchmark", "vl-checklist/*"])
+    assert none.exit_code == 1 and "known: sugarcrepe/add_obj" in none.output
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text('{"a": 1}\n')
+    bad = runner.invoke(main, ["audit", str(sugarcrepe), str(stray), "--images", str(images)])
+    assert bad.exit_code == 1 and f"{stray}: the column mapping needs" in bad.output

@@ -29,12 +29,34 @@ def audit_cmd(sources, source_format, images, columns, skip_missing, patterns, l
               as_json):
     """How much of each benchmark a text-only model solves, and structural anomalies."""
     from autocomp.audit import audit, format_audit
+    from autocomp.core.errors import AutocompError
     from autocomp.formats import open_suite
     from autocomp.formats.columns import parse_mapping
 
     extra = [f"blind:lm@{lm}"] * bool(lm) + [f"blind:choice@{choice}"] * bool(choice)
+    suites = []
+    for source in sources:  # all read first: a bad one stops before any model runs
+        try:
+            suites.append(open_suite(source, source_format, images, parse_mapping(columns),
+                                     skip_missing))
+        except AutocompError as exc:
+            if len(sources) == 1 or str(source) in str(exc):
+                raise
+            raise AutocompError(f"{source}: {exc}") from None
+    chosen = [s for s in (_matching(s, patterns) for s in suites) if s is not None]
+    if not chosen:  # the patterns hold across all sources, not each
+        known = ", ".join(b.name for s in suites for b in s.benchmarks)
+        raise AutocompError(f"no benchmark matching {', '.join(patterns)} (known: {known})")
     rows = []
-    for source in sources:
-        suite = open_suite(source, source_format, images, parse_mapping(columns), skip_missing)
-        rows += audit(suite.select(patterns), extra, device)
+    for suite in chosen:
+        rows += audit(suite, extra, device)
     click.echo(json.dumps(rows, indent=1) if as_json else format_audit(rows))
+
+
+def _matching(suite, patterns):
+    from autocomp.core.errors import AutocompError
+
+    try:
+        return suite.select(patterns)
+    except AutocompError:
+        return None
