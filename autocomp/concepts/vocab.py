@@ -38,6 +38,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.resources import data_dir
 from autocomp.core.yamlio import checked_mapping, read_yaml
 from autocomp.language.grammar import ARTICLES, Noun, indefinite_article, plural
+from autocomp.language.letters import look_alike
 
 KINDS = ("objects", "attributes", "relations")
 FIELDS = {
@@ -256,32 +257,6 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
     if len({"dx", "size", "depth"} & set(geometry)) > 1:
         raise fail("field 'geometry' is one of a direction (dx, dy), size or depth")
     return Entry(name, inverse=inverse and " ".join(inverse.lower().split()), geometry=geometry)
-
-
-LOOK_ALIKE_SCRIPTS = {"LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE"}
-
-
-def look_alike(text: str) -> str | None:
-    """Why `text` may not be what it looks like (a Cyrillic 'а' in 'аpple', a zero-width
-    space, a full-width letter), or None."""
-    import unicodedata
-
-    for ch in text:
-        if unicodedata.category(ch) in ("Cf", "Cc", "Co", "Cn"):
-            return f"contains the invisible character U+{ord(ch):04X}"
-    if unicodedata.normalize("NFKC", text) != text:
-        return (f"is written with compatibility characters (plain form "
-                f"'{unicodedata.normalize('NFKC', text)}')")
-    scripts: dict[str, str] = {}
-    for ch in text:
-        script = unicodedata.name(ch, "").split(" ")[0]
-        if ch.isalpha() and script in LOOK_ALIKE_SCRIPTS:
-            scripts.setdefault(script, ch)
-    if len(scripts) > 1:
-        mixed = ", ".join(f"{s.lower()} '{c}' (U+{ord(c):04X})" for s, c in sorted(
-            scripts.items()))
-        return f"mixes letters of several alphabets that look alike: {mixed}"
-    return None
 
 
 def _short(text: str, path, i: int, field: str) -> None:
