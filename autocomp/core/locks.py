@@ -47,6 +47,7 @@ def holding(paths: dict, what: str):
             fh.truncate()
             fh.write(str(os.getpid()))
             fh.flush()
+            stack.callback(fh.truncate, 0)  # released: empty again (same run, same bytes)
         yield
 
 
