@@ -102,8 +102,8 @@ def export_run(run_dir: Path, fmt: str, out: Path) -> dict:
         raise AutocompError("the output folder is not empty (pick a new one)", file=out)
     run = Run.open(run_dir)
     rows = export_rows(run)
-    if out.parent.is_dir():
-        clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")  # a killed export's
+    if out.parent.is_dir():  # the temp folder of an export of this name that was killed
+        clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")
     counts = {"rows": 0, "minimal": 0, "contextual": 0}
     with atomic_dir(out) as tmp:
         if fmt == "webdataset":
