@@ -324,12 +324,18 @@ def test_review_on_a_run_it_cannot_write_to_names_the_option(tmp_path, monkeypat
     assert out.exit_code == 1 and "Traceback" not in out.output
     assert "cannot write the review folder" in out.output
     assert "pass --review-dir DIR" in out.output
-    import os
+    import tempfile
 
-    real = os.access
-    ro_dir = tmp_path / "read-only-mount"
-    monkeypatch.setattr(os, "access", lambda p, m: False if str(p) == str(ro_dir)
-                        else real(p, m))
+    real = tempfile.TemporaryFile
+    ro_dir = tmp_path / "read-only-mount"  # root writes anywhere: simulate the mount
+    ro_dir.mkdir()
+
+    def refused(*args, dir=None, **kw):
+        if str(dir) == str(ro_dir):
+            raise PermissionError(13, "Permission denied")
+        return real(*args, dir=dir, **kw)
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refused)
     ro = CliRunner().invoke(main, ["review", str(run.dir), "--review-dir", str(ro_dir)])
     assert ro.exit_code == 1 and "(permission denied)" in ro.output, ro.output
     assert "--review-dir" not in ro.output  # the user's own folder: no option to suggest

@@ -87,24 +87,14 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
 
 def _writable(folder: Path, option: str) -> None:
     """Results and vectors go under the run by default: on a read-only run, say which
-    option moves them, before any model is loaded. Nothing is created here (a model that
-    then fails to load leaves no empty folders)."""
-    import tempfile
-
+    option moves them, before any model is loaded."""
     from autocomp.core.errors import AutocompError
+    from autocomp.core.records import write_problem
 
-    probe = folder.resolve()
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    try:
-        if not probe.is_dir():
-            raise NotADirectoryError(20, "a file stands where a folder should be")
-        with tempfile.TemporaryFile(dir=probe):
-            pass
-    except OSError as exc:
-        raise AutocompError(f"cannot write here ({exc.strerror or exc}): pass {option} DIR "
-                            "for a folder you can write (e.g. when the run is read-only)",
-                            file=folder) from None
+    problem = write_problem(folder)
+    if problem:
+        raise AutocompError(f"cannot write here ({problem}): pass {option} DIR for a folder "
+                            "you can write (e.g. when the run is read-only)", file=folder)
 
 
 def _models_file(path: Path) -> Path:

@@ -73,17 +73,11 @@ def review(run_dir, mode, per_cell, seed, host, port, allow_host, review_dir, re
 def _writable(folder: Path, default: bool) -> None:
     """The review folder can take the sample and judgments, or one line saying so (and,
     for the run's own folder, which option keeps them elsewhere)."""
-    import os
-
     from autocomp.core.errors import AutocompError
+    from autocomp.core.records import write_problem
 
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        ok = os.access(folder, os.W_OK | os.X_OK)
-        problem = "permission denied"
-    except OSError as exc:
-        ok, problem = False, exc.strerror or str(exc)
-    if not ok:
+    problem = write_problem(folder)
+    if problem:
         hint = ": pass --review-dir DIR to keep the sample and judgments elsewhere" \
             if default else ""
         raise AutocompError(f"cannot write the review folder ({problem}){hint}", file=folder)

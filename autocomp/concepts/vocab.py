@@ -194,7 +194,8 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
     if not isinstance(name, str) or not name.strip():
         raise AutocompError(f"field 'name' must be a non-empty string, got {name!r}"[:160],
                             file=path, entry=i)
-    _short(name, path, i, "name")
+    if (long := _too_long(name, "name")):
+        raise AutocompError(long, file=path, entry=i)
     name = " ".join(name.lower().split())
     where = f"{i} ('{name}')"
     odd = look_alike(name)
@@ -242,8 +243,8 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
     inverse = raw.get("inverse")
     if inverse is not None and not isinstance(inverse, str):
         raise fail(f"field 'inverse' must be a relation name, got {inverse!r}"[:160])
-    if inverse is not None:
-        _short(inverse, path, i, "inverse")
+    if inverse is not None and (long := _too_long(inverse, "inverse")):
+        raise fail(long)
     geometry = raw.get("geometry") or {}
     if not isinstance(geometry, dict):
         raise fail(f"field 'geometry' must be a mapping, got {geometry!r}")
@@ -259,11 +260,12 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
     return Entry(name, inverse=inverse and " ".join(inverse.lower().split()), geometry=geometry)
 
 
-def _short(text: str, path, i: int, field: str) -> None:
-    if len(text) > MAX_NAME:
-        raise AutocompError(f"field '{field}' is {len(text):,} characters long (at most "
-                            f"{MAX_NAME}: it is written into every caption): "
-                            f"{text[:30]!r}...", file=path, entry=i)
+def _too_long(text: str, field: str) -> str | None:
+    """The problem with a name longer than MAX_NAME, or None."""
+    if len(text) <= MAX_NAME:
+        return None
+    return (f"field '{field}' is {len(text):,} characters long (at most {MAX_NAME}: it is "
+            f"written into every caption): {text[:30]!r}...")
 
 
 def _object_entry(name: str, raw: dict, fail) -> Entry:
@@ -282,9 +284,8 @@ def _object_entry(name: str, raw: dict, fail) -> Entry:
         plural_form = name if article == "some" else plural(name)
     if not isinstance(plural_form, str) or not plural_form.strip():
         raise fail(f"field 'plural' must be a non-empty string, got {plural_form!r}"[:160])
-    if len(plural_form) > MAX_NAME:
-        raise fail(f"field 'plural' is {len(plural_form):,} characters long (at most "
-                   f"{MAX_NAME})")
+    if (long := _too_long(plural_form, "plural")):
+        raise fail(long)
     return Entry(name, article=article, plural=" ".join(plural_form.lower().split()))
 
 

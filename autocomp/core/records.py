@@ -83,6 +83,22 @@ def atomic_dir(path: Path):
         raise
 
 
+def write_problem(folder: Path) -> str | None:
+    """Why new files cannot be written in `folder` (or where it would be made), or None;
+    creates nothing, so a command that stops later leaves no empty folders."""
+    probe = Path(folder).resolve()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        if not probe.is_dir():
+            return "a file stands where a folder should be"
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as exc:
+        return (exc.strerror or str(exc)).lower()
+    return None
+
+
 def write_jsonl(path: Path, records: Iterable[dict]) -> int:
     """Write all records to `path` atomically; returns how many were written."""
     count = 0
