@@ -12,7 +12,13 @@ For every benchmark of a suite (an autocomp run, SugarCrepe, CREPE, a column-map
                  leading, trailing or repeated whitespace or newlines (read before any
                  normalisation); negatives equal to the positive up to letter case;
                  positives repeated among their own negatives; duplicate items (same image
-                 and positive)
+                 names and captions)
+  images         only with --images (the rest reads text alone, no image needed): image
+                 files that cannot be read, and different names with the same bytes
+
+Items of several images (Winoground's 2 x 2) are audited on their (true, false) caption
+pairs per image; a blind scorer cannot beat chance on them by design (each caption is true
+of one image and false of the other), so it is flagged only above chance.
 """
 
 from __future__ import annotations
@@ -20,8 +26,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from pathlib import Path
 
-from autocomp.eval.harness import Harness, image_ref
+from autocomp.eval.harness import Harness
+from autocomp.eval.items import captions_of, image_refs
+from autocomp.eval.matrix import is_matrix, truth_of
 
 BLIND = ("blind:unigram", "blind:distinct", "blind:length")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -35,24 +44,37 @@ def _odd_space(text: str) -> bool:
     return text != text.strip() or "  " in text or "\n" in text or "\t" in text
 
 
+def _pairs(item: dict):
+    """(true caption, false caption) pairs of an item, as read before any normalisation
+    where the format kept the raw text."""
+    if is_matrix(item):
+        truth, caps = truth_of(item), item["captions"]
+        for row in truth:
+            for j in row.nonzero()[0]:
+                for k in (~row).nonzero()[0]:
+                    yield caps[j], caps[k]
+        return
+    for neg in item["negatives"]:
+        yield item["positive"], neg["caption"]
+
+
 def structure(items) -> dict:
-    """Structural counts over a benchmark's items."""
+    """Structural counts over a benchmark's items, from their text alone (image names are
+    text: two items with the same image name and captions are duplicates)."""
     n = pairs = same_bag = spaces = case_only = repeated = 0
     seen: Counter = Counter()
     for item in items:
         n += 1
-        pos = item["positive"]
         raw = item.get("raw", {})
-        negs = [x["caption"] for x in item["negatives"]]
-        texts = [raw.get("positive", pos), raw.get("negative", negs[0] if negs else ""), *negs]
+        texts = [raw.get("positive"), raw.get("negative"), *captions_of(item)]
         spaces += any(_odd_space(t) for t in texts if t)
-        bag = _bag(pos)
-        for neg in negs:
+        item_pairs = list(_pairs(item))
+        for pos, neg in item_pairs:
             pairs += 1
-            same_bag += _bag(neg) == bag
-        case_only += any(neg != pos and neg.lower() == pos.lower() for neg in negs)
-        repeated += pos in negs
-        seen[(image_ref(item), pos)] += 1
+            same_bag += _bag(neg) == _bag(pos)
+        case_only += any(neg != pos and neg.lower() == pos.lower() for pos, neg in item_pairs)
+        repeated += any(neg == pos for pos, neg in item_pairs)
+        seen[(tuple(image_refs(item)), tuple(captions_of(item)))] += 1
     duplicates = sum(c - 1 for c in seen.values() if c > 1)
     return {"items": n, "pairs": pairs,
             "same_words": round(100.0 * same_bag / pairs, 2) if pairs else None,
@@ -60,20 +82,50 @@ def structure(items) -> dict:
             "duplicates": duplicates}
 
 
-def far_from_chance(accuracy: float | None, chance: float | None, n: int) -> bool:
+def image_checks(items, root) -> dict:
+    """What only the image files can tell (run with --images): files that cannot be read
+    as images, and different file names with the same bytes."""
+    from PIL import Image
+
+    from autocomp.eval.cache import file_key
+    from autocomp.eval.items import split_ref
+
+    unreadable, by_content, names = 0, {}, set()
+    for item in items:
+        for ref in image_refs(item):
+            name = split_ref(ref)[0]
+            if name in names:
+                continue
+            names.add(name)
+            path = Path(root) / name
+            try:
+                with Image.open(path) as im:
+                    im.verify()
+                key = file_key(path)
+            except Exception:  # missing, truncated, not an image: counted
+                unreadable += 1
+                continue
+            by_content.setdefault(key, set()).add(name)
+    return {"unreadable_images": unreadable,
+            "duplicate_images": sum(len(v) - 1 for v in by_content.values() if len(v) > 1)}
+
+
+def far_from_chance(accuracy: float | None, chance: float | None, n: int,
+                    above_only: bool = False) -> bool:
     if accuracy is None or chance is None or n == 0:
         return False
     p = chance / 100.0
     se = 100.0 * math.sqrt(max(p * (1 - p), 1e-12) / n)
-    return abs(accuracy - chance) > max(3 * se, 5.0)
+    gap = accuracy - chance if above_only else abs(accuracy - chance)
+    return gap > max(3 * se, 5.0)
 
 
 def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = None,
-          echo=None) -> list[dict]:
-    """One row per benchmark: structure and each blind scorer's tie-aware accuracy; a bar,
-    or a progress line every ~10 s (core/progress.py)."""
+          echo=None, check_images: bool = False) -> list[dict]:
+    """One row per benchmark: structure and each blind scorer's tie-aware accuracy (and,
+    with `check_images`, what the image files show); a bar, or a progress line every ~10 s
+    (core/progress.py)."""
     import tempfile
-    from pathlib import Path
 
     from autocomp.core.progress import Progress
     from autocomp.eval.scorers import load_scorer
@@ -85,6 +137,8 @@ def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = 
     with tempfile.TemporaryDirectory(prefix="autocomp-audit-") as tmp, cells:
         for bench in suite.benchmarks:
             row = {"benchmark": bench.name, **structure(bench.items()), "blind": {}}
+            if check_images:
+                row.update(image_checks(bench.items(), suite.root))
             for m, scorer in scorers.items():
                 harness = Harness(scorer, suite.root, suite.tasks, None)
                 got = harness.run(bench, Path(tmp) / f"{len(rows)}-{len(row['blind'])}.jsonl",
@@ -96,7 +150,8 @@ def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = 
                 acc, chance = metrics["accuracy_tie_aware"], metrics["chance"]
                 row["chance"] = chance
                 row["blind"][m] = {"accuracy_tie_aware": acc, "chance": chance,
-                                   "flag": far_from_chance(acc, chance, got["n_items"])}
+                                   "flag": far_from_chance(acc, chance, got["n_items"],
+                                                           "text_score" in metrics)}
             rows.append(row)
     return rows
 
@@ -115,11 +170,13 @@ def format_audit(rows: list[dict]) -> str:
         out.append([r["benchmark"], str(r["items"]), r1(r.get("chance")), *cells,
                     "-" if r["same_words"] is None else f"{r['same_words']:.1f}",
                     str(r["whitespace"]), str(r["case_only"]), str(r["positive_repeated"]),
-                    str(r["duplicates"])])
+                    str(r["duplicates"]), str(r.get("unreadable_images", "-")),
+                    str(r.get("duplicate_images", "-"))])
     table = Table("Audit: blind scorers' tie-aware accuracy (%) beside chance; ! = more than "
                   "3 SE and 5 points from chance (the captions give the answer away); "
-                  "same words: % of (positive, negative) pairs with identical word multisets",
+                  "same words: % of (positive, negative) pairs with identical word multisets; "
+                  "image columns need --images (- = not checked)",
                   ["Benchmark", "Items", "Chance", *[m.split(":", 1)[1] for m in models],
                    "Same words %", "Whitespace", "Case-only", "Positive repeated",
-                   "Duplicates"], out)
+                   "Duplicates", "Unreadable images", "Duplicate images"], out)
     return table.render("md")

@@ -14,7 +14,9 @@ from autocomp.cli import options
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
 @options.source_format("The sources' format (default: detected per source).")
 @click.option("--images", type=click.Path(path_type=Path), default=None,
-              help="The folder of the images (SugarCrepe, CREPE, column-mapped tables).")
+              help="The folder of the images (SugarCrepe, CREPE, ARO, tables): only for the "
+                   "image checks (unreadable files, duplicate images); the text checks read "
+                   "the captions alone.")
 @click.option("--columns", default=None,
               help="With --source-format columns: image=COL,positive=COL,negatives=COL[+COL...].")
 @click.option("--skip-missing", is_flag=True, help="Leave out items whose image is missing.")
@@ -38,7 +40,7 @@ def audit_cmd(sources, source_format, images, columns, skip_missing, patterns, l
     for source in sources:  # all read first: a bad one stops before any model runs
         try:
             suites.append(open_suite(source, source_format, images, parse_mapping(columns),
-                                     skip_missing))
+                                     skip_missing, text_only=images is None))
         except AutocompError as exc:
             if len(sources) == 1 or str(source) in str(exc):
                 raise
@@ -49,7 +51,7 @@ def audit_cmd(sources, source_format, images, columns, skip_missing, patterns, l
         raise AutocompError(f"no benchmark matching {', '.join(patterns)} (known: {known})")
     rows = []
     for suite in chosen:
-        rows += audit(suite, extra, device)
+        rows += audit(suite, extra, device, check_images=images is not None)
     click.echo(json.dumps(rows, indent=1) if as_json else format_audit(rows))
 
 

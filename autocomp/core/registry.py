@@ -62,6 +62,9 @@ FAMILIES: dict[str, dict[str, str]] = {
         "crepe": "autocomp.formats.crepe:open_crepe",
         "columns": "autocomp.formats.columns:open_columns",
         "autocomp-hf": "autocomp.formats.autocomp_hf:open_autocomp_hf",
+        "winoground": "autocomp.formats.pairs:open_winoground",
+        "colorswap": "autocomp.formats.pairs:open_colorswap",
+        "aro": "autocomp.formats.aro:open_aro",
     },
 }
 

@@ -24,6 +24,8 @@ from autocomp.core.scene import SceneGraph
 from autocomp.core.workers import Workers
 from autocomp.eval.cache import EmbeddingCache, file_key, text_key
 from autocomp.eval.images import Budget, large_blocks, open_image
+from autocomp.eval.items import captions_of, image_ref, image_refs, image_rows, split_ref
+from autocomp.eval.matrix import is_matrix, matrix_chance, matrix_outcome, truth_of
 from autocomp.eval.metrics import Tally, outcome
 from autocomp.formats.runs import Benchmark, negative_graph
 
@@ -37,26 +39,6 @@ def _chunks(items: Iterator[dict], size: int) -> Iterator[list[dict]]:
             chunk = []
     if chunk:
         yield chunk
-
-
-def captions_of(item: dict) -> list[str]:
-    return [item["positive"], *[n["caption"] for n in item["negatives"]]]
-
-
-def image_ref(item: dict) -> str:
-    """The item's image, with its crop box when it has one (CREPE scores VG regions):
-    "path" or "path#crop=x,y,w,h"."""
-    crop = item.get("crop")
-    if not crop:
-        return item["image"]
-    return f"{item['image']}#crop={','.join(str(int(round(v))) for v in crop)}"
-
-
-def _split_ref(ref: str) -> tuple[str, tuple[int, ...] | None]:
-    path, sep, crop = ref.rpartition("#crop=")
-    if not sep:
-        return ref, None
-    return path, tuple(int(v) for v in crop.split(","))
 
 
 class Harness:
@@ -99,9 +81,9 @@ class Harness:
         errors), `fresh` receives the vectors encoded here."""
         keys, files = {}, {}
         for ref in dict.fromkeys(refs):
-            files[ref] = self._image(_split_ref(ref)[0], owners.get(ref, "?"))
+            files[ref] = self._image(split_ref(ref)[0], owners.get(ref, "?"))
         for ref, digest in zip(files, self.workers.map(file_key, files.values()), strict=True):
-            crop = _split_ref(ref)[1]
+            crop = split_ref(ref)[1]
             keys[ref] = digest + (f":crop={','.join(map(str, crop))}" if crop else "")
         missing = set(self.cache.missing(keys.values()))
         todo = [p for p, k in keys.items() if k in missing]
@@ -110,7 +92,7 @@ class Harness:
         batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
 
         def decode(batch):
-            return [self.workers.submit(self._open, files[ref], _split_ref(ref)[1],
+            return [self.workers.submit(self._open, files[ref], split_ref(ref)[1],
                                         owners.get(ref, "?"))
                     for ref in batch]
 
@@ -170,39 +152,50 @@ class Harness:
     # -- scoring ---------------------------------------------------------------------------
     def _scores(self, chunk: list[dict]) -> list[np.ndarray]:
         if self.scorer.scores_items:
-            entries = []
-            for item in chunk:
-                task = self.tasks.get(item["task"])
-                if "graph" in item:
-                    graph = SceneGraph.from_dict(item["graph"])
-                    cands = [graph, *[SceneGraph.from_dict(n["graph"]) if "graph" in n
-                                      else negative_graph(graph, task, n["edit"])
-                                      for n in item["negatives"]]]
-                else:  # SugarCrepe, CREPE, tables: captions only, no scene graphs
-                    graph, cands = None, [None] * (1 + len(item["negatives"]))
-                image = None
-                if getattr(self.scorer, "needs_image", False):
-                    ref = image_ref(item)
-                    path, crop = _split_ref(ref)
-                    image = self._open(self._image(path, item["id"]), crop, item["id"])
-                entries.append((item, cands, {"graph": graph, "task": task}, image))
-            return [np.asarray(s, dtype=np.float64) for s in self.scorer.score_items(entries)]
+            rows = [image_rows(item) if is_matrix(item) else [item] for item in chunk]
+            scores = iter(self._item_scores([r for item in rows for r in item]))
+            return [np.stack([next(scores) for _ in item]) if is_matrix(whole)
+                    else next(scores) for whole, item in zip(chunk, rows, strict=True)]
         vecs: dict = {}  # what this chunk encodes is used as is, not read back from the cache
         tkeys = self._fill_texts([c for item in chunk for c in captions_of(item)], vecs)
-        ikeys = (self._fill_images([image_ref(i) for i in chunk],
-                                   {image_ref(i): i["id"] for i in chunk}, vecs)
-                 if self.scorer.embeds_images else {})
+        refs = {ref: item["id"] for item in chunk for ref in image_refs(item)}
+        ikeys = (self._fill_images(list(refs), refs, vecs) if self.scorer.embeds_images
+                 else {})
         vecs.update(self.cache.get_many([k for k in (*tkeys.values(), *ikeys.values())
                                          if k not in vecs]))
         out = []
         for item in chunk:
-            texts = np.stack([vecs[tkeys[c]] for c in captions_of(item)])
+            texts = np.stack([vecs[tkeys[c]] for c in captions_of(item)]).astype(np.float64)
             if self.scorer.embeds_images:
-                out.append(texts.astype(np.float64) @ vecs[ikeys[image_ref(item)]]
-                           .astype(np.float64))
-            else:
-                out.append(texts[:, 0].astype(np.float64))
+                images = np.stack([vecs[ikeys[r]] for r in image_refs(item)])
+                scores = images.astype(np.float64) @ texts.T  # images x captions
+            else:  # a text scorer: one score per caption, whatever the image
+                scores = np.tile(texts[:, 0], (len(item.get("images", [0])), 1))
+            out.append(scores if is_matrix(item) else scores[0])
         return out
+
+    def _item_scores(self, chunk: list[dict]) -> list[np.ndarray]:
+        """Scores of single-image items from a scorer that sees whole items."""
+        entries = []
+        for item in chunk:
+            task = self.tasks.get(item["task"])
+            if "candidate_graphs" in item:  # a row of a matrix item
+                graph = SceneGraph.from_dict(item["graph"])
+                cands = [SceneGraph.from_dict(g) for g in item["candidate_graphs"]]
+            elif "graph" in item:
+                graph = SceneGraph.from_dict(item["graph"])
+                cands = [graph, *[SceneGraph.from_dict(n["graph"]) if "graph" in n
+                                  else negative_graph(graph, task, n["edit"])
+                                  for n in item["negatives"]]]
+            else:  # SugarCrepe, CREPE, tables: captions only, no scene graphs
+                graph, cands = None, [None] * (1 + len(item["negatives"]))
+            image = None
+            if getattr(self.scorer, "needs_image", False):
+                ref = image_ref(item)
+                path, crop = split_ref(ref)
+                image = self._open(self._image(path, item["id"]), crop, item["id"])
+            entries.append((item, cands, {"graph": graph, "task": task}, image))
+        return [np.asarray(s, dtype=np.float64) for s in self.scorer.score_items(entries)]
 
     def run(self, bench: Benchmark, predictions: Path, progress=None) -> dict:
         """Score every item of `bench`; `progress(state)` is called after each chunk with
@@ -228,7 +221,7 @@ class Harness:
                     for item, scores in zip(chunk, self._scores(chunk), strict=True):
                         lines.append(dumps(self._judge(item, scores, tally)) + "\n")
                     fh.write("".join(lines))
-                    looked_up += sum(1 + len(item["negatives"]) for item in chunk)
+                    looked_up += sum(len(captions_of(item)) for item in chunk)
                     if progress is not None:
                         progress(state())
             os.replace(tmp, predictions)
@@ -241,15 +234,35 @@ class Harness:
 
     @staticmethod
     def _scoreable(items, skipped: dict) -> Iterator[dict]:
-        """Items with at least one negative; one with none would count as right whatever
-        the model did, so it is left out and counted."""
+        """Items with at least one negative (a matrix item: an image with a true and a
+        false caption); one with none would count as right whatever the model did, so it is
+        left out and counted."""
         for item in items:
-            if item.get("negatives"):
+            if is_matrix(item):
+                truth = truth_of(item)
+                if (truth.any(axis=1) & ~truth.all(axis=1)).any():
+                    yield item
+                    continue
+            elif item.get("negatives"):
                 yield item
-            else:
-                skipped["no negatives"] = skipped.get("no negatives", 0) + 1
+                continue
+            skipped["no negatives"] = skipped.get("no negatives", 0) + 1
+
+    @staticmethod
+    def _judge_matrix(item: dict, scores: np.ndarray, tally: Tally) -> dict:
+        truth = truth_of(item)
+        result = matrix_outcome(scores, truth)
+        tally.add_matrix(result, matrix_chance(truth), item.get("breakdown"))
+        return {"id": item["id"], "concept": item.get("concept"), "correct": result["text"],
+                "text": result["text"], "image": result["image"], "group": result["group"],
+                "tie_credit": round(result["text_tie"], 6),
+                "group_tie_credit": round(result["group_tie"], 6),
+                "scores": [[round(float(v), 6) for v in row] for row in scores],
+                "breakdown": item.get("breakdown")}
 
     def _judge(self, item: dict, scores: np.ndarray, tally: Tally) -> dict:
+        if is_matrix(item):
+            return self._judge_matrix(item, scores, tally)
         negs = item["negatives"]
         same = np.array([n.get("same_meaning", False) for n in negs], dtype=bool)
         result = outcome(scores, same)
@@ -264,6 +277,7 @@ class Harness:
             group = graph["relations"][0][1]
         tally.add(result, int(shown.sum()), 1 + int((~same & shown[1:]).sum()),
                   item.get("paired", False), group, chosen["category"] if chosen else None)
+        tally.breakdown(item.get("breakdown"), result["strict"], None, result["strict"])
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["strict"],
                 "rank": result["rank"],
                 "tie_credit": round(result["tie_credit"], 6),

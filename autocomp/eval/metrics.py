@@ -4,6 +4,12 @@ strict      the positive scores strictly above every negative (the papers' metri
 tie_aware   ties at the top broken uniformly at random: 1/k credit when the positive ties
             with k-1 negatives for the top score, 0 when a negative is above it
 distinct    strict, counting only negatives that do not mean the same as the positive
+
+Items of several images (eval/matrix.py) add text, image and group scores; their
+`accuracy` is the text score, so every table that reads accuracy reads them too. An item
+may name `breakdown` values ({"tag": "Object"}): the metrics then hold each value's counts
+and scores under `by` (Winoground's tags, ARO's relations) and their unweighted mean under
+`macro`.
 """
 
 from __future__ import annotations
@@ -46,6 +52,38 @@ class Tally:
     groups: dict = field(default_factory=dict)  # e.g. per relation: [n, correct]
     errors: dict = field(default_factory=dict)  # category of the negative chosen -> count
     ranks: dict = field(default_factory=dict)  # rank of the positive -> items (R@k, mean)
+    matrix: dict = field(default_factory=dict)  # text / image / group sums (matrix items)
+    by: dict = field(default_factory=dict)  # breakdown -> value -> [n, text, image, group]
+
+    def add_matrix(self, result: dict, chance: dict, breakdown: dict | None = None) -> None:
+        """One item of several images: its text, image and group outcomes."""
+        m = self.matrix
+        for key in ("n", "text", "text_tie", "image_n", "image", "image_tie", "group",
+                    "group_tie", "chance_text", "chance_image", "chance_group"):
+            m.setdefault(key, 0.0)
+        m["n"] += 1
+        for key in ("text", "text_tie", "group", "group_tie"):
+            m[key] += result[key]
+        m["chance_text"] += chance["text"]
+        m["chance_group"] += chance["group"]
+        if result["image"] is not None:
+            m["image_n"] += 1
+            m["image"] += result["image"]
+            m["image_tie"] += result["image_tie"]
+            m["chance_image"] += chance["image"]
+        self.breakdown(breakdown, result["text"], result["image"], result["group"])
+        self.add({"strict": result["text"], "tie_credit": result["text_tie"],
+                  "distinct": result["text"], "rank": result["rank"]},
+                 1.0 / chance["text"], 1.0 / chance["text"], False, None)
+
+    def breakdown(self, breakdown, text, image, group) -> None:
+        for dim, values in (breakdown or {}).items():  # a value, or a list of them
+            for value in values if isinstance(values, list) else [values]:
+                cell = self.by.setdefault(dim, {}).setdefault(str(value), [0, 0, 0, 0])
+                cell[0] += 1
+                cell[1] += bool(text)
+                cell[2] += bool(image)
+                cell[3] += bool(group)
 
     def add(self, result: dict, n_candidates: int, n_distinct: int, paired: bool,
             group: str | None, error_category: str | None = None) -> None:
@@ -87,4 +125,30 @@ class Tally:
         if self.groups:
             out["by_relation"] = {k: {"n": v[0], "accuracy": pct(v[1], v[0])}
                                   for k, v in sorted(self.groups.items())}
+        if self.matrix:
+            out.update(self._matrix_metrics(pct))
+        if self.by:
+            out["by"], out["macro"] = {}, {}
+            for dim, values in sorted(self.by.items()):
+                rows = {}
+                for k, (n, text, image, group) in sorted(values.items()):
+                    rows[k] = {"n": n, "accuracy": pct(text, n)}
+                    if self.matrix and self.matrix["image_n"]:
+                        rows[k].update(text_score=pct(text, n), image_score=pct(image, n),
+                                       group_score=pct(group, n))
+                out["by"][dim] = rows
+                out["macro"][dim] = round(sum(r["accuracy"] for r in rows.values())
+                                          / len(rows), 4)
         return out
+
+    def _matrix_metrics(self, pct) -> dict:
+        m = self.matrix
+        n, ni = m["n"], m["image_n"]
+        return {"text_score": pct(m["text"], n), "text_score_tie_aware": pct(m["text_tie"], n),
+                "image_score": pct(m["image"], ni),
+                "image_score_tie_aware": pct(m["image_tie"], ni),
+                "group_score": pct(m["group"], n),
+                "group_score_tie_aware": pct(m["group_tie"], n),
+                "chance_text": pct(m["chance_text"], n),
+                "chance_image": pct(m["chance_image"], ni),
+                "chance_group": pct(m["chance_group"], n), "image_direction_items": int(ni)}

@@ -26,13 +26,14 @@ def _mine(value: str, rank: int, world: int) -> bool:
 
 def distinct_inputs(benches) -> tuple[dict[str, str], list[str]]:
     """(image ref -> an item naming it, distinct captions) over `benches`, in order."""
-    from autocomp.eval.harness import captions_of, image_ref
+    from autocomp.eval.items import captions_of, image_refs
 
     images: dict[str, str] = {}
     captions: dict[str, None] = {}
     for bench in benches:
         for item in bench.items():
-            images.setdefault(image_ref(item), item["id"])
+            for ref in image_refs(item):
+                images.setdefault(ref, item["id"])
             captions.update(dict.fromkeys(captions_of(item)))
     return images, list(captions)
 

@@ -13,6 +13,12 @@ Formats (`--format`, detected when not given):
   columns     any JSONL / JSON / CSV / parquet file with a column mapping
   autocomp-hf released Auto-Comp data or `autocomp export --format hf` folders (Hugging
               Face datasets; negatives rebuilt from the concept)
+  winoground  Winoground in its Hugging Face layout (2 images x 2 captions per item)
+  colorswap   ColorSwap in its Hugging Face layout (the same shape)
+  aro         ARO: VG-Relation, VG-Attribution, COCO-Order, Flickr30k-Order
+
+An item of several images is {id, task, n, images: [...], captions: [...], truth: I x C
+0/1, ...} (eval/matrix.py): scored by text, image and group scores.
 """
 
 from __future__ import annotations
@@ -26,7 +32,10 @@ from autocomp.formats.suite import Suite
 
 
 def detect_format(source: Path) -> str:
-    from autocomp.formats.sugarcrepe import SUBSETS
+    """The format of `source`, from its layout as the authors ship it."""
+    from autocomp.formats.aro import aro_files
+    from autocomp.formats.pairs import LAYOUTS
+    from autocomp.formats.sugarcrepe import data_folder
 
     if str(source).startswith("hf:"):
         return "autocomp-hf"
@@ -39,30 +48,70 @@ def detect_format(source: Path) -> str:
             return "run"
         if any((source / f).is_file() for f in ("dataset_dict.json", "state.json",
                                                  "dataset_info.json")):
-            return "autocomp-hf"
-        for folder in (source, source / "data"):
-            if any((folder / f"{s}.json").is_file() for s in SUBSETS):
-                return "sugarcrepe"
-        if any(source.rglob("*.csv")):
+            return _table_format(source) or "autocomp-hf"
+        for name, spec in LAYOUTS.items():
+            if any((source / rel).is_file() for rel in spec["jsonl"]):
+                return name
+        if data_folder(source) is not None:
+            return "sugarcrepe"
+        if aro_files(source):
+            return "aro"
+        if any(p.is_dir() for p in source.rglob("prod_hard_negatives")) or any(
+                source.rglob("*.csv")):
             return "crepe"
+        parquet = next(iter(sorted(source.rglob("*.parquet"))), None)
+        if parquet is not None and _table_format(parquet):
+            return _table_format(parquet)
     elif source.suffix.lower() == ".csv":
         return "crepe"
+    elif aro_files(source):
+        return "aro"
     elif source.suffix.lower() in (".jsonl", ".json", ".parquet"):
-        return "columns"
-    raise AutocompError("cannot tell its format: give --format "
+        return _table_format(source) or "columns"
+    raise AutocompError("cannot tell its format: give --source-format "
                         f"({', '.join(registry.names('format'))})", file=source)
 
 
+def _table_format(source: Path) -> str | None:
+    """winoground or colorswap when a table's columns are theirs (read from a datasets
+    folder's features, a parquet schema or a JSONL's first row), else None."""
+    import json
+
+    from autocomp.formats.pairs import layout_of
+
+    columns: set = set()
+    try:
+        if source.is_dir():
+            for info in [source / "dataset_info.json", *source.glob("*/dataset_info.json")]:
+                if info.is_file():
+                    features = json.loads(info.read_text(encoding="utf-8")).get("features")
+                    columns |= set(features or {})
+        elif source.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
+
+            columns = set(pq.read_schema(source).names)
+        elif source.suffix.lower() == ".jsonl":
+            with open(source, encoding="utf-8") as fh:
+                first = next((line for line in fh if line.strip()), "{}")
+            row = json.loads(first)
+            columns = set(row) if isinstance(row, dict) else set()
+    except (OSError, ValueError, ImportError, AttributeError):
+        return None
+    return layout_of(columns)
+
+
 def open_suite(source, fmt: str | None = None, images=None, columns: dict | None = None,
-               skip_missing: bool = False) -> Suite:
+               skip_missing: bool = False, text_only: bool = False) -> Suite:
     """The benchmarks of `source` in format `fmt` (detected when None); `images` is the
     folder their image files are under (COCO val2017 for SugarCrepe, Visual Genome's
-    images for CREPE). Each format is one registry entry: an opener taking
-    (source, images, columns, skip_missing)."""
+    images for CREPE). `text_only`: the captions are what is wanted (`autocomp audit`), so
+    no image folder is needed and image names are kept as written. Each format is one
+    registry entry: an opener taking (source, images, columns, skip_missing, text_only)."""
     fmt = fmt or detect_format(source)
     opener = registry.resolve("format", fmt)
     if not str(source).startswith("hf:"):
         source = Path(source)
         if not source.exists():
             raise AutocompError("no such file or folder", file=source)
-    return opener(source, Path(images) if images else None, columns or {}, skip_missing)
+    return opener(source, Path(images) if images else None, columns or {}, skip_missing,
+                  text_only=text_only)

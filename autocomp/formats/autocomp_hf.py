@@ -21,7 +21,6 @@ HF_HUB_OFFLINE=1 a missing dataset is one line saying what to download.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections import Counter
@@ -29,8 +28,7 @@ from pathlib import Path
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
-from autocomp.core.records import temp_path
-from autocomp.formats.suite import LoadedBenchmark, Suite
+from autocomp.formats.suite import LoadedBenchmark, Suite, cache_folder, save_image
 
 NAME = re.compile(r"AutoComp-(Minimal|Contextual|Paired)-N(\d+)-([CP])", re.I)
 SOURCES = {"handmade": "minimal", "llm": "contextual"}
@@ -73,41 +71,6 @@ def tracks_of(columns, variant: str | None) -> list[tuple[str, str, str]]:
         out = [("contextual" if (variant or "").lower() == "contextual" else "minimal",
                 "image", "caption")]
     return out
-
-
-def save_image(value, folder: Path, root: Path | None = None) -> str:
-    """Write an image cell ({bytes, path}) to `folder` by content hash; its file name. A
-    cell with only a path reads a regular file inside `root` (--images), nothing else."""
-    data = value.get("bytes") if isinstance(value, dict) else None
-    if data is None and isinstance(value, dict) and value.get("path"):
-        data = _read_inside(str(value["path"]), root)
-    if not data:
-        raise ValueError("an image cell without bytes or path")
-    ext = ".png" if data[:4] == b"\x89PNG" else ".jpg" if data[:2] == b"\xff\xd8" else ".img"
-    name = hashlib.sha256(data).hexdigest()[:24] + ext
-    target = folder / name
-    if not target.exists():
-        tmp = temp_path(target)
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
-    return name
-
-
-def _read_inside(path: str, root: Path | None) -> bytes:
-    import stat
-
-    if root is None:
-        raise ValueError("an image cell with only a path needs --images (the folder it is in)")
-    base = Path(root).resolve()
-    target = (base / path).resolve()
-    if not target.is_relative_to(base):
-        raise ValueError("an image cell's path is outside --images")
-    try:
-        if not stat.S_ISREG(os.stat(target).st_mode):  # a FIFO would block forever
-            raise ValueError("an image cell's path is not a regular file")
-        return target.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"an image cell's path cannot be read ({exc.strerror})") from None
 
 
 def load_autocomp_hf(source, images: Path | None = None,
@@ -193,12 +156,6 @@ def load_autocomp_hf(source, images: Path | None = None,
     return Suite("autocomp-hf", Path(str(source)), folder.resolve(), benches, tasks, info)
 
 
-def cache_folder(label: str) -> Path:
-    from autocomp.core.resources import cache_dir
-
-    return cache_dir("hf-images", re.sub(r"[^A-Za-z0-9._-]+", "_", label))
-
-
 def _concept(row: dict, values_col: str, relation: bool):
     """The concept's scene graph, or the reason the row is left out."""
     from autocomp.core.scene import attribute_graph, chain_graph
@@ -253,5 +210,5 @@ def _items(members, task, track: str, kind: str, label: str):
                "positive": negs.positive, "negatives": [x.to_dict() for x in negs.negatives]}
 
 
-def open_autocomp_hf(source, images, columns, skip_missing: bool) -> Suite:
+def open_autocomp_hf(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
     return load_autocomp_hf(source, images)

@@ -9,6 +9,12 @@ parquet file, or a folder written by `datasets.save_to_disk`, with a column mapp
   id          optional: the item id (default: the row number)
   subset      optional: rows are split into one benchmark per value
 
+or, for items of several images (Winoground-style: caption k describes image k, scored
+by text, image and group scores):
+
+  images      two or more image columns ("img0+img1")
+  captions    as many caption columns, in the same order
+
 Given as `--columns image=file,positive=caption,negatives=neg1+neg2` or as a YAML file
 with the same keys. Captions are whitespace-normalised. A hub dataset is named
 `hf:ORG/NAME` (split train; HF_HUB_OFFLINE respected).
@@ -24,9 +30,16 @@ from pathlib import Path
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
-from autocomp.formats.suite import ImageRoot, LoadedBenchmark, Suite, normalise_space
+from autocomp.formats.suite import (
+    ImageCells,
+    ImageRoot,
+    LoadedBenchmark,
+    Suite,
+    normalise_space,
+)
 
-KEYS = ("image", "positive", "negatives", "id", "subset")
+KEYS = ("image", "positive", "negatives", "id", "subset", "images", "captions")
+LISTS = ("negatives", "images", "captions")  # keys that take several columns
 
 
 def parse_mapping(text: str | None) -> dict:
@@ -48,7 +61,7 @@ def parse_mapping(text: str | None) -> dict:
         if not sep or not value.strip():
             raise AutocompError(f"--columns expects KEY=COLUMN pairs, got '{part}'")
         value = value.strip()
-        out[key.strip()] = value.split("+") if key.strip() == "negatives" else value
+        out[key.strip()] = value.split("+") if key.strip() in LISTS else value
     return _check(out, None)
 
 
@@ -57,14 +70,25 @@ def _check(mapping: dict, where) -> dict:
     if unknown:
         raise AutocompError(f"unknown column key(s) {', '.join(unknown)} (known: "
                             f"{', '.join(KEYS)})", file=where)
-    lacking = [k for k in ("image", "positive", "negatives") if k not in mapping]
+    several = "images" in mapping or "captions" in mapping
+    needed = ("images", "captions") if several else ("image", "positive", "negatives")
+    lacking = [k for k in needed if k not in mapping]
     if lacking:
         raise AutocompError(f"the column mapping needs {', '.join(lacking)} (e.g. --columns "
-                            "image=file,positive=caption,negatives=negs)", file=where)
+                            + ("images=img0+img1,captions=cap0+cap1)" if several else
+                               "image=file,positive=caption,negatives=negs)"), file=where)
+    if several:
+        clash = [k for k in ("image", "positive", "negatives") if k in mapping]
+        counts = [len(v) if isinstance(v, list) else 1 for v in (mapping["images"],
+                                                                   mapping["captions"])]
+        if clash or counts[0] != counts[1] or counts[0] < 2:
+            raise AutocompError("images and captions take two or more columns each, as many "
+                                f"captions as images (got {counts[0]} and {counts[1]}), "
+                                "without image/positive/negatives", file=where)
     for key, value in mapping.items():
-        names = value if key == "negatives" and isinstance(value, list) else [value]
+        names = value if key in LISTS and isinstance(value, list) else [value]
         if not names or not all(isinstance(v, str) and v.strip() for v in names):
-            want = ("a column name or a list of column names" if key == "negatives"
+            want = ("a column name or a list of column names" if key in LISTS
                     else "one column name")
             raise AutocompError(f"expected {want}, got {value!r}"[:160], file=where,
                                 field=key)
@@ -149,45 +173,44 @@ def _negatives(row: dict, cols, where, entry) -> list[str]:
 
 
 def load_columns(source: Path, mapping: dict, images: Path | None,
-                 skip_missing: bool = False) -> Suite:
+                 skip_missing: bool = False, text_only: bool = False) -> Suite:
     mapping = _check(mapping, None)
     hub = str(source).startswith("hf:")
-    if hub and images is None:
+    if hub and images is None and not text_only:
         raise AutocompError("a hub dataset's image column names files: give --images DIR")
-    root = ImageRoot(images or (source if source.is_dir() else source.parent), skip_missing)
+    root = ImageRoot(None if text_only else images or (
+        source if source.is_dir() else source.parent), skip_missing)
+    cells = ImageCells(root, str(source).rsplit("/", 1)[-1], text_only)
+    several = "images" in mapping
     groups: dict[str, list] = defaultdict(list)
     total = 0
     for i, row in enumerate(_rows(source), start=1):
         if not isinstance(row, dict):
             raise AutocompError(f"expected an object, got {type(row).__name__}", file=source,
                                 entry=f"row {i}")
-        for key in ("image", "positive"):
-            if mapping[key] not in row:
-                raise AutocompError(f"no column '{mapping[key]}' (the {key})", file=source,
-                                    entry=f"row {i}")
+        wanted = ([*mapping["images"], *mapping["captions"]] if several
+                  else [mapping["image"], mapping["positive"]])
+        for col in wanted:
+            if col not in row:
+                raise AutocompError(f"no column '{col}'", file=source, entry=f"row {i}")
         total += 1
         item_id = str(row.get(mapping["id"], i)) if "id" in mapping else str(i)
-        image = row[mapping["image"]]
-        if isinstance(image, dict) and image.get("bytes"):  # a datasets Image, embedded
-            from autocomp.formats.autocomp_hf import cache_folder, save_image
-
-            folder = cache_folder(str(source).rsplit("/", 1)[-1])
-            folder.mkdir(parents=True, exist_ok=True)
-            path = str((folder / save_image(image, folder)).resolve())
-        else:
-            if isinstance(image, dict):  # a datasets Image that records a file path
-                image = image.get("path")
-            path = root.resolve(image, item_id, source)
-        if path is None:
+        paths = [cells.path(row[c], item_id, source)
+                 for c in (mapping["images"] if several else [mapping["image"]])]
+        if None in paths:
             continue
-        positive = row[mapping["positive"]]
-        if not isinstance(positive, str) or not positive.strip():
-            raise AutocompError(f"expected a caption, got {positive!r}", file=source,
-                                entry=f"row {i}", field=mapping["positive"])
+        texts = [_caption(row, c, source, i)
+                 for c in (mapping["captions"] if several else [mapping["positive"]])]
         subset = str(row.get(mapping["subset"], "all")) if "subset" in mapping else "all"
+        if several:
+            k = len(paths)
+            groups[subset].append({"id": item_id, "task": "columns", "n": 0, "images": paths,
+                                   "captions": texts,
+                                   "truth": [[int(a == b) for b in range(k)]
+                                             for a in range(k)]})
+            continue
         groups[subset].append({
-            "id": item_id, "task": "columns", "n": 0, "image": path,
-            "positive": normalise_space(positive),
+            "id": item_id, "task": "columns", "n": 0, "image": paths[0], "positive": texts[0],
             "negatives": [{"caption": c, "category": subset, "same_meaning": False}
                           for c in _negatives(row, mapping["negatives"], source, f"row {i}")]})
     root.check(total, source)
@@ -198,10 +221,18 @@ def load_columns(source: Path, mapping: dict, images: Path | None,
                for subset, rows in sorted(groups.items())]
     if not benches:
         raise AutocompError("no rows", file=source)
-    return Suite("columns", source, root.root, benches, {},
+    return Suite("columns", source, cells.cache or root.root, benches, {},
                  {"items": {b.name: len(groups[b.kind]) for b in benches},
                   "missing_images": len(root.missing), "mapping": mapping})
 
 
-def open_columns(source, images, columns, skip_missing: bool) -> Suite:
-    return load_columns(source, columns, images, skip_missing)
+def _caption(row: dict, column: str, source, i: int) -> str:
+    text = row[column]
+    if not isinstance(text, str) or not text.strip():
+        raise AutocompError(f"expected a caption, got {text!r}"[:120], file=source,
+                            entry=f"row {i}", field=column)
+    return normalise_space(text)
+
+
+def open_columns(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
+    return load_columns(source, columns, images, skip_missing, text_only)

@@ -28,7 +28,7 @@ from autocomp.formats.suite import (
     ImageRoot,
     LoadedBenchmark,
     Suite,
-    need_images,
+    image_root,
     normalise_space,
 )
 
@@ -90,7 +90,7 @@ def _crop(row: dict, path: Path, i: int, image: str) -> list[float]:
     bad = ("not finite" if not all(math.isfinite(v) for v in crop)
            else "empty (width and height must be > 0)" if w <= 0 or h <= 0 else None)
     if bad is None:
-        size = _size(image)
+        size = _size(image) if image else None
         if size and (x >= size[0] or y >= size[1] or x + w <= 0 or y + h <= 0):
             bad = f"outside the {size[0]}x{size[1]} image"
     if bad:
@@ -127,11 +127,22 @@ def _rows(path: Path):
                                 entry=f"line {reader.line_num + 1}") from None
 
 
-def load_crepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
-    files = [source] if source.is_file() else sorted(source.rglob("*.csv"))
+def productivity_files(source: Path) -> list[Path]:
+    """The productivity CSVs of a CREPE folder: as the authors ship them
+    (.../prod_hard_negatives/{atom,negate,swap}/*.csv, under a checkout of their repository
+    that holds other CSVs too), else every CSV under the folder."""
+    if source.is_file():
+        return [source]
+    prod = sorted(p for p in source.rglob("prod_hard_negatives") if p.is_dir())
+    if prod:
+        return sorted(f for folder in prod for f in folder.rglob("*.csv"))
+    return sorted(source.rglob("*.csv"))
+
+
+def load_crepe(source: Path, root: ImageRoot) -> Suite:
+    files = productivity_files(source)
     if not files:
         raise AutocompError("no CREPE CSV files here", file=source)
-    root = ImageRoot(images, skip_missing)
     cells: dict[tuple[str, int], list] = defaultdict(list)
     flagged: dict[str, int] = defaultdict(int)
     total = 0
@@ -153,7 +164,7 @@ def load_crepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
             image = root.resolve(f"{image_id}.jpg", item_id, path)
             if image is None:
                 continue
-            crop = _crop(row, path, i, image)
+            crop = _crop(row, path, i, None if root.names_only else image)
             flags = []
             if caption in negs:
                 flags.append("positive among negatives")
@@ -182,5 +193,6 @@ def load_crepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
     return Suite("crepe", source, root.root, benches, {}, info)
 
 
-def open_crepe(source, images, columns, skip_missing: bool) -> Suite:
-    return load_crepe(source, need_images(images, "crepe", "Visual Genome"), skip_missing)
+def open_crepe(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
+    return load_crepe(source, image_root(images, "crepe", "Visual Genome", skip_missing,
+                                         text_only))

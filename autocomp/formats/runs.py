@@ -67,7 +67,7 @@ class Benchmark:
             yield self.expand(row, where)
 
 
-def open_run(source, images, columns, skip_missing: bool):
+def open_run(source, images, columns, skip_missing: bool, text_only=False):
     """An autocomp run directory as a Suite (its images lie inside it)."""
     from autocomp.formats.suite import Suite
     from autocomp.run import Run

@@ -22,7 +22,7 @@ from autocomp.formats.suite import (
     ImageRoot,
     LoadedBenchmark,
     Suite,
-    need_images,
+    image_root,
     normalise_space,
 )
 
@@ -69,10 +69,17 @@ def _key(k: str, path: Path) -> int:
     return int(k)
 
 
-def load_sugarcrepe(source: Path, images: Path, skip_missing: bool = False) -> Suite:
-    folder = source / "data" if not any((source / f"{s}.json").is_file() for s in SUBSETS) \
-        else source
-    root = ImageRoot(images, skip_missing)
+def data_folder(source: Path) -> Path | None:
+    """Where SugarCrepe's JSON files are: the folder itself, or its data/ (the authors'
+    repository: data/ beside main_eval.py and README.md)."""
+    for folder in (source, source / "data"):
+        if any((folder / f"{s}.json").is_file() for s in SUBSETS):
+            return folder
+    return None
+
+
+def load_sugarcrepe(source: Path, root: ImageRoot) -> Suite:
+    folder = data_folder(source) or source
     benches, info = [], {"items": {}, "normalised": {}, "gaps": {}, "missing_images": 0}
     total = 0
     for subset in SUBSETS:
@@ -120,6 +127,6 @@ def load_sugarcrepe(source: Path, images: Path, skip_missing: bool = False) -> S
     return Suite("sugarcrepe", source, root.root, benches, {}, info)
 
 
-def open_sugarcrepe(source, images, columns, skip_missing: bool) -> Suite:
-    return load_sugarcrepe(source, need_images(images, "sugarcrepe", "COCO val2017"),
-                           skip_missing)
+def open_sugarcrepe(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
+    return load_sugarcrepe(source, image_root(images, "sugarcrepe", "COCO val2017",
+                                              skip_missing, text_only))

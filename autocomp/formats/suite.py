@@ -3,11 +3,15 @@ stream of items), the folder their images lie under, and the helpers the readers
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.records import temp_path
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,9 @@ class LoadedBenchmark:
     track: str
     kind: str
     load: Callable[[], Iterable[dict]] = field(compare=False, repr=False)
+    # how its results aggregate: {"by": breakdown, "min_count": k} for a macro accuracy,
+    # {"seed_group": name, "seed": k} for one seed of a randomly perturbed benchmark
+    meta: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def slug(self) -> str:
@@ -64,22 +71,27 @@ class Suite:
         return Suite(self.format, self.source, self.root, keep, self.tasks, self.info)
 
 
-def need_images(images, fmt: str, what: str):
-    """The --images folder a format cannot do without, or one line asking for it."""
-    if images is None:
+def image_root(images, fmt: str, what: str, skip_missing: bool = False,
+               text_only: bool = False) -> ImageRoot:
+    """The --images folder a format cannot do without (one line asking for it), or, for a
+    text-only reading (`autocomp audit` without --images), a root that keeps names as they
+    are and looks nothing up."""
+    if images is None and not text_only:
         raise AutocompError(f"a {fmt} benchmark needs --images DIR (the folder of its {what} "
                             "images)")
-    return images
+    return ImageRoot(images, skip_missing)
 
 
 class ImageRoot:
     """Resolves item image names under one folder: refuses paths outside it and files that
     are not regular files; collects missing ones (a one-line error, or skipped and counted
-    with skip_missing)."""
+    with skip_missing). With no folder (None) names are kept as given and nothing is
+    looked up: the captions can be read without the images."""
 
-    def __init__(self, root: Path, skip_missing: bool = False):
-        self.root = Path(root).resolve()
-        if not self.root.is_dir():
+    def __init__(self, root: Path | None, skip_missing: bool = False):
+        self.names_only = root is None
+        self.root = Path.cwd() if root is None else Path(root).resolve()
+        if not self.names_only and not self.root.is_dir():
             raise AutocompError("no such image folder", file=root)
         self.skip_missing = skip_missing
         self.missing: list[tuple[str, str]] = []  # (item id, name)
@@ -90,6 +102,8 @@ class ImageRoot:
             raise AutocompError(f"item {item_id}: expected an image file name, got "
                                 f"{name[:80] if isinstance(name, str) else name!r}",
                                 file=where)
+        if self.names_only:
+            return name
         try:
             path = (self.root / name).resolve()
             if not path.is_relative_to(self.root):
@@ -113,6 +127,79 @@ class ImageRoot:
             raise AutocompError(f"{len(self.missing)} of {total} images are missing under "
                                 f"{self.root} (first: '{name}', item {item}); pass "
                                 "--skip-missing to leave those items out", file=where)
+
+
+class ImageCells:
+    """Image cells of a table to file paths: a datasets Image with embedded bytes is
+    written once to autocomp's cache (by content; the suite's images are then there), a
+    file name is looked up under the image folder (a name without extension, as
+    Winoground's, is tried with .png, .jpg, .jpeg). `text_only` keeps names and writes
+    nothing."""
+
+    def __init__(self, root: ImageRoot | None, label: str, text_only: bool):
+        self.root, self.label, self.text_only, self.cache = root, label, text_only, None
+
+    def path(self, cell, item_id: str, where) -> str | None:
+        if isinstance(cell, dict) and cell.get("bytes"):
+            if self.text_only:
+                return cell.get("path") or f"{item_id} (embedded)"
+            if self.cache is None:
+                self.cache = cache_folder(self.label)
+                self.cache.mkdir(parents=True, exist_ok=True)
+            return str((self.cache / save_image(cell, self.cache)).resolve())
+        name = cell.get("path") if isinstance(cell, dict) else cell
+        if self.text_only:
+            return name if isinstance(name, str) else repr(name)
+        if self.root is None:
+            raise AutocompError(f"item {item_id}: its images are file names, not embedded: "
+                                "give --images DIR (the folder they are in)", file=where)
+        if isinstance(name, str) and not Path(name).suffix:
+            for ext in (".png", ".jpg", ".jpeg"):
+                if (self.root.root / f"{name}{ext}").is_file():
+                    name = f"{name}{ext}"
+                    break
+        return self.root.resolve(name, item_id, where)
+
+
+def cache_folder(label: str) -> Path:
+    from autocomp.core.resources import cache_dir
+
+    return cache_dir("hf-images", re.sub(r"[^A-Za-z0-9._-]+", "_", label))
+
+
+def save_image(value, folder: Path, root: Path | None = None) -> str:
+    """Write an image cell ({bytes, path}) to `folder` by content hash; its file name. A
+    cell with only a path reads a regular file inside `root` (--images), nothing else."""
+    data = value.get("bytes") if isinstance(value, dict) else None
+    if data is None and isinstance(value, dict) and value.get("path"):
+        data = _read_inside(str(value["path"]), root)
+    if not data:
+        raise ValueError("an image cell without bytes or path")
+    ext = ".png" if data[:4] == b"\x89PNG" else ".jpg" if data[:2] == b"\xff\xd8" else ".img"
+    name = hashlib.sha256(data).hexdigest()[:24] + ext
+    target = folder / name
+    if not target.exists():
+        tmp = temp_path(target)
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    return name
+
+
+def _read_inside(path: str, root: Path | None) -> bytes:
+    import stat
+
+    if root is None:
+        raise ValueError("an image cell with only a path needs --images (the folder it is in)")
+    base = Path(root).resolve()
+    target = (base / path).resolve()
+    if not target.is_relative_to(base):
+        raise ValueError("an image cell's path is outside --images")
+    try:
+        if not stat.S_ISREG(os.stat(target).st_mode):  # a FIFO would block forever
+            raise ValueError("an image cell's path is not a regular file")
+        return target.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"an image cell's path cannot be read ({exc.strerror})") from None
 
 
 def normalise_space(text: str) -> str:

@@ -114,7 +114,7 @@ def draw_validate(run, per_cell: int, seed: int) -> list[dict]:
 
 
 def draw_test(run, per_cell: int, seed: int) -> list[dict]:
-    from autocomp.eval.harness import captions_of
+    from autocomp.eval.items import captions_of
     from autocomp.eval.scorers.choice import option_order
     from autocomp.formats.runs import find_benchmarks
 

@@ -135,7 +135,7 @@ class ChoiceScorer(ItemScorer):
     def score_items(self, entries: list[tuple]) -> list[list[float]]:
         """Scores for each (item, candidates, truth, image) entry, asked as one batch (the
         retries as a second)."""
-        from autocomp.eval.harness import captions_of
+        from autocomp.eval.items import captions_of
 
         todo = []
         scores = []

@@ -1,0 +1,64 @@
+"""What the harness reads off an item: its captions in column order, its images in row
+order (a path, with "#crop=x,y,w,h" when it scores a region), and a matrix item as one
+single-image item per row for scorers that look at one image at a time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autocomp.eval.matrix import is_matrix, truth_of
+
+
+def captions_of(item: dict) -> list[str]:
+    """The item's captions in column order: the positive first, or a matrix item's own."""
+    if is_matrix(item):
+        return list(item["captions"])
+    return [item["positive"], *[n["caption"] for n in item["negatives"]]]
+
+
+def _ref(image: str, crop) -> str:
+    if not crop:
+        return image
+    return f"{image}#crop={','.join(str(int(round(v))) for v in crop)}"
+
+
+def image_ref(item: dict) -> str:
+    """The item's image, with its crop box when it has one (CREPE scores VG regions):
+    "path" or "path#crop=x,y,w,h"."""
+    return _ref(item["image"], item.get("crop"))
+
+
+def image_refs(item: dict) -> list[str]:
+    """The item's images in row order (one, or a matrix item's)."""
+    if not is_matrix(item):
+        return [image_ref(item)]
+    crops = item.get("crops") or [None] * len(item["images"])
+    return [_ref(image, crop) for image, crop in zip(item["images"], crops, strict=True)]
+
+
+def image_rows(item: dict) -> list[dict]:
+    """A matrix item as one single-image item per image, its captions in column order, for
+    scorers that see one image at a time (reference, vlm): their scores are the rows."""
+    truth, captions = truth_of(item), item["captions"]
+    graphs = item.get("graphs")
+    crops = item.get("crops") or [None] * len(item["images"])
+    rows = []
+    for i, image in enumerate(item["images"]):
+        row = {**{k: v for k, v in item.items() if k not in ("images", "captions", "truth",
+                                                              "graphs", "crops")},
+               "id": f"{item['id']}#image{i}", "image": image, "crop": crops[i],
+               "positive": captions[0],
+               "negatives": [{"caption": c, "category": None, "same_meaning": False}
+                             for c in captions[1:]]}
+        if graphs:
+            row["graph"] = graphs[int(np.argmax(truth[i]))]  # the image's own scene
+            row["candidate_graphs"] = graphs
+        rows.append(row)
+    return rows
+
+
+def split_ref(ref: str) -> tuple[str, tuple[int, ...] | None]:
+    path, sep, crop = ref.rpartition("#crop=")
+    if not sep:
+        return ref, None
+    return path, tuple(int(v) for v in crop.split(","))

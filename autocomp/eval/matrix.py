@@ -1,0 +1,108 @@
+"""Items of I images x C captions with a truth matrix (Winoground's layout; an item of one
+image and K captions is the case I = 1).
+
+  text score   every image picks a true caption: in each row with true and false
+               captions, the best true caption scores strictly above every false one
+  image score  every caption picks a true image: the same down each column that has true
+               and false images (None when no column has both, e.g. I = 1)
+  group score  both at once
+As Winoground defines them (Thrush et al. 2022): for 2 x 2 items with the identity as truth,
+text = s(c0,i0) > s(c1,i0) and s(c1,i1) > s(c0,i1); image = s(c0,i0) > s(c0,i1) and
+s(c1,i1) > s(c1,i0).
+
+Tie-aware: each row's (column's) pick breaks a tie at the top uniformly at random, every
+pick independently: a row earns (true captions at the top) / (captions at the top), 0 when
+a false one is above; an item earns the product over its rows (columns; both for the group).
+
+Chance: scores drawn at random (continuous, so no ties). Text and image chance are exact
+products over rows (columns): rows share no cell. Group chance is counted over every
+ordering of the cells (exact up to 8 cells: 2 x 2 gives 1/6, 16.7%, Winoground's figure),
+else estimated from 20,000 seeded draws.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+import numpy as np
+
+
+def is_matrix(item: dict) -> bool:
+    return "truth" in item
+
+
+def truth_of(item: dict) -> np.ndarray:
+    return np.asarray(item["truth"], dtype=bool)
+
+
+def _pick(scores: np.ndarray, true: np.ndarray) -> tuple[bool, float] | None:
+    """(strict, tie credit) of one row or column, or None when it has no true or no false
+    candidate (nothing to pick)."""
+    if true.all() or not true.any():
+        return None
+    shown = np.isfinite(scores)  # a scorer may leave candidates out (-inf)
+    best_true = scores[true].max()
+    false = scores[~true & shown]
+    best_false = false.max() if len(false) else -np.inf
+    if best_true < best_false:
+        return False, 0.0
+    top = scores == max(best_true, best_false)
+    return bool(best_true > best_false), float((top & true).sum() / top.sum())
+
+
+def matrix_outcome(scores, truth) -> dict:
+    """Text, image and group outcomes of one item: strict (bool or None) and tie credit."""
+    scores, truth = np.asarray(scores, dtype=np.float64), np.asarray(truth, dtype=bool)
+    rows = [p for i in range(truth.shape[0]) if (p := _pick(scores[i], truth[i])) is not None]
+    cols = [p for j in range(truth.shape[1])
+            if (p := _pick(scores[:, j], truth[:, j])) is not None]
+
+    def combine(picks):
+        if not picks:
+            return None, None
+        return all(s for s, _ in picks), float(np.prod([c for _, c in picks]))
+
+    text, text_tie = combine(rows)
+    image, image_tie = combine(cols)
+    out = {"text": text, "text_tie": text_tie, "image": image, "image_tie": image_tie}
+    if image is None:
+        out["group"], out["group_tie"] = text, text_tie
+    else:
+        out["group"], out["group_tie"] = bool(text and image), text_tie * image_tie
+    # the rank of the first image's first true caption, ties against it (R@k for I = 1)
+    row = scores[0]
+    first = int(np.argmax(truth[0]))
+    others = np.delete(row, first)
+    out["rank"] = 1 + int((others[np.isfinite(others)] >= row[first]).sum())
+    return out
+
+
+@lru_cache(maxsize=256)
+def _chance(pattern: tuple) -> tuple:
+    truth = np.array(pattern, dtype=bool)
+    rows = [t.sum() / t.size for t in truth if t.any() and not t.all()]
+    cols = [t.sum() / t.size for t in truth.T if t.any() and not t.all()]
+    text = float(np.prod(rows)) if rows else None
+    image = float(np.prod(cols)) if cols else None
+    if image is None:
+        return text, image, text
+    cells = truth.size
+    if cells <= 8:
+        orders = itertools.permutations(range(cells))
+        draws = (np.array(o, dtype=np.float64).reshape(truth.shape) for o in orders)
+    else:
+        rng = np.random.default_rng(0)
+        draws = (rng.random(truth.shape) for _ in range(20_000))
+    hits = total = 0
+    for scores in draws:
+        total += 1
+        hits += bool(matrix_outcome(scores, truth)["group"])
+    return text, image, hits / total
+
+
+def matrix_chance(truth) -> dict:
+    """Chance text, image and group scores (fractions) of a truth matrix."""
+    truth = np.asarray(truth, dtype=bool)
+    text, image, group = _chance(tuple(map(tuple, truth.tolist())))
+    return {"text": text, "image": image, "group": group}

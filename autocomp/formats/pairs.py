@@ -1,0 +1,188 @@
+"""Two images x two captions, in the layouts their authors publish them (Hugging Face).
+
+  winoground  Thrush et al. 2022: id, image_0, image_1, caption_0, caption_1, tag,
+              secondary_tag, num_main_preds, collapsed_tag. caption_k describes image_k.
+  colorswap   Burapacheep et al. 2024: id, image_1, image_2, caption_1, caption_2 (the same
+              words, the colors moved to other objects), image_source, caption_source.
+
+Read from a `datasets.save_to_disk` folder (every split), parquet files (a file, or a
+folder of them; the split from the path), or the JSONL of the authors' hub repository
+(Winoground's data/examples.jsonl, its images named without extension in data/images/).
+Image cells may be embedded ({bytes, path}: written once to autocomp's cache by content)
+or file names (under --images; default: images/ beside the JSONL). One benchmark per
+split, `<name>/<split>`; an item is 2 x 2 with the identity as truth, so it gets text,
+image and group scores (eval/matrix.py), with Winoground's tags as breakdowns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from autocomp.core.errors import AutocompError
+from autocomp.formats.suite import (
+    ImageCells,
+    ImageRoot,
+    LoadedBenchmark,
+    Suite,
+    normalise_space,
+)
+
+LAYOUTS = {
+    "winoground": {"images": ("image_0", "image_1"), "captions": ("caption_0", "caption_1"),
+                   "breakdown": {"tag": "collapsed_tag", "main_preds": "num_main_preds",
+                                 "secondary": "secondary_tag"},
+                   "jsonl": ("examples.jsonl", "data/examples.jsonl")},
+    "colorswap": {"images": ("image_1", "image_2"), "captions": ("caption_1", "caption_2"),
+                  "breakdown": {"image_source": "image_source"},
+                  "jsonl": ("colorswap.jsonl", "data/colorswap.jsonl")},
+}
+SPLITS = ("test", "train", "validation", "dev")
+
+
+def layout_of(columns) -> str | None:
+    """The layout whose image and caption columns a table has."""
+    for name, layout in LAYOUTS.items():
+        if set(layout["images"]) | set(layout["captions"]) <= set(columns):
+            return name
+    return None
+
+
+def _jsonl(path: Path) -> Iterator[dict]:
+    with open(path, encoding="utf-8") as fh:
+        for i, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise AutocompError(f"not valid JSON: {exc}", file=path,
+                                        entry=f"line {i}") from None
+
+
+def _split_of(path: Path) -> str:
+    parts = [p.lower() for p in path.parts]
+    for split in SPLITS:
+        if any(p == split or p.startswith(f"{split}-") or p.startswith(f"{split}.")
+               for p in parts):
+            return split
+    return "all"
+
+
+def table_files(source: Path, name: str) -> list[tuple[str, Path]]:
+    """(split, file) of a source in `name`'s layout: a JSONL or parquet file, a folder with
+    the authors' JSONL, or a folder of parquet files."""
+    if source.is_file():
+        return [(_split_of(source), source)]
+    for rel in LAYOUTS[name]["jsonl"]:
+        if (source / rel).is_file():
+            return [("test", source / rel)]
+    return [(_split_of(p.relative_to(source)), p) for p in sorted(source.rglob("*.parquet"))]
+
+
+def _splits(source: Path, name: str) -> Iterator[tuple[str, Path, Iterator[dict]]]:
+    from autocomp.core.backend import require
+
+    if source.is_dir() and any((source / f).is_file() for f in ("dataset_dict.json",
+                                                                "state.json")):
+        datasets = require("datasets", "formats", "a datasets folder")
+        from autocomp.formats.columns import _undecoded
+
+        ds = datasets.load_from_disk(str(source))
+        for split in (list(ds.keys()) if hasattr(ds, "keys") else ["all"]):
+            yield split, source, iter(_undecoded(ds[split] if hasattr(ds, "keys") else ds))
+        return
+    files = table_files(source, name)
+    if not files:
+        raise AutocompError(f"no {name} data here (a datasets folder, parquet files or "
+                            f"{LAYOUTS[name]['jsonl'][0]})", file=source)
+    for split, path in files:
+        if path.suffix.lower() == ".parquet":
+            pq = require("pyarrow.parquet", "formats", "parquet")
+            rows = iter(pq.read_table(path).to_pylist())
+        else:
+            rows = _jsonl(path)
+        yield split, path, rows
+
+
+def load_pairs(source: Path, name: str, root: ImageRoot | None,
+               text_only: bool = False) -> Suite:
+    """The benchmarks of `source` in `name`'s layout; `root` is the folder of images named
+    by file (None: the images are embedded), `text_only` reads captions only."""
+    layout = LAYOUTS[name]
+    label = source.name if source.is_dir() else source.stem
+    images = ImageCells(root, f"{name}-{label}", text_only)
+    groups: dict[str, list] = {}
+    total = 0
+    for split, where, rows in _splits(source, name):
+        for i, row in enumerate(rows, start=1):
+            if not isinstance(row, dict):
+                raise AutocompError(f"expected an object, got {type(row).__name__}",
+                                    file=where, entry=f"row {i}")
+            total += 1
+            item_id = f"{split}-{row.get('id', i)}"
+            captions = []
+            for col in layout["captions"]:
+                text = row.get(col)
+                if not isinstance(text, str) or not text.strip():
+                    raise AutocompError(f"expected a caption, got {text!r}"[:120], file=where,
+                                        entry=f"row {i}", field=col)
+                captions.append(normalise_space(text))
+            paths = []
+            for col in layout["images"]:
+                if row.get(col) is None:
+                    raise AutocompError("no image", file=where, entry=f"row {i}", field=col)
+                paths.append(images.path(row[col], item_id, where))
+            if None in paths:
+                continue  # missing, and --skip-missing: counted by the root
+            item = {"id": item_id, "task": name, "n": 0, "images": paths,
+                    "captions": captions, "truth": [[1, 0], [0, 1]]}
+            breakdown = _breakdown(row, layout["breakdown"])
+            if breakdown:
+                item["breakdown"] = breakdown
+            groups.setdefault(split, []).append(item)
+    if root is not None:
+        root.check(total, source)
+    if not groups:
+        raise AutocompError(f"no {name} rows", file=source)
+    benches = [LoadedBenchmark(f"{name}/{split}", name, 0, name, split,
+                               lambda rows=rows: iter(rows))
+               for split, rows in sorted(groups.items())]
+    info = {"items": {b.name: len(groups[b.kind]) for b in benches},
+            "missing_images": len(root.missing) if root is not None else 0}
+    base = images.cache or (root.root if root is not None else Path.cwd())
+    return Suite(name, source, base, benches, {}, info)
+
+
+def _breakdown(row: dict, columns: dict) -> dict:
+    out = {}
+    for dim, col in columns.items():
+        value = row.get(col)
+        if isinstance(value, str):
+            parts = [p.strip() for p in value.split(",") if p.strip()]
+            if parts:
+                out[dim] = parts if len(parts) > 1 else parts[0]
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[dim] = str(int(value)) if float(value).is_integer() else str(value)
+    return out
+
+
+def _default_images(source: Path) -> Path | None:
+    """The authors' image folder: images/ beside the JSONL (Winoground's data/images)."""
+    base = source.parent if source.is_file() else source
+    for folder in (base / "images", base / "data" / "images"):
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def _opener(name: str):
+    def open_(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
+        folder = images or (None if text_only else _default_images(Path(source)))
+        root = None if text_only or folder is None else ImageRoot(folder, skip_missing)
+        return load_pairs(Path(source), name, root, text_only)
+    return open_
+
+
+open_winoground = _opener("winoground")
+open_colorswap = _opener("colorswap")
