@@ -144,6 +144,13 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                   "benchmark_fingerprint": prints[cell.bench],
                   "precision": getattr(s, "precision", "fp32"),
                   "run": str(suite.source), "autocomp_version": __version__}
+        meta = getattr(cell.bench, "meta", None)
+        if meta:  # how the benchmark aggregates (a macro rule, a seed of a group)
+            result["meta"] = meta
+            if "by" in meta:
+                from autocomp.eval.summary import macro_accuracy
+
+                result["macro_accuracy"] = macro_accuracy(got["metrics"], meta)
         task = suite.tasks.get(cell.bench.task) if suite.tasks else None
         if getattr(task, "aspect", None) is not None:  # what the values are, for labels
             result["aspect"] = {"name": task.aspect.name, "plural": task.aspect.plural}
@@ -157,13 +164,15 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
             result["scorer_stats"] = {k: v - before.get(k, 0) for k, v in s.stats.items()}
         write_json(target, result)
         _drop_legacy(cell, out)
-        m = got["metrics"]
-        echo(f"done   {cell.model} {cell.bench.name}: acc {_f(m['accuracy'])} "
-             f"(tie-aware {_f(m['accuracy_tie_aware'])}, chance {_f(m['chance'])}) "
+        echo(f"done   {cell.model} {cell.bench.name}: {_scores_line(got['metrics'])} "
              f"n={got['n_items']} {got['seconds']:.1f}s")
         results.append(result)
     for h in by_model.values():
         h.close()
+    if results:  # per-dataset micro/macro averages, from every cell there
+        from autocomp.eval.summary import write_summaries
+
+        write_summaries(out, [r["model"] for r in results])
     if failed:
         raise AutocompError(f"{len(failed)} of {len(dict.fromkeys(models))} models could not be "
                             f"loaded ({', '.join(failed)}); the other models' results are "
@@ -238,6 +247,15 @@ class CellProgress:
                   f"{state['captions']:,} captions ({enc['captions']:,} encoded, "
                   f"{state['cache_hits']:,} cache hits), {enc['images']:,} images encoded, "
                   f"{state['seconds']:.0f} s")
+
+
+def _scores_line(m: dict) -> str:
+    if m.get("image_score") is not None:  # items of several images
+        return (f"text {_f(m['text_score'])} image {_f(m['image_score'])} group "
+                f"{_f(m['group_score'])} (chance {_f(m['chance_text'])}/"
+                f"{_f(m['chance_image'])}/{_f(m['chance_group'])})")
+    return (f"acc {_f(m['accuracy'])} (tie-aware {_f(m['accuracy_tie_aware'])}, chance "
+            f"{_f(m['chance'])})")
 
 
 def _f(x) -> str:

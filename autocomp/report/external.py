@@ -3,7 +3,9 @@
   SugarCrepe  accuracy per subset (strict: a tie is wrong, as the authors' script) and
               tie-aware, with the micro-average over subsets (items pooled)
   CREPE       Recall@1/3/5 and mean rank of the positive per type and complexity
-  columns     accuracy (strict, tie-aware) and chance per subset
+  columns     accuracy (strict, tie-aware) and chance per subset (text, image and group
+              scores for items of several images)
+  winoground, colorswap, aro: report/matrix_tables.py
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections import defaultdict
 
 from autocomp.report.table import Table, r1
 
-EXTERNAL = ("sugarcrepe", "crepe", "columns")
+EXTERNAL = ("sugarcrepe", "crepe", "columns", "winoground", "colorswap", "aro")
 
 
 def _label(labels, model):
@@ -70,13 +72,20 @@ def columns_table(results, labels=None) -> Table | None:
         return None
     out = [[_label(labels, r["model"]), r["benchmark"], r1(r["metrics"]["accuracy"]),
             r1(r["metrics"]["accuracy_tie_aware"]), r1(r["metrics"]["chance"]),
+            r1(r["metrics"].get("image_score")), r1(r["metrics"].get("group_score")),
             str(r["n_items"])] for r in sorted(rows, key=lambda r: (r["model"],
                                                                      r["benchmark"]))]
-    return Table("Column-mapped benchmarks: accuracy (%), strict and tie-aware",
-                 ["Model", "Benchmark", "Accuracy", "Tie-aware", "Chance", "Items"], out)
+    return Table("Column-mapped benchmarks: accuracy (%; the text score for items of "
+                 "several images), strict and tie-aware; image and group scores where items "
+                 "have several images",
+                 ["Model", "Benchmark", "Accuracy", "Tie-aware", "Chance", "Image", "Group",
+                  "Items"], out)
 
 
-def external_tables(results, labels=None) -> list[Table]:
+def external_tables(results, labels=None, exclude_relations=None) -> list[Table]:
+    from autocomp.report.matrix_tables import aro_table, pairs_table
+
     tables = [sugarcrepe_table(results, labels), crepe_table(results, labels),
-              columns_table(results, labels)]
+              columns_table(results, labels), *pairs_table(results, labels),
+              aro_table(results, labels, exclude_relations)]
     return [t for t in tables if t is not None]

@@ -233,13 +233,18 @@ def table13(results, labels=None) -> Table | None:
     return Table("Table 13: per-relation accuracy (%), N=2 swap", header, rows)
 
 
-def all_tables(results, labels=None) -> list[Table]:
+def all_tables(results, labels=None, exclude_relations=None) -> list[Table]:
     """The Auto-Comp tables for results on autocomp runs, then the external formats' own."""
+    from autocomp.report.matrix_tables import synthetic_winoground_table
+
     ours = [r for r in results if r.get("format", "run") not in EXTERNAL]
+    winoground = synthetic_winoground_table(ours, labels)
+    ours = [r for r in ours if r.get("kind") != "winoground"]  # its own table
     tables = [table4(ours, labels, only=lambda m: not _is_vlm(m)), table5(ours, labels),
               *table6(ours), table7(ours, labels), table8(ours, labels),
-              table9(ours, labels), table13(ours, labels)]
-    return [t for t in tables if t is not None] + external_tables(results, labels)
+              table9(ours, labels), table13(ours, labels), winoground]
+    return [t for t in tables if t is not None] + external_tables(results, labels,
+                                                                   exclude_relations)
 
 
 def delta_figure(results, path: Path, labels=None) -> Path | None:

@@ -1,0 +1,152 @@
+"""Per-dataset summaries of result cells, in CLIP_benchmark's conventions.
+
+A cell is one (model, benchmark) result JSON. A dataset is the benchmarks sharing a name
+before the first "/" (sugarcrepe/add_att ... sugarcrepe/swap_obj; aro/...; winoground/test;
+an autocomp run's color-n2/...). For each (model, dataset) `autocomp eval` writes
+`<model>/<dataset>.summary.json`, rebuilt from every cell file there (so --skip_existing
+runs and several invocations add up, and no subset is lost):
+
+  subsets   each benchmark's items, accuracy (and text / image / group scores, the authors'
+            macro accuracy where the benchmark defines one)
+  micro     the items pooled over the subsets
+  macro     the unweighted mean over the subsets
+  seeds     benchmarks scored under several seeds (ARO's Order sets): mean, sample
+            standard deviation and the seeds' values
+
+`rows()` flattens cells and summaries into the CSV `autocomp report --csv` writes.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+SCORES = ("accuracy", "accuracy_tie_aware", "text_score", "image_score", "group_score")
+CSV_FIELDS = ("model", "label", "dataset", "benchmark", "row", "n_items", *SCORES,
+              "macro_accuracy", "chance", "seed_std", "format")
+
+
+def dataset_of(benchmark: str) -> str:
+    return benchmark.split("/", 1)[0]
+
+
+def macro_accuracy(metrics: dict, meta: dict) -> float | None:
+    """The mean over a breakdown's values of their accuracy, leaving out values with fewer
+    than meta's min_count items (ARO: VG-Attribution's pairs under 25)."""
+    by = (metrics.get("by") or {}).get(meta.get("by"))
+    if not by:
+        return None
+    keep = [v["accuracy"] for v in by.values() if v["n"] >= meta.get("min_count", 1)]
+    return round(sum(keep) / len(keep), 4) if keep else None
+
+
+def _scores(result: dict) -> dict:
+    m = result["metrics"]
+    out = {k: m.get(k) for k in SCORES if m.get(k) is not None}
+    if result.get("macro_accuracy") is not None:
+        out["macro_accuracy"] = result["macro_accuracy"]
+    return out
+
+
+def summarise(results: list[dict]) -> list[dict]:
+    """One summary per (model, dataset) of `results` (cells)."""
+    groups: dict = defaultdict(list)
+    for r in results:
+        groups[(r["model"], dataset_of(r["benchmark"]))].append(r)
+    out = []
+    for (model, dataset), cells in groups.items():
+        cells = sorted(cells, key=lambda r: r["benchmark"])
+        subsets = {r["benchmark"]: {"n_items": r["n_items"], **_scores(r)} for r in cells}
+        n = sum(r["n_items"] for r in cells)
+        micro, macro = {}, {}
+        for key in SCORES:
+            have = [r for r in cells if r["metrics"].get(key) is not None]
+            if have and n:
+                weight = sum(r["n_items"] for r in have)
+                micro[key] = round(sum(r["metrics"][key] * r["n_items"] for r in have)
+                                   / weight, 4) if weight else None
+                macro[key] = round(sum(r["metrics"][key] for r in have) / len(have), 4)
+        summary = {"model": model, "dataset": dataset, "n_items": n, "subsets": subsets,
+                   "micro": micro, "macro": macro}
+        seeds = _seed_groups(cells)
+        if seeds:
+            summary["seeds"] = seeds
+        out.append(summary)
+    return out
+
+
+def _seed_groups(cells: list[dict]) -> dict:
+    groups: dict = defaultdict(list)
+    for r in cells:
+        meta = r.get("meta") or {}
+        if "seed_group" in meta:
+            groups[meta["seed_group"]].append(r)
+    out = {}
+    for name, rs in sorted(groups.items()):
+        values = [r["metrics"]["accuracy"] for r in rs]
+        out[name] = {"seeds": [r["meta"]["seed"] for r in rs], "accuracy": values,
+                     "mean": round(statistics.fmean(values), 4),
+                     "std": round(statistics.stdev(values), 4) if len(values) > 1 else None}
+    return out
+
+
+def write_summaries(out: Path, models) -> list[Path]:
+    """Rewrite the summary files of `models` from the cells in their folders."""
+    from autocomp.core.records import write_text
+    from autocomp.eval.cache import folder_name
+
+    written = []
+    for model in dict.fromkeys(models):
+        folder = Path(out) / folder_name(model)
+        cells = []
+        for path in sorted(folder.glob("*.json")):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
+                cells.append(data)
+        for summary in summarise(cells):
+            path = folder / f"{folder_name(summary['dataset'])}.summary.json"
+            write_text(path, json.dumps(summary, indent=1, sort_keys=True))
+            written.append(path)
+    return written
+
+
+def rows(results: list[dict], labels: dict | None = None) -> list[dict]:
+    """CSV rows: every cell, then each (model, dataset)'s micro and macro averages and
+    its seed groups' means."""
+    labels = labels or {}
+    out = []
+    for r in sorted(results, key=lambda r: (r["model"], r["benchmark"])):
+        out.append({"model": r["model"], "label": labels.get(r["model"], ""),
+                    "dataset": dataset_of(r["benchmark"]), "benchmark": r["benchmark"],
+                    "row": "cell", "n_items": r["n_items"], **_scores(r),
+                    "chance": r["metrics"].get("chance"), "format": r.get("format", "run")})
+    for s in summarise(results):
+        base = {"model": s["model"], "label": labels.get(s["model"], ""),
+                "dataset": s["dataset"], "n_items": s["n_items"]}
+        for kind in ("micro", "macro"):
+            out.append({**base, "benchmark": f"{s['dataset']}/{kind}", "row": kind,
+                        **s[kind]})
+        for name, g in (s.get("seeds") or {}).items():
+            out.append({**base, "benchmark": f"{name}/seed-mean", "row": "seed mean",
+                        "accuracy": g["mean"], "seed_std": g["std"]})
+    return out
+
+
+def write_csv(path: Path, results: list[dict], labels: dict | None = None) -> Path:
+    import csv
+    import io
+
+    from autocomp.core.records import write_text
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    for row in rows(results, labels):
+        writer.writerow(row)
+    write_text(Path(path), buf.getvalue())
+    return Path(path)

@@ -1,0 +1,140 @@
+"""Tables for items of several images and for ARO, in their authors' layouts.
+
+  Winoground / ColorSwap  text, image and group scores (%) per model, strict with the
+              tie-aware score in brackets, a Random Chance row (25 / 25 / 16.7); Winoground
+              also per tag (Object, Relation, Both) and number of main predicates
+  Synthetic Winoground    the same per task x N x track of an autocomp run (kind
+              "winoground": each concept and its swapped concept, both generated)
+  ARO         VG-Relation and VG-Attribution macro accuracy (the authors' rules), COCO- and
+              Flickr30k-Order accuracy as the mean and standard deviation over seeds
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from autocomp.report.table import TRACK_SHORT, Table, r1
+
+PAIRS = ("winoground", "colorswap")
+
+
+def _label(labels, model):
+    return (labels or {}).get(model, model)
+
+
+def _score(m: dict, key: str) -> str:
+    tie = m.get(f"{key}_tie_aware")
+    return f"{r1(m.get(key))} ({r1(tie)})"
+
+
+def _chance_row(cells, width: int) -> list[str]:
+    m = cells[0]["metrics"]
+    return ["Random Chance", *[""] * width, r1(m.get("chance_text")),
+            r1(m.get("chance_image")), r1(m.get("chance_group")), ""]
+
+
+def pairs_table(results, labels=None) -> list[Table]:
+    tables = []
+    for fmt in PAIRS:
+        rows = [r for r in results if r.get("format") == fmt]
+        if not rows:
+            continue
+        out = [_chance_row(rows, 1)]
+        for r in sorted(rows, key=lambda r: r["benchmark"]):
+            m = r["metrics"]
+            out.append([_label(labels, r["model"]), r["benchmark"], _score(m, "text_score"),
+                        _score(m, "image_score"), _score(m, "group_score"),
+                        str(r["n_items"])])
+        tables.append(Table(f"{fmt.capitalize()}: text, image and group scores (%), strict "
+                            "(tie-aware)", ["Model", "Benchmark", "Text", "Image", "Group",
+                                            "Items"], out))
+        by = [r for r in rows if (r["metrics"].get("by") or {})]
+        if by:
+            tables.append(_by_table(fmt, by, labels))
+    return tables
+
+
+def _by_table(fmt: str, rows, labels) -> Table:
+    out = []
+    for r in rows:
+        for dim, values in sorted(r["metrics"]["by"].items()):
+            for value, v in sorted(values.items()):
+                out.append([_label(labels, r["model"]), dim, value, r1(v.get("text_score")),
+                            r1(v.get("image_score")), r1(v.get("group_score")), str(v["n"])])
+    return Table(f"{fmt.capitalize()} by tag: text, image and group scores (%), strict",
+                 ["Model", "Tag", "Value", "Text", "Image", "Group", "Items"], out)
+
+
+def synthetic_winoground_table(results, labels=None) -> Table | None:
+    rows = [r for r in results if r.get("format", "run") == "run"
+            and r.get("kind") == "winoground"]
+    if not rows:
+        return None
+    cols = sorted({(r["task"], r["n"], r["track"]) for r in rows},
+                  key=lambda c: (c[0], c[1], c[2] != "minimal"))
+    idx = {(r["model"], r["task"], r["n"], r["track"]): r for r in rows}
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    head = [f"{t} N={n} {TRACK_SHORT.get(k, k)}" for t, n, k in cols]
+    chance = []
+    for c in cols:
+        m = next(r for r in rows if (r["task"], r["n"], r["track"]) == c)["metrics"]
+        chance.append(f"{r1(m['chance_text'])} / {r1(m['chance_image'])} / "
+                      f"{r1(m['chance_group'])}")
+    out = [["Random Chance", *chance]]
+    for model in models:
+        cells = []
+        for c in cols:
+            r = idx.get((model, *c))
+            m = r["metrics"] if r else {}
+            cells.append("-" if not r else f"{r1(m['text_score'])} / "
+                         f"{r1(m['image_score'])} / {r1(m['group_score'])}")
+        out.append([_label(labels, model), *cells])
+    return Table("Synthetic Winoground (each concept and its swap, both generated): text / "
+                 "image / group scores (%), strict", ["Model", *head], out)
+
+
+def aro_table(results, labels=None, exclude: set | None = None) -> Table | None:
+    """`exclude`: relations left out of VG-Relation's macro accuracy (the authors' notebook
+    leaves out relations it judges symmetric; give that list to compare with the paper)."""
+    rows = [r for r in results if r.get("format") == "aro"]
+    if not rows:
+        return None
+    by_model: dict = defaultdict(dict)
+    orders: dict = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        seed_group = (r.get("meta") or {}).get("seed_group")
+        if seed_group:
+            orders[r["model"]][seed_group].append(r["metrics"]["accuracy"])
+        else:
+            by_model[r["model"]][r["kind"]] = r
+    out = []
+    for model in dict.fromkeys(r["model"] for r in rows):
+        cells = []
+        for kind in ("vg-relation", "vg-attribution"):
+            r = by_model[model].get(kind)
+            cells.append("-" if r is None else r1(_macro(r, exclude if kind == "vg-relation"
+                                                         else None)))
+        for group in ("aro/coco-order", "aro/flickr-order"):
+            values = orders[model].get(group)
+            cells.append("-" if not values else _mean_sd(values))
+        out.append([_label(labels, model), *cells])
+    note = f"; {len(exclude)} relations left out of VG-Relation" if exclude else ""
+    return Table("ARO: VG-Relation and VG-Attribution macro accuracy (%), COCO- and "
+                 f"Flickr30k-Order accuracy (%, mean ± sd over seeds){note}",
+                 ["Model", "VG-Relation", "VG-Attribution", "COCO-Order", "Flickr30k-Order"],
+                 out)
+
+
+def _macro(result: dict, exclude: set | None):
+    if not exclude:
+        return result.get("macro_accuracy")
+    by = (result["metrics"].get("by") or {}).get("relation") or {}
+    keep = [v["accuracy"] for k, v in by.items() if k not in exclude]
+    return sum(keep) / len(keep) if keep else None
+
+
+def _mean_sd(values: list[float]) -> str:
+    import statistics
+
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{r1(statistics.fmean(values))} ± {r1(sd)} ({len(values)} seeds)"
