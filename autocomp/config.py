@@ -228,15 +228,16 @@ class _Parser(FieldReader):
     def benchmarks(self, value) -> tuple[str, ...]:
         from autocomp.negatives.generate import KINDS
 
+        known = (*KINDS, "winoground")  # winoground: each concept and its swap partner
         if value is None:
             return BuildConfig().benchmarks
         if not isinstance(value, list) or not value:
-            raise self.error("build.benchmarks", f"expected a list out of {', '.join(KINDS)}",
+            raise self.error("build.benchmarks", f"expected a list out of {', '.join(known)}",
                              value)
         for v in value:
-            if v not in KINDS:
+            if v not in known:
                 raise self.error("build.benchmarks",
-                                 f"unknown benchmark (known: {', '.join(KINDS)})", v)
+                                 f"unknown benchmark (known: {', '.join(known)})", v)
         return tuple(value)
 
     def check_tasks(self, cfg: RunConfig) -> tuple[ConceptSpec, ...]:

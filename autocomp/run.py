@@ -110,7 +110,7 @@ class Run:
         """The merged records of a stage as their typed records (core/run_records.py)."""
         cls = RECORDS[stage]
         where = self.layout.merged(stage)
-        return [cls.from_dict(r, where) for r in self.records(stage)]
+        return [rec for r in self.records(stage) for rec in cls.expand(r, where)]
 
     def _from_parts(self, stage: str) -> list[dict]:
         from autocomp.core import registry

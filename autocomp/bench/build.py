@@ -18,6 +18,7 @@ import json
 from collections import defaultdict
 from contextlib import ExitStack
 
+from autocomp.bench.pairs import KIND, winoground_items
 from autocomp.bench.store import compact_item, expand
 from autocomp.core.errors import AutocompError
 from autocomp.core.layout import BenchFile
@@ -103,7 +104,7 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
     with _Writers(layout.root) as out:
         for cid, concept in concepts.items():  # concept order = config order
             tracks = passed.get(cid, {})
-            if not tracks:
+            if not tracks or concept.partner_of:  # a swap partner: in winoground items only
                 continue
             task = run.tasks[concept.task]
             graph = concept.scene
@@ -130,6 +131,9 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
                     out.write(BenchFile(task.name, concept.n, track, kind).relative,
                               expand(row, task, limit=run.config.build.max_negatives)
                               if store == "full" else row)
+        if KIND in run.config.build.benchmarks:
+            for bench_file, item in winoground_items(concepts, captions, passed, run.tasks):
+                out.write(bench_file.relative, item)
     for name, rows in sets.items():
         write_jsonl(layout.positive_set(name), rows)
     files = dict(sorted(out.counts.items()))

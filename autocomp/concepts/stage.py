@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 from autocomp.concepts.draw import concept_batches
-from autocomp.concepts.sampling import sample_concepts
+from autocomp.concepts.partners import partner_records
+from autocomp.concepts.sampling import Concept, sample_concepts
 from autocomp.concepts.scene_sampling import sample_scenes
 from autocomp.core.records import write_jsonl, write_text
 from autocomp.runtime.stage import Stage
@@ -31,6 +32,7 @@ def make_concepts(run) -> list[dict]:
     if layout.merged(name).exists():
         return run.records(name)
     records, seen = [], set()
+    partners = "winoground" in run.config.build.benchmarks
     for spec in run.config.concepts:
         task = run.task_of_spec[spec.task]
         if task.kind == "scene":  # one draw over the design's cells
@@ -38,20 +40,27 @@ def make_concepts(run) -> list[dict]:
         else:
             batches = [sample_concepts(task, n, spec.count, run.config.seed) for n in spec.n]
         for batch in batches:
+            drawn = {c.id for c in batch}  # a drawn concept is never someone's partner
             for i, concept in enumerate(batch):
                 record = concept.to_record(index=i)
                 if record["id"] not in seen:
                     seen.add(record["id"])
                     records.append(record)
+                partner = partner_records(task, record, Concept) if partners else None
+                if partner is not None and partner["id"] not in seen \
+                        and partner["id"] not in drawn:
+                    seen.add(partner["id"])
+                    records.append(partner)  # right after its original
     write_jsonl(layout.part(name, 0), records)
     write_jsonl(layout.merged(name), records)
     counts: dict[str, int] = {}
     for r in records:
         key = f"{r['task']} N={r['n']}"
         counts[key] = counts.get(key, 0) + 1
-    write_text(layout.stats(name), json.dumps(
-        {"stage": name, "expected": len(records), "done": len(records), "by_task": counts},
-        indent=1))
+    stats = {"stage": name, "expected": len(records), "done": len(records), "by_task": counts}
+    if partners:
+        stats["swap_partners"] = sum("partner_of" in r for r in records)
+    write_text(layout.stats(name), json.dumps(stats, indent=1))
     return records
 
 

@@ -24,6 +24,11 @@ class Record:
                                 f"{data.get('id', '?')})", file=where)
         return cls(**{n: data.get(n) for n in names})
 
+    @classmethod
+    def expand(cls, data: dict, where=None) -> list:
+        """The typed records one stored line holds (one, unless a type says otherwise)."""
+        return [cls.from_dict(data, where)]
+
     def to_dict(self) -> dict:
         out = asdict(self)
         for name in self.OPTIONAL:
@@ -41,8 +46,9 @@ class ConceptRecord(Record):
     graph: dict
     counts: dict
     index: int | None = None  # its place in its (task, N) draw (run records)
+    partner_of: str | None = None  # drawn as the swap partner of this concept (winoground)
 
-    OPTIONAL = ("index",)
+    OPTIONAL = ("index", "partner_of")
 
     @property
     def scene(self) -> SceneGraph:
@@ -61,9 +67,27 @@ class CaptionRecord(Record):
     attempts: int
     tried: list = field(default_factory=list)
     reason: str = ""
+    # the swap partner's captions, derived from these ({id, minimal, contextual, check}):
+    # the partner's contextual caption is this one with the partner's words in its spans
+    partner: dict | None = None
+
+    OPTIONAL = ("partner",)
 
     def caption(self, track: str) -> str | None:
         return getattr(self, track)
+
+    @classmethod
+    def expand(cls, data: dict, where=None) -> list:
+        """This concept's record, and its swap partner's when it has one."""
+        mine = cls.from_dict(data, where)
+        p = mine.partner
+        if not p:
+            return [mine]
+        passed = p.get("contextual") is not None
+        return [mine, cls(p["id"], mine.task, mine.n, passed, p["minimal"], p.get("contextual"),
+                          p.get("check"), mine.attempts, [],
+                          "" if passed else "derived from its original's caption, which "
+                          "has no contextual caption or whose swapped words fail the check")]
 
 
 @dataclass(frozen=True)

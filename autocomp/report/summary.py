@@ -17,7 +17,7 @@ def stage_status(run: Run) -> list[dict]:
     from autocomp.core import registry
 
     out = []
-    concepts = run.records("concepts")
+    concepts = [c for c in run.records("concepts") if "partner_of" not in c]  # drawn ones
     out.append({"stage": "concepts", "expected": sum(s.count * (len(s.n) or 1)  # scenes: no n
                                                      for s in run.config.concepts),
                 "done": len(concepts), "passed": len(concepts)})
@@ -44,7 +44,11 @@ def summarize(run: Run, figures: bool = True, write: bool = True) -> dict:
     """The stages, the funnel and the validator agreement; `write` also saves them under
     stats/ (and the figures): `autocomp status` writes nothing, so it works on a read-only
     run."""
-    concepts, validation = run.records("concepts"), run.records("validation")
+    # the funnel follows the drawn concepts; swap partners (synthetic Winoground) are
+    # drawn for their originals' items only
+    concepts = [c for c in run.records("concepts") if "partner_of" not in c]
+    drawn = {c["id"] for c in concepts}
+    validation = [v for v in run.records("validation") if v.get("concept") in drawn]
     rows = funnel(concepts, run.records("captions"), validation)
     agree = agreement(run.records("images"), validation)
     summary = {"stages": stage_status(run), "funnel": rows, "agreement": agree}
