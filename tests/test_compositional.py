@@ -285,7 +285,8 @@ def test_eval_writes_every_subset_and_a_summary_with_seed_spread(aro, tmp_path):
     assert "ARO: VG-Relation" in report.output and "(3 seeds)" in report.output
     import csv
 
-    rows = list(csv.DictReader(open(tmp_path / "all.csv")))
+    with open(tmp_path / "all.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
     assert {r["row"] for r in rows} == {"cell", "micro", "macro", "seed mean"}
     assert sum(r["row"] == "cell" for r in rows) == 5
 

@@ -203,7 +203,7 @@ def test_every_family_resolves_through_the_one_registry():
     for name in names("format"):
         opener = resolve("format", name)
         assert list(inspect.signature(opener).parameters) == [
-            "source", "images", "columns", "skip_missing"], name
+            "source", "images", "columns", "skip_missing", "text_only"], name
 
 
 def test_an_unknown_name_lists_the_known_ones():

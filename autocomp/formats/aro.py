@@ -81,6 +81,20 @@ def _box(entry: dict, path: Path, i: int) -> list[float]:
     return box
 
 
+def _relation(entry: dict, path: Path, i: int) -> str:
+    return _text(entry, "relation_name", path, i)
+
+
+def _attributes(entry: dict, path: Path, i: int) -> str:
+    """The attribute pair, as the authors group it ("a_b")."""
+    attrs = entry.get("attributes")
+    if not (isinstance(attrs, list) and len(attrs) == 2
+            and all(isinstance(a, str) for a in attrs)):
+        raise AutocompError(f"expected two attribute names, got {attrs!r}"[:120], file=path,
+                            entry=i, field="attributes")
+    return f"{attrs[0]}_{attrs[1]}"
+
+
 def _vg_items(kind: str, path: Path, root: ImageRoot) -> tuple[list, int]:
     rows, total = [], 0
     for i, entry in enumerate(_read(path)):
@@ -92,15 +106,9 @@ def _vg_items(kind: str, path: Path, root: ImageRoot) -> tuple[list, int]:
         image = root.resolve(_text(entry, "image_path", path, i), item_id, path)
         if image is None:
             continue
-        if kind == "vg-relation":
-            group = {"relation": _text(entry, "relation_name", path, i)}
-        else:
-            attrs = entry.get("attributes")
-            if not (isinstance(attrs, list) and len(attrs) == 2
-                    and all(isinstance(a, str) for a in attrs)):
-                raise AutocompError(f"expected two attribute names, got {attrs!r}"[:120],
-                                    file=path, entry=i, field="attributes")
-            group = {"attributes": f"{attrs[0]}_{attrs[1]}"}
+        by = MACRO[kind]["by"]
+        group = {by: _relation(entry, path, i) if by == "relation"
+                 else _attributes(entry, path, i)}
         rows.append({"id": item_id, "task": "aro", "n": 0, "image": image,
                      "crop": _box(entry, path, i),
                      "positive": normalise_space(_text(entry, "true_caption", path, i)),

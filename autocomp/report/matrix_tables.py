@@ -112,8 +112,7 @@ def aro_table(results, labels=None, exclude: set | None = None) -> Table | None:
         cells = []
         for kind in ("vg-relation", "vg-attribution"):
             r = by_model[model].get(kind)
-            cells.append("-" if r is None else r1(_macro(r, exclude if kind == "vg-relation"
-                                                         else None)))
+            cells.append("-" if r is None else r1(_macro(r, exclude)))
         for group in ("aro/coco-order", "aro/flickr-order"):
             values = orders[model].get(group)
             cells.append("-" if not values else _mean_sd(values))
@@ -126,9 +125,11 @@ def aro_table(results, labels=None, exclude: set | None = None) -> Table | None:
 
 
 def _macro(result: dict, exclude: set | None):
-    if not exclude:
+    """The result's macro accuracy; with `exclude`, VG-Relation's recomputed without those
+    relations."""
+    by = (result["metrics"].get("by") or {}).get("relation")
+    if not exclude or not by:
         return result.get("macro_accuracy")
-    by = (result["metrics"].get("by") or {}).get("relation") or {}
     keep = [v["accuracy"] for k, v in by.items() if k not in exclude]
     return sum(keep) / len(keep) if keep else None
 
