@@ -40,8 +40,7 @@ def main() -> None:
     cmd = ["eval", str(run), "--benchmark", "*winoground", "--output", str(run / "results")]
     got = runner.invoke(cli, cmd + [x for m in models for x in ("--model", m)])
     assert got.exit_code == 0, got.output
-    cells = [json.loads(p.read_text()) for p in (run / "results").rglob("*.json")
-             if not p.name.endswith(".summary.json")]
+    cells = [json.loads(p.read_text()) for p in (run / "results").glob("*/*.json")]
     items = {r["benchmark"]: r["n_items"] for r in cells}
     print(f"run + build: {built:.1f} s; items per benchmark:")
     for name, n in sorted(items.items()):

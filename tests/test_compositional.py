@@ -270,7 +270,7 @@ def test_eval_writes_every_subset_and_a_summary_with_seed_spread(aro, tmp_path):
                                "blind:length", "--output", str(out), "--cache",
                                str(tmp_path / "cache")])
     assert got.exit_code == 0, got.output
-    summary = json.loads(next(out.rglob("aro-*.summary.json")).read_text())
+    summary = json.loads(next(out.rglob("summaries/aro-*.json")).read_text())
     assert len(summary["subsets"]) == 5
     seeds = summary["seeds"]["aro/coco-order"]
     assert seeds["seeds"] == [0, 1, 2] and len(seeds["accuracy"]) == 3
@@ -385,8 +385,7 @@ def test_synthetic_winoground_oracle_and_random_scorers(wino_run, tmp_path):
                                     "--model", "reference:random", "--benchmark",
                                     "*winoground", "--output", str(out)])
     assert got.exit_code == 0, got.output
-    cells = [json.loads(p.read_text()) for p in out.rglob("*.json")
-             if not p.name.endswith(".summary.json")]
+    cells = [json.loads(p.read_text()) for p in out.glob("*/*.json")]
     for r in cells:
         if r["model"] == "reference:oracle":
             m = r["metrics"]

@@ -3,7 +3,7 @@
 A cell is one (model, benchmark) result JSON. A dataset is the benchmarks sharing a name
 before the first "/" (sugarcrepe/add_att ... sugarcrepe/swap_obj; aro/...; winoground/test;
 an autocomp run's color-n2/...). For each (model, dataset) `autocomp eval` writes
-`<model>/<dataset>.summary.json`, rebuilt from every cell file there (so --skip_existing
+`<model>/summaries/<dataset>.json`, rebuilt from every cell file there (so --skip_existing
 runs and several invocations add up, and no subset is lost):
 
   subsets   each benchmark's items, accuracy (and text / image / group scores, the authors'
@@ -109,7 +109,7 @@ def write_summaries(out: Path, models) -> list[Path]:
             if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
                 cells.append(data)
         for summary in summarise(cells):
-            path = folder / f"{folder_name(summary['dataset'])}.summary.json"
+            path = folder / "summaries" / f"{folder_name(summary['dataset'])}.json"
             write_text(path, json.dumps(summary, indent=1, sort_keys=True))
             written.append(path)
     return written

@@ -35,7 +35,9 @@ from autocomp.formats.suite import (
     ImageRoot,
     LoadedBenchmark,
     Suite,
+    jsonl_rows,
     normalise_space,
+    undecoded,
 )
 
 KEYS = ("image", "positive", "negatives", "id", "subset", "images", "captions")
@@ -99,23 +101,16 @@ def _rows(source: Path) -> Iterator[dict]:
     if str(source).startswith("hf:"):  # a hub dataset (or a cached one, offline)
         from autocomp.formats.autocomp_hf import open_dataset
 
-        yield from _undecoded(open_dataset(source))
+        yield from undecoded(open_dataset(source))
         return
     suffix = source.suffix.lower()
     if source.is_dir():
         ds = require("datasets", "formats", "a datasets folder").load_from_disk(str(source))
         if hasattr(ds, "keys"):  # a DatasetDict: its "train" split or its only one
             ds = ds["train"] if "train" in ds else ds[next(iter(ds.keys()))]
-        yield from _undecoded(ds)
+        yield from undecoded(ds)
     elif suffix == ".jsonl":
-        with open(source, encoding="utf-8") as fh:
-            for i, line in enumerate(fh, start=1):
-                if line.strip():
-                    try:
-                        yield json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise AutocompError(f"not valid JSON: {exc}", file=source,
-                                            entry=f"line {i}") from None
+        yield from jsonl_rows(source)
     elif suffix == ".json":
         try:
             data = json.loads(source.read_text(encoding="utf-8"))
@@ -135,16 +130,6 @@ def _rows(source: Path) -> Iterator[dict]:
     else:
         raise AutocompError("expected a .jsonl, .json, .csv or .parquet file, or a datasets "
                             "folder", file=source)
-
-
-def _undecoded(ds):
-    """Rows with Image columns as {bytes, path} (not decoded to PIL images)."""
-    from datasets import Image
-
-    for name, feature in ds.features.items():
-        if isinstance(feature, Image):
-            ds = ds.cast_column(name, Image(decode=False))
-    return ds
 
 
 def _negatives(row: dict, cols, where, entry) -> list[str]:

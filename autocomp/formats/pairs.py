@@ -16,7 +16,6 @@ image and group scores (eval/matrix.py), with Winoground's tags as breakdowns.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +25,9 @@ from autocomp.formats.suite import (
     ImageRoot,
     LoadedBenchmark,
     Suite,
+    jsonl_rows,
     normalise_space,
+    undecoded,
 )
 
 LAYOUTS = {
@@ -47,17 +48,6 @@ def layout_of(columns) -> str | None:
         if set(layout["images"]) | set(layout["captions"]) <= set(columns):
             return name
     return None
-
-
-def _jsonl(path: Path) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise AutocompError(f"not valid JSON: {exc}", file=path,
-                                        entry=f"line {i}") from None
 
 
 def _split_of(path: Path) -> str:
@@ -86,11 +76,9 @@ def _splits(source: Path, name: str) -> Iterator[tuple[str, Path, Iterator[dict]
     if source.is_dir() and any((source / f).is_file() for f in ("dataset_dict.json",
                                                                 "state.json")):
         datasets = require("datasets", "formats", "a datasets folder")
-        from autocomp.formats.columns import _undecoded
-
         ds = datasets.load_from_disk(str(source))
         for split in (list(ds.keys()) if hasattr(ds, "keys") else ["all"]):
-            yield split, source, iter(_undecoded(ds[split] if hasattr(ds, "keys") else ds))
+            yield split, source, iter(undecoded(ds[split] if hasattr(ds, "keys") else ds))
         return
     files = table_files(source, name)
     if not files:
@@ -101,7 +89,7 @@ def _splits(source: Path, name: str) -> Iterator[tuple[str, Path, Iterator[dict]
             pq = require("pyarrow.parquet", "formats", "parquet")
             rows = iter(pq.read_table(path).to_pylist())
         else:
-            rows = _jsonl(path)
+            rows = jsonl_rows(path)
         yield split, path, rows
 
 

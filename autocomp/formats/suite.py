@@ -202,6 +202,30 @@ def _read_inside(path: str, root: Path | None) -> bytes:
         raise ValueError(f"an image cell's path cannot be read ({exc.strerror})") from None
 
 
+def jsonl_rows(path: Path):
+    """The objects of a JSONL file; a bad line is one error naming it."""
+    import json
+
+    with open(path, encoding="utf-8") as fh:
+        for i, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise AutocompError(f"not valid JSON: {exc}", file=path,
+                                        entry=f"line {i}") from None
+
+
+def undecoded(ds):
+    """A datasets.Dataset whose Image columns give {bytes, path}, not decoded images."""
+    from datasets import Image
+
+    for name, feature in ds.features.items():
+        if isinstance(feature, Image):
+            ds = ds.cast_column(name, Image(decode=False))
+    return ds
+
+
 def normalise_space(text: str) -> str:
     """Leading, trailing and repeated whitespace (newlines too) to single spaces."""
     return " ".join(text.split())
