@@ -270,7 +270,8 @@ def test_eval_writes_every_subset_and_a_summary_with_seed_spread(aro, tmp_path):
                                "blind:length", "--output", str(out), "--cache",
                                str(tmp_path / "cache")])
     assert got.exit_code == 0, got.output
-    summary = json.loads(next(out.rglob("summaries/aro-*.json")).read_text())
+    lines = (out / "summaries.jsonl").read_text().splitlines()
+    summary = next(s for s in map(json.loads, lines) if s["dataset"] == "aro")
     assert len(summary["subsets"]) == 5
     seeds = summary["seeds"]["aro/coco-order"]
     assert seeds["seeds"] == [0, 1, 2] and len(seeds["accuracy"]) == 3
@@ -399,3 +400,17 @@ def test_synthetic_winoground_oracle_and_random_scorers(wino_run, tmp_path):
     report = CliRunner().invoke(main, ["report", str(out), "--no-figure"])
     assert "Synthetic Winoground" in report.output
     assert "25.0 / 25.0 / 16.7" in report.output
+
+
+def test_a_format_plugin_written_before_text_only_still_opens(tmp_path, monkeypatch):
+    from autocomp.core import registry
+
+    seen = []
+
+    def old_opener(source, images, columns, skip_missing):  # no text_only argument
+        seen.append((source, images))
+        return "suite"
+
+    monkeypatch.setattr(registry, "resolve", lambda family, name: old_opener)
+    assert open_suite(tmp_path, "tsv", text_only=True) == "suite"
+    assert seen == [(tmp_path, None)]

@@ -172,7 +172,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
     if results:  # per-dataset micro/macro averages, from every cell there
         from autocomp.eval.summary import write_summaries
 
-        write_summaries(out, [r["model"] for r in results])
+        write_summaries(out)
     if failed:
         raise AutocompError(f"{len(failed)} of {len(dict.fromkeys(models))} models could not be "
                             f"loaded ({', '.join(failed)}); the other models' results are "

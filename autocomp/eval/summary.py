@@ -2,9 +2,10 @@
 
 A cell is one (model, benchmark) result JSON. A dataset is the benchmarks sharing a name
 before the first "/" (sugarcrepe/add_att ... sugarcrepe/swap_obj; aro/...; winoground/test;
-an autocomp run's color-n2/...). For each (model, dataset) `autocomp eval` writes
-`<model>/summaries/<dataset>.json`, rebuilt from every cell file there (so --skip_existing
-runs and several invocations add up, and no subset is lost):
+an autocomp run's color-n2/...). After each eval, `RESULTS/summaries.jsonl` holds one line
+per (model, dataset), rebuilt from every cell file in the folder (so --skip_existing runs
+and several invocations add up, and no subset is lost; a JSONL, so globs of the cells'
+*.json do not pick it up):
 
   subsets   each benchmark's items, accuracy (and text / image / group scores, the authors'
             macro accuracy where the benchmark defines one)
@@ -92,27 +93,21 @@ def _seed_groups(cells: list[dict]) -> dict:
     return out
 
 
-def write_summaries(out: Path, models) -> list[Path]:
-    """Rewrite the summary files of `models` from the cells in their folders."""
-    from autocomp.core.records import write_text
-    from autocomp.eval.cache import folder_name
+def write_summaries(out: Path) -> Path:
+    """Rewrite RESULTS/summaries.jsonl from every cell under `out`."""
+    from autocomp.core.records import dumps, write_text
 
-    written = []
-    for model in dict.fromkeys(models):
-        folder = Path(out) / folder_name(model)
-        cells = []
-        for path in sorted(folder.glob("*.json")):
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
-                cells.append(data)
-        for summary in summarise(cells):
-            path = folder / "summaries" / f"{folder_name(summary['dataset'])}.json"
-            write_text(path, json.dumps(summary, indent=1, sort_keys=True))
-            written.append(path)
-    return written
+    cells = []
+    for path in sorted(Path(out).rglob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
+            cells.append(data)
+    target = Path(out) / "summaries.jsonl"
+    write_text(target, "".join(dumps(s) + "\n" for s in summarise(cells)))
+    return target
 
 
 def rows(results: list[dict], labels: dict | None = None) -> list[dict]:

@@ -113,5 +113,14 @@ def open_suite(source, fmt: str | None = None, images=None, columns: dict | None
         source = Path(source)
         if not source.exists():
             raise AutocompError("no such file or folder", file=source)
-    return opener(source, Path(images) if images else None, columns or {}, skip_missing,
-                  text_only=text_only)
+    images = Path(images) if images else None
+    if _takes(opener, "text_only"):
+        return opener(source, images, columns or {}, skip_missing, text_only=text_only)
+    return opener(source, images, columns or {}, skip_missing)  # a plugin written before
+
+
+def _takes(opener, name: str) -> bool:
+    import inspect
+
+    params = inspect.signature(opener).parameters
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
