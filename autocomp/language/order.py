@@ -38,9 +38,11 @@ def _tagger():
     return taggers.PatternTagger()
 
 
-def tagged(text: str) -> list[tuple[str, str]]:
-    """(token, Penn Treebank tag) pairs, punctuation kept as tokens."""
-    return [(w, t) for w, t in _tagger().tag(text, tokenize=True)]
+@lru_cache(maxsize=1 << 16)
+def tagged(text: str) -> tuple[tuple[str, str], ...]:
+    """(token, Penn Treebank tag) pairs, punctuation kept as tokens (each caption tagged
+    once, whatever the seed and the perturbation)."""
+    return tuple((w, t) for w, t in _tagger().tag(text, tokenize=True))
 
 
 def _shuffle_where(tokens: list[str], picks: list[int], rng: random.Random) -> list[str]:
