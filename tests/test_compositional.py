@@ -234,7 +234,7 @@ def aro(tmp_path):
 
 def test_aro_vg_macro_accuracy_as_the_authors_report_it(aro, tmp_path):
     assert detect_format(aro) == "aro"
-    from autocomp.eval.summary import macro_accuracy
+    from autocomp.eval.metrics import macro_accuracy
 
     suite = open_suite(aro)  # images/ for the VG crops, the folder itself for COCO
     names = [b.name for b in suite.benchmarks]

@@ -148,7 +148,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         if meta:  # how the benchmark aggregates (a macro rule, a seed of a group)
             result["meta"] = meta
             if "by" in meta:
-                from autocomp.eval.summary import macro_accuracy
+                from autocomp.eval.metrics import macro_accuracy
 
                 result["macro_accuracy"] = macro_accuracy(got["metrics"], meta)
         task = suite.tasks.get(cell.bench.task) if suite.tasks else None

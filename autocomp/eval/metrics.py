@@ -137,8 +137,7 @@ class Tally:
                         rows[k].update(text_score=pct(text, n), image_score=pct(image, n),
                                        group_score=pct(group, n))
                 out["by"][dim] = rows
-                out["macro"][dim] = round(sum(r["accuracy"] for r in rows.values())
-                                          / len(rows), 4)
+                out["macro"][dim] = macro_accuracy(out, {"by": dim})
         return out
 
     def _matrix_metrics(self, pct) -> dict:
@@ -152,3 +151,13 @@ class Tally:
                 "chance_text": pct(m["chance_text"], n),
                 "chance_image": pct(m["chance_image"], ni),
                 "chance_group": pct(m["chance_group"], n), "image_direction_items": int(ni)}
+
+
+def macro_accuracy(metrics: dict, meta: dict) -> float | None:
+    """The mean over a breakdown's values (meta["by"]) of their accuracy, leaving out values
+    with fewer than meta's min_count items (ARO: VG-Attribution's pairs under 25)."""
+    by = (metrics.get("by") or {}).get(meta.get("by"))
+    if not by:
+        return None
+    keep = [v["accuracy"] for v in by.values() if v["n"] >= meta.get("min_count", 1)]
+    return round(sum(keep) / len(keep), 4) if keep else None

@@ -33,16 +33,6 @@ def dataset_of(benchmark: str) -> str:
     return benchmark.split("/", 1)[0]
 
 
-def macro_accuracy(metrics: dict, meta: dict) -> float | None:
-    """The mean over a breakdown's values of their accuracy, leaving out values with fewer
-    than meta's min_count items (ARO: VG-Attribution's pairs under 25)."""
-    by = (metrics.get("by") or {}).get(meta.get("by"))
-    if not by:
-        return None
-    keep = [v["accuracy"] for v in by.values() if v["n"] >= meta.get("min_count", 1)]
-    return round(sum(keep) / len(keep), 4) if keep else None
-
-
 def _scores(result: dict) -> dict:
     m = result["metrics"]
     out = {k: m.get(k) for k in SCORES if m.get(k) is not None}
@@ -93,18 +83,25 @@ def _seed_groups(cells: list[dict]) -> dict:
     return out
 
 
+def read_cells(folder: Path) -> tuple[list[dict], list[Path]]:
+    """(every result cell under `folder`, the *.json files that could not be read)."""
+    cells, unreadable = [], []
+    for path in sorted(Path(folder).rglob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            unreadable.append(path)
+            continue
+        if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
+            cells.append(data)
+    return cells, unreadable
+
+
 def write_summaries(out: Path) -> Path:
     """Rewrite RESULTS/summaries.jsonl from every cell under `out`."""
     from autocomp.core.records import dumps, write_text
 
-    cells = []
-    for path in sorted(Path(out).rglob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
-            cells.append(data)
+    cells = read_cells(out)[0]
     target = Path(out) / "summaries.jsonl"
     write_text(target, "".join(dumps(s) + "\n" for s in summarise(cells)))
     return target

@@ -12,7 +12,6 @@ Numbers are rounded half up to one decimal, as the paper prints them.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -32,15 +31,9 @@ def load_results(folder: Path) -> list[dict]:
     folder = Path(folder)
     if not folder.is_dir():
         raise AutocompError("no results folder (run `autocomp eval` first)", file=folder)
-    out, unreadable = [], []
-    for path in sorted(folder.rglob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            unreadable.append(path)
-            continue
-        if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
-            out.append(data)
+    from autocomp.eval.summary import read_cells
+
+    out, unreadable = read_cells(folder)
     if unreadable:
         import warnings
 
