@@ -30,6 +30,17 @@ def compass():
 @click.option("--similarity", default="default", show_default=True,
               help="Sentence-embedding model for the negative filter (id or folder), "
                    "'default' (all-MiniLM-L6-v2, offline) or 'none'.")
+@click.option("--filter-on", "scope", type=click.Choice(["primitive", "sentence", "caption"]),
+              default="primitive", show_default=True,
+              help="What the filter compares with the original: the edited primitive's "
+                   "decomposed rendering (the same test as its decomposed pair), the "
+                   "sentences the edit changed (the whole caption when it is one sentence), "
+                   "or the whole caption (the paper's rule word for word; on multi-sentence "
+                   "template captions it rejects nearly every relation negative at N >= 6).")
+@click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
+              help="Embedding cache folder for the filter's sentences (default: "
+                   "OUTPUT/cache, the one `compass eval` uses).")
+@options.device
 @click.option("--writer", default="template", show_default=True,
               help="Caption writer: template, or an LLM writer (transformers, openai) with "
                    "the few-shot prompt of prompts/compass_caption_*.txt.")
@@ -45,8 +56,8 @@ def compass():
 @click.option("--wordnet", "wordnet_dir", type=click.Path(path_type=Path), default=None,
               help="A WordNet dict folder (default: nltk data, /usr/share/wordnet, or the "
                    "copy the compass extra installs).")
-def build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarity, writer,
-          writer_options, candidates, wordnet_dir):
+def build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarity, scope,
+          cache_dir, device, writer, writer_options, candidates, wordnet_dir):
     """Build composed/decomposed and skill-targeted sets from RUN (a synthetic autocomp
     run: its validated images) or from Visual Genome (--vg)."""
     from autocomp.compass.build import build_run, build_vg
@@ -55,8 +66,11 @@ def build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarit
 
     if (vg_dir is None) == (run_dir is None):
         raise AutocompError("give exactly one of RUN or --vg DIR")
-    sim = None if similarity == "none" else Similarity(None if similarity == "default"
-                                                       else similarity)
+    sim = None
+    if similarity != "none":
+        sim = Similarity(None if similarity == "default" else similarity, device,
+                         cache_dir=cache_dir or output / "cache")
+        sim.start()  # loads while the run or Visual Genome is read
     llm = None
     if candidates == "llm" and writer == "template":
         raise AutocompError("--candidates llm needs an LLM --writer (transformers or openai)")
@@ -73,15 +87,20 @@ def build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarit
                 raise AutocompError(f"--writer-option expects KEY=VALUE, got '{item}'")
             opts[key] = yaml.safe_load(value)
         llm = cls(**cls.check_options(opts, field="--writer-option"))
-    if vg_dir is not None:
-        ids = None
-        if image_ids:
-            ids = [int(x) for x in image_ids.read_text().split() if x.strip()]
-        manifest = build_vg(vg_dir, images_dir or vg_dir / "images", output, limit, ids, seed, sim,
-                            writer=llm, candidates=candidates, wordnet=wordnet_dir)
-    else:
-        manifest = build_run(run_dir, output, seed, sim, writer=llm, candidates=candidates,
-                             wordnet=wordnet_dir)
+    try:
+        if vg_dir is not None:
+            ids = None
+            if image_ids:
+                ids = [int(x) for x in image_ids.read_text().split() if x.strip()]
+            manifest = build_vg(vg_dir, images_dir or vg_dir / "images", output, limit, ids,
+                                seed, sim, writer=llm, candidates=candidates,
+                                wordnet=wordnet_dir, scope=scope)
+        else:
+            manifest = build_run(run_dir, output, seed, sim, writer=llm,
+                                 candidates=candidates, wordnet=wordnet_dir, scope=scope)
+    finally:
+        if sim is not None:
+            sim.close()
     click.echo(f"{manifest['images']} images -> {output}: "
                + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
     for reason, n in {**manifest.get("skipped", {}), **manifest["dropped"]}.items():

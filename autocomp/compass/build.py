@@ -10,7 +10,6 @@ or from a synthetic run, written as benchmark-style items the eval harness score
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from pathlib import Path
@@ -18,130 +17,19 @@ from pathlib import Path
 import orjson
 
 from autocomp.compass.lexicon import attribute_hosts
-from autocomp.compass.negatives import (
-    Replacer,
-    composed_set,
-    graph_vocab,
-    image_primitives,
-    skill_set,
-)
-from autocomp.compass.render import primitives
-from autocomp.compass.sets import SetWriter
-from autocomp.compass.subgraph import LEVELS, RANGES, caption_graph, level_of, random_walk
-from autocomp.core.records import TRACKS, write_text
+from autocomp.compass.negatives import graph_vocab, image_primitives
+from autocomp.compass.subgraph import RANGES, caption_graph, level_of, random_walk
+from autocomp.compass.write import CANDIDATES, write_sets
+from autocomp.core.records import TRACKS
 from autocomp.core.scene import SceneGraph
 
-
-def _base(key: str, image: str, image_id, level: str, graph: SceneGraph, kind: str) -> dict:
-    return {"id": key, "task": "compass", "kind": kind, "image": image, "image_id": image_id,
-            "level": level, "n": len(primitives(graph)), "counts": graph.counts,
-            "graph": graph.to_dict(), "paired": False}
-
-
-CANDIDATES = ("auto", "wordnet", "vocabulary", "llm")  # auto: wordnet on VG, vocabulary on runs
-
-
-def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
-               writer=None, candidates: str = "wordnet", lexicon=None, hosts=None,
-               groups=None, echo=None) -> dict:
-    """sources: (key, image path, image id, present, [(level, caption graph)]) tuples, where
-    `present` maps "O", "A", "R" to what occurs anywhere in the image.
-    `writer`: None for template captions, else an LLM caption writer (registry).
-    `candidates`: "wordnet" (same category, no synonyms; `lexicon` a compass.lexicon
-    Lexicon), "vocabulary" (any other value of the type: the unfiltered ablation) or "llm"
-    (proposed by the writer, asked again when none survives). `groups`: (kind, value) ->
-    category, for "vocabulary" candidates that must stay inside one (Replacer.groups)."""
-    if candidates not in CANDIDATES[1:]:
-        from autocomp.core.errors import AutocompError
-
-        raise AutocompError(f"unknown candidates '{candidates}' (known: "
-                            f"{', '.join(CANDIDATES)})")
-    rep = Replacer(vocab, similarity, groups=dict(groups or {}))
-    if candidates == "llm":
-        if writer is None:
-            from autocomp.core.errors import AutocompError
-
-            raise AutocompError("--candidates llm needs an LLM --writer (transformers or "
-                                "openai)")
-        from autocomp.compass.llm_captions import LLMCandidates
-
-        rep.propose = LLMCandidates(writer, rep.vocabulary)
-    elif candidates == "wordnet":
-        from autocomp.compass.lexicon import Lexicon, SynsetCandidates
-        from autocomp.compass.wordnet import load_wordnet
-
-        rep.propose = SynsetCandidates(lexicon or Lexicon(load_wordnet()), vocab, hosts)
-    dropped = Counter()
-    written = {}
-    if writer is not None:
-        from autocomp.compass.llm_captions import write_captions
-
-        written = write_captions(writer, [
-            (f"{key}/{level}-n{len(primitives(g))}", g)
-            for key, _, _, _, captions in sources for level, g in captions])
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "manifest.json").unlink(missing_ok=True)  # a killed rebuild is not a set
-    from autocomp.core.progress import Progress
-
-    with SetWriter(out) as rows, Progress("compass build: writing the sets", len(sources),
-                                      "image", echo) as made:
-        for key, image, image_id, seen, captions in sources:
-            made.update(1, f"{rows.counts['composed']:,} composed items")
-            for level, g in captions:
-                rng = random.Random(f"compass:{seed}:{key}:{level}:{len(primitives(g))}")
-                cid = f"{key}/{level}-n{len(primitives(g))}"
-                kw = {}
-                if writer is not None:
-                    from autocomp.compass.llm_captions import substitute
-
-                    if written.get(cid) is None:
-                        dropped["caption: the writer never named every primitive"] += 1
-                        continue
-                    kw = {"caption": written[cid], "render": substitute}
-                comp = composed_set(g, seen, rep, rng, **kw)
-                if comp is None:
-                    dropped["composed: a primitive had no valid negative"] += 1
-                else:
-                    rows.add("composed", {**_base(cid, image, image_id, level, g, "composed"),
-                                             "group": cid, "positive": comp["caption"],
-                                             "negatives": comp["negatives"]})
-                    for i, pair in enumerate(comp["decomposed"]):
-                        rows.add("decomposed", {
-                            **_base(f"{cid}/d{i}", image, image_id, level, g, "decomposed"),
-                            "group": cid, "primitive": pair["primitive"],
-                            "positive": pair["positive"],
-                            "negatives": [{"caption": pair["negative"], "edit": pair["edit"],
-                                           "category": pair["edit"]["type"],
-                                           "same_meaning": False, "graph": pair["graph"]}]})
-                for kind in LEVELS[level]:
-                    skill = skill_set(g, kind, seen, rep, rng, **kw)
-                    if skill is None:
-                        dropped[f"skill-{kind}: fewer than 4 valid negatives"] += 1
-                        continue
-                    rows.add(f"skill-{kind}", {
-                        **_base(f"{cid}/skill-{kind}", image, image_id, level, g, f"skill-{kind}"),
-                        "group": cid, "positive": skill["caption"],
-                        "negatives": skill["negatives"]})
-    counts_by_n = {name: dict(sorted(by_n.items(), key=lambda kv: int(kv[0])))
-                   for name, by_n in rows.by_n.items()}
-    manifest = {**meta, "seed": seed, "writer": "template" if writer is None else
-                type(writer).__name__, "candidates": candidates,
-                "counts": dict(rows.counts), "counts_by_n": counts_by_n,
-                "files": rows.digests,
-                "dropped": dict(sorted(dropped.items())),
-                "vocabulary": {k: len(v) for k, v in vocab.items()},
-                "similarity": getattr(similarity, "model_ref", None),
-                "filter": rep.filter_report()}
-    write_text(out / "manifest.json", json.dumps(manifest, indent=1))
-    write_text(out / "candidates.json", json.dumps(
-        {f"{k}:{v}": c for (k, v), c in sorted(rep.cache.items())}, indent=0))
-    return manifest
+__all__ = ["CANDIDATES", "build_run", "build_vg", "vg_lexicon", "write_sets"]
 
 
 def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None,
              image_ids=None, seed: int = 0, similarity=None, levels=("OA", "OR", "OAR"),
              writer=None, candidates: str = "wordnet", wordnet: str | None = None,
-             echo=None):
+             echo=None, scope: str = "primitive"):
     """A COMPASS set from a Visual Genome folder. scene_graphs.json is streamed once: each
     image's caption graphs and what it shows are spilled to a temporary file, and only
     counts (vocabulary, synsets, attribute hosts) are kept, so memory stays flat in the
@@ -172,7 +60,7 @@ def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None
                           {"source": "visual-genome", "dir": str(vg_dir),
                            "image_root": str(Path(images_dir).resolve()),
                            "images": spill.count, "skipped": dict(sorted(skipped.items()))},
-                          writer, candidates, lexicon, hosts, echo=echo)
+                          writer, candidates, lexicon, hosts, echo=echo, scope=scope)
 
 
 def _source(img, seed: int, levels, images_dir) -> tuple:
@@ -267,7 +155,8 @@ class _Spill:
 
 
 def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=None,
-              candidates: str = "vocabulary", wordnet: str | None = None):
+              candidates: str = "vocabulary", wordnet: str | None = None,
+              scope: str = "primitive", echo=None):
     """Every validated image of a synthetic run: its concept graph is the caption graph.
     Candidates default to the run's task vocabularies: each is one curated category
     (shapes, colors, spatial relations) without synonyms, as Auto-Comp's negatives use."""
@@ -303,4 +192,4 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
     return write_sets(sources, vocab, Path(out), seed, similarity,
                       {"source": "synthetic", "dir": str(run.dir), "images": len(sources),
                        "image_root": str(run.dir.resolve())},
-                      writer, candidates, lexicon, groups=groups)
+                      writer, candidates, lexicon, groups=groups, scope=scope, echo=echo)

@@ -15,25 +15,24 @@ skill-targeted negatives, and every test and rejection is counted per set and N.
   skill-targeted       K = 4 negatives replacing primitives of one type; primitives drawn
                        by weight, a weight halving each time it is drawn; no two negatives
                        identical; up to 10 attempts, else the caption is dropped
+
+What the filter compares and how a build batches it: compass/filter.py.
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 
+from autocomp.compass.filter import Test, edited_sentences, settle, threshold
 from autocomp.compass.render import composed, decomposed, primitives
 from autocomp.core.scene import Object, Relation, SceneGraph
 
 K_SKILL = 4
 SKILL_ATTEMPTS = 10
 PRIMITIVE_ATTEMPTS = 3
-
-
-def threshold(n: int) -> float:
-    return 0.95 if n < 6 else 0.90
 
 
 def graph_vocab(graphs: Iterable[SceneGraph]) -> dict[str, Counter]:
@@ -72,7 +71,8 @@ def replace(graph: SceneGraph, prim: tuple, new: str) -> SceneGraph:
 @dataclass
 class Replacer:
     vocab: dict[str, Counter]
-    similarity: object = None  # .similar(a, b) -> float, or None: no filter
+    # .similarities([(a, b), ...]) -> floats (or .similar(a, b)), or None: no filter
+    similarity: object = None
     cache: dict = field(default_factory=dict)
     # (kind, value) -> candidates: SynsetCandidates, an LLM, or None (any other value of
     # the type: the unfiltered ablation). It may have .same_meaning(kind, a, b) (synonyms
@@ -84,6 +84,7 @@ class Replacer:
     # (kind, value) -> its category, where values of a type fall in several (a scene
     # task's attribute vocabularies: sizes, textures, colors); a replacement stays inside it
     groups: dict = field(default_factory=dict)
+    scope: str = "primitive"  # what the filter compares: filter.SCOPES
 
     def vocabulary(self, kind: str, value: str) -> list[str]:
         group = self.groups.get((kind, value))
@@ -125,15 +126,26 @@ class Replacer:
         edit = {"type": prim[0], "primitive": list(prim), "from": value, "to": new}
         return replace(graph, prim, new), edit
 
-    def too_similar(self, a: str, b: str, n: int, tally: str | None = None) -> bool:
-        if self.similarity is None:
-            return False
-        rejected = self.similarity.similar(a, b) > threshold(n)
-        if tally is not None:
-            counts = self.filter_stats.setdefault((tally, n), Counter())
+    def pair(self, test: Test) -> tuple[str, str]:
+        if test.decomposed or self.scope == "primitive":
+            return test.d, test.d_neg
+        if self.scope == "caption":
+            return test.caption, test.negative
+        return edited_sentences(test.caption, test.negative)
+
+    def judge(self, tests: list[Test]) -> list[bool]:
+        """Each test's verdict (True: too similar, rejected), all pairs embedded at once."""
+        pairs = [self.pair(t) for t in tests]
+        batch = getattr(self.similarity, "similarities", None)
+        scores = batch(pairs) if batch else [self.similarity.similar(a, b) for a, b in pairs]
+        out = []
+        for test, score in zip(tests, scores, strict=True):
+            rejected = score > threshold(test.n)
+            counts = self.filter_stats.setdefault((test.tally, test.n), Counter())
             counts["tested"] += 1
             counts["rejected"] += rejected
-        return rejected
+            out.append(rejected)
+        return out
 
     def filter_report(self) -> dict:
         """{set: {N: {tested, rejected, rate}}} for the manifest and `compass build`."""
@@ -158,6 +170,18 @@ def template_renderer(graph: SceneGraph, caption: str, neg_graph: SceneGraph,
 def composed_set(graph: SceneGraph, image: dict[str, set], rep: Replacer,
                  rng: random.Random, caption: str | None = None,
                  render=template_renderer) -> dict | None:
+    return settle([composed_steps(graph, image, rep, rng, caption, render)], rep)[0]
+
+
+def skill_set(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replacer,
+              rng: random.Random, caption: str | None = None,
+              render=template_renderer) -> dict | None:
+    return settle([skill_steps(graph, kind, image, rep, rng, caption, render)], rep)[0]
+
+
+def composed_steps(graph: SceneGraph, image: dict[str, set], rep: Replacer,
+                   rng: random.Random, caption: str | None = None,
+                   render=template_renderer) -> Generator:
     """N negatives, one per primitive, each with its matched decomposed pair; None if a
     primitive has no valid negative after 3 attempts. `caption` and `render` default to
     the template; an LLM caption comes with a renderer that substitutes the edited word."""
@@ -175,8 +199,9 @@ def composed_set(graph: SceneGraph, image: dict[str, set], rep: Replacer,
             d, d_neg = decomposed(graph, prim), decomposed(neg_graph, prim)
             if neg is None or neg == caption or neg in (x["caption"] for x in negatives):
                 continue
-            if rep.too_similar(caption, neg, n, f"composed-{prim[0]}") or \
-                    rep.too_similar(d, d_neg, n, f"decomposed-{prim[0]}"):
+            if rep.similarity is not None and any((yield [
+                    Test(caption, neg, d, d_neg, n, f"composed-{prim[0]}"),
+                    Test(caption, neg, d, d_neg, n, f"decomposed-{prim[0]}", True)])):
                 continue
             found = (neg_graph, edit, neg, d, d_neg)
             break
@@ -190,9 +215,9 @@ def composed_set(graph: SceneGraph, image: dict[str, set], rep: Replacer,
     return {"caption": caption, "negatives": negatives, "decomposed": pairs}
 
 
-def skill_set(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replacer,
-              rng: random.Random, caption: str | None = None,
-              render=template_renderer) -> dict | None:
+def skill_steps(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replacer,
+                rng: random.Random, caption: str | None = None,
+                render=template_renderer) -> Generator:
     """K = 4 negatives replacing primitives of type `kind` only; None if they cannot be had."""
     prims = [p for p in primitives(graph) if p[0] == kind]
     if not prims:
@@ -213,7 +238,9 @@ def skill_set(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replacer
         neg = render(graph, caption, neg_graph, edit)
         if neg is None or neg == caption or any(x["caption"] == neg for x in negatives):
             continue
-        if rep.too_similar(caption, neg, n, f"skill-{kind}"):
+        if rep.similarity is not None and (yield [Test(
+                caption, neg, decomposed(graph, prims[i]), decomposed(neg_graph, prims[i]), n,
+                f"skill-{kind}")])[0]:
             continue
         negatives.append({"caption": neg, "edit": edit, "category": kind,
                           "same_meaning": False, "graph": neg_graph.to_dict()})
