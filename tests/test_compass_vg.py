@@ -45,6 +45,8 @@ def test_verb_predicates_plurals_and_agreement():
     assert composed(g) == ("There is a tall man that wears black pants. The man is wearing "
                            "a white shirt. The man is on a street.")
     assert decomposed(g, ("R", 0)) == "The man wears the pants."
+    left = _g([("cube", []), ("cup", []), ("jar", [])], [(0, "left of", 1), (1, "full of", 2)])
+    assert composed(left) == "There is a cube left of a cup. The cup is full of a jar."
     assert decomposed(g, ("R", 1)) == "The man is wearing the shirt."
     assert decomposed(g, ("O", 1)) == "There are pants in the image."
     assert decomposed(g, ("A", 1, 0)) == "There are black pants."
@@ -172,6 +174,12 @@ class _Constant:
 
     def similar(self, a, b):
         return 0.93
+
+    def start(self):  # what the CLI calls on a Similarity
+        pass
+
+    def close(self):
+        pass
 
 
 def test_filter_rejections_are_counted_per_set_and_n(vgdir, tmp_path):

@@ -138,6 +138,12 @@ PREPOSITIONS = frozenset([
     "toward", "towards", "under", "underneath", "unlike", "until", "up", "upon", "via", "with",
     "within", "without"
 ])
+# heads of Visual Genome's phrase predicates that are not verbs ("left of", "top of", "close
+# to", "full of"): they follow "is" like a preposition, never conjugated ("lefts of")
+PHRASE_HEADS = frozenset([
+    "left", "right", "top", "front", "back", "bottom", "side", "rear", "middle", "center",
+    "edge", "close", "part", "full", "ahead", "adjacent", "parallel", "outside", "inside",
+])
 IRREGULAR_PARTICIPLES = frozenset([
     "made", "worn", "held", "built", "hung", "sewn", "shown", "drawn", "written", "grown",
     "thrown", "torn", "broken", "frozen", "stuck", "bound", "cut", "set", "put", "lit", "shut",
@@ -186,7 +192,7 @@ def predicate_form(predicate: str) -> PredicateForm:
     if not words:
         return PredicateForm("preposition", "", "")
     first, rest = words[0], " ".join(words[1:])
-    if first in PREPOSITIONS:
+    if first in PREPOSITIONS or (first in PHRASE_HEADS and len(words) > 1):
         return PredicateForm("preposition", " ".join(words), "")
     if first.endswith("ing") and len(first) > 4:
         return PredicateForm("participle", first, rest)
