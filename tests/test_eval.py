@@ -253,7 +253,8 @@ def test_report_chance_row_is_the_papers(run, tmp_path):
         assert "Random Chance" in CliRunner().invoke(main, ["report", str(out), "--table-format",
                                                             fmt]).output
     assert "Table 8" in result.output and "Table 13" in result.output
-    assert "Table 9" not in result.output  # no blind scorer among the results
+    assert "**Table 9" not in result.output  # no blind scorer among the results: named
+    assert "Table 9 (no text-only (blind:) scorer results)" in result.output
 
 
 def test_model_set_has_table_4_and_real_open_clip_tags():

@@ -52,14 +52,15 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
     """Score every model on every benchmark of RUN_DIR (an autocomp run, or SugarCrepe,
     CREPE or any column-mapped table); one JSON per (model, benchmark)."""
     from autocomp.core.errors import AutocompError
-    from autocomp.eval.cells import evaluate, load_model_set
+    from autocomp.eval.cells import evaluate, load_model_set, model_labels
     from autocomp.formats import open_suite
     from autocomp.formats.columns import parse_mapping
     from autocomp.formats.suite import output_base
 
-    specs = list(models)
+    specs, labels = list(models), {}
     if models_file:
         specs += load_model_set(_models_file(models_file))
+        labels = model_labels(_models_file(models_file))
     if not specs:
         raise AutocompError("name at least one --model (or --models-file)")
     rank, world, share = 0, 1, None
@@ -82,7 +83,7 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
         _writable(folder, option)
     evaluate(run_dir, specs, output, patterns, cache_dir, skip_existing, device, batch_size,
              rank, world, echo=click.echo, suite=suite, precision=precision, workers=workers,
-             share=share)
+             share=share, labels=labels)
 
 
 def _writable(folder: Path, option: str) -> None:

@@ -56,10 +56,19 @@ def _vif(v: float) -> str:
     return "-" if v != v else "inf" if v == float("inf") else f"{v:.2f}"
 
 
+def source_labels(dirs: list[Path]) -> list[str]:
+    """"synthetic" or "VG" per set; sets that would read the same get their folder's name
+    (two runs, two seeds)."""
+    from autocomp.report.gather import folder_names
+
+    kinds = [_source(d) for d in dirs]
+    names = folder_names(dirs)
+    return [f"{k} ({n})" if kinds.count(k) > 1 else k for k, n in zip(kinds, names, strict=True)]
+
+
 def tables(dirs: list[Path]) -> list[Table]:
     t2_rows, t3_rows, detail, vif_rows = [], [], [], []
-    for d in dirs:
-        src = _source(d)
+    for d, src in zip(dirs, source_labels(dirs), strict=True):
         for level, v in design_vifs(d).items():
             vif_rows.append([src, level, *[_vif(x) for x in v],
                              "yes" if all(x != x or x < 5 for x in v) else "no"])

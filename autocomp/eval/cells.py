@@ -15,6 +15,9 @@ from autocomp import __version__
 from autocomp.core.errors import AutocompError
 from autocomp.eval.cache import folder_name
 from autocomp.eval.harness import Harness, write_json
+from autocomp.eval.modelset import load_model_set, model_labels, record_models
+
+__all__ = ["evaluate", "load_model_set", "model_labels", "result_file"]
 from autocomp.formats.runs import Benchmark, find_benchmarks
 
 
@@ -37,44 +40,19 @@ class Cell:
         return Path(out) / folder_name(self.model) / f"{self.bench.slug}.json"
 
 
-def load_model_set(path) -> list[str]:
-    """Model specs from a YAML model-set file: {models: [{spec: ..., label: ...}, ...]}."""
-    return [spec for spec, _ in _model_entries(path)]
-
-
-def model_labels(path) -> dict[str, str]:
-    return {spec: label for spec, label in _model_entries(path) if label}
-
-
-def _model_entries(path) -> list[tuple[str, str | None]]:
-    from autocomp.core.yamlio import read_yaml
-
-    path = Path(path)
-    data = read_yaml(path)
-    models = data.get("models") if isinstance(data, dict) else None
-    if not isinstance(models, list) or not models:
-        raise AutocompError("expected 'models: [ {spec: FAMILY:NAME@TAG, label: ...}, ...]'",
-                            file=path)
-    out = []
-    for i, m in enumerate(models):
-        spec = m.get("spec") if isinstance(m, dict) else m
-        if not isinstance(spec, str):
-            raise AutocompError(f"expected a model spec string, got {spec!r}", file=path,
-                                entry=i)
-        out.append((spec, m.get("label") if isinstance(m, dict) else None))
-    return out
-
-
 def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir=None,
              skip_existing: bool = False, device: str = "cpu", batch_size: int | None = None,
              rank: int = 0, world_size: int = 1, echo=print, fmt: str | None = None,
              images=None, columns: dict | None = None, skip_missing: bool = False,
              suite=None, progress_every: float | None = -1.0, precision: str = "fp32",
-             workers: int | None = None, share=None) -> list[dict]:
+             workers: int | None = None, share=None,
+             labels: dict | None = None) -> list[dict]:
     """Score `models` on the benchmarks of `run_dir`: an autocomp run, or a benchmark in
     another format (`fmt`: sugarcrepe, crepe, columns; detected when None) whose images lie
-    under `images`. A cell running longer than `progress_every` seconds prints a progress
-    line that often (None: never; the default: ~10 s, $AUTOCOMP_PROGRESS_EVERY)."""
+    under `images`. `labels` (spec -> a models file's label) go into each result and, with
+    the models' order, into OUT/models.yaml, which `autocomp report` follows. A cell running
+    longer than `progress_every` seconds prints a progress line that often (None: never;
+    the default: ~10 s, $AUTOCOMP_PROGRESS_EVERY)."""
     if progress_every is not None and progress_every < 0:
         from autocomp.core.progress import every
 
@@ -144,6 +122,8 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                   "benchmark_fingerprint": prints[cell.bench],
                   "precision": getattr(s, "precision", "fp32"),
                   "run": str(suite.source), "autocomp_version": __version__}
+        if (labels or {}).get(cell.model):
+            result["label"] = labels[cell.model]
         meta = getattr(cell.bench, "meta", None)
         if meta:  # how the benchmark aggregates (a macro rule, a seed of a group)
             result["meta"] = meta
@@ -173,6 +153,8 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         from autocomp.eval.summary import write_summaries
 
         write_summaries(out)
+        if rank == 0:
+            record_models(out, list(dict.fromkeys(models)), labels or {})
     if failed:
         raise AutocompError(f"{len(failed)} of {len(dict.fromkeys(models))} models could not be "
                             f"loaded ({', '.join(failed)}); the other models' results are "

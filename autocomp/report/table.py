@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_UP, Decimal
 
 TRACK_SHORT = {"minimal": "Min", "contextual": "Ctx"}
+_LATEX = str.maketrans({
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "Δ": r"$\Delta$", "±": r"$\pm$", "≥": r"$\geq$", "≤": r"$\leq$", "×": r"$\times$",
+    "→": r"$\rightarrow$", "−": "-", "–": "--", "…": r"\ldots{}"})
+_NUMBER = re.compile(r"^[-+]?\d+(\.\d+)?(/[-+]?\d+(\.\d+)?)?(±\d+(\.\d+)?)?\**$|^-$")
+WIDE = 8  # a table with more columns is scaled to the text width
+
+
+def latex_escape(text) -> str:
+    """Text as LaTeX typesets it: special characters escaped, symbols in math mode."""
+    return str(text).translate(_LATEX)
 
 
 def r1(x) -> str:
@@ -29,15 +42,24 @@ class Table:
             w.writerows(self.rows)
             return buf.getvalue()
         if fmt == "latex":
-            def esc(s):
-                return str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
-            cols = "l" + "r" * (len(self.header) - 1)
-            lines = [f"% {self.title}", rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
-                     " & ".join(esc(h) for h in self.header) + r" \\", r"\midrule"]
-            lines += [" & ".join(esc(c) for c in row) + r" \\" for row in self.rows]
-            lines += [r"\bottomrule", r"\end{tabular}"]
-            return "\n".join(lines)
+            return self.latex()
         lines = [f"**{self.title}**", "", "| " + " | ".join(self.header) + " |",
                  "|" + "|".join("---" for _ in self.header) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in self.rows]
         return "\n".join(lines)
+
+    def latex(self) -> str:
+        """A booktabs table (\\usepackage{booktabs}; graphicx for wide ones): numbers
+        right-aligned, text left, the title as the caption."""
+        align = "".join("r" if i and all(_NUMBER.match(str(row[i]).strip()) for row in
+                                         self.rows if i < len(row)) else "l"
+                        for i in range(len(self.header)))
+        wide = len(self.header) > WIDE
+        lines = [r"% needs \usepackage{booktabs}" + (" and graphicx" if wide else ""),
+                 r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(self.title)}}}",
+                 r"\resizebox{\linewidth}{!}{%" if wide else None,
+                 rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+                 " & ".join(latex_escape(h) for h in self.header) + r" \\", r"\midrule",
+                 *[" & ".join(latex_escape(c) for c in row) + r" \\" for row in self.rows],
+                 r"\bottomrule", r"\end{tabular}" + ("}" if wide else ""), r"\end{table}"]
+        return "\n".join(line for line in lines if line is not None)

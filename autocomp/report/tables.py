@@ -227,17 +227,36 @@ def table13(results, labels=None) -> Table | None:
 
 
 def all_tables(results, labels=None, exclude_relations=None) -> list[Table]:
-    """The Auto-Comp tables for results on autocomp runs, then the external formats' own."""
+    return report_tables(results, labels, exclude_relations)[0]
+
+
+def report_tables(results, labels=None, exclude_relations=None) -> tuple[list[Table],
+                                                                          list[str]]:
+    """(the Auto-Comp tables for results on autocomp runs, then the external formats' own;
+    the tables left out and why)."""
     from autocomp.report.matrix_tables import synthetic_winoground_table
 
     ours = [r for r in results if r.get("format", "run") not in EXTERNAL]
-    winoground = synthetic_winoground_table(ours, labels)
-    ours = [r for r in ours if r.get("kind") != "winoground"]  # its own table
-    tables = [table4(ours, labels, only=lambda m: not _is_vlm(m)), table5(ours, labels),
-              *table6(ours), table7(ours, labels), table8(ours, labels),
-              table9(ours, labels), table13(ours, labels), winoground]
-    return [t for t in tables if t is not None] + external_tables(results, labels,
-                                                                   exclude_relations)
+    tables, skipped = [], []
+    if ours:
+        plain = [r for r in ours if r.get("kind") != "winoground"]  # its own table
+        for name, made, why in (
+                ("Table 4", table4(plain, labels, only=lambda m: not _is_vlm(m)),
+                 "no swap or confusion results of contrastive scorers"),
+                ("Table 5", table5(plain, labels), "no paired-set results"),
+                ("Table 6", table6(plain) or None,
+                 "no confusion errors on attribute tasks to break down"),
+                ("Table 7", table7(plain, labels), "no generative VLM (vlm:) results"),
+                ("Table 8", table8(plain, labels), "no N = 1 (vary value / object) results"),
+                ("Table 9", table9(plain, labels), "no text-only (blind:) scorer results"),
+                ("Table 13", table13(plain, labels), "no N = 2 swap results by relation"),
+                ("Synthetic Winoground", synthetic_winoground_table(ours, labels),
+                 "no winoground benchmarks in the runs")):
+            if made is None:
+                skipped.append(f"{name} ({why})")
+            else:
+                tables += made if isinstance(made, list) else [made]
+    return tables + external_tables(results, labels, exclude_relations), skipped
 
 
 def delta_figure(results, path: Path, labels=None) -> Path | None:

@@ -1,0 +1,73 @@
+"""The results of one or several folders, in the models' order and with their labels.
+
+Order and labels come from a models file when given, then from each folder's
+models.yaml (written by `autocomp eval`), then from the cells themselves; a model in no list
+keeps its place of first appearance. A model scored on the same benchmark in two folders
+(two runs of one config, two seeds) gets a row per folder, labelled with the folder's name;
+a model whose folders hold different benchmarks keeps one row.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from autocomp.eval.modelset import model_entries, stored_entries
+
+
+def folder_names(folders: list[Path]) -> list[str]:
+    """Short distinct names: a run's name for RUN/results, else the folder's own; more of
+    the path where two would read the same."""
+    def name(folder: Path, depth: int) -> str:
+        parts = [p for p in Path(folder).resolve().parts if p != "results"] or ["results"]
+        return "/".join(parts[-depth:])
+
+    if len({Path(f).resolve() for f in folders}) < len(folders):  # one folder twice
+        return [f"{name(f, 1)} #{i + 1}" for i, f in enumerate(folders)]
+    depth, names = 1, [name(f, 1) for f in folders]
+    while len(set(names)) < len(names):
+        depth += 1
+        names = [name(f, depth) for f in folders]
+    return names
+
+
+def gather(folders: list[Path], models_file: Path | None = None) -> tuple[list[dict], dict]:
+    """(every result, ordered by model; spec -> label)."""
+    from autocomp.report.tables import load_results
+
+    per_folder = [load_results(f) for f in folders]
+    order: list[str] = []
+    labels: dict[str, str] = {}
+    lists = [model_entries(models_file)] if models_file else []
+    lists += [stored_entries(f) for f in folders]
+    for entries in lists:  # the models file first: its labels win
+        for spec, label in entries:
+            order.append(spec)
+            if label:
+                labels.setdefault(spec, label)
+    for results in per_folder:
+        for r in results:
+            if r.get("label"):
+                labels.setdefault(r["model"], r["label"])
+    clash = _clashing(per_folder)
+    names = folder_names(folders)
+    out = []
+    for k, results in enumerate(per_folder):
+        for r in results:
+            if r["model"] in clash:
+                key = f"{r['model']} [{names[k]}]"
+                labels[key] = f"{labels.get(r['model'], r['model'])} ({names[k]})"
+                r = {**r, "model": key, "spec": r["model"]}
+            out.append((k, r))
+    rank = {spec: i for i, spec in enumerate(dict.fromkeys(order))}
+    out.sort(key=lambda kr: (rank.get(kr[1].get("spec", kr[1]["model"]), len(rank)), kr[0]))
+    return [r for _, r in out], labels
+
+
+def _clashing(per_folder: list[list[dict]]) -> set[str]:
+    """Models with a result for the same benchmark in two folders."""
+    seen: dict[tuple, set[int]] = defaultdict(set)
+    for k, results in enumerate(per_folder):
+        for r in results:
+            seen[(r["model"], r["benchmark"])].add(k)
+    return {key[0] for key, where in seen.items() if len(where) > 1}
