@@ -130,8 +130,11 @@ def eval_cmd(compass_dir, models, cache_dir, device, batch_size, skip_existing):
 @compass.command("report")
 @click.argument("compass_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @options.table_format
-@click.option("--figures/--no-figures", default=True, show_default=True)
-def report(compass_dirs, table_format, figures):
+@click.option("--figures/--no-figures", default=True, show_default=True,
+              help="Also draw DIR/figures/integration.* and skill-load.* (PNG, PDF, SVG).")
+@click.option("--models-file", type=click.Path(path_type=Path), default=None,
+              help="Legend labels from a model-set YAML (default: a short form of the spec).")
+def report(compass_dirs, table_format, figures, models_file):
     """Integration gap and skill load, every set side by side (e.g. synthetic and VG)."""
     from autocomp.compass.report import figures as draw
     from autocomp.compass.report import tables
@@ -140,9 +143,14 @@ def report(compass_dirs, table_format, figures):
         click.echo(table.render(table_format))
         click.echo()
     if figures:
-        for d in compass_dirs:
-            for path in draw(d):
-                click.echo(f"figure: {path}")
+        labels = {}
+        if models_file:
+            from autocomp.eval.modelset import model_labels
+
+            labels = model_labels(models_file)
+        for path in draw(list(compass_dirs), labels):
+            if path.suffix == ".png":
+                click.echo(f"figure: {path} (and .pdf, .svg)")
 
 
 @compass.command("perplexity")

@@ -15,7 +15,6 @@ from autocomp.compass.analysis import (
     design_vifs,
     gap_summary,
     integration,
-    load_curves,
     skill_load,
     stars,
 )
@@ -127,35 +126,18 @@ def format_filter(manifest: dict) -> str:
     return "\n".join(lines)
 
 
-def figures(d: Path) -> list[Path]:
-    """R@1_t against one count, one line per value of another (appendix E)."""
-    from autocomp.report.figures import pyplot
-
-    plt = pyplot()
+def figures(dirs: list[Path], labels: dict | None = None) -> list[Path]:
+    """Per set: integration.{png,pdf,svg} and skill-load.{png,pdf,svg} in DIR/figures/,
+    every model a line (compass/figures.py)."""
+    from autocomp.compass.figures import integration_figure, save, skill_figure
+    from autocomp.report.gather import short_label
 
     out = []
-    for model in models_of(d):
-        for level, kind, x, by in (("OA", "O", "n_O", "n_A"), ("OA", "A", "n_A", "n_O"),
-                                   ("OR", "O", "n_O", "n_R"), ("OR", "R", "n_R", "n_O"),
-                                   ("OAR", "O", "n_O", "n_A"), ("OAR", "A", "n_A", "n_O"),
-                                   ("OAR", "R", "n_R", "n_O")):
-            curves = load_curves(d, model, kind, level, x, by)
-            if not curves:
-                continue
-            fig, ax = plt.subplots(figsize=(5, 3.5))
-            for b, pts in sorted(curves.items()):
-                xs = sorted(pts)
-                ax.plot(xs, [pts[v] for v in xs], marker="o", label=f"{by}={b}")
-            ax.set_xlabel(x)
-            ax.set_ylabel(f"R@1 with {kind} negatives (%)")
-            ax.set_title(f"{model} {level}", fontsize=9)
-            ax.legend(fontsize=7)
-            fig.tight_layout()
-            from autocomp.eval.cache import folder_name
-
-            path = Path(d) / "figures" / f"{folder_name(model)}-{level}-{kind}.png"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            out.append(path)
+    for d in dirs:
+        models = models_of(d)
+        names = {m: (labels or {}).get(m) or short_label(m) for m in models}
+        for stem, draw in (("integration", integration_figure), ("skill-load", skill_figure)):
+            fig = draw(Path(d), models, names, THIN) if models else None
+            if fig is not None:
+                out += save(fig, Path(d) / "figures" / stem)
     return out

@@ -15,6 +15,20 @@ from pathlib import Path
 from autocomp.eval.modelset import model_entries, stored_entries
 
 
+def short_label(spec: str) -> str:
+    """A model spec as a figure's legend can hold it: "ViT-B-32 (laion2b)" for
+    open_clip:ViT-B-32@laion2b_s34b_b79k, "siglip-base-patch16-224" for an hf id, a local
+    folder's name; reference and blind scorers as they are."""
+    family, _, rest = spec.partition(":")
+    if family in ("reference", "blind") or not rest:
+        return spec
+    if rest.startswith("local-dir:"):
+        return f"{Path(rest[len('local-dir:'):]).name} (local)"
+    name, _, tag = rest.partition("@")
+    name = Path(name).name or name
+    return f"{name} ({tag.split('_')[0]})" if tag else name
+
+
 def folder_names(folders: list[Path]) -> list[str]:
     """Short distinct names: a run's name for RUN/results, else the folder's own; more of
     the path where two would read the same."""
