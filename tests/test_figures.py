@@ -83,3 +83,14 @@ def test_compass_report_writes_png_pdf_svg(compass_set):
         for fmt in ("png", "pdf", "svg"):
             assert (compass_set / "figures" / f"{stem}.{fmt}").stat().st_size > 1000
     assert got.output.count("figure: ") == 2
+
+
+def test_clustered_se_needs_two_images():
+    import math
+
+    from autocomp.compass.figures import mean_se
+
+    mean, se = mean_se([1, 0, 1], ["a", "a", "a"])
+    assert mean == pytest.approx(200 / 3) and math.isnan(se)
+    mean, se = mean_se([1, 1, 0, 0], ["a", "a", "b", "b"])  # two perfectly split images
+    assert mean == 50.0 and se == pytest.approx(50.0)

@@ -30,6 +30,8 @@ FORMATS = ("png", "pdf", "svg")
 def mean_se(values, groups) -> tuple[float, float]:
     """Mean (%) and its image-clustered SE (NaN with one image or no spread)."""
     y = 100.0 * np.asarray(values, dtype=float)
+    if len(set(groups)) < 2:  # one image: no spread between clusters to measure
+        return float(y.mean()), math.nan
     fit = fit_ols(y, np.zeros((len(y), 0)), groups, [])
     return float(y.mean()), fit["const"]["se"]
 
