@@ -25,7 +25,7 @@ def serve(model_ref: str, device: str, batch_size: int) -> None:
         model, error = SentenceTransformer(model_ref, device=device), None
     except Exception as exc:  # noqa: BLE001 (sent back, to be said in one line)
         model, error = None, f"sentence-embedding model cannot be loaded: {exc}"
-    while (texts := inbox.recv()) is not None:
+    while (texts := _next(inbox)) is not None:
         if model is None:
             outbox.send((False, error))
             continue
@@ -36,6 +36,15 @@ def serve(model_ref: str, device: str, batch_size: int) -> None:
             outbox.send((False, f"sentence embedding failed: {exc}"))
             continue
         outbox.send((True, np.asarray(vecs, dtype=np.float32)))
+
+
+def _next(inbox):
+    """The next list of texts; None at the end, or when autocomp's end of the pipe closed
+    (its process ended without saying so)."""
+    try:
+        return inbox.recv()
+    except (EOFError, OSError):
+        return None
 
 
 if __name__ == "__main__":
