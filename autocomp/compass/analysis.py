@@ -29,8 +29,9 @@ def _correct(compass_dir: Path, model: str, name: str) -> dict[str, bool]:
     return {p["id"]: bool(p["correct"]) for p in read_jsonl(path)} if path.exists() else {}
 
 
-def integration(compass_dir: Path, model: str) -> list[dict]:
-    """Rows (level, n, items, comp, decomp, gap) with accuracies in percent."""
+def integration_cells(compass_dir: Path, model: str) -> dict[tuple, list]:
+    """(level, N) -> [(composed right, every decomposed pair right, image id)], one per
+    scored composed item."""
     compass_dir = Path(compass_dir)
     comp = _correct(compass_dir, model, "composed")
     dec = _correct(compass_dir, model, "decomposed")
@@ -41,10 +42,15 @@ def integration(compass_dir: Path, model: str) -> list[dict]:
     cells: dict[tuple, list] = defaultdict(list)
     for item in read_jsonl(compass_dir / "composed.jsonl"):
         if item["id"] in comp and item["group"] in decomp_ok:
-            cells[(item["level"], item["n"])].append((comp[item["id"]],
-                                                      decomp_ok[item["group"]]))
+            cells[(item["level"], item["n"])].append(
+                (comp[item["id"]], decomp_ok[item["group"]], str(item["image_id"])))
+    return dict(sorted(cells.items()))
+
+
+def integration(compass_dir: Path, model: str) -> list[dict]:
+    """Rows (level, n, items, comp, decomp, gap) with accuracies in percent."""
     rows = []
-    for (level, n), pairs in sorted(cells.items()):
+    for (level, n), pairs in integration_cells(compass_dir, model).items():
         c = 100.0 * np.mean([p[0] for p in pairs])
         d = 100.0 * np.mean([p[1] for p in pairs])
         rows.append({"level": level, "n": n, "items": len(pairs), "comp": c, "decomp": d,
@@ -182,15 +188,12 @@ def design_vifs(compass_dir: Path) -> dict[str, list[float]]:
     return {level: vifs(np.array(x)) for level, x in sorted(rows.items()) if x}
 
 
-def load_curves(compass_dir: Path, model: str, kind: str, level: str, x: str,
-                by: str) -> dict:
-    """Mean R@1_kind against count `x`, one curve per value of count `by` (appendix E)."""
+def skill_cells(compass_dir: Path, model: str, kind: str) -> dict[tuple, list]:
+    """(level, count of `kind`) -> [(right, image id)] on the skill-`kind` items scored."""
     correct = _correct(Path(compass_dir), model, f"skill-{kind}")
-    cells: dict = defaultdict(list)
+    cells: dict[tuple, list] = defaultdict(list)
     for item in read_jsonl(Path(compass_dir) / f"skill-{kind}.jsonl"):
-        if item["id"] in correct and item["level"] == level:
-            cells[(item["counts"][by], item["counts"][x])].append(correct[item["id"]])
-    curves: dict = defaultdict(dict)
-    for (b, xv), vals in sorted(cells.items()):
-        curves[b][xv] = 100.0 * float(np.mean(vals))
-    return dict(curves)
+        if item["id"] in correct:
+            cells[(item["level"], item["counts"][f"n_{kind}"])].append(
+                (correct[item["id"]], str(item["image_id"])))
+    return dict(sorted(cells.items()))

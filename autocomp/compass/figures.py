@@ -18,9 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from autocomp.compass.analysis import _correct, count_regression, fit_ols
+from autocomp.compass.analysis import count_regression, fit_ols, integration_cells, skill_cells
 from autocomp.compass.negatives import K_SKILL
-from autocomp.core.records import read_jsonl
 
 PANELS = (("OA", "O"), ("OA", "A"), ("OR", "O"), ("OR", "R"), ("OAR", "O"), ("OAR", "A"),
           ("OAR", "R"))
@@ -38,34 +37,22 @@ def mean_se(values, groups) -> tuple[float, float]:
 
 def integration_points(d: Path, model: str) -> dict:
     """level -> {"composed"|"decomposed": {N: (mean, se, items)}}."""
-    comp, dec = _correct(d, model, "composed"), _correct(d, model, "decomposed")
-    ok: dict[str, bool] = defaultdict(lambda: True)
-    for item in read_jsonl(Path(d) / "decomposed.jsonl"):
-        if item["id"] in dec:
-            ok[item["group"]] &= dec[item["id"]]
-    cells: dict = defaultdict(list)
-    for item in read_jsonl(Path(d) / "composed.jsonl"):
-        if item["id"] in comp and item["group"] in ok:
-            cells[(item["level"], item["n"])].append(
-                (comp[item["id"]], ok[item["group"]], str(item["image_id"])))
     out: dict = defaultdict(lambda: {"composed": {}, "decomposed": {}})
-    for (level, n), rows in sorted(cells.items()):
+    for (level, n), rows in integration_cells(d, model).items():
         groups = [r[2] for r in rows]
         for i, name in ((0, "composed"), (1, "decomposed")):
             out[level][name][n] = (*mean_se([r[i] for r in rows], groups), len(rows))
     return dict(out)
 
 
-def skill_points(d: Path, model: str, level: str, kind: str) -> dict:
-    """{count of `kind`: (mean, se, items)} on skill-`kind` items of `level`."""
-    correct = _correct(d, model, f"skill-{kind}")
-    cells: dict = defaultdict(list)
-    for item in read_jsonl(Path(d) / f"skill-{kind}.jsonl"):
-        if item["id"] in correct and item["level"] == level:
-            cells[item["counts"][f"n_{kind}"]].append((correct[item["id"]],
-                                                       str(item["image_id"])))
-    return {x: (*mean_se([r[0] for r in rows], [r[1] for r in rows]), len(rows))
-            for x, rows in sorted(cells.items())}
+def skill_points(d: Path, model: str) -> dict:
+    """(level, kind) -> {count of `kind`: (mean, se, items)} on skill-`kind` items."""
+    out: dict = defaultdict(dict)
+    for kind in "OAR":
+        for (level, x), rows in skill_cells(d, model, kind).items():
+            out[(level, kind)][x] = (*mean_se([r[0] for r in rows], [r[1] for r in rows]),
+                                     len(rows))
+    return dict(out)
 
 
 def _line(ax, points: dict, thin: int, **style):
@@ -127,8 +114,8 @@ def skill_figure(d: Path, models: list[str], labels: dict, thin: int):
     from autocomp.report.figures import pyplot
 
     plt = pyplot()
-    panels = [(lv, k) for lv, k in PANELS
-              if any(skill_points(d, m, lv, k) for m in models)]
+    points = {m: skill_points(d, m) for m in models}  # each file read once per model
+    panels = [p for p in PANELS if any(p in points[m] for m in models)]
     if not panels:
         return None
     cols = min(4, len(panels))
@@ -151,7 +138,7 @@ def skill_figure(d: Path, models: list[str], labels: dict, thin: int):
         ax.axhline(100 / (K_SKILL + 1), color="0.6", lw=0.9)
         xs = []
         for m in models:
-            pts = skill_points(d, m, level, kind)
+            pts = points[m].get((level, kind))
             if pts:
                 _line(ax, pts, thin, marker="o", label=labels.get(m, m))
                 xs += list(pts)

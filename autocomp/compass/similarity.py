@@ -19,6 +19,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.eval.cache import EmbeddingCache, text_key
 
 DEFAULT_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MEMORY = 500_000  # vectors held in memory at most (~0.8 GB at 384 dimensions)
 
 
 def default_model() -> str | None:
@@ -47,6 +48,7 @@ class Similarity:
         self._model = None
         self._cache_dir = cache_dir  # the harness's layout; None: in memory
         self._cache: EmbeddingCache | None = None
+        self._vectors: dict[str, np.ndarray] = {}  # text -> vector, read or made once
 
     @property
     def cache_id(self) -> str:
@@ -69,23 +71,29 @@ class Similarity:
         self.start()
         return self._model.encode(texts)
 
-    def _ensure(self, texts: Iterable[str]) -> dict[str, str]:
-        """Encode the texts the cache lacks; returns text -> key."""
-        keys = {t: text_key(t) for t in dict.fromkeys(texts)}
+    def _ensure(self, texts: Iterable[str]) -> None:
+        """Vectors of `texts` into memory: from the cache, else encoded (and cached)."""
+        if len(self._vectors) > MEMORY:  # bounded: they are on disk (or cheap to redo)
+            self._vectors.clear()
+        keys = {t: text_key(t) for t in dict.fromkeys(texts) if t not in self._vectors}
+        if not keys:
+            return
         missing = set(self.cache.missing(keys.values()))
         todo = sorted((t for t, k in keys.items() if k in missing), key=len)
         for start in range(0, len(todo), self.batch_size * 8):
             chunk = todo[start:start + self.batch_size * 8]
-            self.cache.put_many([keys[t] for t in chunk], self._encode(chunk))
+            vecs = self._encode(chunk)
+            self.cache.put_many([keys[t] for t in chunk], vecs)
+            self._vectors.update(zip(chunk, vecs, strict=True))
             self.encoded += len(chunk)
             if self.progress is not None:
                 self.progress(self.encoded)
-        return keys
+        stored = self.cache.get_many([k for t, k in keys.items() if t not in self._vectors])
+        self._vectors.update((t, stored[k]) for t, k in keys.items() if k in stored)
 
     def similarities(self, pairs: list[tuple[str, str]]) -> list[float]:
-        keys = self._ensure(t for pair in pairs for t in pair)
-        vecs = self.cache.get_many(list(keys.values()))
-        return [float(vecs[keys[a]] @ vecs[keys[b]]) for a, b in pairs]
+        self._ensure(t for pair in pairs for t in pair)
+        return [float(self._vectors[a] @ self._vectors[b]) for a, b in pairs]
 
     def similar(self, a: str, b: str) -> float:
         return self.similarities([(a, b)])[0]

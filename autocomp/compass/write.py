@@ -108,7 +108,7 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
     Lexicon), "vocabulary" (any other value of the type: the unfiltered ablation) or "llm"
     (proposed by the writer, asked again when none survives). `groups`: (kind, value) ->
     category, for "vocabulary" candidates that must stay inside one (Replacer.groups).
-    `scope`: what the similarity filter compares (negatives.SCOPES)."""
+    `scope`: what the similarity filter compares (filter.SCOPES)."""
     rep = replacer(vocab, similarity, candidates, writer, lexicon, hosts, groups, scope)
     dropped = Counter()
     written = {}
