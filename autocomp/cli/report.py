@@ -30,7 +30,8 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
     (two runs, a run and SugarCrepe) share the tables."""
     from autocomp.report.external import EXTERNAL
     from autocomp.report.gather import gather
-    from autocomp.report.tables import delta_figure, report_tables
+    from autocomp.report.min_vs_ctx import min_vs_ctx_figure
+    from autocomp.report.tables import report_tables
 
     results, labels = gather(list(results_dirs), models_file)
 
@@ -57,6 +58,7 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
         click.echo(f"csv: {write_csv(csv_path, results, labels)}")
     if figure:
         ours = [r for r in results if r.get("format", "run") not in EXTERNAL]
-        path = delta_figure(ours, Path(results_dirs[0]) / "figures" / "min_vs_ctx.png", labels)
+        path = min_vs_ctx_figure(ours, Path(results_dirs[0]) / "figures" / "min_vs_ctx.png",
+                                 labels)
         if path:
             click.echo(f"figure: {path}")

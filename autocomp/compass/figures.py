@@ -23,7 +23,6 @@ from autocomp.compass.negatives import K_SKILL
 
 PANELS = (("OA", "O"), ("OA", "A"), ("OR", "O"), ("OR", "R"), ("OAR", "O"), ("OAR", "A"),
           ("OAR", "R"))
-FORMATS = ("png", "pdf", "svg")
 
 
 def mean_se(values, groups) -> tuple[float, float]:
@@ -159,16 +158,3 @@ def _legend(fig, ax, thin: int, note: str) -> None:
     fig.text(0.5, 0.005, f"{note}; hollow: fewer than {thin} items; bars: image-clustered SE",
              ha="center", va="bottom", fontsize=7.5, color="0.3")
     fig.tight_layout(rect=(0, 0.04, 1, 0.9))
-
-
-def save(fig, stem: Path) -> list[Path]:
-    from autocomp.report.figures import pyplot
-
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    out = []
-    for fmt in FORMATS:
-        path = stem.with_suffix(f".{fmt}")
-        fig.savefig(path, dpi=150 if fmt == "png" else None)
-        out.append(path)
-    pyplot().close(fig)
-    return out

@@ -129,7 +129,8 @@ def format_filter(manifest: dict) -> str:
 def figures(dirs: list[Path], labels: dict | None = None) -> list[Path]:
     """Per set: integration.{png,pdf,svg} and skill-load.{png,pdf,svg} in DIR/figures/,
     every model a line (compass/figures.py)."""
-    from autocomp.compass.figures import integration_figure, save, skill_figure
+    from autocomp.compass.figures import integration_figure, skill_figure
+    from autocomp.report.figures import save
     from autocomp.report.gather import short_label
 
     out = []

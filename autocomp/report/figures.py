@@ -1,12 +1,25 @@
-"""Figures of a run, as PNG in `<run>/figures/`: the survival funnel, and the distribution
-of validated samples over each task's values (Auto-Comp Fig. 3: per color, per relation)."""
+"""Figures of a run in `<run>/figures/`, each as PNG, PDF and SVG (the same bytes for the
+same run: no dates in the vector files, fixed SVG ids):
+
+  funnel.*        survival after each validation stage, a panel per track; every (task, N)
+                  its own color, marker and line style, the y axis zoomed to the data
+  distribution.*  validated images per value (Auto-Comp Fig. 3), a panel per task x
+                  vocabulary (scenes: sizes, textures, colors and relations apart), minimal
+                  solid and contextual hatched, color values drawn in their own colors
+"""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from autocomp.core.records import TRACKS
 from autocomp.report.funnel import columns
+
+FORMATS = ("png", "pdf", "svg")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+LINESTYLES = ("-", "--", "-.", ":")
+MOST_VALUES = 25  # a panel shows at most this many values (the most validated)
 
 
 def pyplot():
@@ -16,55 +29,154 @@ def pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    plt.rcParams["svg.hashsalt"] = "autocomp"  # SVG ids from a fixed salt: same bytes
     return plt
 
 
+def save(fig, stem: Path) -> list[Path]:
+    """`stem`.png, .pdf and .svg (PNG first); closes the figure."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for fmt in FORMATS:
+        path = stem.with_suffix(f".{fmt}")
+        meta = {"png": None, "pdf": {"CreationDate": None}, "svg": {"Date": None}}[fmt]
+        fig.savefig(path, dpi=150 if fmt == "png" else None, metadata=meta)
+        out.append(path)
+    pyplot().close(fig)
+    return out
+
+
+def legend_room(fig, entries: int, ncol: int) -> float:
+    """The share of the figure's height a legend of `entries` in `ncol` columns at the
+    bottom needs (for tight_layout's rect)."""
+    rows = math.ceil(entries / ncol)
+    return (0.22 * rows + 0.12) / fig.get_figheight()
+
+
+def legend_columns(fig, names: list[str], most: int = 4) -> int:
+    """Columns for a legend along the figure's width: as many as fit (at most `most`)."""
+    longest = max(map(len, names), default=1)
+    fits = int(fig.get_figwidth() * 72 / (5.2 * longest + 40))  # 8 pt text and its key
+    return max(1, min(len(names), most, fits))
+
+
+def style(i: int) -> dict:
+    """The i-th line's color, marker and line style: no two lines of a figure alike."""
+    return {"color": f"C{i % 10}", "marker": MARKERS[i % len(MARKERS)],
+            "linestyle": LINESTYLES[(i // 2) % len(LINESTYLES)]}
+
+
 def funnel_figure(rows: list[dict], path: Path) -> Path:
+    """The funnel as `path` (PNG) with PDF and SVG beside it."""
+    return save(draw_funnel(rows), path.with_suffix(""))[0]
+
+
+def draw_funnel(rows: list[dict]):
     plt = pyplot()
     labels = dict(columns())
     stages = {t: ["captions", *(k for k in labels if k.startswith(f"{t}:"))] for t in TRACKS}
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2 + 0.2 * math.ceil(len(rows) / 4)),
+                             sharey=True)
+    shift = 0.05 if len(rows) > 1 else 0.0  # lines a little apart: equal values stay visible
+    lowest = 100.0
     for ax, track in zip(axes, TRACKS, strict=True):
         cols = stages[track]
-        xs = list(range(len(cols) + 1))
-        for r in rows:
-            ys = [100.0, *[float("nan") if r["percent"][c] is None else r["percent"][c]
+        for i, r in enumerate(rows):
+            dx = (i - (len(rows) - 1) / 2) * shift
+            ys = [100.0, *[math.nan if r["percent"][c] is None else r["percent"][c]
                            for c in cols]]  # a stage not run yet: no point
-            ax.plot(xs, ys, marker="o", label=f"{r['task']} N={r['n']}")
-        ax.set_xticks(xs, ["Concepts", *[labels[c].replace("Min ", "").replace("Ctx ", "")
-                                         for c in cols]])
+            lowest = min([lowest, *(y for y in ys if not math.isnan(y))])
+            ax.plot([x + dx for x in range(len(ys))], ys, lw=1.4, ms=5,
+                    label=f"{r['task']} N={r['n']}", **style(i))
+        ax.set_xticks(range(len(cols) + 1),
+                      ["Concepts", *[labels[c].replace("Min ", "").replace("Ctx ", "")
+                                     for c in cols]])
         ax.set_title(f"{track.capitalize()} track")
-        ax.set_ylim(0, 105)
         ax.grid(alpha=0.3)
+    bottom = max(0.0, 5 * math.floor((lowest - 3) / 5))  # zoomed: the drop is what matters
+    axes[0].set_ylim(bottom, 101.5)
+    axes[0].set_yticks(range(int(bottom), 101, 5 if 100 - bottom <= 40 else 10))
     axes[0].set_ylabel("surviving concepts (%)")
-    axes[1].legend(fontsize=8, loc="lower left")
+    handles, names = axes[0].get_legend_handles_labels()
+    ncol = legend_columns(fig, names)
+    fig.legend(handles, names, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
     fig.suptitle("Survival after each validation stage")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    fig.tight_layout(rect=(0, legend_room(fig, len(names), ncol), 1, 1))
+    return fig
 
 
-def distribution_figure(values: dict, path: Path) -> Path:
+def _bar_colors(values, colors):
+    """Each value's own color where every value has one, else one color per track."""
+    if values and all(colors.get(v) for v in values):
+        return [tuple(c / 255 for c in colors[v]) for v in values]
+    return None
+
+
+def _contrast(rgb) -> str:
+    """Hatching that shows on this fill: white on dark colors, black on light ones."""
+    return "white" if 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 0.5 else "black"
+
+
+def distribution_panel(ax, title: str, counts: dict, colors: dict) -> None:
+    """Validated images per value of one vocabulary: minimal and contextual side by side."""
+    from matplotlib.ticker import MaxNLocator
+
+    total = {v: sum(counts[t].get(v, 0) for t in TRACKS)
+             for v in {v for t in TRACKS for v in counts[t]}}
+    # most samples first; equal counts by name, so the same run draws the same bytes
+    names = sorted(total, key=lambda v: (-total[v], v))
+    if len(names) > MOST_VALUES:
+        title += f" (top {MOST_VALUES} of {len(names)})"
+        names = names[:MOST_VALUES]
+    fills = _bar_colors(names, colors)
+    width = 0.4
+    for j, track in enumerate(TRACKS):
+        xs = [i + (j - 0.5) * width for i in range(len(names))]
+        heights = [counts[track].get(v, 0) for v in names]
+        bars = ax.bar(xs, heights, width, color=fills or "C0", edgecolor="0.3",
+                      linewidth=0.6, hatch="////" if j else None)
+        for bar in bars if j else ():
+            bar.set_hatchcolor(_contrast(bar.get_facecolor()))
+        for x, h in zip(xs, heights, strict=True):
+            if h == 0:  # zero is drawn as zero, not left blank
+                ax.text(x, 0, "0", ha="center", va="bottom", fontsize=6, color="0.3")
+    upright = len(names) * max(map(len, names), default=0) > 64  # long or many: upright
+    ax.set_xticks(range(len(names)), names, rotation=90 if upright else 0,
+                  ha="right" if upright else "center", va="center" if upright else "top",
+                  fontsize=8, rotation_mode="anchor")
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("validated images")
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def distribution_figure(values: dict, path: Path, colors: dict | None = None) -> Path:
+    """`values`: task -> vocabulary -> track -> value -> validated images; `colors`:
+    value -> RGB (0-255) for values that are colors. PNG at `path`, PDF and SVG beside."""
+    return save(draw_distribution(values, colors), path.with_suffix(""))[0]
+
+
+def draw_distribution(values: dict, colors: dict | None = None):
+    from matplotlib.patches import Patch
+
     plt = pyplot()
-    tasks = sorted(values)
-    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(5.5 * max(1, len(tasks)), 4),
-                             squeeze=False)
-    for ax, task in zip(axes[0], tasks, strict=False):
-        # most samples first; equal counts by name, so the same run draws the same bytes
-        names = sorted({v for tr in values[task].values() for v in tr},
-                       key=lambda v: (-sum(values[task][t].get(v, 0) for t in TRACKS), v))
-        bottom = [0] * len(names)
-        for track in TRACKS:
-            counts = [values[task][track].get(v, 0) for v in names]
-            ax.bar(names, counts, bottom=bottom, label=track)
-            bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
-        ax.set_title(f"{task}: validated samples per value")
-        ax.tick_params(axis="x", rotation=60, labelsize=8)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    panels = [(f"{task}: {vocab}", values[task][vocab])
+              for task in sorted(values) for vocab in sorted(values[task])]
+    cols = min(3, max(1, len(panels)))
+    rows = max(1, math.ceil(len(panels) / cols))
+    most = max((len({v for t in c.values() for v in t}) for _, c in panels), default=0)
+    width = max(5.2, 1.2 + 0.2 * min(most, MOST_VALUES))  # a value's bars ~0.2 in wide
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, 3.9 * rows), squeeze=False)
+    for ax, (title, counts) in zip(axes.flat, panels, strict=False):
+        distribution_panel(ax, title, counts, colors or {})
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    grey = "0.75"
+    fig.legend([Patch(facecolor=grey, edgecolor="0.3"),
+                Patch(facecolor=grey, edgecolor="0.3", hatch="////")],
+               [f"{t} track" for t in TRACKS], loc="upper right", fontsize=8, ncol=2,
+               frameon=False)
+    fig.suptitle("Validated images per value", x=0.02, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    return fig

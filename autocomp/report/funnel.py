@@ -74,16 +74,19 @@ def format_funnel(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def validated_values(concepts: list[dict], validation: list[dict]) -> dict:
-    """task -> track -> value (color or relation) -> validated images (Fig. 3)."""
+def validated_values(concepts: list[dict], validation: list[dict], vocab_of=None) -> dict:
+    """task -> vocabulary -> track -> value -> validated images (Fig. 3). Every value of a
+    validated image counts (a scene's relations and each of its attributes); a value whose
+    images all failed is there with 0. `vocab_of(task, value)` names the value's
+    vocabulary (default: one vocabulary, "values")."""
     graph_of = {c["id"]: c for c in concepts}
-    out: dict = defaultdict(lambda: {t: defaultdict(int) for t in TRACKS})
+    out: dict = defaultdict(lambda: defaultdict(lambda: {t: defaultdict(int) for t in TRACKS}))
     for v in validation:
-        if not v["passed"]:
-            continue
         g = graph_of[v["concept"]]["graph"]
-        values = ([r[1] for r in g["relations"]] if g["relations"] else
-                  [a for o in g["objects"] for a in o["attributes"]])
+        values = [r[1] for r in g["relations"]] + [a for o in g["objects"]
+                                                    for a in o["attributes"]]
         for value in values:
-            out[v["task"]][v["track"]][value] += 1
-    return {t: {tr: dict(vals) for tr, vals in d.items()} for t, d in out.items()}
+            vocab = vocab_of(v["task"], value) if vocab_of else "values"
+            out[v["task"]][vocab][v["track"]][value] += int(bool(v["passed"]))
+    return {t: {voc: {tr: dict(vals) for tr, vals in d.items()} for voc, d in vocabs.items()}
+            for t, vocabs in out.items()}

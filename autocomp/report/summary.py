@@ -62,13 +62,32 @@ def summarize(run: Run, figures: bool = True, write: bool = True) -> dict:
     if figures and validation:
         from autocomp.report.figures import distribution_figure, funnel_figure
 
+        vocab_of, colors = value_vocabularies(run)
         summary["figures"] = [
-            str(funnel_figure(rows, run.layout.figure("funnel"))
-                .relative_to(run.dir)),
-            str(distribution_figure(validated_values(concepts, validation),
-                                    run.layout.figure("distribution"))
+            str(funnel_figure(rows, run.layout.figure("funnel")).relative_to(run.dir)),
+            str(distribution_figure(validated_values(concepts, validation, vocab_of),
+                                    run.layout.figure("distribution"), colors)
                 .relative_to(run.dir))]
     return summary
+
+
+def value_vocabularies(run: Run):
+    """(task, value) -> the name of the value's vocabulary, and value -> RGB for the values
+    that are colors; one vocabulary per task where the run's task files cannot be read
+    any more (the figures still come)."""
+    from autocomp.core.errors import AutocompError
+
+    try:
+        tasks = run.tasks
+    except AutocompError:
+        tasks = {}
+
+    def vocab_of(task: str, value: str) -> str:
+        return tasks[task].vocab_of(value).name if task in tasks else "values"
+
+    colors = {e.name: e.rgb for t in tasks.values() for _, voc in t.primitive_vocabularies()
+              for e in voc.entries if e.rgb}
+    return vocab_of, colors
 
 
 def format_summary(summary: dict) -> str:

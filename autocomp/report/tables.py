@@ -55,7 +55,8 @@ def model_type(result: dict) -> str:
     return "SigLIP" if "siglip" in result["model"].lower() else "CLIP"
 
 
-def _index(results):
+def index_results(results):
+    """(model, task, N, track, kind) -> result, and the models in the order first seen."""
     idx = {}
     for r in results:
         idx[(r["model"], r["task"], r["n"], r["track"], r["kind"])] = r
@@ -67,7 +68,7 @@ def table4(results, labels=None, metric="accuracy", only=None, title=None) -> Ta
     labels = labels or {}
     if only is not None:
         results = [r for r in results if only(r["model"])]
-    idx, models = _index(results)
+    idx, models = index_results(results)
     cols = sorted({(r["task"], r["n"], r["track"], r["kind"]) for r in results
                    if r["kind"] in ("swap", "confusion")},
                   key=lambda c: (c[0], c[1], c[2] != "minimal", c[3] != "swap"))
@@ -124,7 +125,7 @@ def table9(results, labels=None) -> Table | None:
 
 def table5(results, labels=None) -> Table | None:
     labels = labels or {}
-    idx, models = _index(results)
+    idx, models = index_results(results)
     groups = sorted({(r["task"], r["n"]) for r in results if r["kind"] in ("swap", "confusion")})
     header, rows = ["Model"], []
     for t, n in groups:
@@ -139,8 +140,8 @@ def table5(results, labels=None) -> Table | None:
             any_value |= any(v is not None for v in acc.values())
             row += [f"{r1(acc['minimal', 'swap'])}/{r1(acc['minimal', 'confusion'])}",
                     f"{r1(acc['contextual', 'swap'])}/{r1(acc['contextual', 'confusion'])}",
-                    _delta(acc["contextual", "swap"], acc["minimal", "swap"]),
-                    _delta(acc["contextual", "confusion"], acc["minimal", "confusion"])]
+                    delta_text(acc["contextual", "swap"], acc["minimal", "swap"]),
+                    delta_text(acc["contextual", "confusion"], acc["minimal", "confusion"])]
         rows.append(row)
     if not groups or not any_value:
         return None
@@ -148,7 +149,7 @@ def table5(results, labels=None) -> Table | None:
                  "points", header, rows)
 
 
-def _delta(a, b) -> str:
+def delta_text(a, b) -> str:
     if a is None or b is None:
         return "-"
     d = Decimal(repr(float(a) - float(b))).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
@@ -200,7 +201,7 @@ def category_label(category: str, aspect: dict | None) -> str:
 
 def table8(results, labels=None) -> Table | None:
     labels = labels or {}
-    idx, models = _index(results)
+    idx, models = index_results(results)
     cols = sorted({(r["task"], r["track"], r["kind"]) for r in results if r["n"] == 1},
                   key=lambda c: (c[0], c[1] != "minimal", c[2]))
     if not cols:
@@ -257,38 +258,3 @@ def report_tables(results, labels=None, exclude_relations=None) -> tuple[list[Ta
             else:
                 tables += made if isinstance(made, list) else [made]
     return tables + external_tables(results, labels, exclude_relations), skipped
-
-
-def delta_figure(results, path: Path, labels=None) -> Path | None:
-    """Bars: contextual minus minimal accuracy on the paired set, per model and task/N."""
-    labels = labels or {}
-    idx, models = _index(results)
-    groups = sorted({(r["task"], r["n"]) for r in results if r["kind"] == "swap"})
-    data = {}
-    for m in models:
-        for t, n in groups:
-            a = (idx.get((m, t, n, "contextual", "swap")) or {}).get("metrics", {})
-            b = (idx.get((m, t, n, "minimal", "swap")) or {}).get("metrics", {})
-            if a.get("accuracy_paired") is not None and b.get("accuracy_paired") is not None:
-                data[(m, t, n)] = a["accuracy_paired"] - b["accuracy_paired"]
-    if not data:
-        return None
-    from autocomp.report.figures import pyplot
-
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(models) * len(groups)), 4))
-    width = 0.8 / max(1, len(groups))
-    for j, (t, n) in enumerate(groups):
-        xs = [i + j * width for i in range(len(models))]
-        ax.bar(xs, [data.get((m, t, n), 0.0) for m in models], width, label=f"{t} N={n}")
-    ax.set_xticks([i + width * (len(groups) - 1) / 2 for i in range(len(models))],
-                  [labels.get(m, m) for m in models], rotation=30, ha="right", fontsize=8)
-    ax.axhline(0, color="black", lw=0.8)
-    ax.set_ylabel("Ctx - Min swap accuracy (points)")
-    ax.set_title("Paired set: context helps (> 0) or hurts (< 0)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path

@@ -1,0 +1,91 @@
+"""The Min-vs-Ctx figure (Table 5 drawn): on the paired set, contextual minus minimal
+accuracy per model, grouped by task and N, a panel for swap and one for confusion. Every
+bar carries its value; a zero is a marker on the axis with "0.0", a missing cell (a model
+or track not scored) is "n/a", so the two never look alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autocomp.report.figures import legend_columns, legend_room, pyplot, save
+from autocomp.report.gather import short_label
+from autocomp.report.tables import delta_text, index_results
+
+KINDS = (("swap", "Swap"), ("confusion", "Confusion"))
+
+
+def deltas(results) -> tuple[list[str], list[tuple], dict]:
+    """Models, (task, N) groups and (kind, model, task, N) -> Ctx - Min points (None where
+    either track is missing) for the kinds with results."""
+    idx, models = index_results(results)
+    kinds = {r["kind"] for r in results}
+    groups = sorted({(r["task"], r["n"]) for r in results if r["kind"] in dict(KINDS)})
+    out = {}
+    for kind, _ in KINDS:
+        if kind not in kinds:
+            continue
+        for m in models:
+            for t, n in groups:
+                acc = [(idx.get((m, t, n, track, kind)) or {}).get("metrics", {}).get(
+                    "accuracy_paired") for track in ("contextual", "minimal")]
+                out[(kind, m, t, n)] = (None if None in acc else acc[0] - acc[1])
+    return models, groups, out
+
+
+def min_vs_ctx_figure(results, path: Path, labels=None) -> Path | None:
+    """The figure as `path` (PNG) with PDF and SVG beside it; None without paired results."""
+    fig = draw_min_vs_ctx(results, labels)
+    return None if fig is None else save(fig, path.with_suffix(""))[0]
+
+
+def draw_min_vs_ctx(results, labels=None):
+    labels = labels or {}
+    models, groups, data = deltas(results)
+    if all(v is None for v in data.values()):
+        return None
+    kinds = [(k, title) for k, title in KINDS if any(key[0] == k for key in data)]
+    plt = pyplot()
+    width = 0.8 / len(models)
+    fig_w = min(16.0, max(6.0, 1.2 + len(groups) * (0.55 + 0.32 * len(models))))
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(fig_w, 1.2 + 2.9 * len(kinds)),
+                             sharex=True, squeeze=False)
+    values = [v for v in data.values() if v is not None]
+    lo, hi = min(0.0, *values), max(0.0, *values)
+    pad = max(4.0, 0.45 * (hi - lo))  # room for the labels above and below the bars
+    for ax, (kind, title) in zip(axes[:, 0], kinds, strict=True):
+        for i, m in enumerate(models):
+            for g, (t, n) in enumerate(groups):
+                _bar(ax, g + (i - (len(models) - 1) / 2) * width, width,
+                     data.get((kind, m, t, n)), f"C{i % 10}", pad)
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_ylim(lo - (pad if lo < 0 else 0.4 * pad), hi + pad)
+        ax.set_ylabel("Ctx − Min (points)")
+        ax.set_title(f"{title}: paired set, context helps (> 0) or hurts (< 0)", fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    axes[-1, 0].set_xticks(range(len(groups)), [f"{t}\nN={n}" for t, n in groups],
+                           fontsize=8)
+    axes[-1, 0].set_xlim(-0.5, len(groups) - 0.5)
+    from matplotlib.patches import Patch
+
+    names = [labels.get(m) or short_label(m) for m in models]
+    ncol = legend_columns(fig, names)
+    fig.legend([Patch(color=f"C{i % 10}") for i in range(len(models))], names,
+               loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, legend_room(fig, len(models), ncol), 1, 1), h_pad=2.0)
+    return fig
+
+
+def _bar(ax, x: float, width: float, value, color: str, pad: float) -> None:
+    """One model's bar with its value written on it: zero as a marker, missing as n/a."""
+    text = dict(ha="center", fontsize=7, rotation=90)
+    if value is None:
+        ax.text(x, 0.15 * pad, "n/a", va="bottom", color="0.45", **text)
+        return
+    label = delta_text(value, 0.0)  # as Table 5 prints it
+    if float(label) == 0:  # a bar of no height would not show: a marker on the axis
+        ax.plot([x], [0], marker="D", ms=4, color=color, mec="black", mew=0.5, zorder=3)
+        ax.text(x, 0.15 * pad, "0.0", va="bottom", **text)
+        return
+    ax.bar(x, value, width, color=color, edgecolor="0.3", linewidth=0.5)
+    ax.text(x, value + (0.05 if value > 0 else -0.05) * pad, label,
+            va="bottom" if value > 0 else "top", **text)
