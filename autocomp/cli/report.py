@@ -23,7 +23,13 @@ from autocomp.cli import options
 @click.option("--exclude-relations", type=click.Path(path_type=Path), default=None,
               help="A text file of relations (one per line) left out of ARO VG-Relation's "
                    "macro accuracy, as the authors' notebook leaves out symmetric ones.")
-def report(results_dirs, table_format, models_file, figure, csv_path, exclude_relations):
+@click.option("--html", "html_path", type=click.Path(path_type=Path), default=None,
+              help="Also write one self-contained page: the tables, the figures and per "
+                   "benchmark a gallery of failures, filterable by model and category.")
+@click.option("--gallery-size", type=click.IntRange(min=0), default=24, show_default=True,
+              help="Failures shown per model and benchmark on the --html page.")
+def report(results_dirs, table_format, models_file, figure, csv_path, exclude_relations,
+           html_path, gallery_size):
     """Print every table there are results for in RESULTS_DIR(s): Tables 4-9 and 13 and the
     synthetic Winoground (Auto-Comp layouts), and the other formats' (SugarCrepe, CREPE,
     Winoground, ColorSwap, ARO, tables); then the tables left out and why. Several folders
@@ -62,3 +68,9 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
                                  labels)
         if path:
             click.echo(f"figure: {path}")
+    if html_path:
+        from autocomp.report.html import report_page
+
+        shown = report_page(html_path, list(results_dirs), results, labels, tables, skipped,
+                            gallery_size)
+        click.echo(f"html: {html_path} ({shown} failures shown)")

@@ -46,7 +46,8 @@ def folder_names(folders: list[Path]) -> list[str]:
 
 
 def gather(folders: list[Path], models_file: Path | None = None) -> tuple[list[dict], dict]:
-    """(every result, ordered by model; spec -> label)."""
+    """(every result, ordered by model, each with the `folder` it was read from; spec ->
+    label)."""
     from autocomp.report.tables import load_results
 
     per_folder = [load_results(f) for f in folders]
@@ -68,6 +69,7 @@ def gather(folders: list[Path], models_file: Path | None = None) -> tuple[list[d
     out = []
     for k, results in enumerate(per_folder):
         for r in results:
+            r = {**r, "folder": str(folders[k])}  # where its predictions lie
             if r["model"] in clash:
                 key = f"{r['model']} [{names[k]}]"
                 labels[key] = f"{labels.get(r['model'], r['model'])} ({names[k]})"

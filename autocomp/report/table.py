@@ -48,6 +48,20 @@ class Table:
         lines += ["| " + " | ".join(row) + " |" for row in self.rows]
         return "\n".join(lines)
 
+    def html(self) -> str:
+        """An HTML table, the title as its caption, numbers right-aligned."""
+        from html import escape
+
+        def cell(tag, i, text):
+            num = i and _NUMBER.match(str(text).strip())
+            return f"<{tag}{' class=num' if num else ''}>{escape(str(text))}</{tag}>"
+
+        head = "".join(cell("th", 0, h) for h in self.header)
+        body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row))
+                       + "</tr>\n" for row in self.rows)
+        return (f"<table><caption>{escape(self.title)}</caption>\n<thead><tr>{head}</tr>"
+                f"</thead>\n<tbody>\n{body}</tbody></table>")
+
     def latex(self) -> str:
         """A booktabs table (\\usepackage{booktabs}; graphicx for wide ones): numbers
         right-aligned, text left, the title as the caption."""

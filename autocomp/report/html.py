@@ -1,0 +1,136 @@
+"""`autocomp report ... --html FILE`: one self-contained page (no network, no other files):
+the tables, the figures, and per benchmark a gallery of failures (image, positive, the
+negative the model preferred, its edit category) filtered by model and category with a
+few lines of inline JavaScript. Images are embedded once each (thumbnails, base64)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+from html import escape
+from importlib import resources
+from pathlib import Path
+
+from autocomp.core.records import write_text
+from autocomp.report.failures import Section
+
+THUMB = 192  # px, the longer side of a gallery image
+
+
+def data_uri(path: Path, thumb: int | None = THUMB) -> str | None:
+    """The image as a data: URI (a JPEG thumbnail, or the PNG as it is); None if unreadable."""
+    try:
+        if thumb is None:
+            return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
+        from PIL import Image
+
+        with Image.open(path) as im:
+            im = im.convert("RGB")
+            im.thumbnail((thumb, thumb))
+            buf = io.BytesIO()
+            im.save(buf, format="JPEG", quality=85)
+    except (OSError, ValueError):
+        return None
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+def _figures(paths: list[Path]) -> str:
+    out = []
+    for path in paths:
+        uri = data_uri(path, thumb=None)
+        if uri:
+            out.append(f'<figure><img src="{uri}" alt="{escape(path.stem)}">'
+                       f"<figcaption>{escape(str(path))}</figcaption></figure>")
+    return "\n".join(out) or '<p class="empty">No figures.</p>'
+
+
+def marked(text: str, other: str) -> str:
+    """`text` escaped, with the words `other` does not share in place in <mark>."""
+    from difflib import SequenceMatcher
+
+    a, b = text.split(), other.split()
+    same = {i for blk in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+            for i in range(blk.a, blk.a + blk.size)}
+    return " ".join(escape(w) if i in same else f"<mark>{escape(w)}</mark>"
+                    for i, w in enumerate(a))
+
+
+def _options(name: str, values: list[tuple[str, str]]) -> str:
+    opts = "".join(f'<option value="{escape(v)}">{escape(text)}</option>' for v, text in values)
+    return f'<select id="{name}"><option value="">all</option>{opts}</select>'
+
+
+def _gallery(sections: list[Section], images: dict[str, str]) -> str:
+    models = list(dict.fromkeys((c.model, c.label) for s in sections for c in s.cells))
+    categories = sorted({f["category"] for s in sections for c in s.cells for f in c.shown})
+    parts = ['<div id="filters">'
+             f'<label>Model {_options("model", models)}</label>'
+             f'<label>Category {_options("category", [(c, c) for c in categories])}</label>'
+             '<span id="shown"></span></div>']
+    for s in sections:
+        counts, cards = [], []
+        for c in s.cells:
+            more = f" (the first {len(c.shown)} shown)" if len(c.shown) < c.failed else ""
+            counts.append(f'<li data-model="{escape(c.model)}">{escape(c.label)}: '
+                          f"{c.failed} of {c.items} items failed{more}</li>")
+            for f in c.shown:
+                key = str(f["image"]) if f["image"] else ""
+                if key and key not in images:
+                    images[key] = data_uri(Path(f["image"])) or ""
+                img = (f'<img data-img="{escape(key)}" alt="image of {escape(f["id"])}">'
+                       if key else "")
+                cards.append(
+                    f'<div class="card" data-model="{escape(c.model)}" '
+                    f'data-category="{escape(f["category"])}" data-item="{escape(f["id"])}">'
+                    f'{img}<div class="text"><div class="model">{escape(c.label)}</div>'
+                    f'<div class="positive">{marked(f["positive"], f["chosen"])}</div>'
+                    f'<div class="chosen">{marked(f["chosen"], f["positive"])}</div>'
+                    f'<span class="category">{escape(f["category"])}</span></div></div>')
+        where = "" if s.run else (' <span class="note">(not an autocomp run: failures are '
+                                  "counted, not shown)</span>")
+        parts.append(f'<section class="bench" data-bench="{escape(s.benchmark)}">'
+                     f"<h3>{escape(s.benchmark)}{where}</h3>"
+                     f'<ul class="counts">{"".join(counts)}</ul>'
+                     f'<div class="cards">{"".join(cards)}</div>'
+                     '<p class="empty" hidden>No failures for this selection.</p></section>')
+    return "\n".join(parts)
+
+
+def write_html(path: Path, title: str, subtitle: str, tables: list, skipped: list[str],
+               figures: list[Path], sections: list[Section]) -> Path:
+    images: dict[str, str] = {}
+    body = ['<h2 id="tables">Tables</h2>',
+            *(f'<div class="scroll">{t.html()}</div>' for t in tables)]
+    if skipped:
+        body.append(f'<p class="note">Not printed: {escape("; ".join(skipped))}</p>')
+    body += ['<h2 id="figures">Figures</h2>', _figures(figures),
+             '<h2 id="failures">Failures</h2>',
+             '<p class="note">Per benchmark, the items each model got wrong: the image, the '
+             "positive caption (✓), the negative the model scored highest (✗) and that "
+             "negative's edit category; the words where they differ are marked.</p>",
+             _gallery(sections, images)]
+    page = resources.files("autocomp.report").joinpath("page.html").read_text("utf-8")
+    # "</" cannot end the JSON's script element early
+    blob = json.dumps(images, sort_keys=True).replace("</", "<\\/")
+    values = {"TITLE": escape(title), "SUBTITLE": escape(subtitle), "BODY": "\n".join(body),
+              "IMAGES": blob}
+    write_text(path, re.sub(r"\{\{(TITLE|SUBTITLE|BODY|IMAGES)\}\}",
+                            lambda m: values[m.group(1)], page))  # one pass: text stays text
+    return path
+
+
+def report_page(path: Path, folders: list[Path], results: list[dict], labels: dict,
+                tables: list, skipped: list[str], gallery_size: int) -> int:
+    """The page of `autocomp report`: the figures of the results folders and of the runs
+    they scored; returns how many failures the gallery shows."""
+    from autocomp.report.failures import gallery, run_of
+
+    sections = gallery(results, labels, gallery_size)
+    runs = list(dict.fromkeys(r for r in map(run_of, results) if r is not None))
+    figures = [p for d in [*folders, *runs] for p in sorted((Path(d) / "figures").glob("*.png"))]
+    names = ", ".join(str(f) for f in folders)
+    write_html(path, "autocomp report", f"Results: {names}", tables, skipped, figures,
+               sections)
+    return sum(len(c.shown) for s in sections for c in s.cells)
