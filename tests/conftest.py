@@ -77,3 +77,25 @@ def kill_after_records(cmd, stage_dir, at_least: int, env, timeout: float = 240)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-3000:]
     return written
+
+
+@pytest.fixture
+def browser():
+    """Headless Debian chromium driven by selenium (skipped, saying why, without it)."""
+    import shutil
+
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        pytest.skip("Debian's chromium and chromium-driver are not installed (apt-get install "
+                    "chromium chromium-driver; .ci/run installs them)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1100,800"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(driver_path), options=opts)
+    yield driver
+    driver.quit()

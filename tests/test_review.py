@@ -410,27 +410,6 @@ def test_report_cli_says_what_is_missing(run):
 
 
 # -- the page in a real browser --------------------------------------------------------------
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-
-
-@pytest.fixture
-def browser():
-    if not (CHROMIUM and DRIVER):
-        pytest.skip("Debian's chromium and chromium-driver are not installed (apt-get install "
-                    "chromium chromium-driver; .ci/run installs them)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1100,800"):
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
-    yield driver
-    driver.quit()
-
-
 def _wait(driver, condition, timeout=15):
     from selenium.webdriver.support.ui import WebDriverWait
 

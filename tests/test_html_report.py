@@ -1,0 +1,134 @@
+"""`autocomp report ... --html`: one self-contained page (tables, figures, a gallery of
+failures per benchmark filterable by model and category), checked as text and in a real
+headless Chromium (skipped, saying why, where Debian's chromium is absent)."""
+
+import json
+import re
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+from conftest import built_run
+
+from autocomp.cli import main
+from autocomp.report.html import marked
+from autocomp.report.summary import summarize
+from autocomp.report.table import Table
+
+CONFIG = """name: page
+concepts:
+  - {task: shape_color, n: [2], count: 10}
+  - {task: shape_position, n: [2], count: 10}
+generate: {options: {size: 96}}
+"""
+MODELS = ["reference:oracle", "reference:random"]
+SHOWN = 4  # --gallery-size: some cells fail more often than this, so they are cut
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("page")
+    run = built_run(tmp, CONFIG)
+    summarize(run)  # the run's own figures, as `autocomp run` draws them
+    runner = CliRunner()
+    got = runner.invoke(main, ["eval", str(run.dir), *sum((["--model", m] for m in MODELS),
+                                                           [])])
+    assert got.exit_code == 0, got.output
+    html = tmp / "report.html"
+    got = runner.invoke(main, ["report", str(run.dir / "results"), "--html", str(html),
+                               "--gallery-size", str(SHOWN)])
+    assert got.exit_code == 0, got.output
+    return html, got.output, _expected(run.dir / "results")
+
+
+def _expected(results) -> Counter:
+    """(model, category) -> failures the gallery should show, from the predictions."""
+    want = Counter()
+    for pred in sorted(results.rglob("*.predictions.jsonl")):
+        cell = json.loads(pred.with_name(pred.name.replace(".predictions.jsonl", ".json"))
+                          .read_text())
+        lines = [json.loads(x) for x in pred.read_text().splitlines()]
+        for p in [p for p in lines if not p["correct"]][:SHOWN]:
+            category = p["chosen_category"].replace("values", cell["aspect"]["plural"])
+            want[(cell["model"], category.replace("value", cell["aspect"]["name"]))] += 1
+    return want
+
+
+def test_page_is_one_file_with_tables_figures_and_the_failures(page):
+    html, output, want = page
+    text = html.read_text(encoding="utf-8")
+    total = sum(want.values())
+    assert want and not any(m == "reference:oracle" for m, _ in want)  # the oracle: none
+    assert f"({total} failures shown)" in output
+    assert text.count('class="card"') == total
+    assert text.count('data-model="reference:random" data-category') == total
+    # offline: nothing fetched from anywhere, every image inside the page
+    assert not re.findall(r'(?:src|href)="(?!data:|#)', text)
+    assert "<caption>Table 4: accuracy (%)" in text
+    figures = re.findall(r'<figure><img src="data:image/png;base64,[^"]+" alt="([^"]+)"', text)
+    assert {"min_vs_ctx", "funnel", "distribution"} <= set(figures)
+    images = json.loads(re.search(r'<script id="images" type="application/json">(.*?)</script>',
+                                  text, re.S).group(1))
+    keys = set(re.findall(r'data-img="([^"]+)"', text))
+    assert keys == set(images) and all(v.startswith("data:image/jpeg;base64,")
+                                       for v in images.values())
+    assert "reference:oracle: 0 of " in text
+
+
+def test_text_is_escaped_and_the_edit_marked():
+    got = Table("a <b> & c", ["Model", "x"], [["<script>", "1.5"]]).html()
+    assert "a &lt;b&gt; &amp; c" in got and "&lt;script&gt;" in got and "<script>" not in got
+    assert '<td class=num>1.5</td>' in got
+    assert marked("a red cube and a blue cone", "a blue cube and a red cone") == \
+        "a <mark>red</mark> cube and a <mark>blue</mark> cone"
+    assert marked("x <y>", "x z") == "x <mark>&lt;y&gt;</mark>"
+
+
+def _shown(driver) -> str:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.ID, "shown").text
+
+
+def _visible_cards(driver) -> list:
+    from selenium.webdriver.common.by import By
+
+    return [c for c in driver.find_elements(By.CSS_SELECTOR, ".card") if c.is_displayed()]
+
+
+def test_page_in_chromium_filters_the_gallery(page, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    html, _, want = page
+    browser.get(html.as_uri())
+    assert browser.title == "autocomp report"
+    assert browser.find_elements(By.CSS_SELECTOR, "table caption")
+    for img in browser.find_elements(By.CSS_SELECTOR, "figure img"):
+        assert browser.execute_script("return arguments[0].naturalWidth", img) > 100
+    total = sum(want.values())
+    assert _shown(browser) == f"{total} failures shown"
+    model, category = (Select(browser.find_element(By.ID, i)) for i in ("model", "category"))
+    model.select_by_value("reference:oracle")  # the oracle never fails
+    assert _shown(browser) == "0 failures shown" and not _visible_cards(browser)
+    empties = browser.find_elements(By.CSS_SELECTOR, "section.bench .empty")
+    assert empties and all(e.is_displayed() for e in empties)
+    counts = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "li[data-model]")
+              if li.is_displayed()]
+    assert counts and all(c.startswith("reference:oracle: 0 of ") for c in counts)
+    model.select_by_value("reference:random")
+    assert _shown(browser) == f"{total} failures shown"
+    assert len(_visible_cards(browser)) == total
+    first = _visible_cards(browser)[0].find_element(By.TAG_NAME, "img")
+    assert browser.execute_script("return arguments[0].naturalWidth", first) > 0
+    marks = _visible_cards(browser)[0].find_elements(By.TAG_NAME, "mark")
+    assert marks  # the edit is marked in both captions
+    name, count = sorted(want.items())[0]  # one category: only its cards
+    category.select_by_value(name[1])
+    cards = _visible_cards(browser)
+    assert len(cards) == count and _shown(browser).startswith(f"{count} failure")
+    assert {c.get_attribute("data-category") for c in cards} == {name[1]}
+    assert all(c.find_element(By.CLASS_NAME, "category").text == name[1] for c in cards)
+    category.select_by_value("")
+    browser.save_screenshot(str(tmp_path / "report.png"))
+    assert (tmp_path / "report.png").stat().st_size > 5000
