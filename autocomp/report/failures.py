@@ -33,6 +33,7 @@ class Cell:
 class Section:
     benchmark: str
     run: Path | None
+    why: str = ""  # why its failures are counted but not shown
     cells: list[Cell] = field(default_factory=list)
 
 
@@ -97,9 +98,12 @@ def gallery(results: list[dict], labels: dict, limit: int = GALLERY_SIZE) -> lis
     sections: dict[str, Section] = {}
     for cell in results:
         name = cell["benchmark"]
-        run = run_of(cell) if cell.get("format", "run") == "run" else None
-        section = sections.setdefault(name, Section(name, run))
-        items, failed, wrong = _wrong(predictions_file(cell), limit)
+        ours = cell.get("format", "run") == "run"
+        run = run_of(cell) if ours else None
+        why = ("" if run else "the run it scored is not found" if ours else
+               "not an autocomp run: its images are not at hand")
+        section = sections.setdefault(name, Section(name, run, why))
+        items, failed, wrong = _wrong(predictions_file(cell), limit if run else 0)
         known = _items(run, name, {p["id"] for p in wrong}) if run else {}
         shown = [{"id": p["id"], "chosen": p["chosen"],
                   "category": category_label(p.get("chosen_category") or "uncategorised",

@@ -88,8 +88,8 @@ def _gallery(sections: list[Section], images: dict[str, str]) -> str:
                     f'<div class="positive">{marked(f["positive"], f["chosen"])}</div>'
                     f'<div class="chosen">{marked(f["chosen"], f["positive"])}</div>'
                     f'<span class="category">{escape(f["category"])}</span></div></div>')
-        where = "" if s.run else (' <span class="note">(not an autocomp run: failures are '
-                                  "counted, not shown)</span>")
+        where = (f' <span class="note">({escape(s.why)}: failures counted, not shown)</span>'
+                 if s.why else "")
         parts.append(f'<section class="bench" data-bench="{escape(s.benchmark)}">'
                      f"<h3>{escape(s.benchmark)}{where}</h3>"
                      f'<ul class="counts">{"".join(counts)}</ul>'

@@ -110,5 +110,6 @@ def format_summary(summary: dict) -> str:
     if summary["agreement"]:
         lines += ["", format_agreement(summary["agreement"])]
     if summary.get("figures"):
-        lines += ["", "Figures: " + ", ".join(summary["figures"])]
+        lines += ["", "Figures: " + ", ".join(summary["figures"])
+                  + " (PDF and SVG beside each)"]
     return "\n".join(lines)
