@@ -15,7 +15,7 @@ GROUPS = [("shape_color", 2), ("shape_color", 3), ("shape_position", 2)]
 
 def _texts(fig):
     """Every visible piece of text: titles, axis and tick labels, bar labels, legends."""
-    out = [fig._suptitle] if fig._suptitle else []
+    out = list(dict.fromkeys([*([fig._suptitle] if fig._suptitle else []), *fig.texts]))
     for ax in fig.axes:
         if not ax.get_visible():
             continue
@@ -166,3 +166,20 @@ def test_funnel_lines_distinguishable_and_axis_zoomed(tmp_path):
     assert not _overlaps(fig)
     path = funnel_figure(rows, tmp_path / "funnel.png")
     assert all(path.with_suffix(f".{f}").stat().st_size > 1000 for f in ("png", "pdf", "svg"))
+
+
+def test_min_vs_ctx_many_models_stay_apart_and_readable():
+    models = [f"hf:org/model-{i}" for i in range(23)]
+    groups = [(f"task{g}", n) for g in range(4) for n in (2, 3)]
+    acc = {(m, t, n, "swap"): (50.0, 50.0 + (i % 7) - 3) for i, m in enumerate(models)
+           for t, n in groups}
+    acc[(models[5], "task0", 2, "swap")] = (50.0, None)
+    fig = draw_min_vs_ctx(_paired(acc))
+    (ax,) = fig.axes
+    assert not ax.texts  # too narrow to write on: no labels piled on each other
+    crosses = [ln for ln in ax.get_lines() if ln.get_marker() == "x"]
+    zeros = [ln for ln in ax.get_lines() if ln.get_marker() == "D"]
+    assert len(crosses) == 1 and len(zeros) == sum(1 for i in range(23) if i % 7 == 3) * 8
+    looks = {(tuple(p.get_facecolor()), p.get_hatch()) for p in fig.legends[0].get_patches()}
+    assert len(looks) == 23  # past ten models: no two alike
+    assert not _overlaps(fig)

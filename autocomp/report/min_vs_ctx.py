@@ -1,7 +1,9 @@
 """The Min-vs-Ctx figure (Table 5 drawn): on the paired set, contextual minus minimal
 accuracy per model, grouped by task and N, a panel for swap and one for confusion. Every
 bar carries its value; a zero is a marker on the axis with "0.0", a missing cell (a model
-or track not scored) is "n/a", so the two never look alike."""
+or track not scored) is "n/a", so the two never look alike. Where the bars are too narrow
+to write on (many models and groups), zero stays a marker and missing is a grey cross.
+"""
 
 from __future__ import annotations
 
@@ -52,11 +54,14 @@ def draw_min_vs_ctx(results, labels=None):
     values = [v for v in data.values() if v is not None]
     lo, hi = min(0.0, *values), max(0.0, *values)
     pad = max(4.0, 0.45 * (hi - lo))  # room for the labels above and below the bars
+    # a value on each bar where the bars are wide enough for it (0.13 in: 7 pt text)
+    written = (fig_w - 1.2) / len(groups) * width >= 0.13
+    looks = [bar_look(i, len(models)) for i in range(len(models))]
     for ax, (kind, title) in zip(axes[:, 0], kinds, strict=True):
         for i, m in enumerate(models):
             for g, (t, n) in enumerate(groups):
                 _bar(ax, g + (i - (len(models) - 1) / 2) * width, width,
-                     data.get((kind, m, t, n)), f"C{i % 10}", pad)
+                     data.get((kind, m, t, n)), looks[i], pad, written)
         ax.axhline(0, color="black", lw=0.8)
         ax.set_ylim(lo - (pad if lo < 0 else 0.4 * pad), hi + pad)
         ax.set_ylabel("Ctx − Min (points)")
@@ -69,23 +74,43 @@ def draw_min_vs_ctx(results, labels=None):
 
     names = [labels.get(m) or short_label(m) for m in models]
     ncol = legend_columns(fig, names)
-    fig.legend([Patch(color=f"C{i % 10}") for i in range(len(models))], names,
+    fig.legend([Patch(**look, edgecolor="0.3") for look in looks], names,
                loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    if not written:
+        fig.text(0.99, 0.99, "◆ 0.0   × not scored   (values: Table 5)", ha="right",
+                 va="top", fontsize=7, color="0.3")
     fig.tight_layout(rect=(0, legend_room(fig, len(models), ncol), 1, 1), h_pad=2.0)
     return fig
 
 
-def _bar(ax, x: float, width: float, value, color: str, pad: float) -> None:
-    """One model's bar with its value written on it: zero as a marker, missing as n/a."""
+def bar_look(i: int, models: int) -> dict:
+    """The i-th model's fill: the ten default colors, tab20 past ten models, hatched past
+    twenty, so no two models look alike."""
+    if models <= 10:
+        return {"facecolor": f"C{i}"}
+    from matplotlib import colormaps
+
+    return {"facecolor": colormaps["tab20"](i % 20), "hatch": ("", "//", "..", "xx")[i // 20 % 4]}
+
+
+def _bar(ax, x: float, width: float, value, look: dict, pad: float, written: bool) -> None:
+    """One model's bar with its value written on it: zero as a marker, missing as n/a (a
+    grey cross where the bars are too narrow to write on)."""
     text = dict(ha="center", fontsize=7, rotation=90)
     if value is None:
-        ax.text(x, 0.15 * pad, "n/a", va="bottom", color="0.45", **text)
+        if written:
+            ax.text(x, 0.15 * pad, "n/a", va="bottom", color="0.45", **text)
+        else:
+            ax.plot([x], [0], marker="x", ms=4, color="0.45", zorder=3)
         return
     label = delta_text(value, 0.0)  # as Table 5 prints it
     if float(label) == 0:  # a bar of no height would not show: a marker on the axis
-        ax.plot([x], [0], marker="D", ms=4, color=color, mec="black", mew=0.5, zorder=3)
-        ax.text(x, 0.15 * pad, "0.0", va="bottom", **text)
+        ax.plot([x], [0], marker="D", ms=4, color=look["facecolor"], mec="black", mew=0.5,
+                zorder=3)
+        if written:
+            ax.text(x, 0.15 * pad, "0.0", va="bottom", **text)
         return
-    ax.bar(x, value, width, color=color, edgecolor="0.3", linewidth=0.5)
-    ax.text(x, value + (0.05 if value > 0 else -0.05) * pad, label,
-            va="bottom" if value > 0 else "top", **text)
+    ax.bar(x, value, width, edgecolor="0.3", linewidth=0.5, **look)
+    if written:
+        ax.text(x, value + (0.05 if value > 0 else -0.05) * pad, label,
+                va="bottom" if value > 0 else "top", **text)
