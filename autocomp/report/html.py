@@ -80,7 +80,7 @@ def _gallery(sections: list[Section], images: dict[str, str]) -> str:
                 if key and key not in images:
                     images[key] = data_uri(Path(f["image"])) or ""
                 img = (f'<img data-img="{escape(key)}" alt="image of {escape(f["id"])}">'
-                       if key else "")
+                       if images.get(key) else '<span class="empty">image not readable</span>')
                 cards.append(
                     f'<div class="card" data-model="{escape(c.model)}" '
                     f'data-category="{escape(f["category"])}" data-item="{escape(f["id"])}">'
@@ -113,7 +113,8 @@ def write_html(path: Path, title: str, subtitle: str, tables: list, skipped: lis
              _gallery(sections, images)]
     page = resources.files("autocomp.report").joinpath("page.html").read_text("utf-8")
     # "</" cannot end the JSON's script element early
-    blob = json.dumps(images, sort_keys=True).replace("</", "<\\/")
+    blob = json.dumps({k: v for k, v in images.items() if v}, sort_keys=True).replace(
+        "</", "<\\/")
     values = {"TITLE": escape(title), "SUBTITLE": escape(subtitle), "BODY": "\n".join(body),
               "IMAGES": blob}
     write_text(path, re.sub(r"\{\{(TITLE|SUBTITLE|BODY|IMAGES)\}\}",
