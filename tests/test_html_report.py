@@ -151,3 +151,20 @@ def test_failures_are_counted_not_shown_where_the_run_is_gone(tmp_path):
     assert section.why == "the run it scored is not found"
     assert (section.cells[0].items, section.cells[0].failed, section.cells[0].shown) == (3, 2,
                                                                                           [])
+
+
+def test_two_runs_of_one_benchmark_keep_their_own_images(page, tmp_path):
+    import shutil
+
+    from autocomp.report.failures import gallery
+    from autocomp.report.gather import gather
+
+    run = page[0].parent / "run"
+    other = shutil.copytree(run, tmp_path / "copy")
+    results, labels = gather([run / "results", other / "results"])
+    sections = gallery(results, labels)
+    by_run = Counter(s.run for s in sections)
+    assert by_run == {run: len(sections) // 2, other: len(sections) // 2}
+    for s in sections:
+        for c in s.cells:
+            assert all(f["image"].is_relative_to(s.run) and f["positive"] for f in c.shown)

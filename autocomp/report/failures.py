@@ -43,7 +43,7 @@ def predictions_file(cell: dict) -> Path | None:
 
     folder, spec = Path(cell["folder"]), cell.get("spec", cell["model"])
     for path in (result_file(folder, spec, cell["benchmark"]),
-                 folder / folder_name(spec) / cell["benchmark"].replace("/", "-")):  # older
+                 folder / folder_name(spec) / f"{cell['benchmark'].replace('/', '-')}.json"):
         pred = path.with_suffix(".predictions.jsonl")
         if pred.is_file():
             return pred
@@ -94,22 +94,26 @@ def _items(run: Path, benchmark: str, ids: set[str]) -> dict[str, dict]:
 
 
 def gallery(results: list[dict], labels: dict, limit: int = GALLERY_SIZE) -> list[Section]:
-    """A section per benchmark (in name order), a cell per model (in the report's order)."""
-    sections: dict[str, Section] = {}
+    """A section per benchmark and run (in that order), a cell per model (in the report's
+    order); each bench file is read once, for every model's failures together."""
+    sections: dict[tuple, Section] = {}
     for cell in results:
-        name = cell["benchmark"]
         ours = cell.get("format", "run") == "run"
         run = run_of(cell) if ours else None
         why = ("" if run else "the run it scored is not found" if ours else
                "not an autocomp run: its images are not at hand")
-        section = sections.setdefault(name, Section(name, run, why))
+        section = sections.setdefault((cell["benchmark"], str(run or "")),
+                                      Section(cell["benchmark"], run, why))
         items, failed, wrong = _wrong(predictions_file(cell), limit if run else 0)
-        known = _items(run, name, {p["id"] for p in wrong}) if run else {}
         shown = [{"id": p["id"], "chosen": p["chosen"],
                   "category": category_label(p.get("chosen_category") or "uncategorised",
-                                             cell.get("aspect")),
-                  **known.get(p["id"], {"positive": "", "image": None})}
-                 for p in wrong]
+                                             cell.get("aspect"))} for p in wrong]
         section.cells.append(Cell(cell["model"], labels.get(cell["model"], cell["model"]),
                                   items, failed, shown))
+    for section in sections.values():
+        wanted = {f["id"] for c in section.cells for f in c.shown}
+        known = _items(section.run, section.benchmark, wanted) if section.run else {}
+        for c in section.cells:
+            for f in c.shown:
+                f.update(known.get(f["id"], {"positive": "", "image": None}))
     return [sections[k] for k in sorted(sections)]

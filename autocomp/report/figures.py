@@ -106,7 +106,7 @@ def draw_funnel(rows: list[dict]):
 
 
 def _bar_colors(values, colors):
-    """Each value's own color where every value has one, else one color per track."""
+    """Each value's own color where every value has one, else None (the panel's one color)."""
     if values and all(colors.get(v) for v in values):
         return [tuple(c / 255 for c in colors[v]) for v in values]
     return None

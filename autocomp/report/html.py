@@ -89,7 +89,7 @@ def _gallery(sections: list[Section], images: dict[str, str]) -> str:
                     f'<div class="chosen">{marked(f["chosen"], f["positive"])}</div>'
                     f'<span class="category">{escape(f["category"])}</span></div></div>')
         where = (f' <span class="note">({escape(s.why)}: failures counted, not shown)</span>'
-                 if s.why else "")
+                 if s.why else f' <span class="note">({escape(str(s.run))})</span>')
         parts.append(f'<section class="bench" data-bench="{escape(s.benchmark)}">'
                      f"<h3>{escape(s.benchmark)}{where}</h3>"
                      f'<ul class="counts">{"".join(counts)}</ul>'
@@ -126,10 +126,10 @@ def report_page(path: Path, folders: list[Path], results: list[dict], labels: di
                 tables: list, skipped: list[str], gallery_size: int) -> int:
     """The page of `autocomp report`: the figures of the results folders and of the runs
     they scored; returns how many failures the gallery shows."""
-    from autocomp.report.failures import gallery, run_of
+    from autocomp.report.failures import gallery
 
     sections = gallery(results, labels, gallery_size)
-    runs = list(dict.fromkeys(r for r in map(run_of, results) if r is not None))
+    runs = list(dict.fromkeys(s.run for s in sections if s.run is not None))
     figures = [p for d in [*folders, *runs] for p in sorted((Path(d) / "figures").glob("*.png"))]
     names = ", ".join(str(f) for f in folders)
     write_html(path, "autocomp report", f"Results: {names}", tables, skipped, figures,

@@ -48,13 +48,20 @@ class Table:
         lines += ["| " + " | ".join(row) + " |" for row in self.rows]
         return "\n".join(lines)
 
+    def numeric_columns(self) -> list[bool]:
+        """Per column: every cell a number ("12.3", "+1.0", "50.0/6.3", "1.2±0.3", "-"),
+        the first (row names) never."""
+        return [bool(i) and all(_NUMBER.match(str(row[i]).strip()) for row in self.rows
+                                if i < len(row)) for i in range(len(self.header))]
+
     def html(self) -> str:
         """An HTML table, the title as its caption, numbers right-aligned."""
         from html import escape
 
+        numeric = self.numeric_columns()
+
         def cell(tag, i, text):
-            num = i and _NUMBER.match(str(text).strip())
-            return f"<{tag}{' class=num' if num else ''}>{escape(str(text))}</{tag}>"
+            return f"<{tag}{' class=num' if numeric[i] else ''}>{escape(str(text))}</{tag}>"
 
         head = "".join(cell("th", 0, h) for h in self.header)
         body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row))
@@ -65,9 +72,7 @@ class Table:
     def latex(self) -> str:
         """A booktabs table (\\usepackage{booktabs}; graphicx for wide ones): numbers
         right-aligned, text left, the title as the caption."""
-        align = "".join("r" if i and all(_NUMBER.match(str(row[i]).strip()) for row in
-                                         self.rows if i < len(row)) else "l"
-                        for i in range(len(self.header)))
+        align = "".join("r" if num else "l" for num in self.numeric_columns())
         wide = len(self.header) > WIDE
         lines = [r"% needs \usepackage{booktabs}" + (" and graphicx" if wide else ""),
                  r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(self.title)}}}",
