@@ -168,3 +168,12 @@ def test_two_runs_of_one_benchmark_keep_their_own_images(page, tmp_path):
     for s in sections:
         for c in s.cells:
             assert all(f["image"].is_relative_to(s.run) and f["positive"] for f in c.shown)
+
+
+def test_a_page_that_cannot_be_written_is_one_line(page, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    got = CliRunner().invoke(main, ["report", str(page[0].parent / "run" / "results"),
+                                    "--no-figure", "--html", str(blocker / "report.html")])
+    assert got.exit_code != 0 and "cannot write the page" in got.output
+    assert str(blocker / "report.html") in got.output and "Traceback" not in got.output

@@ -13,6 +13,7 @@ from html import escape
 from importlib import resources
 from pathlib import Path
 
+from autocomp.core.errors import AutocompError
 from autocomp.core.records import write_text
 from autocomp.report.failures import Section
 
@@ -117,8 +118,12 @@ def write_html(path: Path, title: str, subtitle: str, tables: list, skipped: lis
         "</", "<\\/")
     values = {"TITLE": escape(title), "SUBTITLE": escape(subtitle), "BODY": "\n".join(body),
               "IMAGES": blob}
-    write_text(path, re.sub(r"\{\{(TITLE|SUBTITLE|BODY|IMAGES)\}\}",
-                            lambda m: values[m.group(1)], page))  # one pass: text stays text
+    text = re.sub(r"\{\{(TITLE|SUBTITLE|BODY|IMAGES)\}\}", lambda m: values[m.group(1)],
+                  page)  # one pass: a caption holding "{{BODY}}" stays text
+    try:
+        write_text(path, text)
+    except OSError as exc:
+        raise AutocompError(f"cannot write the page ({exc.strerror or exc})", file=path) from None
     return path
 
 
