@@ -63,7 +63,7 @@ def test_one_folder_follows_the_stored_order_without_the_models_file(two_runs):
     got = CliRunner().invoke(main, ["report", str(runs[0].dir / "results"), "--no-figure"])
     assert got.exit_code == 0, got.output
     rows = _rows(got.output, "Table 4")
-    assert rows == ["Random Chance", "Coin", "Oracle_1 & co", "blind:unigram"]
+    assert rows == ["Random Chance", "Items (n)", "Coin", "Oracle_1 & co", "blind:unigram"]
     assert "Not printed: " in got.output
     skipped = got.output.split("Not printed: ", 1)[1]
     assert "Table 7 (no generative VLM" in skipped and "Table 5" not in skipped
@@ -78,7 +78,8 @@ def test_two_folders_of_one_config_get_a_row_each(two_runs):
                                     "--no-figure"])
     assert got.exit_code == 0, got.output
     rows = _rows(got.output, "Table 4")
-    assert rows == ["Random Chance", "Coin (first)", "Coin (second)", "Oracle_1 & co (first)",
+    assert rows == ["Random Chance", "Items (n)", "Coin (first)", "Coin (second)",
+                    "Oracle_1 & co (first)",
                     "Oracle_1 & co (second)", "blind:unigram (first)",
                     "blind:unigram (second)", "blind:length"]
     # a models file given now reorders, and its labels win over the stored ones
@@ -87,7 +88,7 @@ def test_two_folders_of_one_config_get_a_row_each(two_runs):
                                                    "label": "Oracle"}]}))
     got = CliRunner().invoke(main, ["report", folders[0], "--models-file", str(flipped),
                                     "--no-figure"])
-    assert _rows(got.output, "Table 4") == ["Random Chance", "Oracle", "Coin",
+    assert _rows(got.output, "Table 4") == ["Random Chance", "Items (n)", "Oracle", "Coin",
                                             "blind:unigram"]
 
 

@@ -26,10 +26,13 @@ from autocomp.cli import options
 @click.option("--html", "html_path", type=click.Path(path_type=Path), default=None,
               help="Also write one self-contained page: the tables, the figures and per "
                    "benchmark a gallery of failures, filterable by model and category.")
+@click.option("--compare", nargs=2, default=None, metavar="MODEL_A MODEL_B",
+              help="Also compare two models item by item on every benchmark both scored: "
+                   "paired intervals of the difference, exact McNemar p, Holm-adjusted.")
 @click.option("--gallery-size", type=click.IntRange(min=0), default=24, show_default=True,
               help="Failures shown per model and benchmark on the --html page.")
 def report(results_dirs, table_format, models_file, figure, csv_path, exclude_relations,
-           html_path, gallery_size):
+           html_path, compare, gallery_size):
     """Print every table there are results for in RESULTS_DIR(s): Tables 4-9 and 13 and the
     synthetic Winoground (Auto-Comp layouts), and the other formats' (SugarCrepe, CREPE,
     Winoground, ColorSwap, ARO, tables); then the tables left out and why. Several folders
@@ -51,6 +54,10 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
             raise AutocompError(f"cannot read it ({exc})", file=exclude_relations) from None
         exclude = {line.strip() for line in text.splitlines() if line.strip()}
     tables, skipped = report_tables(results, labels, exclude)
+    if compare:
+        from autocomp.report.paired import compare_table
+
+        tables.append(compare_table(results, *compare, labels))
     for table in tables:
         click.echo(table.render(table_format))
         click.echo()

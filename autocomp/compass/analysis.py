@@ -30,41 +30,54 @@ def _correct(compass_dir: Path, model: str, name: str) -> dict[str, bool]:
 
 
 def integration_cells(compass_dir: Path, model: str) -> dict[tuple, list]:
-    """(level, N) -> [(composed right, every decomposed pair right, image id)], one per
-    scored composed item."""
+    """(level, N) -> [(composed right, every decomposed pair right, image id, null gap)],
+    one per scored composed item; the null gap is what a random scorer gets on average for
+    that item, in points: 100 / 2^pairs (every decomposed pair right) minus
+    100 / (negatives + 1) (the composed positive above all its negatives)."""
     compass_dir = Path(compass_dir)
     comp = _correct(compass_dir, model, "composed")
     dec = _correct(compass_dir, model, "decomposed")
     decomp_ok: dict[str, bool] = defaultdict(lambda: True)
+    pairs: dict[str, int] = defaultdict(int)
     for item in read_jsonl(compass_dir / "decomposed.jsonl"):
         if item["id"] in dec:
             decomp_ok[item["group"]] &= dec[item["id"]]
+            pairs[item["group"]] += 1
     cells: dict[tuple, list] = defaultdict(list)
     for item in read_jsonl(compass_dir / "composed.jsonl"):
         if item["id"] in comp and item["group"] in decomp_ok:
+            null = 100.0 / 2 ** pairs[item["group"]] - 100.0 / (len(item["negatives"]) + 1)
             cells[(item["level"], item["n"])].append(
-                (comp[item["id"]], decomp_ok[item["group"]], str(item["image_id"])))
+                (comp[item["id"]], decomp_ok[item["group"]], str(item["image_id"]), null))
     return dict(sorted(cells.items()))
 
 
 def integration(compass_dir: Path, model: str) -> list[dict]:
-    """Rows (level, n, items, comp, decomp, gap) with accuracies in percent."""
+    """Rows (level, n, items, comp, decomp, gap, null) with accuracies in percent; `null`
+    is the exact expected gap of a random scorer on those items (a gap is evidence of
+    integration only as far as it differs from it); `gap_ci` the gap's 95% interval
+    (Newcombe's paired interval: both outcomes are of the same items)."""
+    from autocomp.eval.intervals import paired
+
     rows = []
     for (level, n), pairs in integration_cells(compass_dir, model).items():
         c = 100.0 * np.mean([p[0] for p in pairs])
         d = 100.0 * np.mean([p[1] for p in pairs])
+        ci = paired([p[1] for p in pairs], [p[0] for p in pairs])
         rows.append({"level": level, "n": n, "items": len(pairs), "comp": c, "decomp": d,
-                     "gap": d - c})
+                     "gap": d - c, "gap_ci": (ci["low"], ci["high"]),
+                     "null": float(np.mean([p[3] for p in pairs]))})
     return rows
 
 
-def gap_summary(rows: list[dict]) -> dict[str, tuple[float, float]]:
-    """level -> (mean, std) of the gap across complexities (Table 2). The spread is the
-    sample standard deviation (ddof=1), which the paper's Table 2 values match; NaN for a
-    level with a single complexity."""
+def gap_summary(rows: list[dict], key: str = "gap") -> dict[str, tuple[float, float]]:
+    """level -> (mean, std) of the gap (or, key="null", of the random scorer's expected
+    gap) across complexities (Table 2). The spread is the sample standard deviation
+    (ddof=1), which the paper's Table 2 values match; NaN for a level with a single
+    complexity."""
     out = {}
     for level in dict.fromkeys(r["level"] for r in rows):
-        gaps = [r["gap"] for r in rows if r["level"] == level]
+        gaps = [r[key] for r in rows if r["level"] == level]
         std = float(np.std(gaps, ddof=1)) if len(gaps) > 1 else math.nan
         out[level] = (float(np.mean(gaps)), std)
     return out
@@ -131,6 +144,8 @@ def count_regression(compass_dir: Path, model: str, name: str) -> dict:
         for i in collinear:  # e.g. every synthetic OA concept has n_A = n_O
             fit[COUNTS[i]] = {"coef": math.nan, "se": math.nan, "p": math.nan,
                               "collinear": True}
+            for j in determined_by(X, keep, i):  # its effect is folded into theirs
+                fit[COUNTS[j]].setdefault("joint", []).append(COUNTS[i])
         out[level] = fit
     return out
 
@@ -148,6 +163,14 @@ def identifiable(X: np.ndarray) -> tuple[list[int], list[int]]:
         else:
             collinear.append(i)
     return keep, collinear
+
+
+def determined_by(X: np.ndarray, keep: list[int], i: int) -> list[int]:
+    """The kept columns that (with the intercept) determine column i: their coefficients
+    carry i's effect too, so they are joint effects, not their own."""
+    design = np.column_stack([np.ones(len(X)), X[:, keep]])
+    coef = np.linalg.lstsq(design, X[:, i], rcond=None)[0][1:]
+    return [k for k, c in zip(keep, coef, strict=True) if abs(c) > 1e-9]
 
 
 def vifs(X: np.ndarray) -> list[float]:

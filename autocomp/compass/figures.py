@@ -62,7 +62,10 @@ def _line(ax, points: dict, thin: int, **style):
     color = line[0].get_color()
     for x, y in zip(xs, ys, strict=True):
         if points[x][2] < thin:  # hollow: too few items to read much into
-            ax.plot([x], [y], marker="o", ms=6, mfc="white", mec=color, zorder=5)
+            # its own color given: a plot call without one would take the next color of
+            # the cycle, and the lines after it would stop matching the legend
+            ax.plot([x], [y], marker="o", ms=6, color=color, mfc="white", mec=color,
+                    zorder=5)
     return line
 
 

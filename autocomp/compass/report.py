@@ -21,6 +21,9 @@ from autocomp.compass.analysis import (
 from autocomp.report.tables import Table
 
 THIN = 30  # a level/N row with fewer items than this is flagged: its accuracy is noisy
+# cluster-robust standard errors need many clusters; with fewer, a coefficient is printed
+# without stars (the t-test's size is not to be trusted)
+MIN_CLUSTERS = 30
 
 
 def _source(d: Path) -> str:
@@ -48,7 +51,39 @@ def _model_name(sub: Path) -> str:
 
 
 def _mean_std(mean: float, std: float) -> str:
-    return f"{mean:+.2f}±{std:.2f}" if std == std else f"{mean:+.2f} (one N)"
+    return f"{_signed(mean)}±{std:.2f}" if std == std else f"{_signed(mean)} (one N)"
+
+
+def _signed(x: float, digits: int = 2) -> str:
+    """+1.25 / -0.50 / 0.00 (never -0.00)."""
+    text = f"{x:+.{digits}f}"
+    return text[1:] if float(text) == 0 else text
+
+
+def cluster_unit(d: Path) -> str:
+    """What a set's regressions cluster by: the image on Visual Genome; on a synthetic set
+    the concept (its minimal and contextual images share one)."""
+    return "image" if _source(d) == "VG" else "concept"
+
+
+def coefficient(cell: dict | None, fit: dict) -> str:
+    """A Table 3 cell: the coefficient, stars only where the SE is defined and the fit has
+    MIN_CLUSTERS clusters, "thin" under THIN items, "joint" where a collinear count's
+    effect is folded in."""
+    if cell is None:
+        return "-"
+    if cell.get("collinear"):
+        return "collinear"
+    text = _signed(cell["coef"])
+    if cell["se"] != cell["se"]:
+        text += " (SE n/a)"
+    elif fit["clusters"] >= MIN_CLUSTERS:
+        text += stars(cell["p"])
+    if cell.get("joint"):
+        text += " joint with " + "+".join(cell["joint"])
+    if fit["n"] < THIN:
+        text += " thin"
+    return text
 
 
 def _vif(v: float) -> str:
@@ -67,18 +102,24 @@ def source_labels(dirs: list[Path]) -> list[str]:
 
 def tables(dirs: list[Path]) -> list[Table]:
     t2_rows, t3_rows, detail, vif_rows = [], [], [], []
+    units = set()
     for d, src in zip(dirs, source_labels(dirs), strict=True):
+        unit = cluster_unit(d)
+        units.add(unit)
         for level, v in design_vifs(d).items():
             vif_rows.append([src, level, *[_vif(x) for x in v],
                              "yes" if all(x != x or x < 5 for x in v) else "no"])
         for model in models_of(d):
             rows = integration(d, model)
-            summary = gap_summary(rows)
-            t2_rows.append([model, src, *[_mean_std(*summary[lv]) if lv in summary else "-"
-                                          for lv in ("OAR", "OA", "OR")]])
+            summary, null = gap_summary(rows), gap_summary(rows, "null")
+            t2_rows.append([model, src, *[
+                f"{_mean_std(*summary[lv])} (null {_signed(null[lv][0])})" if lv in summary
+                else "-" for lv in ("OAR", "OA", "OR")]])
             for r in rows:
                 detail.append([model, src, r["level"], str(r["n"]), str(r["items"]),
-                               f"{r['decomp']:.1f}", f"{r['comp']:.1f}", f"{r['gap']:+.1f}",
+                               f"{r['decomp']:.1f}", f"{r['comp']:.1f}",
+                               f"{_signed(r['gap'], 1)} [{_signed(r['gap_ci'][0], 1)}, "
+                               f"{_signed(r['gap_ci'][1], 1)}]", _signed(r["null"], 1),
                                f"thin (< {THIN})" if r["items"] < THIN else ""])
             thin = {lv: sum(r["items"] < THIN for r in rows if r["level"] == lv)
                     for lv in ("OAR", "OA", "OR")}
@@ -88,20 +129,36 @@ def tables(dirs: list[Path]) -> list[Table]:
                 row = [model, src, level]
                 for kind in ("O", "A", "R"):
                     fit = by_type.get(kind)
-                    for c in COUNTS:
-                        cell = (fit or {}).get(c)
-                        row.append("-" if cell is None else "collinear" if cell.get(
-                            "collinear") else f"{cell['coef']:+.2f}{stars(cell['p'])}")
+                    row.append("-" if not fit else f"{fit['n']} ({fit['clusters']} {unit}s)")
+                    row += [coefficient((fit or {}).get(c), fit or {}) for c in COUNTS]
                 t3_rows.append(row)
+    unit = " or ".join(sorted(units)) or "image"
     out = [Table("Table 2: integration gap, decomposed - composed R@1 (points), mean ± std "
-                 f"(sample, ddof=1) across complexities; thin: N rows with < {THIN} items",
-                 ["Model", "Source", "OAR", "OA", "OR", "Thin N rows"], t2_rows),
-           Table("Tables 6-8: per complexity, decomposed (D) and composed (C) R@1 and the gap",
-                 ["Model", "Source", "Level", "N", "Items", "D", "C", "Δ", "Note"], detail),
-           Table("Table 3: skill load, change in R@1 (points) per primitive; * p < 0.005, "
-                 "** p < 0.001 (image-clustered SE); collinear: fixed by the other counts",
+                 "(sample, ddof=1) across complexities, beside the null: the gap a random "
+                 f"scorer is expected to show on the same items; thin: N rows with < {THIN} "
+                 "items", ["Model", "Source", "OAR", "OA", "OR", "Thin N rows"], t2_rows,
+                 ["A gap is evidence of an integration deficit only as far as it departs "
+                  "from its null: a random scorer's composed R@1 is 1/(negatives + 1) and "
+                  "its decomposed R@1 1/2^pairs, so its gap is not 0."]),
+           Table("Tables 6-8: per complexity, decomposed (D) and composed (C) R@1, the gap "
+                 "(95% interval in brackets, Newcombe's paired interval) and its null (a "
+                 "random scorer's expected gap on these items)",
+                 ["Model", "Source", "Level", "N", "Items", "D", "C", "Δ", "Null Δ", "Note"],
+                 detail),
+           Table("Table 3: skill load, change in R@1 (points) per primitive, OLS with "
+                 f"{unit}-clustered SE; * p < 0.005, ** p < 0.001",
                  ["Model", "Source", "Level",
-                  *[f"{k} neg {c[2:]}" for k in ("O", "A", "R") for c in COUNTS]], t3_rows),
+                  *[h for k in ("O", "A", "R") for h in (
+                      f"{k} neg items ({unit}s)", *[f"{k} neg {c[2:]}" for c in COUNTS])]],
+                 t3_rows,
+                 [f"Stars only where the fit has at least {MIN_CLUSTERS} clusters and the "
+                  "SE is defined (SE n/a: the outcome does not vary or there are too few "
+                  "items); cluster-robust tests with fewer clusters over-reject.",
+                  f"thin: a fit on fewer than {THIN} items. collinear: a count the others "
+                  "fix (every synthetic OA concept has n_A = n_O), left out; the count it "
+                  "depends on is marked joint, its coefficient the two effects together.",
+                  "Clusters: the image on Visual Genome; on a synthetic set the concept "
+                  "(its minimal and contextual images show one scene graph)."]),
            Table("Variance inflation factors of the skill-load regressors (statsmodels; 1 = "
                  "uncorrelated, inf = determined by the others, - = constant); all < 5: the "
                  "three coefficients can be told apart",

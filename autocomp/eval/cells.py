@@ -241,4 +241,7 @@ def _scores_line(m: dict) -> str:
 
 
 def _f(x) -> str:
-    return "n/a" if x is None else f"{x:.1f}"
+    """As the report prints it (half up: chance 6.25 is 6.3 in both)."""
+    from autocomp.eval.metrics import r1
+
+    return "n/a" if x is None else r1(x)

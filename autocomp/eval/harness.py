@@ -26,7 +26,7 @@ from autocomp.eval.cache import EmbeddingCache, file_key, text_key
 from autocomp.eval.images import Budget, large_blocks, open_image
 from autocomp.eval.items import captions_of, image_ref, image_refs, image_rows, split_ref
 from autocomp.eval.matrix import is_matrix, matrix_chance, matrix_outcome, truth_of
-from autocomp.eval.metrics import Tally, outcome
+from autocomp.eval.metrics import Tally, error_category, outcome
 from autocomp.formats.runs import Benchmark, negative_graph
 
 
@@ -252,7 +252,8 @@ class Harness:
     def _judge_matrix(item: dict, scores: np.ndarray, tally: Tally) -> dict:
         truth = truth_of(item)
         result = matrix_outcome(scores, truth)
-        tally.add_matrix(result, matrix_chance(truth), item.get("breakdown"))
+        tally.add_matrix(result, matrix_chance(truth), item.get("breakdown"),
+                         item.get("concept"))
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["text"],
                 "text": result["text"], "image": result["image"], "group": result["group"],
                 "tie_credit": round(result["text_tie"], 6),
@@ -276,7 +277,8 @@ class Harness:
         if item["n"] == 2 and graph.get("relations"):
             group = graph["relations"][0][1]
         tally.add(result, int(shown.sum()), 1 + int((~same & shown[1:]).sum()),
-                  item.get("paired", False), group, chosen["category"] if chosen else None)
+                  item.get("paired", False), group, error_category(chosen),
+                  concept=item.get("concept"))
         tally.breakdown(item.get("breakdown"), result["strict"], None, result["strict"])
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["strict"],
                 "rank": result["rank"],
@@ -288,6 +290,7 @@ class Harness:
                 "chosen": chosen["caption"] if chosen else item["positive"],
                 "chosen_edit": chosen.get("edit") if chosen else None,
                 "chosen_category": chosen.get("category") if chosen else None,
+                "chosen_same_meaning": bool(chosen and chosen.get("same_meaning")),
                 "relation": group}
 
     def close(self) -> None:

@@ -39,6 +39,26 @@ def outcome(scores: np.ndarray, same_meaning: np.ndarray | None = None) -> dict:
             "rank": rank}
 
 
+def r1(x) -> str:
+    """One decimal, rounded half up as the papers print (6.25 -> "6.3"); "-" for None."""
+    if x is None:
+        return "-"
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return str(Decimal(repr(float(x))).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+
+
+SAME_MEANING = "same meaning as the positive"
+
+
+def error_category(chosen: dict | None) -> str | None:
+    """The Table 6 category of a chosen negative; one that says what the positive says is
+    its own category (a pick of it is no binding error), never "swapped values"."""
+    if chosen is None:
+        return None
+    return SAME_MEANING if chosen.get("same_meaning") else chosen.get("category")
+
+
 @dataclass
 class Tally:
     n: int = 0
@@ -54,8 +74,17 @@ class Tally:
     ranks: dict = field(default_factory=dict)  # rank of the positive -> items (R@k, mean)
     matrix: dict = field(default_factory=dict)  # text / image / group sums (matrix items)
     by: dict = field(default_factory=dict)  # breakdown -> value -> [n, text, image, group]
+    units: dict = field(default_factory=dict)  # score -> concept -> [items, sum] (intervals)
 
-    def add_matrix(self, result: dict, chance: dict, breakdown: dict | None = None) -> None:
+    def unit(self, score: str, concept, value) -> None:
+        """One item's outcome under its concept (an item without one is its own unit)."""
+        key = concept if concept is not None else ("item", self.n)
+        u = self.units.setdefault(score, {}).setdefault(key, [0, 0.0])
+        u[0] += 1
+        u[1] += float(value)
+
+    def add_matrix(self, result: dict, chance: dict, breakdown: dict | None = None,
+                   concept=None) -> None:
         """One item of several images: its text, image and group outcomes."""
         m = self.matrix
         for key in ("n", "text", "text_tie", "image_n", "image", "image_tie", "group",
@@ -71,10 +100,12 @@ class Tally:
             m["image"] += result["image"]
             m["image_tie"] += result["image_tie"]
             m["chance_image"] += chance["image"]
+            self.unit("image_score", concept, result["image"])
+        self.unit("group_score", concept, result["group"])
         self.breakdown(breakdown, result["text"], result["image"], result["group"])
         self.add({"strict": result["text"], "tie_credit": result["text_tie"],
                   "distinct": result["text"], "rank": result["rank"]},
-                 1.0 / chance["text"], 1.0 / chance["text"], False, None)
+                 1.0 / chance["text"], 1.0 / chance["text"], False, None, concept=concept)
 
     def breakdown(self, breakdown, text, image, group) -> None:
         for dim, values in (breakdown or {}).items():  # a value, or a list of them
@@ -86,8 +117,10 @@ class Tally:
                 cell[3] += bool(group)
 
     def add(self, result: dict, n_candidates: int, n_distinct: int, paired: bool,
-            group: str | None, error_category: str | None = None) -> None:
+            group: str | None, error_category: str | None = None, concept=None) -> None:
         self.n += 1
+        self.unit("accuracy", concept, result["strict"])
+        self.unit("accuracy_tie_aware", concept, result["tie_credit"])
         rank = result.get("rank", 1 if result["strict"] else 2)
         self.ranks[rank] = self.ranks.get(rank, 0) + 1
         self.strict += result["strict"]
@@ -98,6 +131,7 @@ class Tally:
         if paired:
             self.paired_n += 1
             self.paired_strict += result["strict"]
+            self.unit("accuracy_paired", concept, result["strict"])
         if group is not None:
             g = self.groups.setdefault(group, [0, 0])
             g[0] += 1
@@ -120,6 +154,7 @@ class Tally:
                "recall@5": pct(sum(c for r, c in self.ranks.items() if r <= 5), self.n),
                "mean_rank": round(sum(r * c for r, c in self.ranks.items()) / self.n, 4)
                if self.n else None}
+        out.update(self._intervals())
         if self.errors:
             out["errors_by_category"] = dict(sorted(self.errors.items()))
         if self.groups:
@@ -139,6 +174,18 @@ class Tally:
                 out["by"][dim] = rows
                 out["macro"][dim] = macro_accuracy(out, {"by": dim})
         return out
+
+    def _intervals(self) -> dict:
+        """95% intervals of every score ([low, high] in percent), and how they were made."""
+        from autocomp.eval.intervals import method_of, proportion
+
+        units = dict(self.units)
+        if self.matrix:  # the text score is the accuracy
+            units["text_score"] = units.get("accuracy", {})
+        got = {k: proportion(v) for k, v in sorted(units.items())}
+        return {"intervals": {k: [round(v[0], 4), round(v[1], 4)] for k, v in got.items()
+                              if v is not None},
+                "interval_method": method_of(units.get("accuracy", {}))}
 
     def _matrix_metrics(self, pct) -> dict:
         m = self.matrix

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autocomp.core.layout import RunLayout
+from autocomp.report.paired import predictions_file
 from autocomp.report.tables import category_label
 
 GALLERY_SIZE = 24  # failures shown per model and benchmark (the first in item order)
@@ -35,19 +36,6 @@ class Section:
     run: Path | None
     why: str = ""  # why its failures are counted but not shown
     cells: list[Cell] = field(default_factory=list)
-
-
-def predictions_file(cell: dict) -> Path | None:
-    from autocomp.eval.cache import folder_name
-    from autocomp.eval.cells import result_file
-
-    folder, spec = Path(cell["folder"]), cell.get("spec", cell["model"])
-    for path in (result_file(folder, spec, cell["benchmark"]),
-                 folder / folder_name(spec) / f"{cell['benchmark'].replace('/', '-')}.json"):
-        pred = path.with_suffix(".predictions.jsonl")
-        if pred.is_file():
-            return pred
-    return None
 
 
 def run_of(cell: dict) -> Path | None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from decimal import ROUND_HALF_UP, Decimal
+
+from autocomp.eval.metrics import r1
+
+__all__ = ["r1", "Table", "ci", "scored", "interval_of", "latex_escape"]
 
 TRACK_SHORT = {"minimal": "Min", "contextual": "Ctx"}
 _LATEX = str.maketrans({
@@ -11,7 +14,10 @@ _LATEX = str.maketrans({
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     "Δ": r"$\Delta$", "±": r"$\pm$", "≥": r"$\geq$", "≤": r"$\leq$", "×": r"$\times$",
     "→": r"$\rightarrow$", "−": "-", "–": "--", "…": r"\ldots{}"})
-_NUMBER = re.compile(r"^[-+]?\d+(\.\d+)?(/[-+]?\d+(\.\d+)?)?(±\d+(\.\d+)?)?\**$|^-$")
+_NUM = r"[-+]?\d+(?:\.\d+)?"
+_CELL = rf"{_NUM}(?: \[{_NUM}, {_NUM}\])?"  # a number and its interval
+_NUMBER = re.compile(rf"^{_CELL}(?: ?/ ?{_CELL})*(?: ?± ?{_NUM})?\**$|^-$")
+INTERVAL_NOTE = "95% interval in brackets"
 WIDE = 8  # a table with more columns is scaled to the text width
 
 
@@ -20,15 +26,52 @@ def latex_escape(text) -> str:
     return str(text).translate(_LATEX)
 
 
-def r1(x) -> str:
-    if x is None:
+def interval_of(metrics: dict, key: str, n: int | None) -> tuple[float, float] | None:
+    """A score's 95% interval as eval stored it; for results written before eval stored
+    intervals, the Wilson interval of the score over its n items."""
+    got = (metrics.get("intervals") or {}).get(key)
+    if got:
+        return float(got[0]), float(got[1])
+    value = metrics.get(key)
+    if value is None or not n:
+        return None
+    from autocomp.eval.intervals import wilson
+
+    return wilson(float(value) * n / 100.0, int(n))
+
+
+def items_of(result: dict, key: str) -> int:
+    """How many items a score of a result is over."""
+    m = result["metrics"]
+    if key == "accuracy_paired":
+        return int(m.get("paired_items") or 0)
+    if key.startswith("image_score"):
+        return int(m.get("image_direction_items") or 0)
+    return int(result.get("n_items") or 0)
+
+
+def ci(value, interval) -> str:
+    """"59.0 [49.2, 68.1]": a score and its interval, one decimal each."""
+    if value is None:
         return "-"
-    return str(Decimal(repr(float(x))).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+    if interval is None:
+        return r1(value)
+    return f"{r1(value)} [{r1(interval[0])}, {r1(interval[1])}]"
+
+
+def scored(result: dict | None, key: str = "accuracy") -> str:
+    """A result's score with its 95% interval ("-" where there is none)."""
+    if not result or result["metrics"].get(key) is None:
+        return "-"
+    m = result["metrics"]
+    return ci(m[key], interval_of(m, key, items_of(result, key)))
 
 
 class Table:
-    def __init__(self, title: str, header: list[str], rows: list[list[str]]):
+    def __init__(self, title: str, header: list[str], rows: list[list[str]],
+                 notes: list[str] | None = None):
         self.title, self.header, self.rows = title, header, rows
+        self.notes = list(notes or [])  # footnotes: what an aggregate pools, what is left out
 
     def render(self, fmt: str) -> str:
         if fmt == "csv":
@@ -40,12 +83,15 @@ class Table:
             w.writerow([self.title])
             w.writerow(self.header)
             w.writerows(self.rows)
+            w.writerows([[f"Note: {note}"] for note in self.notes])
             return buf.getvalue()
         if fmt == "latex":
             return self.latex()
         lines = [f"**{self.title}**", "", "| " + " | ".join(self.header) + " |",
                  "|" + "|".join("---" for _ in self.header) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        if self.notes:
+            lines += ["", *[f"- {note}" for note in self.notes]]
         return "\n".join(lines)
 
     def numeric_columns(self) -> list[bool]:
@@ -66,8 +112,9 @@ class Table:
         head = "".join(cell("th", 0, h) for h in self.header)
         body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row))
                        + "</tr>\n" for row in self.rows)
+        notes = "".join(f"<p class=note>{escape(note)}</p>\n" for note in self.notes)
         return (f"<table><caption>{escape(self.title)}</caption>\n<thead><tr>{head}</tr>"
-                f"</thead>\n<tbody>\n{body}</tbody></table>")
+                f"</thead>\n<tbody>\n{body}</tbody></table>\n{notes}")
 
     def latex(self) -> str:
         """A booktabs table (\\usepackage{booktabs}; graphicx for wide ones): numbers
@@ -80,5 +127,7 @@ class Table:
                  rf"\begin{{tabular}}{{{align}}}", r"\toprule",
                  " & ".join(latex_escape(h) for h in self.header) + r" \\", r"\midrule",
                  *[" & ".join(latex_escape(c) for c in row) + r" \\" for row in self.rows],
-                 r"\bottomrule", r"\end{tabular}" + ("}" if wide else ""), r"\end{table}"]
+                 r"\bottomrule", r"\end{tabular}" + ("}" if wide else ""),
+                 *[rf"\par\footnotesize {latex_escape(note)}" for note in self.notes],
+                 r"\end{table}"]
         return "\n".join(line for line in lines if line is not None)

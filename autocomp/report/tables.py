@@ -19,12 +19,13 @@ from pathlib import Path
 from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
 from autocomp.report.external import EXTERNAL, external_tables
-from autocomp.report.table import TRACK_SHORT, Table, r1
+from autocomp.report.table import INTERVAL_NOTE, TRACK_SHORT, Table, ci, r1, scored
 
 KIND_SHORT = {"swap": "Swap", "confusion": "Conf.", "vary_value": "Vary value",
               "vary_object": "Vary obj."}
 ATTRIBUTE_CATEGORIES = ("swapped values", "same value / different objects",
                         "same value / same object", "same object / different values")
+BASELINES = ("reference", "blind")  # scorer types that are not models under test
 
 
 def load_results(folder: Path) -> list[dict]:
@@ -85,11 +86,40 @@ def table4(results, labels=None, metric="accuracy", only=None, title=None) -> Ta
     if any(c in full and c in part for c in cols):
         rows.append([f"Random Chance ({MAX_OPTIONS} options)",
                      *[r1(part[c]) if c in part else "-" for c in cols]])
+    rows.append(["Items (n)", *[str(_items(idx, models, c)) for c in cols]])
     for m in models:
-        rows.append([labels.get(m, m), *[
-            r1(idx[(m, *c)]["metrics"][metric]) if (m, *c) in idx else "-" for c in cols]])
-    return Table(title or "Table 4: accuracy (%), positive strictly above every negative",
-                 header, rows)
+        rows.append([labels.get(m, m), *[scored(idx.get((m, *c)), metric) for c in cols]])
+    return Table(f"{title or 'Table 4: accuracy (%), positive strictly above every negative'}"
+                 f"; {INTERVAL_NOTE}", header, rows,
+                 [INTERVALS_FOOTNOTE, *subset_notes(results, cols)])
+
+
+INTERVALS_FOOTNOTE = ("Intervals: Wilson score interval over the cell's items (a bootstrap "
+                      "over concepts where items share a concept); a model differs from "
+                      "chance, or from another model, only where the intervals say so "
+                      "(`autocomp report --compare A B` tests two models item by item).")
+
+
+def _items(idx, models, col) -> str | int:
+    """The items of a column (the same for every model: they scored one benchmark)."""
+    got = {idx[(m, *col)]["n_items"] for m in models if (m, *col) in idx}
+    return "-" if not got else "/".join(str(n) for n in sorted(got))
+
+
+def subset_notes(results, cols) -> list[str]:
+    """A footnote per column whose benchmark lost items after concepts were drawn, with
+    how many and why (recorded by the build, read back by eval into each result)."""
+    notes = {}
+    for r in results:
+        col = (r["task"], r["n"], r["track"], r["kind"])
+        if col not in cols or not r.get("dropped"):
+            continue
+        d = r["dropped"]
+        why = "; ".join(f"{n:,} {reason}" for reason, n in d["reasons"].items())
+        notes[col] = (f"{r['task']} N={r['n']} {TRACK_SHORT.get(r['track'], r['track'])} "
+                      f"{KIND_SHORT.get(r['kind'], r['kind'])}: {r['n_items']:,} of "
+                      f"{d['drawn']:,} items ({why}); a subset, not the whole benchmark")
+    return [notes[c] for c in cols if c in notes]
 
 
 def _subsampled(result: dict) -> bool:
@@ -124,29 +154,50 @@ def table9(results, labels=None) -> Table | None:
 
 
 def table5(results, labels=None) -> Table | None:
+    """Min vs Ctx on the paired set: a row per model, task, N and benchmark kind, each
+    accuracy with its interval, the delta with its paired interval and McNemar p."""
+    from autocomp.eval.intervals import holm
+    from autocomp.report.paired import min_vs_ctx, p_text
+
     labels = labels or {}
     idx, models = index_results(results)
-    groups = sorted({(r["task"], r["n"]) for r in results if r["kind"] in ("swap", "confusion")})
-    header, rows = ["Model"], []
-    for t, n in groups:
-        header += [f"{t} N={n} Min", f"{t} N={n} Ctx", f"{t} N={n} ΔS", f"{t} N={n} ΔC"]
-    any_value = False
+    groups = sorted({(r["task"], r["n"], r["kind"]) for r in results
+                     if r["kind"] in ("swap", "confusion")},
+                    key=lambda g: (g[0], g[1], g[2] != "swap"))
+    rows, tests = [], []
     for m in models:
-        row = [labels.get(m, m)]
-        for t, n in groups:
-            acc = {(tr, k): (idx.get((m, t, n, tr, k)) or {}).get("metrics", {}).get(
-                "accuracy_paired") for tr in ("minimal", "contextual")
-                for k in ("swap", "confusion")}
-            any_value |= any(v is not None for v in acc.values())
-            row += [f"{r1(acc['minimal', 'swap'])}/{r1(acc['minimal', 'confusion'])}",
-                    f"{r1(acc['contextual', 'swap'])}/{r1(acc['contextual', 'confusion'])}",
-                    delta_text(acc["contextual", "swap"], acc["minimal", "swap"]),
-                    delta_text(acc["contextual", "confusion"], acc["minimal", "confusion"])]
-        rows.append(row)
-    if not groups or not any_value:
+        for t, n, kind in groups:
+            mini, ctx = (idx.get((m, t, n, tr, kind)) for tr in ("minimal", "contextual"))
+            if not any(c and c["metrics"].get("accuracy_paired") is not None
+                       for c in (mini, ctx)):
+                continue
+            d = min_vs_ctx(idx, m, t, n, kind)
+            paired_n = d["n"] if d else (mini or ctx)["metrics"].get("paired_items")
+            row = [labels.get(m, m), t, str(n), KIND_SHORT[kind], str(paired_n),
+                   scored(mini, "accuracy_paired"), scored(ctx, "accuracy_paired")]
+            if d is None:
+                row += [delta_text(*(c["metrics"].get("accuracy_paired") if c else None
+                                     for c in (ctx, mini))), "-", "-"]
+            else:
+                row += [f"{delta_text(d['delta'], 0.0)} [{delta_text(d['low'], 0.0)}, "
+                        f"{delta_text(d['high'], 0.0)}]", p_text(d["p"]), None]
+                tests.append((len(rows), d["p"]))
+            rows.append(row)
+    if not rows:
         return None
-    return Table("Table 5: paired set, Min vs Ctx accuracy (%) swap/confusion, deltas in "
-                 "points", header, rows)
+    for (i, _), adjusted in zip(tests, holm([p for _, p in tests]), strict=True):
+        rows[i][-1] = p_text(adjusted)
+    for row in rows:
+        row[-1] = row[-1] or "-"
+    return Table("Table 5: paired set, Min vs Ctx accuracy (%) and Ctx - Min in points; "
+                 + INTERVAL_NOTE,
+                 ["Model", "Task", "N", "Benchmark", "Paired items", "Min", "Ctx",
+                  "Δ (Ctx − Min)", "p", "p (Holm)"], rows,
+                 ["Min and Ctx: Wilson intervals over the paired items. Δ: Newcombe's "
+                  "score interval for a paired difference, over the concepts scored in "
+                  "both tracks; p: exact McNemar test of the concepts only one track got "
+                  "right; p (Holm): adjusted over every row of this table (family-wise "
+                  "error 5%). Judge a difference by p (Holm): the interval is per row."])
 
 
 def delta_text(a, b) -> str:
@@ -157,6 +208,14 @@ def delta_text(a, b) -> str:
 
 
 def table6(results) -> list[Table]:
+    """Per attribute task: the share of confusion errors by the chosen negative's category,
+    a row per model type (the mean over its cells, with an interval), "Total" over the
+    encoders' cells only, and the baselines (reference, blind scorers) in rows of their
+    own, never in Total. A pick of a negative that means what the positive means is its own
+    category, not "swapped values"."""
+    from autocomp.eval.metrics import SAME_MEANING
+
+    categories = (*ATTRIBUTE_CATEGORIES, SAME_MEANING)
     out = []
     tasks = sorted({r["task"] for r in results if r["kind"] == "confusion"
                     and any(k in ATTRIBUTE_CATEGORIES for k in
@@ -168,27 +227,48 @@ def table6(results) -> list[Table]:
             if r["task"] != task or r["kind"] != "confusion":
                 continue
             errs = r["metrics"].get("errors_by_category", {})
-            total = sum(errs.values())
-            if total:
-                share = {c: 100.0 * errs.get(c, 0) / total for c in ATTRIBUTE_CATEGORIES}
-                per_family[model_type(r)].append({"n": r["n"], **share})
+            if sum(errs.get(c, 0) for c in categories):
+                per_family[model_type(r)].append(
+                    {"n": r["n"], "counts": [errs.get(c, 0) for c in categories]})
         aspect = next((r["aspect"] for r in results if r["task"] == task and r.get("aspect")),
                       None)
-        header = ["Model type", *[f"N={n} {category_label(c, aspect)}" for n in ns
-                                  for c in ATTRIBUTE_CATEGORIES]]
-        rows = []
-        everyone = [x for xs in per_family.values() for x in xs]
-        for fam, shares in [*sorted(per_family.items()), ("Total", everyone)]:
-            row = [fam]
-            for n in ns:
-                mine = [s for s in shares if s["n"] == n]
-                for c in ATTRIBUTE_CATEGORIES:
-                    row.append(f"{sum(s[c] for s in mine) / len(mine):.2f}" if mine else "-")
-            rows.append(row)
+        header = ["Model type", *[h for n in ns for h in (
+            f"N={n} errors (cells)", *[f"N={n} {category_label(c, aspect)}"
+                                       for c in categories])]]
+        encoders = sorted(f for f in per_family if f not in BASELINES)
+        baselines = sorted(f for f in per_family if f in BASELINES)
+        total = [x for f in encoders for x in per_family[f]]
+        rows = [_share_row(f, per_family[f], ns) for f in encoders]
+        if encoders:
+            rows.append(_share_row("Total (encoders)", total, ns))
+        rows += [_share_row(f"{f} (baseline)", per_family[f], ns) for f in baselines]
+        pooled = ", ".join(encoders) or "none: no encoder results here"
         out.append(Table(f"Table 6: {task}, share (%) of confusion errors by the chosen "
-                         "negative's category, averaged over the cells of each family",
-                         header, rows))
+                         f"negative's category, mean over the cells of each model type; "
+                         f"{INTERVAL_NOTE}", header, rows,
+                         [f"Total (encoders) pools the cells of: {pooled}. Baseline rows "
+                          "(reference and blind scorers) are shown apart and pooled into no "
+                          "total.",
+                          f"'{SAME_MEANING}': the negative chosen says what the positive "
+                          "says (an edit that changed nothing the caption asserts); such a "
+                          "pick is counted here, not as swapped values.",
+                          "Intervals: Wilson for one cell; for several, a bootstrap of each "
+                          "cell's errors, stratified by cell."]))
     return out
+
+
+def _share_row(name: str, cells: list[dict], ns: list[int]) -> list[str]:
+    from autocomp.eval.intervals import mean_shares
+
+    row = [name]
+    for n in ns:
+        mine = [c["counts"] for c in cells if c["n"] == n]
+        if not mine:
+            row += ["-"] * (1 + len(ATTRIBUTE_CATEGORIES) + 1)
+            continue
+        row.append(f"{sum(map(sum, mine)):,} ({len(mine)})")
+        row += [ci(mean, interval) for mean, interval in mean_shares(mine)]
+    return row
 
 
 def category_label(category: str, aspect: dict | None) -> str:
@@ -207,10 +287,11 @@ def table8(results, labels=None) -> Table | None:
     if not cols:
         return None
     header = ["Model", *[f"{t} {TRACK_SHORT.get(tr, tr)} {KIND_SHORT[k]}" for t, tr, k in cols]]
-    rows = [[labels.get(m, m), *[r1(idx[(m, t, 1, tr, k)]["metrics"]["accuracy"])
-                                 if (m, t, 1, tr, k) in idx else "-" for t, tr, k in cols]]
-            for m in models]
-    return Table("Table 8: N=1 accuracy (%)", header, rows)
+    rows = [["Items (n)", *[str(_items(idx, models, (t, 1, tr, k))) for t, tr, k in cols]]]
+    rows += [[labels.get(m, m), *[scored(idx.get((m, t, 1, tr, k))) for t, tr, k in cols]]
+             for m in models]
+    return Table(f"Table 8: N=1 accuracy (%); {INTERVAL_NOTE}", header, rows,
+                 [INTERVALS_FOOTNOTE])
 
 
 def table13(results, labels=None) -> Table | None:
@@ -222,9 +303,19 @@ def table13(results, labels=None) -> Table | None:
     rels = sorted({k for r in cells for k in r["metrics"]["by_relation"]})
     header = ["Model", "Task", "Track", *rels]
     rows = [[labels.get(r["model"], r["model"]), r["task"], TRACK_SHORT.get(r["track"]),
-             *[r1(r["metrics"]["by_relation"].get(k, {}).get("accuracy")) for k in rels]]
+             *[_relation(r["metrics"]["by_relation"].get(k)) for k in rels]]
             for r in cells]
-    return Table("Table 13: per-relation accuracy (%), N=2 swap", header, rows)
+    return Table(f"Table 13: per-relation accuracy (%), N=2 swap; {INTERVAL_NOTE}, items "
+                 "after n=", header, rows, ["Intervals: Wilson over the relation's items."])
+
+
+def _relation(cell: dict | None) -> str:
+    from autocomp.eval.intervals import wilson
+
+    if not cell or cell.get("accuracy") is None:
+        return "-"
+    right = round(cell["accuracy"] * cell["n"] / 100.0)
+    return f"{ci(cell['accuracy'], wilson(right, cell['n']))} n={cell['n']}"
 
 
 def all_tables(results, labels=None, exclude_relations=None) -> list[Table]:

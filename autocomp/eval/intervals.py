@@ -1,0 +1,150 @@
+"""95% intervals and paired tests for every number the tables print.
+
+  proportion   an accuracy (or text / image / group score) of n items: the Wilson score
+               interval (statsmodels); where items share a concept (several items of one
+               concept in a cell), a percentile bootstrap that resamples whole concepts
+               (scipy), so items of one concept are not counted as independent
+  paired       a difference of two accuracies on the same items (Min vs Ctx on the paired
+               set; two models on one benchmark): Newcombe's hybrid score interval for
+               paired proportions (method 10 of Newcombe 1998; good coverage down to a few
+               discordant items, where a bootstrap is too narrow) and the exact McNemar
+               test (a binomial test of the discordant pairs, scipy)
+  holm         Holm's step-down adjustment over a family of paired tests (statsmodels)
+
+Every resampling uses a fixed seed, so a report prints the same numbers twice. Values are
+in percent (points), as the tables print them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+LEVEL = 0.95
+RESAMPLES = 2000
+SEED = 0
+
+
+def wilson(successes: float, n: int, level: float = LEVEL) -> tuple[float, float] | None:
+    """Wilson score interval of successes / n, in percent (None for n = 0). A fractional
+    count (tie-aware credit) is taken as it is."""
+    if not n:
+        return None
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(min(max(successes, 0.0), n), n, alpha=1 - level,
+                                method="wilson")
+    return 100.0 * float(lo), 100.0 * float(hi)
+
+
+def clustered(sums, counts, level: float = LEVEL) -> tuple[float, float] | None:
+    """Percentile bootstrap interval (percent) of sum(sums) / sum(counts), resampling the
+    clusters (one entry of `sums` and `counts` per concept)."""
+    sums, counts = np.asarray(sums, float), np.asarray(counts, float)
+    if len(sums) == 0 or counts.sum() == 0:
+        return None
+    if len(sums) == 1 or np.ptp(sums / counts) == 0:  # nothing to resample: as many
+        return wilson(sums.sum() * len(sums) / counts.sum(), len(sums), level)  # trials
+    from scipy.stats import bootstrap
+
+    res = bootstrap((sums, counts), _ratio, paired=True, vectorized=True, axis=-1,
+                    confidence_level=level, n_resamples=RESAMPLES, method="percentile",
+                    random_state=np.random.default_rng(SEED))
+    return 100.0 * float(res.confidence_interval.low), 100.0 * float(res.confidence_interval.high)
+
+
+def _ratio(sums, counts, axis=-1):
+    return sums.sum(axis=axis) / counts.sum(axis=axis)
+
+
+def proportion(units: dict, level: float = LEVEL) -> tuple[float, float] | None:
+    """The interval of a score from its units ({concept: [items, sum]}): Wilson when every
+    unit is one item, else the concept-clustered bootstrap."""
+    if not units:
+        return None
+    counts = np.array([u[0] for u in units.values()], float)
+    sums = np.array([u[1] for u in units.values()], float)
+    if counts.max() <= 1:
+        return wilson(float(sums.sum()), int(counts.sum()), level)
+    return clustered(sums, counts, level)
+
+
+def method_of(units: dict) -> str:
+    if units and max(u[0] for u in units.values()) > 1:
+        return f"bootstrap over {len(units)} concepts (items of a concept resampled together)"
+    return "wilson"
+
+
+def paired(a, b, level: float = LEVEL) -> dict | None:
+    """a - b (points) for 0/1 outcomes of the same items: Newcombe's hybrid score interval
+    for a paired difference (his method 10, built on the two Wilson intervals and the
+    outcomes' correlation; not in scipy or statsmodels, so written here), and the exact
+    McNemar p (scipy's binomial test of the discordant items)."""
+    a, b = np.asarray(a, float) > 0.5, np.asarray(b, float) > 0.5
+    n = len(a)
+    if n == 0:
+        return None
+    both, a_only = int((a & b).sum()), int((a & ~b).sum())
+    b_only, neither = int((~a & b).sum()), int((~a & ~b).sum())
+    p1, p2 = (both + a_only) / n, (both + b_only) / n
+    l1, u1 = (x / 100.0 for x in wilson(both + a_only, n, level))
+    l2, u2 = (x / 100.0 for x in wilson(both + b_only, n, level))
+    denom = math.sqrt(float((both + a_only) * (b_only + neither) * (both + b_only)
+                            * (a_only + neither)))
+    phi = (both * neither - a_only * b_only) / denom if denom else 0.0
+    down = math.sqrt(max((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2,
+                         0.0))
+    up = math.sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2,
+                       0.0))
+    from scipy.stats import binomtest
+
+    p = (float(binomtest(min(a_only, b_only), a_only + b_only, 0.5).pvalue)
+         if a_only + b_only else 1.0)
+    delta = p1 - p2
+    return {"delta": 100.0 * delta, "low": 100.0 * max(delta - down, -1.0),
+            "high": 100.0 * min(delta + up, 1.0), "p": p, "n": n,
+            "a_only": a_only, "b_only": b_only}
+
+
+def mean_shares(counts, level: float = LEVEL) -> list[tuple[float, tuple[float, float]]]:
+    """Per category: the mean over cells of the category's share (percent) of each cell's
+    counts (Table 6: errors by the chosen negative's category), and its interval. One cell:
+    Wilson per category; several: a percentile bootstrap that resamples each cell's
+    errors within the cell (stratified by cell; every cell keeps its count), except for a
+    category no cell (or every error) falls in, where the pooled Wilson interval stands."""
+    counts = np.asarray(counts, dtype=float)
+    totals = counts.sum(axis=1)
+    shares = counts / totals[:, None]
+    means = 100.0 * shares.mean(axis=0)
+    pooled = counts.sum(axis=0)
+    out = []
+    if len(counts) > 1:
+        rng = np.random.default_rng(SEED)
+        boot = np.mean([rng.multinomial(int(t), p, size=RESAMPLES) / t
+                        for t, p in zip(totals, shares, strict=True)], axis=0)
+        lows, highs = 100.0 * np.quantile(boot, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    for j, mean in enumerate(means):
+        if len(counts) == 1 or pooled[j] in (0, totals.sum()):
+            out.append((float(mean), wilson(float(pooled[j]), int(totals.sum()), level)))
+        else:
+            out.append((float(mean), (float(lows[j]), float(highs[j]))))
+    return out
+
+
+def holm(pvalues: list[float], alpha: float = 1 - LEVEL) -> list[float]:
+    """Holm-adjusted p-values (statsmodels), in the given order."""
+    if not pvalues:
+        return []
+    from statsmodels.stats.multitest import multipletests
+
+    return [float(x) for x in multipletests(pvalues, alpha=alpha, method="holm")[1]]
+
+
+def excludes(interval, value: float) -> bool:
+    """The interval lies wholly above or below `value` (points)."""
+    return interval is not None and not (interval[0] <= value <= interval[1])
+
+
+def finite(x) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))

@@ -1,0 +1,144 @@
+"""Paired comparisons from the per-item predictions eval writes beside each result:
+Min vs Ctx on the paired set (the same concepts in both tracks; Table 5 and its figure)
+and two models on the same items (`autocomp report --compare`). The statistics are in
+eval/intervals.py: Newcombe's paired score interval of the difference and the exact McNemar
+test, Holm-adjusted over a table's comparisons.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from autocomp.eval.intervals import paired
+
+
+def predictions_file(cell: dict) -> Path | None:
+    """The predictions file beside a result cell (as read by the report: `folder` set)."""
+    from autocomp.eval.cache import folder_name
+    from autocomp.eval.cells import result_file
+
+    if not cell.get("folder"):
+        return None
+    folder, spec = Path(cell["folder"]), cell.get("spec", cell["model"])
+    for path in (result_file(folder, spec, cell["benchmark"]),
+                 folder / folder_name(spec) / f"{cell['benchmark'].replace('/', '-')}.json"):
+        pred = path.with_suffix(".predictions.jsonl")
+        if pred.is_file():
+            return pred
+    return None
+
+
+@lru_cache(maxsize=256)
+def _read(path: Path, mtime: float) -> tuple[dict, dict]:
+    """(item id -> correct, concept -> correct of the paired items) of a predictions file."""
+    by_id, by_concept = {}, {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            p = json.loads(line)
+            by_id[p["id"]] = float(bool(p.get("correct")))
+            if p.get("paired") and p.get("concept") is not None:
+                by_concept[p["concept"]] = float(bool(p.get("correct")))
+    return by_id, by_concept
+
+
+def outcomes(cell: dict | None, by: str = "id") -> dict | None:
+    """Item id (or, with by="concept", the concept of each paired item) -> 1.0 / 0.0; None
+    where the cell's predictions are not at hand."""
+    path = predictions_file(cell) if cell else None
+    if path is None:
+        return None
+    by_id, by_concept = _read(path, path.stat().st_mtime)
+    return by_concept if by == "concept" else by_id
+
+
+def compare(a: dict | None, b: dict | None, by: str = "id") -> dict | None:
+    """a - b in points over the items both scored (matched by id, or by concept on the
+    paired set), with its interval and McNemar p; None without both predictions."""
+    oa, ob = outcomes(a, by), outcomes(b, by)
+    if oa is None or ob is None:
+        return None
+    common = [k for k in oa if k in ob]
+    return paired([oa[k] for k in common], [ob[k] for k in common])
+
+
+def min_vs_ctx(idx: dict, model: str, task: str, n: int, kind: str) -> dict | None:
+    """Ctx - Min on the paired set of one (model, task, N, benchmark kind)."""
+    ctx = idx.get((model, task, n, "contextual", kind))
+    mini = idx.get((model, task, n, "minimal", kind))
+    if ctx is None or mini is None:
+        return None
+    return compare(ctx, mini, by="concept")
+
+
+def compare_table(results: list[dict], a: str, b: str, labels: dict | None = None):
+    """Model `a` against model `b` on every benchmark both scored, item by item: each
+    accuracy with its interval, a - b with its paired interval, the exact McNemar p and
+    Holm's adjustment over the benchmarks compared (family-wise error 5%)."""
+    from autocomp.core.errors import AutocompError
+    from autocomp.eval.intervals import holm, wilson
+    from autocomp.report.table import INTERVAL_NOTE, Table, ci
+
+    labels = labels or {}
+    cells: dict[str, dict] = {}
+    for r in results:
+        if r["model"] in (a, b):
+            cells.setdefault(r["benchmark"], {})[r["model"]] = r
+    known = list(dict.fromkeys(r["model"] for r in results))
+    for m in (a, b):
+        if m not in known:
+            raise AutocompError(f"--compare: no results of '{m}' here; the models are: "
+                                + ", ".join(known))
+    rows, ps, missing = [], [], []
+    for bench in sorted(cells):
+        pair = cells[bench]
+        if a not in pair or b not in pair:
+            continue
+        d = compare(pair[a], pair[b])
+        if d is None or not d["n"]:
+            missing.append(bench)
+            continue
+        n, right_a, right_b = d["n"], _right(pair[a]), _right(pair[b])
+        common = [k for k in right_a if k in right_b]
+        acc_a = 100.0 * sum(right_a[k] for k in common) / n
+        acc_b = 100.0 * sum(right_b[k] for k in common) / n
+        rows.append([bench, str(n), ci(acc_a, wilson(acc_a * n / 100.0, n)),
+                     ci(acc_b, wilson(acc_b * n / 100.0, n)),
+                     f"{_signed(d['delta'])} [{_signed(d['low'])}, {_signed(d['high'])}]",
+                     f"{d['a_only']}/{d['b_only']}", p_text(d["p"]), None])
+        ps.append(d["p"])
+    if not rows:
+        raise AutocompError(f"--compare: '{a}' and '{b}' share no benchmark with predictions "
+                            "at hand (eval writes them beside each result)")
+    for row, adjusted in zip(rows, holm(ps), strict=True):
+        row[-1] = p_text(adjusted)
+    name_a, name_b = labels.get(a, a), labels.get(b, b)
+    notes = [f"Items matched by id; A = {name_a}, B = {name_b}. Accuracies: Wilson "
+             "intervals. A − B: Newcombe's paired score interval; p: exact McNemar test of the "
+             "items only one model got right (A only / B only); p (Holm): adjusted over the "
+             f"{len(rows)} benchmarks compared, family-wise error 5%."]
+    if missing:
+        notes.append(f"Not compared ({len(missing)}: predictions not at hand): "
+                     + ", ".join(missing))
+    return Table(f"{name_a} vs {name_b}, item by item: accuracy (%) and A − B in points; "
+                 + INTERVAL_NOTE,
+                 ["Benchmark", "Items", "A", "B", "A − B", "A only / B only", "p",
+                  "p (Holm)"], rows, notes)
+
+
+def _right(cell: dict) -> dict:
+    return outcomes(cell) or {}
+
+
+def _signed(x: float) -> str:
+    from autocomp.report.table import r1
+
+    text = r1(x)
+    return text if text.startswith("-") or float(text) == 0 else f"+{text}"
+
+
+def p_text(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
