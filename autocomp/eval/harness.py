@@ -26,7 +26,7 @@ from autocomp.eval.cache import EmbeddingCache, file_key, text_key
 from autocomp.eval.images import Budget, large_blocks, open_image
 from autocomp.eval.items import captions_of, image_ref, image_refs, image_rows, split_ref
 from autocomp.eval.matrix import is_matrix, matrix_chance, matrix_outcome, truth_of
-from autocomp.eval.metrics import Tally, error_category, outcome
+from autocomp.eval.metrics import TIED, Tally, error_category, outcome
 from autocomp.formats.runs import Benchmark, negative_graph
 
 
@@ -267,7 +267,11 @@ class Harness:
         negs = item["negatives"]
         same = np.array([n.get("same_meaning", False) for n in negs], dtype=bool)
         result = outcome(scores, same)
-        chosen = negs[result["chosen"] - 1] if result["chosen"] else None
+        # a positive tied at the top with k negatives: no negative was preferred, so none
+        # is "chosen" (the first of the tied would be an arbitrary pick)
+        tied = 0 if result["strict"] or not result["tie_credit"] else (
+            round(1.0 / result["tie_credit"]) - 1)
+        chosen = negs[result["chosen"] - 1] if result["chosen"] and not tied else None
         # a scorer may leave candidates out (-inf: blind:choice shows 50 of a confusion
         # item's captions); chance counts the candidates it was shown
         shown = np.isfinite(scores)
@@ -277,8 +281,8 @@ class Harness:
         if item["n"] == 2 and graph.get("relations"):
             group = graph["relations"][0][1]
         tally.add(result, int(shown.sum()), 1 + int((~same & shown[1:]).sum()),
-                  item.get("paired", False), group, error_category(chosen),
-                  concept=item.get("concept"))
+                  item.get("paired", False), group,
+                  TIED if tied else error_category(chosen), concept=item.get("concept"))
         tally.breakdown(item.get("breakdown"), result["strict"], None, result["strict"])
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["strict"],
                 "rank": result["rank"],
@@ -288,6 +292,7 @@ class Harness:
                 "best_negative_score": round(float(finite_negs.max()), 6) if len(finite_negs)
                 else None,
                 "chosen": chosen["caption"] if chosen else item["positive"],
+                "tied_with": tied,
                 "chosen_edit": chosen.get("edit") if chosen else None,
                 "chosen_category": chosen.get("category") if chosen else None,
                 "chosen_same_meaning": bool(chosen and chosen.get("same_meaning")),

@@ -49,6 +49,7 @@ def r1(x) -> str:
 
 
 SAME_MEANING = "same meaning as the positive"
+TIED = "tie at the top"  # the positive tied with negatives: no negative was preferred
 
 
 def error_category(chosen: dict | None) -> str | None:

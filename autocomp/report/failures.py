@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autocomp.core.layout import RunLayout
+from autocomp.eval.metrics import TIED
 from autocomp.report.paired import predictions_file
 from autocomp.report.tables import category_label
 
@@ -26,8 +27,9 @@ class Cell:
     model: str
     label: str
     items: int
-    failed: int
+    failed: int  # a negative scored above the positive (ties not counted)
     shown: list[dict] = field(default_factory=list)  # id, positive, chosen, category, image
+    tied: int = 0  # the positive tied with negatives at the top: wrong, but no failure shown
 
 
 @dataclass
@@ -48,21 +50,37 @@ def run_of(cell: dict) -> Path | None:
     return None
 
 
-def _wrong(path: Path | None, limit: int) -> tuple[int, int, list[dict]]:
-    """(items, failed, the first `limit` failures) of a predictions file."""
-    items = failed = 0
+def _tied(p: dict) -> int:
+    """Negatives tied with the positive at the top (0: not a tie)."""
+    if p.get("correct"):
+        return 0
+    if "tied_with" in p:
+        return int(p["tied_with"] or 0)
+    credit = p.get("tie_credit") or 0  # predictions written before ties were recorded
+    return round(1.0 / credit) - 1 if credit > 0 else 0
+
+
+def _wrong(path: Path | None, limit: int) -> tuple[int, int, int, list[dict]]:
+    """(items, failed, tied, the first `limit` failures and ties) of a predictions file."""
+    items = failed = tied = 0
     first = []
     if path is None:
-        return 0, 0, []
+        return 0, 0, 0, []
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             p = json.loads(line)
             items += 1
-            if not p.get("correct"):
-                failed += 1  # shown where one negative was preferred (not matrix items)
-                if len(first) < limit and "chosen" in p:
-                    first.append(p)
-    return items, failed, first
+            if p.get("correct"):
+                continue
+            k = _tied(p)
+            if k:
+                tied += 1
+            else:
+                failed += 1
+            # shown where one negative was preferred, or tied (not matrix items)
+            if len(first) < limit and "chosen" in p:
+                first.append({**p, "tied_with": k})
+    return items, failed, tied, first
 
 
 def _items(run: Path, benchmark: str, ids: set[str]) -> dict[str, dict]:
@@ -92,12 +110,13 @@ def gallery(results: list[dict], labels: dict, limit: int = GALLERY_SIZE) -> lis
                "not an autocomp run: its images are not at hand")
         section = sections.setdefault((cell["benchmark"], str(run or "")),
                                       Section(cell["benchmark"], run, why))
-        items, failed, wrong = _wrong(predictions_file(cell), limit if run else 0)
-        shown = [{"id": p["id"], "chosen": p["chosen"],
-                  "category": category_label(p.get("chosen_category") or "uncategorised",
-                                             cell.get("aspect"))} for p in wrong]
+        items, failed, tied, wrong = _wrong(predictions_file(cell), limit if run else 0)
+        shown = [{"id": p["id"], "chosen": p["chosen"], "tied_with": p["tied_with"],
+                  "category": TIED if p["tied_with"] else category_label(
+                      p.get("chosen_category") or "uncategorised", cell.get("aspect"))}
+                 for p in wrong]
         section.cells.append(Cell(cell["model"], labels.get(cell["model"], cell["model"]),
-                                  items, failed, shown))
+                                  items, failed, shown, tied))
     for section in sections.values():
         wanted = {f["id"] for c in section.cells for f in c.shown}
         known = _items(section.run, section.benchmark, wanted) if section.run else {}

@@ -73,22 +73,28 @@ def _gallery(sections: list[Section], images: dict[str, str]) -> str:
     for s in sections:
         counts, cards = [], []
         for c in s.cells:
-            more = f" (the first {len(c.shown)} shown)" if len(c.shown) < c.failed else ""
+            wrong = c.failed + c.tied
+            more = f" (the first {len(c.shown)} shown)" if len(c.shown) < wrong else ""
+            ties = (f", {c.tied} tied at the top (no caption preferred; wrong under the "
+                    "strict rule)" if c.tied else "")
             counts.append(f'<li data-model="{escape(c.model)}">{escape(c.label)}: '
-                          f"{c.failed} of {c.items} items failed{more}</li>")
+                          f"{c.failed} of {c.items} items failed{ties}{more}</li>")
             for f in c.shown:
                 key = str(f["image"]) if f["image"] else ""
                 if key and key not in images:
                     images[key] = data_uri(Path(f["image"])) or ""
                 img = (f'<img data-img="{escape(key)}" alt="image of {escape(f["id"])}">'
                        if images.get(key) else '<span class="empty">image not readable</span>')
+                chosen = (f'<div class="chosen tie">tie: the positive and {f["tied_with"]} '
+                          'negative(s) scored the same, none above it</div>'
+                          if f.get("tied_with") else
+                          f'<div class="chosen">{marked(f["chosen"], f["positive"])}</div>')
                 cards.append(
                     f'<div class="card" data-model="{escape(c.model)}" '
                     f'data-category="{escape(f["category"])}" data-item="{escape(f["id"])}">'
                     f'{img}<div class="text"><div class="model">{escape(c.label)}</div>'
                     f'<div class="positive">{marked(f["positive"], f["chosen"])}</div>'
-                    f'<div class="chosen">{marked(f["chosen"], f["positive"])}</div>'
-                    f'<span class="category">{escape(f["category"])}</span></div></div>')
+                    f'{chosen}<span class="category">{escape(f["category"])}</span></div></div>')
         where = (f' <span class="note">({escape(s.why)}: failures counted, not shown)</span>'
                  if s.why else f' <span class="note">({escape(str(s.run))})</span>')
         parts.append(f'<section class="bench" data-bench="{escape(s.benchmark)}">'

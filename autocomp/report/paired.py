@@ -77,7 +77,7 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
     accuracy with its interval, a - b with its paired interval, the exact McNemar p and
     Holm's adjustment over the benchmarks compared (family-wise error 5%)."""
     from autocomp.core.errors import AutocompError
-    from autocomp.eval.intervals import holm, wilson
+    from autocomp.eval.intervals import exact, holm
     from autocomp.report.table import INTERVAL_NOTE, Table, ci
 
     labels = labels or {}
@@ -103,8 +103,8 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
         common = [k for k in right_a if k in right_b]
         acc_a = 100.0 * sum(right_a[k] for k in common) / n
         acc_b = 100.0 * sum(right_b[k] for k in common) / n
-        rows.append([bench, str(n), ci(acc_a, wilson(acc_a * n / 100.0, n)),
-                     ci(acc_b, wilson(acc_b * n / 100.0, n)),
+        rows.append([bench, str(n), ci(acc_a, exact(acc_a * n / 100.0, n)),
+                     ci(acc_b, exact(acc_b * n / 100.0, n)),
                      f"{_signed(d['delta'])} [{_signed(d['low'])}, {_signed(d['high'])}]",
                      f"{d['a_only']}/{d['b_only']}", p_text(d["p"]), None])
         ps.append(d["p"])
@@ -114,7 +114,7 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
     for row, adjusted in zip(rows, holm(ps), strict=True):
         row[-1] = p_text(adjusted)
     name_a, name_b = labels.get(a, a), labels.get(b, b)
-    notes = [f"Items matched by id; A = {name_a}, B = {name_b}. Accuracies: Wilson "
+    notes = [f"Items matched by id; A = {name_a}, B = {name_b}. Accuracies: Clopper-Pearson "
              "intervals. A − B: Newcombe's paired score interval; p: exact McNemar test of the "
              "items only one model got right (A only / B only); p (Holm): adjusted over the "
              f"{len(rows)} benchmarks compared, family-wise error 5%."]

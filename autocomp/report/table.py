@@ -28,16 +28,16 @@ def latex_escape(text) -> str:
 
 def interval_of(metrics: dict, key: str, n: int | None) -> tuple[float, float] | None:
     """A score's 95% interval as eval stored it; for results written before eval stored
-    intervals, the Wilson interval of the score over its n items."""
+    intervals, the Clopper-Pearson interval of the score over its n items."""
     got = (metrics.get("intervals") or {}).get(key)
     if got:
         return float(got[0]), float(got[1])
     value = metrics.get(key)
     if value is None or not n:
         return None
-    from autocomp.eval.intervals import wilson
+    from autocomp.eval.intervals import exact
 
-    return wilson(float(value) * n / 100.0, int(n))
+    return exact(float(value) * n / 100.0, int(n))
 
 
 def items_of(result: dict, key: str) -> int:

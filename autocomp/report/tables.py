@@ -94,7 +94,7 @@ def table4(results, labels=None, metric="accuracy", only=None, title=None) -> Ta
                  [INTERVALS_FOOTNOTE, *subset_notes(results, cols)])
 
 
-INTERVALS_FOOTNOTE = ("Intervals: Wilson score interval over the cell's items (a bootstrap "
+INTERVALS_FOOTNOTE = ("Intervals: Clopper-Pearson (exact) over the cell's items (a bootstrap "
                       "over concepts where items share a concept); a model differs from "
                       "chance, or from another model, only where the intervals say so "
                       "(`autocomp report --compare A B` tests two models item by item).")
@@ -193,7 +193,7 @@ def table5(results, labels=None) -> Table | None:
                  + INTERVAL_NOTE,
                  ["Model", "Task", "N", "Benchmark", "Paired items", "Min", "Ctx",
                   "Δ (Ctx − Min)", "p", "p (Holm)"], rows,
-                 ["Min and Ctx: Wilson intervals over the paired items. Δ: Newcombe's "
+                 ["Min and Ctx: Clopper-Pearson intervals over the paired items. Δ: Newcombe's "
                   "score interval for a paired difference, over the concepts scored in "
                   "both tracks; p: exact McNemar test of the concepts only one track got "
                   "right; p (Holm): adjusted over every row of this table (family-wise "
@@ -213,9 +213,9 @@ def table6(results) -> list[Table]:
     encoders' cells only, and the baselines (reference, blind scorers) in rows of their
     own, never in Total. A pick of a negative that means what the positive means is its own
     category, not "swapped values"."""
-    from autocomp.eval.metrics import SAME_MEANING
+    from autocomp.eval.metrics import SAME_MEANING, TIED
 
-    categories = (*ATTRIBUTE_CATEGORIES, SAME_MEANING)
+    categories = (*ATTRIBUTE_CATEGORIES, SAME_MEANING, TIED)
     out = []
     tasks = sorted({r["task"] for r in results if r["kind"] == "confusion"
                     and any(k in ATTRIBUTE_CATEGORIES for k in
@@ -251,8 +251,10 @@ def table6(results) -> list[Table]:
                           "total.",
                           f"'{SAME_MEANING}': the negative chosen says what the positive "
                           "says (an edit that changed nothing the caption asserts); such a "
-                          "pick is counted here, not as swapped values.",
-                          "Intervals: Wilson for one cell; for several, a bootstrap of each "
+                          "pick is counted here, not as swapped values. "
+                          f"'{TIED}': the positive tied with negatives for the top score "
+                          "(wrong under the strict rule, but no negative was preferred).",
+                          "Intervals: Clopper-Pearson for one cell; for several, a bootstrap of each "
                           "cell's errors, stratified by cell."]))
     return out
 
@@ -264,7 +266,7 @@ def _share_row(name: str, cells: list[dict], ns: list[int]) -> list[str]:
     for n in ns:
         mine = [c["counts"] for c in cells if c["n"] == n]
         if not mine:
-            row += ["-"] * (1 + len(ATTRIBUTE_CATEGORIES) + 1)
+            row += ["-"] * (1 + len(ATTRIBUTE_CATEGORIES) + 2)
             continue
         row.append(f"{sum(map(sum, mine)):,} ({len(mine)})")
         row += [ci(mean, interval) for mean, interval in mean_shares(mine)]
@@ -306,16 +308,16 @@ def table13(results, labels=None) -> Table | None:
              *[_relation(r["metrics"]["by_relation"].get(k)) for k in rels]]
             for r in cells]
     return Table(f"Table 13: per-relation accuracy (%), N=2 swap; {INTERVAL_NOTE}, items "
-                 "after n=", header, rows, ["Intervals: Wilson over the relation's items."])
+                 "after n=", header, rows, ["Intervals: Clopper-Pearson over the relation's items."])
 
 
 def _relation(cell: dict | None) -> str:
-    from autocomp.eval.intervals import wilson
+    from autocomp.eval.intervals import exact
 
     if not cell or cell.get("accuracy") is None:
         return "-"
     right = round(cell["accuracy"] * cell["n"] / 100.0)
-    return f"{ci(cell['accuracy'], wilson(right, cell['n']))} n={cell['n']}"
+    return f"{ci(cell['accuracy'], exact(right, cell['n']))} n={cell['n']}"
 
 
 def all_tables(results, labels=None, exclude_relations=None) -> list[Table]:

@@ -1,0 +1,218 @@
+"""Numbers a researcher can publish (issue 35): an interval on every score that holds its
+nominal coverage for a random scorer, paired tests, Table 6 totals over encoders only,
+same-meaning and tied picks in their own categories, Table 3 without stars it cannot back,
+the integration gap beside its null, and ties shown as ties."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import built_run
+
+from autocomp.cli import main
+from autocomp.eval.intervals import exact, holm, mean_shares, paired, proportion
+from autocomp.eval.metrics import SAME_MEANING, TIED, Tally, error_category
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = 20
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return built_run(tmp_path_factory.mktemp("trust"),
+                     (ROOT / "configs" / "demo.yaml").read_text(), "demo")
+
+
+def test_random_scorer_intervals_cover_chance_at_the_nominal_rate(demo):
+    """20 seeds of reference:random on every demo benchmark, scored through the harness's
+    own judging: the share of cells whose 95% interval misses the true chance (the mean of
+    1 / candidates) stays within 5%. Observed: 13 of 320 (4.1%)."""
+    from autocomp.eval.harness import Harness
+    from autocomp.eval.scorers import load_scorer
+    from autocomp.formats.runs import find_benchmarks
+
+    benches = find_benchmarks(demo.dir, ())
+    harnesses = []
+    for seed in range(SEEDS):
+        scorer = load_scorer(f"reference:random@{seed}")
+        harnesses.append(Harness(scorer, demo.dir, {}, None))
+    cells = missed = 0
+    for bench in benches:
+        items = [i for i in bench.items() if i.get("negatives")]
+        for h in harnesses:
+            tally = Tally()
+            for item in items:
+                scores = h.scorer.score_item(item, [None] * (1 + len(item["negatives"])), None)
+                h._judge(item, __import__("numpy").asarray(scores), tally)
+            m = tally.metrics()
+            lo, hi = m["intervals"]["accuracy"]
+            cells += 1
+            missed += not (lo <= m["chance"] <= hi)
+    for h in harnesses:
+        h.close()
+    assert cells == SEEDS * 16
+    assert missed / cells <= 0.05, f"{missed} of {cells} cells miss chance"
+
+
+def test_intervals_are_exact_where_they_can_be():
+    # Clopper-Pearson: 0 of 80 gives [0, 4.5]; the lower bound of 1 of 80 is below the
+    # 0.137% chance of a colour confusion item at N = 3 (Wilson's is above it)
+    assert exact(0, 80)[0] == 0 and round(exact(0, 80)[1], 1) == 4.5
+    assert exact(1, 80)[0] < 100 / 729
+    # one item per concept: the exact interval; several: a bootstrap over concepts,
+    # wider than treating the items as independent
+    units = {f"c{i}": [1, float(i % 2)] for i in range(40)}
+    assert proportion(units) == exact(20, 40)
+    grouped = {f"c{i}": [4, 4.0 * (i % 2)] for i in range(10)}
+    lo, hi = proportion(grouped)
+    assert lo < exact(20, 40)[0] and hi > exact(20, 40)[1]
+
+
+def test_paired_difference_and_mcnemar():
+    a = [1] * 30 + [0] * 50
+    b = [1] * 10 + [0] * 70
+    d = paired(a, b)
+    assert d["delta"] == pytest.approx(25.0) and (d["a_only"], d["b_only"]) == (20, 0)
+    assert d["low"] < 25.0 < d["high"] and d["low"] > 0
+    assert d["p"] == pytest.approx(2 * 0.5 ** 20)
+    same = paired([1, 0, 1, 0], [1, 0, 1, 0])
+    assert same["delta"] == 0 and same["p"] == 1.0 and same["low"] < 0 < same["high"]
+    adjusted = holm([0.01, 0.04, 0.03])
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_same_meaning_and_tied_picks_have_their_own_category():
+    assert error_category({"category": "swapped values", "same_meaning": True}) == SAME_MEANING
+    assert error_category({"category": "swapped values"}) == "swapped values"
+    from autocomp.eval.harness import Harness
+
+    item = {"id": "x", "concept": "c", "n": 2, "positive": "p",
+            "negatives": [{"caption": "n1", "category": "swapped values", "same_meaning": True},
+                          {"caption": "n2", "category": "same value / same object"}]}
+    tally = Tally()
+    got = Harness._judge(None, item, __import__("numpy").array([0.1, 0.9, 0.2]), tally)
+    assert tally.errors == {SAME_MEANING: 1} and got["chosen_same_meaning"]
+    tally = Tally()
+    got = Harness._judge(None, item, __import__("numpy").array([0.5, 0.5, 0.5]), tally)
+    assert tally.errors == {TIED: 1} and got["tied_with"] == 2 and got["chosen"] == "p"
+
+
+def _cell(model, model_type, n, errors):
+    return {"model": model, "model_type": model_type, "task": "shape_color", "n": n,
+            "track": "minimal", "kind": "confusion", "benchmark": f"b{n}", "n_items": 50,
+            "metrics": {"errors_by_category": errors, "accuracy": 10.0, "chance": 6.25}}
+
+
+def test_table6_total_is_over_encoder_cells_only():
+    from autocomp.report.tables import table6
+
+    cells = [_cell("open_clip:A", "CLIP", 2, {"swapped values": 30, "same value / same object": 10}),
+             _cell("hf:B", "SigLIP", 2, {"swapped values": 10, "same value / same object": 30}),
+             _cell("blind:unigram", "blind", 2, {"same value / same object": 80}),
+             _cell("reference:random", "reference", 2, {"swapped values": 5,
+                                                        "same value / same object": 75})]
+    (table,) = table6(cells)
+    rows = {r[0]: r for r in table.rows}
+    assert list(rows) == ["CLIP", "SigLIP", "Total (encoders)", "blind (baseline)",
+                          "reference (baseline)"]
+    col = table.header.index("N=2 swapped colors") if "N=2 swapped colors" in table.header \
+        else table.header.index("N=2 swapped values")
+    # (75% + 25%) / 2: the baselines' 0% and 6.25% are not in it
+    assert rows["Total (encoders)"][col].startswith("50.0 [")
+    assert rows["Total (encoders)"][1] == "80 (2)"
+    assert any("pools the cells of: CLIP, SigLIP" in n for n in table.notes)
+    shares = mean_shares([[30, 10], [10, 30]])
+    assert [round(m, 6) for m, _ in shares] == [50.0, 50.0]
+
+
+def test_table3_prints_n_clusters_and_no_star_it_cannot_back():
+    from autocomp.compass.report import coefficient
+
+    few = {"n": 15, "clusters": 8}
+    assert coefficient({"coef": -42.86, "se": 10.0, "p": 0.001}, few) == "-42.86 thin"
+    many = {"n": 300, "clusters": 120}
+    assert coefficient({"coef": -4.0, "se": 1.0, "p": 0.0001}, many) == "-4.00**"
+    assert coefficient({"coef": -0.0, "se": math.nan, "p": math.nan}, many) == "0.00 (SE n/a)"
+    assert coefficient({"coef": 2.2, "se": 1.0, "p": 0.2, "joint": ["n_A"]}, many) == \
+        "+2.20 joint with n_A"
+
+
+@pytest.fixture(scope="module")
+def compass_random(demo, tmp_path_factory):
+    from autocomp.compass.build import build_run
+    from autocomp.compass.evaluate import evaluate_compass
+
+    out = tmp_path_factory.mktemp("compass") / "set"
+    build_run(demo.dir, out)
+    evaluate_compass(out, [f"reference:random@{s}" for s in range(SEEDS)], echo=lambda *_: 0)
+    return out
+
+
+def test_random_scorer_gets_no_more_table3_stars_than_nominal(compass_random):
+    from autocomp.compass.report import tables
+
+    t3 = next(t for t in tables([compass_random]) if t.title.startswith("Table 3"))
+    coefs = [c for row in t3.rows for c in row[3:] if c[:1] in "+-0" and "(" not in c]
+    starred = [c for c in coefs if "*" in c]
+    assert coefs and len(starred) <= max(1, 0.005 * len(coefs)), starred
+    assert "concept-clustered" in t3.title and all("concepts)" in row[3] for row in t3.rows
+                                                    if row[3] != "-")
+
+
+def test_integration_gap_sits_on_its_null_for_a_random_scorer(compass_random):
+    from autocomp.compass.analysis import integration
+
+    rows = [r for s in range(SEEDS) for r in integration(compass_random,
+                                                          f"reference:random@{s}")]
+    inside = sum(r["gap_ci"][0] <= r["null"] <= r["gap_ci"][1] for r in rows)
+    assert inside / len(rows) >= 0.9
+    # N = 3 relations: 3 negatives and 3 decomposed pairs -> 100/8 - 100/4
+    assert {round(r["null"], 6) for r in rows if (r["level"], r["n"]) == ("OR", 3)} == {-12.5}
+
+
+def test_gallery_counts_a_tie_as_a_tie(tmp_path):
+    from autocomp.eval.cells import result_file
+    from autocomp.report.failures import gallery
+
+    cell = {"model": "blind:unigram", "benchmark": "shape_color-n2/minimal-swap",
+            "folder": str(tmp_path / "results"), "run": str(tmp_path / "gone"),
+            "format": "run"}
+    pred = result_file(tmp_path / "results", cell["model"], cell["benchmark"]).with_suffix(
+        ".predictions.jsonl")
+    pred.parent.mkdir(parents=True)
+    rows = [{"id": "a", "correct": False, "tie_credit": 0.5, "chosen": "p"},  # old file
+            {"id": "b", "correct": False, "tie_credit": 0.5, "tied_with": 1, "chosen": "p"},
+            {"id": "c", "correct": False, "tie_credit": 0.0, "tied_with": 0, "chosen": "n"},
+            {"id": "d", "correct": True, "tie_credit": 1.0, "chosen": "p"}]
+    pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (section,) = gallery([cell], {})
+    c = section.cells[0]
+    assert (c.items, c.failed, c.tied) == (4, 1, 2)
+
+
+def test_report_compare_and_intervals_in_every_format(demo):
+    runner = CliRunner()
+    out = demo.dir / "results"
+    got = runner.invoke(main, ["eval", str(demo.dir), "--model", "reference:oracle",
+                               "--model", "reference:random", "--benchmark",
+                               "shape_color-n2/*", "--output", str(out)])
+    assert got.exit_code == 0, got.output
+    cell = json.loads(next(out.rglob("*minimal-swap*.json")).read_text())
+    assert cell["metrics"]["interval_method"] == "clopper-pearson"
+    lo, hi = cell["metrics"]["intervals"]["accuracy"]
+    assert lo <= cell["metrics"]["accuracy"] <= hi
+    got = runner.invoke(main, ["report", str(out), "--no-figure", "--compare",
+                               "reference:oracle", "reference:random"])
+    assert got.exit_code == 0, got.output
+    assert "reference:oracle vs reference:random, item by item" in got.output
+    assert "p (Holm)" in got.output and "Newcombe" in got.output
+    table4 = got.output.split("**Table 4")[1].split("**Table")[0]
+    assert "| Items (n) |" in table4 and "100.0 [" in table4
+    for fmt in ("csv", "latex"):
+        got = runner.invoke(main, ["report", str(out), "--no-figure", "--table-format", fmt])
+        assert got.exit_code == 0 and "100.0 [" in got.output
+    got = runner.invoke(main, ["report", str(out), "--no-figure", "--compare",
+                               "reference:oracle", "open_clip:nope"])
+    assert got.exit_code != 0 and "no results of 'open_clip:nope'" in got.output
