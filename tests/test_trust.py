@@ -108,8 +108,9 @@ def _cell(model, model_type, n, errors):
 def test_table6_total_is_over_encoder_cells_only():
     from autocomp.report.tables import table6
 
-    cells = [_cell("open_clip:A", "CLIP", 2, {"swapped values": 30, "same value / same object": 10}),
-             _cell("hf:B", "SigLIP", 2, {"swapped values": 10, "same value / same object": 30}),
+    same = "same value / same object"
+    cells = [_cell("open_clip:A", "CLIP", 2, {"swapped values": 30, same: 10}),
+             _cell("hf:B", "SigLIP", 2, {"swapped values": 10, same: 30}),
              _cell("blind:unigram", "blind", 2, {"same value / same object": 80}),
              _cell("reference:random", "reference", 2, {"swapped values": 5,
                                                         "same value / same object": 75})]

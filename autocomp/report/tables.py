@@ -254,8 +254,8 @@ def table6(results) -> list[Table]:
                           "pick is counted here, not as swapped values. "
                           f"'{TIED}': the positive tied with negatives for the top score "
                           "(wrong under the strict rule, but no negative was preferred).",
-                          "Intervals: Clopper-Pearson for one cell; for several, a bootstrap of each "
-                          "cell's errors, stratified by cell."]))
+                          "Intervals: Clopper-Pearson for one cell; for several, a "
+                          "bootstrap of each cell's errors, stratified by cell."]))
     return out
 
 
@@ -308,7 +308,8 @@ def table13(results, labels=None) -> Table | None:
              *[_relation(r["metrics"]["by_relation"].get(k)) for k in rels]]
             for r in cells]
     return Table(f"Table 13: per-relation accuracy (%), N=2 swap; {INTERVAL_NOTE}, items "
-                 "after n=", header, rows, ["Intervals: Clopper-Pearson over the relation's items."])
+                 "after n=", header, rows,
+                 ["Intervals: Clopper-Pearson over the relation's items."])
 
 
 def _relation(cell: dict | None) -> str:
