@@ -252,6 +252,7 @@ class _Parser(FieldReader):
                    ("answerer", cfg.validate.answerer))]
         refs = cfg.task_paths()
         filled = []
+        warned: set[str] = set()
         for i, spec in enumerate(cfg.concepts):
             fld = f"concepts[{i}]"
             try:
@@ -280,6 +281,8 @@ class _Parser(FieldReader):
                 if spec.count > most:
                     raise self.error(f"{fld}.count", f"task '{task.name}' has at most {most} "
                                      f"distinct concepts of N={n}", spec.count)
+            if cfg.generate.generator.name == "procedural":
+                _warn_drawn_alike(task, warned)
             for what, backend, cls in judges:
                 problem = cls.cannot_handle(task, dict(backend.options))
                 if problem:
@@ -287,3 +290,17 @@ class _Parser(FieldReader):
                     raise self.error(f"{fld}.task", f"{what} '{backend.name}' cannot {verb} "
                                      f"task '{task.name}': {problem}")
         return tuple(filled)
+
+
+def _warn_drawn_alike(task, warned: set[str]) -> None:
+    """One warning per pair of values the embedded generator would draw alike (their
+    concepts cannot pass its validation: the benchmark would vanish)."""
+    import warnings
+
+    from autocomp.concepts.vocab import drawn_alike
+
+    for _, voc in task.primitive_vocabularies():
+        for line in drawn_alike(voc):
+            if line not in warned:
+                warned.add(line)
+                warnings.warn(line, stacklevel=3)

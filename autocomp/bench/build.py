@@ -101,6 +101,7 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
     # scene concepts whose negatives of a kind would pass build.max_negatives get no item of
     # that kind (the config check refuses such N for the other tasks before anything runs)
     skipped: dict[str, int] = defaultdict(int)
+    ledger = Ledger()
     with _Writers(layout.root) as out:
         for cid, concept in concepts.items():  # concept order = config order
             tracks = passed.get(cid, {})
@@ -125,6 +126,9 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
                                      run.config.build.max_negatives)
             for kind in over:
                 skipped[f"{task.name} {kind}"] += 1
+                for track in tracks:
+                    ledger.drop(BenchFile(task.name, concept.n, track, kind),
+                                ABOVE_MAX_NEGATIVES)
             for kind in kinds:
                 for track in tracks:
                     row = compact_item(tracks[track], concept, cap, task, track, kind, paired)
@@ -132,7 +136,8 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
                               expand(row, task, limit=run.config.build.max_negatives)
                               if store == "full" else row)
         if KIND in run.config.build.benchmarks:
-            for bench_file, item in winoground_items(concepts, captions, passed, run.tasks):
+            for bench_file, item in winoground_items(concepts, captions, passed, run.tasks,
+                                                     ledger.drop):
                 out.write(bench_file.relative, item)
     for name, rows in sets.items():
         write_jsonl(layout.positive_set(name), rows)
@@ -147,8 +152,68 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
         stats["partial"] = partial  # stages unfinished when it was built
     if skipped:
         stats["skipped_above_max_negatives"] = dict(sorted(skipped.items()))
+    stats.update(ledger.summary(files, expected_benchmarks(run, concepts, passed)))
     write_text(layout.stats("build"), json.dumps(stats, indent=1))
     return stats
+
+
+ABOVE_MAX_NEGATIVES = "above build.max_negatives"
+
+
+class Ledger:
+    """What the build left out after concepts were drawn, per benchmark file and reason,
+    so no table reads a subset as the whole benchmark (stats/build.json: dropped, missing;
+    read back by bench/ledger.py)."""
+
+    def __init__(self):
+        self.dropped: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+    def drop(self, bench_file: BenchFile, reason: str, count: int = 1) -> None:
+        self.dropped[bench_file.name][reason] += count
+
+    def summary(self, files: dict[str, int], expected: dict[str, str]) -> dict:
+        """{"dropped": name -> {kept, drawn, reasons}, "missing": name -> why}: benchmarks
+        written with items left out, and benchmarks the config asks for that were not
+        written at all."""
+        out: dict = {}
+        dropped = {}
+        for name, reasons in sorted(self.dropped.items()):
+            kept = files.get(BenchFile.parse(name).relative, 0)
+            dropped[name] = {"kept": kept, "drawn": kept + sum(reasons.values()),
+                             "reasons": dict(sorted(reasons.items()))}
+        missing = {name: why for name, why in expected.items()
+                   if BenchFile.parse(name).relative not in files}
+        if dropped:
+            out["dropped"] = dropped
+        if missing:
+            out["missing"] = dict(sorted(missing.items()))
+        return out
+
+
+def expected_benchmarks(run: Run, concepts: dict, passed: dict) -> dict[str, str]:
+    """Every benchmark file the config asks for (a task x N drawn, a kind the task defines
+    there, a track), with why it would be empty: how many concepts reached that track."""
+    drawn: dict[tuple, list] = defaultdict(list)
+    for cid, c in concepts.items():
+        if not c.partner_of:
+            drawn[(c.task, c.n)].append(cid)
+    out = {}
+    for (task_name, n), ids in drawn.items():
+        task = run.tasks[task_name]
+        graph = concepts[ids[0]].scene
+        defined = task.negative_kinds(graph.n_objects)
+        kinds = [k for k in run.config.build.benchmarks
+                 if k in defined or (k == KIND and "swap" in defined)]
+        for kind in kinds:
+            for track in TRACKS:
+                ok = sum(track in passed.get(cid, {}) for cid in ids)
+                why = (f"none of the {len(ids):,} concepts drawn has a validated {track} "
+                       "image" if not ok else
+                       f"no pair of a concept and its swap has both {track} images validated"
+                       if kind == KIND else
+                       f"all {ok:,} validated {track} items are {ABOVE_MAX_NEGATIVES}")
+                out[BenchFile(task_name, n, track, kind).name] = why
+    return out
 
 
 class _Writers:

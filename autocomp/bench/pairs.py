@@ -41,11 +41,21 @@ def _pairs(concepts: dict, tasks: dict):
             yield cid, other, ("minimal",)
 
 
-def winoground_items(concepts: dict, captions: dict, passed: dict, tasks: dict):
-    """(bench file, item) for every pair whose two images passed in a track."""
+INDEPENDENT = "the swap was drawn as a concept of its own: contextual captions written apart"
+
+
+def winoground_items(concepts: dict, captions: dict, passed: dict, tasks: dict, drop=None):
+    """(bench file, item) for every pair whose two images passed in a track; `drop(file,
+    reason)` hears of each contextual item not built, though both contextual images passed,
+    because the pair's two concepts were drawn independently (their captions differ in more
+    than the swapped words)."""
     for original, cid, tracks in _pairs(concepts, tasks):
         partner = concepts[cid]
         a, b = passed.get(original, {}), passed.get(cid, {})
+        if drop is not None and "contextual" not in tracks and "contextual" in a \
+                and "contextual" in b:
+            first = concepts[original]
+            drop(BenchFile(first.task, first.n, "contextual", KIND), INDEPENDENT)
         both = [t for t in tracks if t in a and t in b]
         for track in both:
             first = concepts[original]

@@ -11,6 +11,7 @@ from autocomp.concepts.load import load_task
 from autocomp.concepts.parse import parse_task
 from autocomp.concepts.vocab import (
     builtin_vocabularies,
+    drawn_alike,
     load_vocabulary,
     parse_vocabulary,
     read_yaml,
@@ -58,14 +59,24 @@ def check(files):
                 t = parse_scene_task(data, path)
                 click.echo(f"ok: {path}: scene task '{t.name}' ({len(t.cells())} design "
                            f"cells, n_O in {list(t.n)})")
+                _warn_alike(t)
             elif isinstance(data, dict) and "entries" not in data and "values" in data:
                 t = parse_task(data, path)
                 click.echo(f"ok: {path}: task '{t.name}' ({t.kind}, N={list(t.n)})")
+                _warn_alike(t)
             else:
                 v = parse_vocabulary(data, path)
                 click.echo(f"ok: {path}: vocabulary '{v.name}' ({v.kind}, {len(v)} entries)")
+                for line in drawn_alike(v):
+                    click.echo(f"warning: {line}", err=True)
         except AutocompError as exc:
             click.echo(f"error: {exc}", err=True)
             failed += 1
     if failed:
         raise SystemExit(1)
+
+
+def _warn_alike(task) -> None:
+    for _, voc in task.primitive_vocabularies():
+        for line in drawn_alike(voc):
+            click.echo(f"warning: {line}", err=True)

@@ -257,7 +257,39 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
         raise fail("field 'geometry' needs dx and dy together (a direction)")
     if len({"dx", "size", "depth"} & set(geometry)) > 1:
         raise fail("field 'geometry' is one of a direction (dx, dy), size or depth")
-    return Entry(name, inverse=inverse and " ".join(inverse.lower().split()), geometry=geometry)
+    inverse = inverse and " ".join(inverse.lower().split())
+    if inverse == name or (geometry and not any(geometry.values())):
+        why = ("its inverse is itself" if inverse == name else
+               "its geometry has no direction (every component 0)")
+        raise fail(f"relation '{name}' is symmetric ({why}): swapping its two objects says "
+                   "the same thing, so its swap and confusion negatives would be true of the "
+                   "image; give a directed relation (one with an inverse, e.g. 'to the left "
+                   "of' / 'to the right of') or leave it out")
+    return Entry(name, inverse=inverse, geometry=geometry)
+
+
+DRAWN_BY = ("rgb", "scale", "pattern", "material", "count")  # what the embedded parts draw
+
+
+def drawn_alike(vocab: Vocabulary) -> list[str]:
+    """One line per group of entries the embedded generator draws the same way (same rgb,
+    scale, pattern, material or count): its images cannot show them apart and its
+    validators cannot read them apart, so their concepts fail validation or test nothing."""
+    out = []
+    for key in DRAWN_BY:
+        groups: dict = {}
+        for e in vocab.entries:
+            value = getattr(e, key)
+            if value is not None:
+                groups.setdefault(value, []).append(e.name)
+        for value, names in groups.items():
+            if len(names) > 1:
+                shown = list(value) if isinstance(value, tuple) else value
+                out.append(f"{vocab.path or vocab.name}: entries {', '.join(map(repr, names))} "
+                           f"are drawn alike ({key}: {shown}): the embedded generator and "
+                           "validators cannot tell them apart (give each its own "
+                           f"{key}, or use diffusers with a VQA answerer)")
+    return out
 
 
 def _too_long(text: str, field: str) -> str | None:

@@ -46,6 +46,14 @@ class BenchFile:
     def relative(self) -> str:
         return f"bench/{self.name}.jsonl"
 
+    @classmethod
+    def parse(cls, name: str) -> BenchFile:
+        """The file of a benchmark name ("shape_color-n2/minimal-swap")."""
+        folder, _, stem = name.partition("/")
+        task, _, n = folder.rpartition("-n")
+        track, _, kind = stem.partition("-")
+        return cls(task, int(n), track, kind)
+
 
 @dataclass(frozen=True)
 class RunLayout:

@@ -79,6 +79,11 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                       lambda spec: load_scorer(spec, device=device, batch_size=batch_size,
                                                precision=precision), echo)
     cells = [Cell(m, b) for m in models for b in benches][rank::world_size]
+    ledgers = {}
+    if suite.format == "run":
+        from autocomp.bench.ledger import read_ledger
+
+        ledgers = read_ledger(suite.root).get("dropped", {})
     results, by_model, failed = [], {}, {}
     for cell in cells:
         target = cell.path(out)
@@ -136,6 +141,10 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
             result["aspect"] = {"name": task.aspect.name, "plural": task.aspect.plural}
         if suite.info:
             result["source_info"] = suite.info
+        if suite.format == "run":  # items the build left out of this benchmark, and why
+            entry = ledgers.get(cell.bench.name)
+            if entry:
+                result["dropped"] = entry
         if got["skipped"]:  # items left out (no negatives: right whatever the model does)
             result["skipped_items"] = got["skipped"]
             echo(f"note   {cell.bench.name}: items left out: "

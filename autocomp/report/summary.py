@@ -55,6 +55,9 @@ def summarize(run: Run, figures: bool = True, write: bool = True) -> dict:
     build = run.layout.stats("build")
     if build.exists():
         summary["validated"] = json.loads(build.read_text(encoding="utf-8"))["validated"]
+        from autocomp.bench.ledger import read_ledger
+
+        summary["left_out"] = read_ledger(run.dir)
     if not write:
         return summary
     write_text(run.layout.stats("funnel"), json.dumps(rows, indent=1))
@@ -91,6 +94,8 @@ def value_vocabularies(run: Run):
 
 
 def format_summary(summary: dict) -> str:
+    from autocomp.bench.ledger import ledger_lines
+
     lines = ["Stages:", f"  {'stage':<11} {'expected':>8} {'done':>6} {'passed':>6}"]
     for s in summary["stages"]:
         exp = "" if s["expected"] is None else s["expected"]
@@ -107,6 +112,10 @@ def format_summary(summary: dict) -> str:
         for key, c in summary["validated"].items():
             lines.append(f"  {key:<22} {c['minimal']:>7} {c['contextual']:>10} "
                          f"{c['paired']:>6}")
+    left = ledger_lines(summary.get("left_out") or {})
+    if left:
+        lines += ["", "Left out after concepts were drawn (every table footnotes these):",
+                  *left]
     if summary["agreement"]:
         lines += ["", format_agreement(summary["agreement"])]
     if summary.get("figures"):

@@ -91,7 +91,7 @@ def table4(results, labels=None, metric="accuracy", only=None, title=None) -> Ta
         rows.append([labels.get(m, m), *[scored(idx.get((m, *c)), metric) for c in cols]])
     return Table(f"{title or 'Table 4: accuracy (%), positive strictly above every negative'}"
                  f"; {INTERVAL_NOTE}", header, rows,
-                 [INTERVALS_FOOTNOTE, *subset_notes(results, cols)])
+                 [INTERVALS_FOOTNOTE, *subset_notes(results, cols), *missing_notes(results)])
 
 
 INTERVALS_FOOTNOTE = ("Intervals: Clopper-Pearson (exact) over the cell's items (a bootstrap "
@@ -107,19 +107,30 @@ def _items(idx, models, col) -> str | int:
 
 
 def subset_notes(results, cols) -> list[str]:
-    """A footnote per column whose benchmark lost items after concepts were drawn, with
-    how many and why (recorded by the build, read back by eval into each result)."""
+    """A footnote per column whose benchmark lost items after concepts were drawn (how
+    many and why, as the build recorded them and eval copied them into each result)."""
+    from autocomp.bench.ledger import subset_text
+
     notes = {}
     for r in results:
         col = (r["task"], r["n"], r["track"], r["kind"])
-        if col not in cols or not r.get("dropped"):
-            continue
-        d = r["dropped"]
-        why = "; ".join(f"{n:,} {reason}" for reason, n in d["reasons"].items())
-        notes[col] = (f"{r['task']} N={r['n']} {TRACK_SHORT.get(r['track'], r['track'])} "
-                      f"{KIND_SHORT.get(r['kind'], r['kind'])}: {r['n_items']:,} of "
-                      f"{d['drawn']:,} items ({why}); a subset, not the whole benchmark")
+        if col in cols and r.get("dropped"):
+            notes[col] = (f"{r['task']} N={r['n']} {TRACK_SHORT.get(r['track'], r['track'])} "
+                          f"{KIND_SHORT.get(r['kind'], r['kind'])}: "
+                          f"{subset_text(r['benchmark'], r['dropped'])}; a subset, not the "
+                          "whole benchmark")
     return [notes[c] for c in cols if c in notes]
+
+
+def missing_notes(results) -> list[str]:
+    """The benchmarks the scored runs' configs asked for that were never built, and why."""
+    from autocomp.bench.ledger import read_ledger
+
+    out = []
+    for run in dict.fromkeys(r.get("run") for r in results if r.get("format", "run") == "run"):
+        for name, why in (read_ledger(run).get("missing") or {}).items():
+            out.append(f"{name} not built ({why})")
+    return out
 
 
 def _subsampled(result: dict) -> bool:
