@@ -42,7 +42,7 @@ from autocomp.synth.layout import (
     relation_component,
     size_ratio,
 )
-from autocomp.synth.shapes import MIN_PATTERN_SHARE, pattern_tone
+from autocomp.synth.shapes import MIN_PATTERN_SHARE, pattern_pitch, pattern_tone
 from autocomp.validators.base import Detection
 
 SIZE_LARGER = 1.25
@@ -167,7 +167,7 @@ def read_pattern(image: np.ndarray, mask: np.ndarray, rgb) -> tuple[str | None, 
         h, w = sl[0].stop - sl[0].start, sl[1].stop - sl[1].start
         area = int((comps[sl] == k).sum())
         if area >= 4:
-            pieces.append((max(w, h) / min(w, h), area / (w * h), area))
+            pieces.append((max(w, h) / min(w, h), area / (w * h), area, min(w, h), max(w, h)))
     evidence = {"share": round(share, 3), "pieces": len(pieces)}
     if share < MIN_PATTERN_SHARE or not pieces:
         return None, evidence
@@ -175,9 +175,19 @@ def read_pattern(image: np.ndarray, mask: np.ndarray, rgb) -> tuple[str | None, 
     pieces = [p for p in pieces if p[2] >= 0.7 * biggest]
     elongation = float(np.median([p[0] for p in pieces]))
     fill = float(np.median([p[1] for p in pieces]))
+    thin, long = float(np.median([p[3] for p in pieces])), max(p[4] for p in pieces)
     evidence.update(elongation=round(elongation, 2), fill=round(fill, 2))
-    if elongation >= 2:
+    # the drawn sizes at the canvas's pitch (synth/shapes.py pattern_mask): a stripe is
+    # `band` thick; a check `side` square; a dot `across` wide. The generator keeps a dot or
+    # square only where 3/4 of it fits, so a kept one is never as thin as a band, and a dot
+    # larger than a check is never cut down to a check's size.
+    pitch = pattern_pitch(max(image.shape[:2]))
+    band = max(2, round(0.3 * pitch))
+    side, across = round(0.5 * pitch) | 1, round(0.6 * pitch) | 1
+    if elongation >= 2 or (thin <= band and elongation > 1):
         return "stripes", evidence
+    if across > side:  # dots and checks differ in size here: the size decides
+        return ("dots" if long > side else "checks"), evidence
     return ("checks" if fill >= 0.88 else "dots"), evidence
 
 
