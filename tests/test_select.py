@@ -68,6 +68,9 @@ def test_distinct_n_counts_ngrams_over_all_captions():
     assert distinct_n(["Red, cube!", "red cube"], 2) == 0.5  # words, lower case
     assert distinct_n(["one two three four"], 4) == 1.0
     assert distinct_n(["too short"], 3) is None
+    # Li et al. (2016): distinct n-grams over the words: 3 distinct bigrams / 5 words
+    assert distinct_n(["a b c a b"], 2, "tokens") == 0.6
+    assert distinct_n(["red cube", "red cube"], 2, "tokens") == 0.25
 
 
 def test_mean_pairwise_cosine_is_exact():
@@ -109,8 +112,10 @@ def test_tables_side_by_side(runs, clip):
         assert live["semantic_diversity"] > 0.0
         for k in (2, 3, 4):
             assert 0 < flat[f"distinct_{k}"] < live[f"distinct_{k}"] <= 1
-    assert len(table.rows) == 6 and table.header[4:7] == ["Distinct-2", "Distinct-3",
-                                                          "Distinct-4"]
+    assert len(table.rows) == 6 and table.header[4:10] == [
+        "Distinct-2 (/ words)", "Distinct-3 (/ words)", "Distinct-4 (/ words)",
+        "Distinct-2 (/ 2-grams)", "Distinct-3 (/ 3-grams)",
+        "Distinct-4 (/ 4-grams)"]
     # CLIPScore: the mean over images of 100 * max(cos, 0), recomputed by hand for one run
     faith, fdata = faithfulness_table(views[:1], enc)
     imgs = [r for r in views[0].images() if r["track"] == "minimal"]

@@ -1,9 +1,11 @@
 """Model-selection metrics (Auto-Comp Tables 15 and 16), for several runs side by side.
 
   Table 15  diversity of the LLM writer's contextual captions, per task and N:
-            Distinct-n (n = 2, 3, 4; Li et al. 2016): distinct word n-grams over all
-            n-grams of the group's captions; semantic diversity: 1 - the mean cosine
-            similarity of the captions' text embeddings over all pairs i != j.
+            Distinct-n (n = 2, 3, 4) as Li et al. (2016) define it: distinct word n-grams
+            of the group's captions over all their words (tokens); beside it the variant
+            over all n-grams (the share of n-grams that are new, which many repositories
+            compute under the same name), labelled; semantic diversity: 1 - the mean
+            cosine similarity of the captions' text embeddings over all pairs i != j.
   Table 16  faithfulness of the image generator: CLIPScore, the mean over images of
             100 x max(cos(image, prompt caption), 0) (the torchmetrics form, which Table 16's
             numbers follow), per track; beside it the share of images the run's validators
@@ -33,10 +35,15 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def distinct_n(texts: list[str], n: int) -> float | None:
-    """Distinct n-grams / all n-grams, over every caption's own n-grams (None: none)."""
-    grams = [tuple(w[i:i + n]) for w in map(words, texts) for i in range(len(w) - n + 1)]
-    return len(set(grams)) / len(grams) if grams else None
+def distinct_n(texts: list[str], n: int, per: str = "ngrams") -> float | None:
+    """Distinct n-grams over every caption's own n-grams, divided by all n-grams (per=
+    "ngrams") or, as Li et al. (2016) define Distinct-n, by all words (per="tokens");
+    None where there is no n-gram."""
+    split = list(map(words, texts))
+    grams = [tuple(w[i:i + n]) for w in split for i in range(len(w) - n + 1)]
+    if not grams:
+        return None
+    return len(set(grams)) / (len(grams) if per == "ngrams" else sum(map(len, split)))
 
 
 def mean_pairwise_cosine(vectors: np.ndarray) -> float | None:
@@ -154,7 +161,8 @@ def diversity_table(views: list[RunView], encoder: Encoder | None, seed: int = 0
     rows, data = [], []
     for view, g in zip(views, groups, strict=True):
         for (task, n), texts in sorted(g.items()):
-            d = {f"distinct_{k}": distinct_n(texts, k) for k in ORDERS}
+            d = {f"distinct_{k}": distinct_n(texts, k, "tokens") for k in ORDERS}
+            d.update({f"distinct_{k}_per_ngram": distinct_n(texts, k) for k in ORDERS})
             sim = (mean_pairwise_cosine(encoder.texts(texts))
                    if encoder is not None and texts else None)
             d["semantic_diversity"] = None if sim is None else 1.0 - sim
@@ -162,9 +170,11 @@ def diversity_table(views: list[RunView], encoder: Encoder | None, seed: int = 0
                          "captions": len(texts), **d})
             rows.append([view.label, task, f"N = {n}", str(len(texts)),
                          *[_f(d[f"distinct_{k}"]) for k in ORDERS],
+                         *[_f(d[f"distinct_{k}_per_ngram"]) for k in ORDERS],
                          _f(d["semantic_diversity"])])
-    header = ["Writer (run)", "Task", "Complexity", "Captions", "Distinct-2", "Distinct-3",
-              "Distinct-4", "Semantic div. (1 - mean cos)"]
+    header = ["Writer (run)", "Task", "Complexity", "Captions",
+              *[f"Distinct-{k} (/ words)" for k in ORDERS],
+              *[f"Distinct-{k} (/ {k}-grams)" for k in ORDERS], "Semantic div. (1 - mean cos)"]
     if not rows:
         raise AutocompError("no contextual captions in these runs (the minimal track alone "
                             "has nothing to compare)")
