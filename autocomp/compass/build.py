@@ -167,11 +167,13 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
     run = Run.open(run_dir)
     concepts = {c["id"]: c for c in run.records("concepts")}
     vocab = {"O": Counter(), "A": Counter(), "R": Counter()}
-    groups = {}
+    groups, opposites = {}, set()
     for task in run.tasks.values():
         vocab["O"].update(task.objects.names)
         for ptype, v in task.primitive_vocabularies():
             vocab[ptype].update(v.names)
+            if ptype == "R":  # a relation and its declared inverse are opposites
+                opposites |= {(e.name, e.inverse) for e in v.entries if e.inverse}
             if ptype == "A":  # an attribute is replaced inside its own vocabulary
                 groups.update({("A", name): v.name for name in v.names})
     sources = []
@@ -192,4 +194,5 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
     return write_sets(sources, vocab, Path(out), seed, similarity,
                       {"source": "synthetic", "dir": str(run.dir), "images": len(sources),
                        "image_root": str(run.dir.resolve())},
-                      writer, candidates, lexicon, groups=groups, scope=scope, echo=echo)
+                      writer, candidates, lexicon, groups=groups, scope=scope, echo=echo,
+                      opposites=sorted(opposites))

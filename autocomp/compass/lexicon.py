@@ -21,7 +21,9 @@ values are of the same category when
               predicates (on, in front of, behind...) form one spatial category
 
 A candidate never shares the original's synset, and neither word is a lemma of the other's
-synset ("guy" for "man" in VG; "grey" for "gray"). A value with no synset gets none. An
+synset ("grey" for "gray"). Beside what the image shows, a candidate is also left out when
+it is a hypernym or hyponym of any value there ("guy" where the image has a "man": a guy is
+a kind of man, so "a guy" may be true of it). A value with no synset gets none. An
 attribute replacement must also have been seen in the dataset on an object of the same
 lexicographer file as the one it lands on (no "folded girl": folded was only seen on
 artifacts).
@@ -153,6 +155,31 @@ class Lexicon:
         return any(s is not None and _key(w) in {_key(n) for n in s.lemma_names()}
                    for s, w in ((sa, b), (sb, a)))
 
+    def entails(self, kind: str, a: str, b: str) -> bool:
+        """Could a caption naming `a` be true of something that is `b`, or the other way:
+        synonyms, or (nouns) one a hypernym of the other ("guy" is a kind of "man", so a
+        guy may be the man the image shows)."""
+        if self.synonyms(kind, a, b):
+            return True
+        sa, sb = self.synset(kind, a), self.synset(kind, b)
+        if sa is None or sb is None or sa.pos() != "n" or sb.pos() != "n":
+            return False
+        return sa.name() in self._ancestors(sb) or sb.name() in self._ancestors(sa)
+
+    def opposite(self, kind: str, a: str, b: str) -> bool:
+        """WordNet antonyms (big / small, open / closed), through the head adjective of a
+        satellite: a replacement by its antonym contradicts the original."""
+        sa, sb = self.synset(kind, a), self.synset(kind, b)
+        if sa is None or sb is None:
+            return False
+
+        def heads(s):
+            return [s, *(s.similar_tos() if s.pos() == "s" else [])]
+
+        mine = {x.synset().name() for h in heads(sa) for lem in h.lemmas()
+                for x in lem.antonyms()}
+        return bool(mine & {h.name() for h in heads(sb)})
+
     def candidates(self, kind: str, value: str, vocabulary) -> list[str]:
         """The vocabulary's values of the same category, synonyms left out, sorted."""
         return _Index(self, kind, vocabulary).candidates(self, kind, value)
@@ -192,7 +219,11 @@ class SynsetCandidates:
         return self._index[kind].candidates(self.lexicon, kind, value)
 
     def same_meaning(self, kind: str, a: str, b: str) -> bool:
-        return self.lexicon.synonyms(kind, a, b)
+        """Left out beside what the image shows: synonyms, hypernyms and hyponyms."""
+        return self.lexicon.entails(kind, a, b)
+
+    def opposite(self, kind: str, a: str, b: str) -> bool:
+        return kind == "A" and self.lexicon.opposite(kind, a, b)
 
     def _file(self, name: str) -> str | None:
         s = self.lexicon.synset("O", name)

@@ -30,6 +30,16 @@ from autocomp.compass.filter import Test, edited_sentences, settle, threshold
 from autocomp.compass.render import composed, decomposed, primitives
 from autocomp.core.scene import Object, Relation, SceneGraph
 
+# spatial predicates that state the opposite of each other (Visual Genome's spellings and
+# the built-in relations'): a negative swapping one for the other contradicts the image, so
+# it is no paraphrase however close its embedding (MiniLM: 0.98 for left / right); COMPASS
+# asks for such negatives (candidates "with a preference for opposites")
+SPATIAL_OPPOSITES = (
+    ("left of", "right of"), ("to the left of", "to the right of"),
+    ("on the left of", "on the right of"), ("above", "below"), ("above", "under"),
+    ("over", "under"), ("on top of", "under"), ("on top of", "below"), ("above", "beneath"),
+    ("in front of", "behind"), ("inside", "outside"), ("inside of", "outside of"))
+
 K_SKILL = 4
 SKILL_ATTEMPTS = 10
 PRIMITIVE_ATTEMPTS = 3
@@ -85,6 +95,28 @@ class Replacer:
     # task's attribute vocabularies: sizes, textures, colors); a replacement stays inside it
     groups: dict = field(default_factory=dict)
     scope: str = "primitive"  # what the filter compares: filter.SCOPES
+    # frozenset({a, b}) of relations that are opposites: such a replacement skips the
+    # similarity filter (it contradicts the original, so it cannot paraphrase it)
+    opposites: set = field(default_factory=set)
+
+    def opposite(self, edit: dict) -> bool:
+        """Whether an edit replaces a relation by its opposite (or an attribute by its
+        antonym, where the candidates' lexicon knows antonyms); counted as kept."""
+        pair = frozenset((edit["from"], edit["to"]))
+        if edit["type"] == "R" and pair in self.opposites:
+            return True
+        known = getattr(self.propose, "opposite", None)
+        return bool(known and known(edit["type"], edit["from"], edit["to"]))
+
+    def filtered(self, edit: dict, n: int, tally: str) -> bool:
+        """Whether this edit's negative goes to the similarity filter (opposites do not:
+        their pass is counted per set and N as opposites_kept)."""
+        if self.similarity is None:
+            return False
+        if self.opposite(edit):
+            self.filter_stats.setdefault((tally, n), Counter())["opposites_kept"] += 1
+            return False
+        return True
 
     def vocabulary(self, kind: str, value: str) -> list[str]:
         group = self.groups.get((kind, value))
@@ -153,7 +185,8 @@ class Replacer:
         for (name, n), c in sorted(self.filter_stats.items()):
             out.setdefault(name, {})[str(n)] = {
                 "tested": c["tested"], "rejected": c["rejected"],
-                "rate": round(c["rejected"] / c["tested"], 4) if c["tested"] else 0.0}
+                "rate": round(c["rejected"] / c["tested"], 4) if c["tested"] else 0.0,
+                "opposites_kept": c["opposites_kept"]}
         return out
 
 
@@ -199,7 +232,7 @@ def composed_steps(graph: SceneGraph, image: dict[str, set], rep: Replacer,
             d, d_neg = decomposed(graph, prim), decomposed(neg_graph, prim)
             if neg is None or neg == caption or neg in (x["caption"] for x in negatives):
                 continue
-            if rep.similarity is not None and any((yield [
+            if rep.filtered(edit, n, f"composed-{prim[0]}") and any((yield [
                     Test(caption, neg, d, d_neg, n, f"composed-{prim[0]}"),
                     Test(caption, neg, d, d_neg, n, f"decomposed-{prim[0]}", True)])):
                 continue
@@ -238,7 +271,7 @@ def skill_steps(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replac
         neg = render(graph, caption, neg_graph, edit)
         if neg is None or neg == caption or any(x["caption"] == neg for x in negatives):
             continue
-        if rep.similarity is not None and (yield [Test(
+        if rep.filtered(edit, n, f"skill-{kind}") and (yield [Test(
                 caption, neg, decomposed(graph, prims[i]), decomposed(neg_graph, prims[i]), n,
                 f"skill-{kind}")])[0]:
             continue

@@ -168,12 +168,15 @@ def tables(dirs: list[Path]) -> list[Table]:
 
 def format_filter(manifest: dict) -> str:
     """The similarity filter's rejections per set and N, and the items each N kept."""
-    lines = ["Similarity filter (rejects a negative above 0.95 for N < 6, 0.90 for N >= 6):",
-             f"  {'set':<14}{'N':>3}{'tested':>8}{'rejected':>10}{'rate':>8}"]
+    lines = ["Similarity filter (rejects a negative above 0.95 for N < 6, 0.90 for N >= 6; "
+             "a relation replaced by its opposite, an attribute by its antonym, is kept "
+             "untested):",
+             f"  {'set':<14}{'N':>3}{'tested':>8}{'rejected':>10}{'rate':>8}"
+             f"{'opposites kept':>16}"]
     for name, by_n in manifest.get("filter", {}).items():
         for n, c in sorted(by_n.items(), key=lambda kv: int(kv[0])):
             lines.append(f"  {name:<14}{n:>3}{c['tested']:>8}{c['rejected']:>10}"
-                         f"{100 * c['rate']:>7.1f}%")
+                         f"{100 * c['rate']:>7.1f}%{c.get('opposites_kept', 0):>16}")
     kept = manifest.get("counts_by_n", {})
     if kept:
         lines.append(f"Items kept per N (thin: fewer than {THIN}):")

@@ -12,7 +12,7 @@ from collections.abc import Generator, Iterable
 from pathlib import Path
 
 from autocomp.compass.filter import SCOPES, settle
-from autocomp.compass.negatives import Replacer, composed_steps, skill_steps
+from autocomp.compass.negatives import SPATIAL_OPPOSITES, Replacer, composed_steps, skill_steps
 from autocomp.compass.render import primitives
 from autocomp.compass.sets import SetWriter
 from autocomp.compass.subgraph import LEVELS
@@ -31,13 +31,14 @@ def _base(key: str, image: str, image_id, level: str, graph: SceneGraph, kind: s
 
 
 def replacer(vocab, similarity, candidates: str, writer, lexicon, hosts, groups,
-             scope: str) -> Replacer:
+             scope: str, opposites=()) -> Replacer:
     if candidates not in CANDIDATES[1:]:
         raise AutocompError(f"unknown candidates '{candidates}' (known: "
                             f"{', '.join(CANDIDATES)})")
     if scope not in SCOPES:
         raise AutocompError(f"unknown filter scope '{scope}' (known: {', '.join(SCOPES)})")
-    rep = Replacer(vocab, similarity, groups=dict(groups or {}), scope=scope)
+    rep = Replacer(vocab, similarity, groups=dict(groups or {}), scope=scope,
+                   opposites={frozenset(p) for p in (*SPATIAL_OPPOSITES, *opposites)})
     if candidates == "llm":
         if writer is None:
             raise AutocompError("--candidates llm needs an LLM --writer (transformers or "
@@ -100,7 +101,7 @@ def _chunks(sources: Iterable, size: int):
 
 def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
                writer=None, candidates: str = "wordnet", lexicon=None, hosts=None,
-               groups=None, echo=None, scope: str = "primitive") -> dict:
+               groups=None, echo=None, scope: str = "primitive", opposites=()) -> dict:
     """sources: (key, image path, image id, present, [(level, caption graph)]) tuples, where
     `present` maps "O", "A", "R" to what occurs anywhere in the image.
     `writer`: None for template captions, else an LLM caption writer (registry).
@@ -108,8 +109,11 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
     Lexicon), "vocabulary" (any other value of the type: the unfiltered ablation) or "llm"
     (proposed by the writer, asked again when none survives). `groups`: (kind, value) ->
     category, for "vocabulary" candidates that must stay inside one (Replacer.groups).
-    `scope`: what the similarity filter compares (filter.SCOPES)."""
-    rep = replacer(vocab, similarity, candidates, writer, lexicon, hosts, groups, scope)
+    `scope`: what the similarity filter compares (filter.SCOPES). `opposites`: pairs of
+    relations (a run's declared inverses) that are opposites beside SPATIAL_OPPOSITES: a
+    negative replacing one by the other is never a paraphrase, so the filter passes it."""
+    rep = replacer(vocab, similarity, candidates, writer, lexicon, hosts, groups, scope,
+                   opposites)
     dropped = Counter()
     written = {}
     if writer is not None:
@@ -133,6 +137,10 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
             steps = []
             for (key, image, image_id, seen, _), level, g, _ in chunk:
                 if g is None:
+                    continue
+                if len(set(g.names)) < len(g.names):  # "a shirt to the left of a shirt"
+                    dropped["caption: two objects share a name (its captions cannot say "
+                            "which is which)"] += 1
                     continue
                 rng = random.Random(f"compass:{seed}:{key}:{level}:{len(primitives(g))}")
                 cid = f"{key}/{level}-n{len(primitives(g))}"
