@@ -217,3 +217,45 @@ def test_report_compare_and_intervals_in_every_format(demo):
     got = runner.invoke(main, ["report", str(out), "--no-figure", "--compare",
                                "reference:oracle", "open_clip:nope"])
     assert got.exit_code != 0 and "no results of 'open_clip:nope'" in got.output
+
+
+def test_no_compass_replacement_could_be_true_of_the_image():
+    """WordNet: a guy is a kind of man, so "guy" never replaces a primitive of an image
+    that shows a man (woman -> guy); big / small are antonyms (kept by the filter)."""
+    from autocomp.compass.lexicon import Lexicon, SynsetCandidates
+    from autocomp.compass.negatives import Replacer
+    from autocomp.compass.wordnet import load_wordnet
+    from autocomp.core.scene import Object, SceneGraph
+
+    lex = Lexicon(load_wordnet())
+    assert lex.entails("O", "guy", "man") and lex.entails("O", "man", "guy")
+    assert lex.entails("O", "animal", "dog") and not lex.entails("O", "woman", "man")
+    assert lex.opposite("A", "big", "small") and not lex.opposite("A", "big", "red")
+    vocab = {"O": __import__("collections").Counter(["man", "woman", "guy", "lady", "girl", "boy"]),
+             "A": __import__("collections").Counter(), "R": __import__("collections").Counter()}
+    rep = Replacer(vocab, propose=SynsetCandidates(lex, vocab))
+    graph = SceneGraph((Object("woman"), Object("man")), ())
+    seen = {"O": {"woman", "man"}, "A": set(), "R": set()}
+    # guy: a kind of man; lady, girl: kinds of woman; boy: neither, so only it may stand
+    # in for the woman
+    assert rep._usable(graph, ("O", 0), seen, ["guy", "lady", "girl", "boy"]) == ["boy"]
+
+
+def test_captions_whose_objects_share_a_name_are_left_out_and_counted(tmp_path):
+    from autocomp.compass.write import write_sets
+    from autocomp.core.scene import Object, Relation, SceneGraph
+
+    same = SceneGraph((Object("shirt"), Object("shirt")), (Relation(0, "left of", 1),))
+    fine = SceneGraph((Object("shirt"), Object("hat")), (Relation(0, "left of", 1),))
+    present = {"O": {"shirt", "hat"}, "A": set(), "R": {"left of"}}
+    vocab = {"O": __import__("collections").Counter(["shirt", "hat", "cup", "dog", "car"]),
+             "A": __import__("collections").Counter(),
+             "R": __import__("collections").Counter(["left of", "right of", "above", "under",
+                                                     "behind"])}
+    sources = [("a", "a.jpg", 1, present, [("OR", same)]),
+               ("b", "b.jpg", 2, present, [("OR", fine)])]
+    manifest = write_sets(sources, vocab, tmp_path / "set", 0, None,
+                          {"source": "visual-genome", "image_root": str(tmp_path)},
+                          candidates="vocabulary")
+    assert manifest["counts"]["composed"] == 1
+    assert any("share a name" in k and v == 1 for k, v in manifest["dropped"].items())
