@@ -12,7 +12,9 @@ For every benchmark of a suite (an autocomp run, SugarCrepe, CREPE, a column-map
                  leading, trailing or repeated whitespace or newlines (read before any
                  normalisation); negatives equal to the positive up to letter case;
                  positives repeated among their own negatives; duplicate items (same image
-                 names and captions)
+                 names and captions); items with a negative identical to the positive in
+                 its first 75 words (CLIP's 77-token context holds at most 75 words, so any
+                 encoder with that context sees the two alike and ties them)
   images         only with --images (the rest reads text alone, no image needed): image
                  files that cannot be read, and different names with the same bytes
 
@@ -33,6 +35,7 @@ from autocomp.eval.items import captions_of, image_refs
 from autocomp.eval.matrix import is_matrix, truth_of
 
 BLIND = ("blind:unigram", "blind:distinct", "blind:length")
+CONTEXT_WORDS = 75  # CLIP's 77 tokens less start and end: at most 75 words fit
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
@@ -58,10 +61,16 @@ def _pairs(item: dict):
         yield item["positive"], neg["caption"]
 
 
+def _head(text: str) -> list[str]:
+    """The first CONTEXT_WORDS words (the only ones a 77-token text tower can see)."""
+    words = text.split()
+    return words[:CONTEXT_WORDS] if len(words) > CONTEXT_WORDS else [text]
+
+
 def structure(items) -> dict:
     """Structural counts over a benchmark's items, from their text alone (image names are
     text: two items with the same image name and captions are duplicates)."""
-    n = pairs = same_bag = spaces = case_only = repeated = 0
+    n = pairs = same_bag = spaces = case_only = repeated = truncated = 0
     seen: Counter = Counter()
     for item in items:
         n += 1
@@ -73,13 +82,14 @@ def structure(items) -> dict:
             pairs += 1
             same_bag += _bag(neg) == _bag(pos)
         case_only += any(neg != pos and neg.lower() == pos.lower() for pos, neg in item_pairs)
+        truncated += any(neg != pos and _head(neg) == _head(pos) for pos, neg in item_pairs)
         repeated += any(neg == pos for pos, neg in item_pairs)
         seen[(tuple(image_refs(item)), tuple(captions_of(item)))] += 1
     duplicates = sum(c - 1 for c in seen.values() if c > 1)
     return {"items": n, "pairs": pairs,
             "same_words": round(100.0 * same_bag / pairs, 2) if pairs else None,
             "whitespace": spaces, "case_only": case_only, "positive_repeated": repeated,
-            "duplicates": duplicates}
+            "duplicates": duplicates, "same_in_context": truncated}
 
 
 def image_checks(items, root) -> dict:
@@ -170,13 +180,16 @@ def format_audit(rows: list[dict]) -> str:
         out.append([r["benchmark"], str(r["items"]), r1(r.get("chance")), *cells,
                     "-" if r["same_words"] is None else f"{r['same_words']:.1f}",
                     str(r["whitespace"]), str(r["case_only"]), str(r["positive_repeated"]),
-                    str(r["duplicates"]), str(r.get("unreadable_images", "-")),
+                    str(r["duplicates"]), str(r.get("same_in_context", 0)),
+                    str(r.get("unreadable_images", "-")),
                     str(r.get("duplicate_images", "-"))])
     table = Table("Audit: blind scorers' tie-aware accuracy (%) beside chance; ! = more than "
                   "3 SE and 5 points from chance (the captions give the answer away); "
                   "same words: % of (positive, negative) pairs with identical word multisets; "
+                  "same in 75 words: items a 77-token text encoder cannot tell apart; "
                   "image columns need --images (- = not checked)",
                   ["Benchmark", "Items", "Chance", *[m.split(":", 1)[1] for m in models],
                    "Same words %", "Whitespace", "Case-only", "Positive repeated",
-                   "Duplicates", "Unreadable images", "Duplicate images"], out)
+                   "Duplicates", "Same in 75 words", "Unreadable images",
+                   "Duplicate images"], out)
     return table.render("md")

@@ -259,3 +259,36 @@ def test_captions_whose_objects_share_a_name_are_left_out_and_counted(tmp_path):
                           candidates="vocabulary")
     assert manifest["counts"]["composed"] == 1
     assert any("share a name" in k and v == 1 for k, v in manifest["dropped"].items())
+
+
+def test_captions_identical_within_the_context_are_flagged(tmp_path):
+    """Two captions alike in their first 80 words: CLIP's 77-token text tower sees the
+    same words, so they tie; eval says so (result and line), the audit counts them."""
+    from PIL import Image
+    from tiny_models import tiny_open_clip
+
+    from autocomp.audit import structure
+
+    model = f"open_clip:local-dir:{tiny_open_clip(tmp_path / 'oc')}"
+    images = tmp_path / "img"
+    images.mkdir()
+    Image.new("RGB", (32, 32), (200, 30, 30)).save(images / "a.png")
+    head = " ".join(["a red cube on a table"] * 14)  # 84 words
+    rows = [{"img": "a.png", "cap": f"{head} and a blue ball", "negs": [f"{head} and a cat"]},
+            {"img": "a.png", "cap": "a red cube", "negs": ["a blue cube"]}]
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "res"
+    got = CliRunner().invoke(main, ["eval", str(path), "--source-format", "columns",
+                                    "--images", str(images), "--columns",
+                                    "image=img,positive=cap,negatives=negs",
+                                    "--model", model, "--output",
+                                    str(out)])
+    assert got.exit_code == 0, got.output
+    assert "1 items where a negative scores exactly as the positive" in got.output
+    (cell,) = [json.loads(p.read_text()) for p in out.rglob("*.json")
+               if "metrics" in json.loads(p.read_text())]
+    assert cell["identical_text_ties"] == 1
+    items = [{"positive": r["cap"], "negatives": [{"caption": n} for n in r["negs"]],
+              "image": r["img"]} for r in rows]
+    assert structure(items)["same_in_context"] == 1

@@ -149,6 +149,11 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
             result["skipped_items"] = got["skipped"]
             echo(f"note   {cell.bench.name}: items left out: "
                  + ", ".join(f"{n:,} with {why}" for why, n in got["skipped"].items()))
+        if got.get("identical"):  # ties the model's context made (truncated captions)
+            result["identical_text_ties"] = got["identical"]
+            echo(f"note   {cell.model} {cell.bench.name}: {got['identical']:,} items where "
+                 "a negative scores exactly as the positive (the same text embedding: "
+                 "identical within the model's context?); counted wrong, as ties are")
         if getattr(s, "stats", None) is not None:  # e.g. blind:choice's invalid answers
             result["scorer_stats"] = {k: v - before.get(k, 0) for k, v in s.stats.items()}
         write_json(target, result)

@@ -202,7 +202,7 @@ class Harness:
         items, captions (encoded / looked up), cache hits and seconds so far."""
         start = time.perf_counter()
         self.encoded = {"images": 0, "captions": 0}
-        looked_up, skipped = 0, {}
+        looked_up, skipped, identical = 0, {}, 0
         hits0 = self.cache.hits if self.cache else 0
         tally = Tally()
         predictions.parent.mkdir(parents=True, exist_ok=True)
@@ -219,7 +219,12 @@ class Harness:
                                      self.chunk_items):
                     lines = []
                     for item, scores in zip(chunk, self._scores(chunk), strict=True):
-                        lines.append(dumps(self._judge(item, scores, tally)) + "\n")
+                        judged = self._judge(item, scores, tally)
+                        # a dual encoder scoring a different caption exactly as the
+                        # positive embedded both alike: identical within its context
+                        if judged.get("tied_with") and self.scorer.embeds_images:
+                            identical += 1
+                        lines.append(dumps(judged) + "\n")
                     fh.write("".join(lines))
                     looked_up += sum(len(captions_of(item)) for item in chunk)
                     if progress is not None:
@@ -230,7 +235,7 @@ class Harness:
             Path(tmp).unlink(missing_ok=True)
         return {"metrics": tally.metrics(), "n_items": tally.n, "captions": looked_up,
                 "seconds": round(time.perf_counter() - start, 3),
-                "encoded": dict(self.encoded), "skipped": skipped}
+                "encoded": dict(self.encoded), "skipped": skipped, "identical": identical}
 
     @staticmethod
     def _scoreable(items, skipped: dict) -> Iterator[dict]:

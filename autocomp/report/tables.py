@@ -119,6 +119,12 @@ def subset_notes(results, cols) -> list[str]:
                           f"{KIND_SHORT.get(r['kind'], r['kind'])}: "
                           f"{subset_text(r['benchmark'], r['dropped'])}; a subset, not the "
                           "whole benchmark")
+    for r in results:  # ties a model's context made: its text tower saw the same words
+        col = (r["task"], r["n"], r["track"], r["kind"])
+        if col in cols and r.get("identical_text_ties"):
+            notes.setdefault(col, f"{r['task']} N={r['n']}")
+            notes[col] += (f"; {r['model']}: {r['identical_text_ties']:,} items tie a negative "
+                           "exactly (identical within its context)")
     return [notes[c] for c in cols if c in notes]
 
 
