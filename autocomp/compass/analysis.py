@@ -101,10 +101,13 @@ def fit_ols(y, X, groups, names) -> dict:
                          "se": math.nan, "p": math.nan}
         out["const"] = {"coef": mean, "se": math.nan, "p": math.nan}
         return out
-    fit = sm.OLS(y, design).fit(cov_type="cluster", cov_kwds={"groups": codes}, use_t=True)
+    with warnings.catch_warnings():  # a NaN SE (too few clusters) is reported as "SE n/a"
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fit = sm.OLS(y, design).fit(cov_type="cluster", cov_kwds={"groups": codes},
+                                    use_t=True)
+        params, bse, pvalues = fit.params, fit.bse, fit.pvalues
     for i, name in enumerate(["const", *names]):
-        out[name] = {"coef": float(fit.params[i]), "se": float(fit.bse[i]),
-                     "p": float(fit.pvalues[i])}
+        out[name] = {"coef": float(params[i]), "se": float(bse[i]), "p": float(pvalues[i])}
     return out
 
 
