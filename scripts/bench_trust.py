@@ -98,7 +98,7 @@ def compass(run, out: Path, seeds: int) -> None:
             c = fit.get("n_R")
             if c and not c.get("collinear") and c["se"] == c["se"]:
                 widths.append(2 * t.ppf(0.975, fit["clusters"] - 1) * c["se"])
-    print(f"  b_R (skill-R, n_R) 95% interval width for reference:random: "
+    print("  b_R (skill-R, n_R) 95% interval width for reference:random: "
           + (f"mean {np.mean(widths):.1f} points over {len(widths)} fits" if widths
              else "not estimable"))
     t3 = next(x for x in tables([out]) if x.title.startswith("Table 3"))

@@ -173,9 +173,10 @@ def test_table7_has_its_own_chance_row(run, fake_openai, tmp_path, monkeypatch):
     results = [json.loads(p.read_text()) for p in out.rglob("*.json")]
     tables = {t.title.split(":")[0]: t for t in all_tables(results)}
     t7, t4 = tables["Table 7"], tables["Table 4"]
-    assert t7.rows[0] == ["Random Chance", "2.0"] and t7.rows[1][0] == "vlm:openai:m"
+    assert t7.rows[0] == ["Random Chance", "2.0"] and t7.rows[1][0] == "Items (n)"
+    assert t7.rows[2][0] == "vlm:openai:m"
     assert t4.rows[0] == ["Random Chance", "0.1"]
-    assert [row[0] for row in t4.rows[1:]] == ["reference:random"]
+    assert [row[0] for row in t4.rows[1:]] == ["Items (n)", "reference:random"]
 
 
 @pytest.mark.parametrize("build", [tiny_gemma_vlm, tiny_llava_vlm], ids=["gemma3", "llava"])
