@@ -74,6 +74,15 @@ def test_compass_figures_one_per_analysis_models_as_lines(compass_set):
     assert all(float(t).is_integer() for t in drawn.get_xticks())
     assert any(ln.get_ydata()[0] == pytest.approx(20.0) for ln in drawn.get_lines())
     assert not _overlaps(skill, [ax.title for ax in skill.axes if ax.get_visible()])
+    # thin cells draw hollow markers (every cell here is thin): each model's line keeps
+    # its own color in every panel (the legend is made from these lines)
+    from matplotlib.colors import to_hex
+
+    want = [to_hex(f"C{i}") for i in range(len(MODELS))]
+    for ax in skill.axes:
+        lines = [to_hex(c.lines[0].get_color()) for c in ax.containers]
+        assert lines in ([], want), (ax.get_title(), lines)
+
 
 
 def test_compass_report_writes_png_pdf_svg(compass_set):

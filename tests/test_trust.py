@@ -292,3 +292,10 @@ def test_captions_identical_within_the_context_are_flagged(tmp_path):
     items = [{"positive": r["cap"], "negatives": [{"caption": n} for n in r["negs"]],
               "image": r["img"]} for r in rows]
     assert structure(items)["same_in_context"] == 1
+
+
+def test_chance_is_printed_the_same_by_eval_and_report():
+    from autocomp.eval.cells import _f
+    from autocomp.report.table import r1
+
+    assert _f(6.25) == r1(6.25) == "6.3" and _f(None) == "n/a"
