@@ -105,7 +105,9 @@ def test_sugarcrepe_ties_are_wrong_and_the_report_micro_averages(sugarcrepe, coc
     assert rep.exit_code == 0, rep.output
     line = next(x for x in rep.output.splitlines() if x.startswith("| blind:distinct"))
     cells = [c.strip() for c in line.strip("|").split("|")]
-    assert cells[1:] == ["0.0 (0.0)", "0.0 (50.0)", "0.0 (30.0)", "5"]  # 1.5 of 5 items
+    # strict with its exact interval (2 and 3 items; 5 pooled), tie-aware in brackets
+    assert cells[1:] == ["0.0 [0.0, 84.2] (0.0)", "0.0 [0.0, 70.8] (50.0)",
+                         "0.0 [0.0, 52.2] (30.0)", "5"]  # 1.5 of 5 items
 
 
 def test_sugarcrepe_with_a_tiny_open_clip(sugarcrepe, coco, tmp_path):

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from autocomp.report.table import Table, r1
+from autocomp.report.table import INTERVAL_NOTE, Table, ci, r1, scored
+
+EXACT_NOTE = ("Intervals: Clopper-Pearson (exact) over the items; the micro-average's over the "
+              "pooled items.")
 
 EXTERNAL = ("sugarcrepe", "crepe", "columns", "winoground", "colorswap", "aro")
 
@@ -21,8 +24,8 @@ def _label(labels, model):
     return (labels or {}).get(model, model)
 
 
-def _pair(m: dict) -> str:
-    return f"{r1(m['accuracy'])} ({r1(m['accuracy_tie_aware'])})"
+def _pair(r: dict) -> str:
+    return f"{scored(r)} ({r1(r['metrics']['accuracy_tie_aware'])})"
 
 
 def sugarcrepe_table(results, labels=None) -> Table | None:
@@ -39,12 +42,15 @@ def sugarcrepe_table(results, labels=None) -> Table | None:
         strict = sum(c["metrics"]["accuracy"] * c["n_items"] for c in cells.values()) / n
         tie = sum(c["metrics"]["accuracy_tie_aware"] * c["n_items"]
                   for c in cells.values()) / n
+        from autocomp.eval.intervals import exact
+
         out.append([_label(labels, model),
-                    *[_pair(cells[s]["metrics"]) if s in cells else "-" for s in subsets],
-                    f"{r1(strict)} ({r1(tie)})", str(n)])
-    return Table("SugarCrepe: accuracy (%) per subset, strict (tie-aware); micro-average over "
-                 "the subsets' items; captions whitespace-normalised",
-                 ["Model", *subsets, "Micro avg", "Items"], out)
+                    *[_pair(cells[s]) if s in cells else "-" for s in subsets],
+                    f"{ci(strict, exact(round(strict * n / 100.0), n))} ({r1(tie)})", str(n)])
+    return Table("SugarCrepe: accuracy (%) per subset, strict with its "
+                 f"{INTERVAL_NOTE} (tie-aware); micro-average over the subsets' items; "
+                 "captions whitespace-normalised",
+                 ["Model", *subsets, "Micro avg", "Items"], out, [EXACT_NOTE])
 
 
 def crepe_table(results, labels=None) -> Table | None:
@@ -56,30 +62,31 @@ def crepe_table(results, labels=None) -> Table | None:
         m = r["metrics"]
         flagged = sum(v for k, v in (r.get("source_info", {}).get("flagged") or {}).items()
                       if k.startswith(f"{r['benchmark']}:"))
-        out.append([_label(labels, r["model"]), r["kind"], str(r["n"]), r1(m["accuracy"]),
+        out.append([_label(labels, r["model"]), r["kind"], str(r["n"]), scored(r),
                     r1(m.get("recall@3")), r1(m.get("recall@5")),
                     "-" if m.get("mean_rank") is None else f"{m['mean_rank']:.2f}",
                     r1(m["chance"]), str(r["n_items"]), str(flagged)])
     return Table("CREPE productivity: Recall@1/3/5 (%) and mean rank of the positive (ties "
-                 "against it); flagged: rows whose positive is among its negatives",
+                 f"against it), R@1 with its {INTERVAL_NOTE}; flagged: rows whose positive is "
+                 "among its negatives",
                  ["Model", "Type", "N", "R@1", "R@3", "R@5", "Mean rank", "Chance R@1",
-                  "Items", "Flagged"], out)
+                  "Items", "Flagged"], out, [EXACT_NOTE])
 
 
 def columns_table(results, labels=None) -> Table | None:
     rows = [r for r in results if r.get("format") == "columns"]
     if not rows:
         return None
-    out = [[_label(labels, r["model"]), r["benchmark"], r1(r["metrics"]["accuracy"]),
-            r1(r["metrics"]["accuracy_tie_aware"]), r1(r["metrics"]["chance"]),
-            r1(r["metrics"].get("image_score")), r1(r["metrics"].get("group_score")),
+    out = [[_label(labels, r["model"]), r["benchmark"], scored(r),
+            scored(r, "accuracy_tie_aware"), r1(r["metrics"]["chance"]),
+            scored(r, "image_score"), scored(r, "group_score"),
             str(r["n_items"])] for r in sorted(rows, key=lambda r: (r["model"],
                                                                      r["benchmark"]))]
     return Table("Column-mapped benchmarks: accuracy (%; the text score for items of "
                  "several images), strict and tie-aware; image and group scores where items "
-                 "have several images",
+                 f"have several images; {INTERVAL_NOTE}",
                  ["Model", "Benchmark", "Accuracy", "Tie-aware", "Chance", "Image", "Group",
-                  "Items"], out)
+                  "Items"], out, [EXACT_NOTE])
 
 
 def external_tables(results, labels=None, exclude_relations=None) -> list[Table]:

@@ -13,18 +13,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from autocomp.report.table import TRACK_SHORT, Table, r1
+from autocomp.report.table import INTERVAL_NOTE, TRACK_SHORT, Table, ci, r1, scored
 
 PAIRS = ("winoground", "colorswap")
+EXACT_NOTE = ("Intervals: Clopper-Pearson (exact) over the items (a bootstrap over concepts "
+              "where items share one).")
 
 
 def _label(labels, model):
     return (labels or {}).get(model, model)
 
 
-def _score(m: dict, key: str) -> str:
-    tie = m.get(f"{key}_tie_aware")
-    return f"{r1(m.get(key))} ({r1(tie)})"
+def _score(r: dict, key: str) -> str:
+    """"62.5 [55.1, 69.4] (63.0)": strict with its interval, tie-aware in parentheses."""
+    tie = r["metrics"].get(f"{key}_tie_aware")
+    return f"{scored(r, key)} ({r1(tie)})"
 
 
 def _chance_row(cells, width: int) -> list[str]:
@@ -41,13 +44,13 @@ def pairs_table(results, labels=None) -> list[Table]:
             continue
         out = [_chance_row(rows, 1)]
         for r in sorted(rows, key=lambda r: r["benchmark"]):
-            m = r["metrics"]
-            out.append([_label(labels, r["model"]), r["benchmark"], _score(m, "text_score"),
-                        _score(m, "image_score"), _score(m, "group_score"),
+            out.append([_label(labels, r["model"]), r["benchmark"], _score(r, "text_score"),
+                        _score(r, "image_score"), _score(r, "group_score"),
                         str(r["n_items"])])
         tables.append(Table(f"{fmt.capitalize()}: text, image and group scores (%), strict "
-                            "(tie-aware)", ["Model", "Benchmark", "Text", "Image", "Group",
-                                            "Items"], out))
+                            f"with its {INTERVAL_NOTE} (tie-aware)",
+                            ["Model", "Benchmark", "Text", "Image", "Group", "Items"], out,
+                            [EXACT_NOTE]))
         by = [r for r in rows if (r["metrics"].get("by") or {})]
         if by:
             tables.append(_by_table(fmt, by, labels))
@@ -59,10 +62,21 @@ def _by_table(fmt: str, rows, labels) -> Table:
     for r in rows:
         for dim, values in sorted(r["metrics"]["by"].items()):
             for value, v in sorted(values.items()):
-                out.append([_label(labels, r["model"]), dim, value, r1(v.get("text_score")),
-                            r1(v.get("image_score")), r1(v.get("group_score")), str(v["n"])])
-    return Table(f"{fmt.capitalize()} by tag: text, image and group scores (%), strict",
-                 ["Model", "Tag", "Value", "Text", "Image", "Group", "Items"], out)
+                out.append([_label(labels, r["model"]), dim, value,
+                            *[_exact(v.get(k), v["n"]) for k in
+                              ("text_score", "image_score", "group_score")], str(v["n"])])
+    return Table(f"{fmt.capitalize()} by tag: text, image and group scores (%), strict; "
+                 + INTERVAL_NOTE, ["Model", "Tag", "Value", "Text", "Image", "Group", "Items"],
+                 out, [EXACT_NOTE])
+
+
+def _exact(value, n: int) -> str:
+    """A score of n items with its Clopper-Pearson interval."""
+    from autocomp.eval.intervals import exact
+
+    if value is None:
+        return "-"
+    return ci(value, exact(round(value * n / 100.0), n))
 
 
 def synthetic_winoground_table(results, labels=None) -> Table | None:
@@ -85,12 +99,14 @@ def synthetic_winoground_table(results, labels=None) -> Table | None:
         cells = []
         for c in cols:
             r = idx.get((model, *c))
-            m = r["metrics"] if r else {}
-            cells.append("-" if not r else f"{r1(m['text_score'])} / "
-                         f"{r1(m['image_score'])} / {r1(m['group_score'])}")
+            cells.append("-" if not r else " / ".join(
+                scored(r, k) for k in ("text_score", "image_score", "group_score")))
         out.append([_label(labels, model), *cells])
+    items = ["Items (n)", *[str(next(r["n_items"] for r in rows
+                                     if (r["task"], r["n"], r["track"]) == c)) for c in cols]]
     return Table("Synthetic Winoground (each concept and its swap, both generated): text / "
-                 "image / group scores (%), strict", ["Model", *head], out)
+                 f"image / group scores (%), strict; {INTERVAL_NOTE}", ["Model", *head],
+                 [out[0], items, *out[1:]], [EXACT_NOTE])
 
 
 def aro_table(results, labels=None, exclude: set | None = None) -> Table | None:
@@ -121,7 +137,9 @@ def aro_table(results, labels=None, exclude: set | None = None) -> Table | None:
     return Table("ARO: VG-Relation and VG-Attribution macro accuracy (%), COCO- and "
                  f"Flickr30k-Order accuracy (%, mean ± sd over seeds){note}",
                  ["Model", "VG-Relation", "VG-Attribution", "COCO-Order", "Flickr30k-Order"],
-                 out)
+                 out, ["Macro accuracies are unweighted means over relations or attribute "
+                       "pairs (the authors' rule); their per-relation scores, each with its "
+                       "n, are in the result files (metrics.by). ± is the sd over seeds."])
 
 
 def _macro(result: dict, exclude: set | None):
