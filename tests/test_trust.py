@@ -5,6 +5,7 @@ the integration gap beside its null, and ties shown as ties."""
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -299,3 +300,43 @@ def test_chance_is_printed_the_same_by_eval_and_report():
     from autocomp.report.table import r1
 
     assert _f(6.25) == r1(6.25) == "6.3" and _f(None) == "n/a"
+
+
+def test_a_capped_and_a_vanished_benchmark_show_in_status_report_and_results(tmp_path):
+    """Scenes at N = 4 above a low max_negatives lose items; a pattern vocabulary whose
+    two values draw alike loses every N = 3 concept (warned at config time): status, the
+    result JSON and Table 4's footnotes say so."""
+    (tmp_path / "alike.yaml").write_text(
+        "name: alike\nkind: attributes\nentries:\n  - {name: striped, pattern: stripes}\n"
+        "  - {name: plaid, pattern: checks}\n  - {name: checkered, pattern: checks}\n")
+    (tmp_path / "alike_task.yaml").write_text(
+        "name: alike_pattern\nkind: attribute\nobjects: shapes\nvalues: alike.yaml\n"
+        "attribute: {name: pattern}\nn: [3]\ndistinct_values: true\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "name: capped\nseed: 0\nconcepts:\n  - {task: scenes, count: 60}\n"
+        "  - {task: alike_task.yaml, n: [3], count: 6}\n"
+        "generate: {options: {size: 160}}\n"
+        "build: {benchmarks: [swap, confusion], max_negatives: 5000}\n")
+    runner = CliRunner()
+    with pytest.warns(UserWarning, match="'plaid', 'checkered' are drawn alike "
+                      r"\(pattern: checks\)"):
+        got = runner.invoke(main, ["run", str(config), "--output", str(tmp_path / "run")])
+    assert got.exit_code == 0, got.output
+    status = runner.invoke(main, ["status", str(tmp_path / "run")]).output
+    assert "Left out after concepts were drawn" in status
+    assert re.search(r"scenes-n4/minimal-confusion +\d+ of \d+ items \(\d+ above "
+                     r"build.max_negatives\)", status), status
+    assert "alike_pattern-n3/minimal-swap" in status and "not built" in status
+    got = runner.invoke(main, ["eval", str(tmp_path / "run"), "--model", "reference:random",
+                               "--benchmark", "scenes-n4/*"])
+    assert got.exit_code == 0, got.output
+    cells = [json.loads(p.read_text()) for p in (tmp_path / "run" / "results").rglob("*.json")
+             if p.name != "models.yaml" and "confusion" in p.name]
+    assert cells and all(c["dropped"]["reasons"]["above build.max_negatives"] > 0
+                         for c in cells)
+    report = runner.invoke(main, ["report", str(tmp_path / "run" / "results"),
+                                  "--no-figure"]).output
+    assert re.search(r"scenes N=4 Min Conf\.: \d+ of \d+ items \(\d+ above "
+                     r"build.max_negatives\); a subset", report), report
+    assert "alike_pattern-n3/minimal-swap not built (" in report
