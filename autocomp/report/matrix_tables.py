@@ -104,9 +104,14 @@ def synthetic_winoground_table(results, labels=None) -> Table | None:
         out.append([_label(labels, model), *cells])
     items = ["Items (n)", *[str(next(r["n_items"] for r in rows
                                      if (r["task"], r["n"], r["track"]) == c)) for c in cols]]
+    from autocomp.bench.ledger import subset_text
+
+    dropped = {r["benchmark"]: r["dropped"] for r in rows if r.get("dropped")}
     return Table("Synthetic Winoground (each concept and its swap, both generated): text / "
                  f"image / group scores (%), strict; {INTERVAL_NOTE}", ["Model", *head],
-                 [out[0], items, *out[1:]], [EXACT_NOTE])
+                 [out[0], items, *out[1:]],
+                 [EXACT_NOTE, *[f"{name}: {subset_text(name, d)}; a subset"
+                                for name, d in sorted(dropped.items())]])
 
 
 def aro_table(results, labels=None, exclude: set | None = None) -> Table | None:
