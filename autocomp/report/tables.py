@@ -112,17 +112,20 @@ def subset_notes(results, cols) -> list[str]:
     from autocomp.bench.ledger import subset_text
 
     notes = {}
+
+    def label(r) -> str:
+        return (f"{r['task']} N={r['n']} {TRACK_SHORT.get(r['track'], r['track'])} "
+                f"{KIND_SHORT.get(r['kind'], r['kind'])}")
+
     for r in results:
         col = (r["task"], r["n"], r["track"], r["kind"])
         if col in cols and r.get("dropped"):
-            notes[col] = (f"{r['task']} N={r['n']} {TRACK_SHORT.get(r['track'], r['track'])} "
-                          f"{KIND_SHORT.get(r['kind'], r['kind'])}: "
-                          f"{subset_text(r['benchmark'], r['dropped'])}; a subset, not the "
-                          "whole benchmark")
+            notes[col] = (f"{label(r)}: {subset_text(r['benchmark'], r['dropped'])}; a subset, "
+                          "not the whole benchmark")
     for r in results:  # ties a model's context made: its text tower saw the same words
         col = (r["task"], r["n"], r["track"], r["kind"])
         if col in cols and r.get("identical_text_ties"):
-            notes.setdefault(col, f"{r['task']} N={r['n']}")
+            notes.setdefault(col, label(r))
             notes[col] += (f"; {r['model']}: {r['identical_text_ties']:,} items tie a negative "
                            "exactly (identical within its context)")
     return [notes[c] for c in cols if c in notes]
