@@ -24,6 +24,20 @@ CANDIDATES = ("auto", "wordnet", "vocabulary", "llm")  # auto: wordnet on VG, vo
 CHUNK = 1024  # captions whose negatives are judged together
 
 
+AMBIGUOUS = ("caption: two objects read alike (same name and attributes) and a relation "
+             "names one, so its captions cannot say which")
+
+
+def ambiguous(g: SceneGraph) -> bool:
+    """Two objects with the same name and attributes, one of them in a relation: "a shirt
+    to the left of a shirt" cannot say which shirt, so neither it nor its negatives are
+    true or false of the image. (Alike objects in no relation read fine: "There is a
+    shirt. There is a shirt.")"""
+    looks = [(o.name, tuple(sorted(o.attributes))) for o in g.objects]
+    twice = {i for i, look in enumerate(looks) if looks.count(look) > 1}
+    return any(r.subject in twice or r.object in twice for r in g.relations)
+
+
 def _base(key: str, image: str, image_id, level: str, graph: SceneGraph, kind: str) -> dict:
     return {"id": key, "task": "compass", "kind": kind, "image": image, "image_id": image_id,
             "level": level, "n": len(primitives(graph)), "counts": graph.counts,
@@ -138,9 +152,8 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
             for (key, image, image_id, seen, _), level, g, _ in chunk:
                 if g is None:
                     continue
-                if len(set(g.names)) < len(g.names):  # "a shirt to the left of a shirt"
-                    dropped["caption: two objects share a name (its captions cannot say "
-                            "which is which)"] += 1
+                if ambiguous(g):  # "a shirt to the left of a shirt"
+                    dropped[AMBIGUOUS] += 1
                     continue
                 rng = random.Random(f"compass:{seed}:{key}:{level}:{len(primitives(g))}")
                 cid = f"{key}/{level}-n{len(primitives(g))}"
