@@ -290,6 +290,10 @@ def test_eval_writes_every_subset_and_a_summary_with_seed_spread(aro, tmp_path):
         rows = list(csv.DictReader(fh))
     assert {r["row"] for r in rows} == {"cell", "micro", "macro", "seed mean"}
     assert sum(r["row"] == "cell" for r in rows) == 5
+    for r in rows:  # every cell and micro-average carries its interval
+        if r["row"] in ("cell", "micro") and r["accuracy"]:
+            assert float(r["accuracy_ci_low"]) <= float(r["accuracy"]) \
+                <= float(r["accuracy_ci_high"])
 
 
 # -- audit without images; folders as the authors ship them ----------------------------

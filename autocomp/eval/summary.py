@@ -26,7 +26,8 @@ from pathlib import Path
 
 SCORES = ("accuracy", "accuracy_tie_aware", "text_score", "image_score", "group_score")
 CSV_FIELDS = ("model", "label", "dataset", "benchmark", "row", "n_items", *SCORES,
-              "macro_accuracy", "chance", "seed_std", "format")
+              "accuracy_ci_low", "accuracy_ci_high", "macro_accuracy", "chance", "seed_std",
+              "format")
 
 
 def dataset_of(benchmark: str) -> str:
@@ -116,17 +117,30 @@ def rows(results: list[dict], labels: dict | None = None) -> list[dict]:
         out.append({"model": r["model"], "label": labels.get(r["model"], ""),
                     "dataset": dataset_of(r["benchmark"]), "benchmark": r["benchmark"],
                     "row": "cell", "n_items": r["n_items"], **_scores(r),
+                    **_interval(r["metrics"], r["n_items"]),
                     "chance": r["metrics"].get("chance"), "format": r.get("format", "run")})
     for s in summarise(results):
         base = {"model": s["model"], "label": labels.get(s["model"], ""),
                 "dataset": s["dataset"], "n_items": s["n_items"]}
-        for kind in ("micro", "macro"):
+        for kind in ("micro", "macro"):  # micro pools the items: its interval too
             out.append({**base, "benchmark": f"{s['dataset']}/{kind}", "row": kind,
-                        **s[kind]})
+                        **s[kind], **(_interval(s[kind], s["n_items"]) if kind == "micro"
+                                      else {})})
         for name, g in (s.get("seeds") or {}).items():
             out.append({**base, "benchmark": f"{name}/seed-mean", "row": "seed mean",
                         "accuracy": g["mean"], "seed_std": g["std"]})
     return out
+
+
+def _interval(metrics: dict, n: int) -> dict:
+    """accuracy_ci_low / _high: the stored 95% interval, else Clopper-Pearson over n."""
+    got = (metrics.get("intervals") or {}).get("accuracy")
+    if not got and metrics.get("accuracy") is not None and n:
+        from autocomp.eval.intervals import exact
+
+        got = exact(round(metrics["accuracy"] * n / 100.0), n)
+    return {"accuracy_ci_low": round(got[0], 4), "accuracy_ci_high": round(got[1], 4)} \
+        if got else {}
 
 
 def write_csv(path: Path, results: list[dict], labels: dict | None = None) -> Path:
