@@ -346,3 +346,27 @@ def test_a_capped_and_a_vanished_benchmark_show_in_status_report_and_results(tmp
     assert re.search(r"scenes N=4 Min Conf\.: \d+ of \d+ items \(\d+ above "
                      r"build.max_negatives\); a subset", report), report
     assert "alike_pattern-n3/minimal-swap not built (" in report
+
+
+def test_vocab_check_refuses_symmetric_relations_and_warns_on_alike_values(tmp_path):
+    files = {"beside.yaml": "name: b\nkind: relations\nentries:\n"
+                            "  - {name: beside, inverse: beside}\n",
+             "near.yaml": "name: n\nkind: relations\nentries:\n"
+                          "  - {name: near, geometry: {dx: 0, dy: 0}}\n",
+             "alike.yaml": "name: a\nkind: attributes\nentries:\n"
+                           "  - {name: crimson, rgb: [220, 20, 60]}\n"
+                           "  - {name: scarlet, rgb: [220, 20, 60]}\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    runner = CliRunner()
+    for name, why in (("beside.yaml", "its inverse is itself"),
+                      ("near.yaml", "its geometry has no direction")):
+        got = runner.invoke(main, ["vocab", "check", str(tmp_path / name)])
+        assert got.exit_code == 1
+        lines = got.output.strip().splitlines()
+        assert len(lines) == 1 and f"relation '{name[:-5]}' is symmetric ({why}" in lines[0]
+    got = runner.invoke(main, ["vocab", "check", str(tmp_path / "alike.yaml")])
+    assert got.exit_code == 0
+    warning = [ln for ln in got.output.splitlines() if ln.startswith("warning:")]
+    assert len(warning) == 1 and "'crimson', 'scarlet' are drawn alike (rgb: [220, 20, 60])" \
+        in warning[0]
