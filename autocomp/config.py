@@ -297,10 +297,9 @@ def _warn_drawn_alike(task, warned: set[str]) -> None:
     concepts cannot pass its validation: the benchmark would vanish)."""
     import warnings
 
-    from autocomp.concepts.vocab import drawn_alike
+    from autocomp.concepts.vocab import drawn_alike_in
 
-    for _, voc in task.primitive_vocabularies():
-        for line in drawn_alike(voc):
-            if line not in warned:
-                warned.add(line)
-                warnings.warn(line, stacklevel=3)
+    for line in drawn_alike_in(task):
+        if line not in warned:
+            warned.add(line)
+            warnings.warn(line, stacklevel=3)

@@ -27,6 +27,23 @@ def built_run(folder, config: str, name: str = "run"):
     return r
 
 
+def scored_cell(tmp_path, model: str, rows: list[dict]) -> dict:
+    """A report's result cell for `model` on shape_color-n2/minimal-swap whose run is gone,
+    with `rows` as its predictions file."""
+    import json
+
+    from autocomp.eval.cells import result_file
+
+    cell = {"model": model, "benchmark": "shape_color-n2/minimal-swap",
+            "folder": str(tmp_path / "results"), "run": str(tmp_path / "gone"),
+            "format": "run"}
+    pred = result_file(tmp_path / "results", model, cell["benchmark"]).with_suffix(
+        ".predictions.jsonl")
+    pred.parent.mkdir(parents=True)
+    pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return cell
+
+
 def assert_file_error(load, tmp_path, body: str, needle: str) -> None:
     """Loading `body` from a file fails with one line naming the file and the problem."""
     from autocomp.core.errors import AutocompError

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 from click.testing import CliRunner
-from conftest import built_run
+from conftest import built_run, scored_cell
 
 from autocomp.cli import main
 from autocomp.report.html import marked
@@ -135,18 +135,11 @@ def test_page_in_chromium_filters_the_gallery(page, browser, tmp_path):
 
 
 def test_failures_are_counted_not_shown_where_the_run_is_gone(tmp_path):
-    from autocomp.eval.cells import result_file
     from autocomp.report.failures import gallery
 
-    cell = {"model": "reference:random", "benchmark": "shape_color-n2/minimal-swap",
-            "folder": str(tmp_path / "results"), "run": str(tmp_path / "moved"),
-            "format": "run"}
-    pred = result_file(tmp_path / "results", cell["model"], cell["benchmark"]).with_suffix(
-        ".predictions.jsonl")
-    pred.parent.mkdir(parents=True)
-    pred.write_text("".join(json.dumps({"id": f"i{k}", "correct": k == 0, "chosen": "x",
-                                        "chosen_category": "swapped values"}) + "\n"
-                            for k in range(3)))
+    cell = scored_cell(tmp_path, "reference:random",
+                       [{"id": f"i{k}", "correct": k == 0, "chosen": "x",
+                         "chosen_category": "swapped values"} for k in range(3)])
     (section,) = gallery([cell], {})
     assert section.why == "the run it scored is not found"
     assert (section.cells[0].items, section.cells[0].failed, section.cells[0].shown) == (3, 2,

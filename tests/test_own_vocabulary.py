@@ -325,7 +325,7 @@ def test_depth_reads_from_base_and_size():
 
 
 def test_review_criteria_and_report_labels_speak_of_the_attribute():
-    from autocomp.report.tables import category_label
+    from autocomp.report.categories import category_label
     from autocomp.review.sample import criteria
 
     t = load_task("shape_count")

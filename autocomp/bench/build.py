@@ -204,16 +204,20 @@ def expected_benchmarks(run: Run, concepts: dict, passed: dict) -> dict[str, str
         defined = task.negative_kinds(graph.n_objects)
         kinds = [k for k in run.config.build.benchmarks
                  if k in defined or (k == KIND and "swap" in defined)]
+        ok = {track: sum(track in passed.get(cid, {}) for cid in ids) for track in TRACKS}
         for kind in kinds:
             for track in TRACKS:
-                ok = sum(track in passed.get(cid, {}) for cid in ids)
-                why = (f"none of the {len(ids):,} concepts drawn has a validated {track} "
-                       "image" if not ok else
-                       f"no pair of a concept and its swap has both {track} images validated"
-                       if kind == KIND else
-                       f"all {ok:,} validated {track} items are {ABOVE_MAX_NEGATIVES}")
-                out[BenchFile(task_name, n, track, kind).name] = why
+                out[BenchFile(task_name, n, track, kind).name] = _why_empty(
+                    kind, track, len(ids), ok[track])
     return out
+
+
+def _why_empty(kind: str, track: str, drawn: int, validated: int) -> str:
+    if not validated:
+        return f"none of the {drawn:,} concepts drawn has a validated {track} image"
+    if kind == KIND:
+        return f"no pair of a concept and its swap has both {track} images validated"
+    return f"all {validated:,} validated {track} items are {ABOVE_MAX_NEGATIVES}"
 
 
 class _Writers:

@@ -12,6 +12,7 @@ from autocomp.concepts.parse import parse_task
 from autocomp.concepts.vocab import (
     builtin_vocabularies,
     drawn_alike,
+    drawn_alike_in,
     load_vocabulary,
     parse_vocabulary,
     read_yaml,
@@ -77,6 +78,5 @@ def check(files):
 
 
 def _warn_alike(task) -> None:
-    for _, voc in task.primitive_vocabularies():
-        for line in drawn_alike(voc):
-            click.echo(f"warning: {line}", err=True)
+    for line in drawn_alike_in(task):
+        click.echo(f"warning: {line}", err=True)

@@ -292,6 +292,11 @@ def drawn_alike(vocab: Vocabulary) -> list[str]:
     return out
 
 
+def drawn_alike_in(task) -> list[str]:
+    """drawn_alike over every vocabulary a task draws its values from."""
+    return [line for _, voc in task.primitive_vocabularies() for line in drawn_alike(voc)]
+
+
 def _too_long(text: str, field: str) -> str | None:
     """The problem with a name longer than MAX_NAME, or None."""
     if len(text) <= MAX_NAME:

@@ -8,7 +8,7 @@
                tried first and dropped: at chance levels of 0.1% (confusion, N = 3) one
                right item out of 80 puts its lower bound above chance, and 20 seeds of
                reference:random on the demo had 6.9% of cells exclude the true chance
-               (Clopper-Pearson: 4.1%; scripts/bench_coverage.py)
+               (Clopper-Pearson: 4.1%; scripts/bench_trust.py)
   paired       a difference of two accuracies on the same items (Min vs Ctx on the paired
                set; two models on one benchmark): Newcombe's hybrid score interval for
                paired proportions (method 10 of Newcombe 1998; good coverage down to a few
@@ -59,8 +59,9 @@ def clustered(sums, counts, level: float = LEVEL) -> tuple[float, float] | None:
     sums, counts = np.asarray(sums, float), np.asarray(counts, float)
     if len(sums) == 0 or counts.sum() == 0:
         return None
-    if len(sums) == 1 or np.ptp(sums / counts) == 0:  # nothing to resample: as many
-        return exact(sums.sum() * len(sums) / counts.sum(), len(sums), level)  # trials
+    if len(sums) == 1 or np.ptp(sums / counts) == 0:
+        # nothing for a resample to move: the exact interval with one trial per concept
+        return exact(sums.sum() * len(sums) / counts.sum(), len(sums), level)
     from scipy.stats import bootstrap
 
     res = bootstrap((sums, counts), _ratio, paired=True, vectorized=True, axis=-1,
@@ -124,7 +125,7 @@ def paired(a, b, level: float = LEVEL) -> dict | None:
     delta = p1 - p2
     return {"delta": 100.0 * delta, "low": 100.0 * max(delta - down, -1.0),
             "high": 100.0 * min(delta + up, 1.0), "p": p, "n": n,
-            "a_only": a_only, "b_only": b_only}
+            "a": 100.0 * p1, "b": 100.0 * p2, "a_only": a_only, "b_only": b_only}
 
 
 def mean_shares(counts, level: float = LEVEL) -> list[tuple[float, tuple[float, float]]]:
@@ -159,12 +160,3 @@ def holm(pvalues: list[float], alpha: float = 1 - LEVEL) -> list[float]:
     from statsmodels.stats.multitest import multipletests
 
     return [float(x) for x in multipletests(pvalues, alpha=alpha, method="holm")[1]]
-
-
-def excludes(interval, value: float) -> bool:
-    """The interval lies wholly above or below `value` (points)."""
-    return interval is not None and not (interval[0] <= value <= interval[1])
-
-
-def finite(x) -> bool:
-    return x is not None and not (isinstance(x, float) and math.isnan(x))

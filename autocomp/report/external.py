@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from autocomp.report.notes import EXACT_NOTE
 from autocomp.report.table import INTERVAL_NOTE, Table, ci, r1, scored
-
-EXACT_NOTE = ("Intervals: Clopper-Pearson (exact) over the items; the micro-average's over the "
-              "pooled items.")
 
 EXTERNAL = ("sugarcrepe", "crepe", "columns", "winoground", "colorswap", "aro")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from autocomp.core.layout import RunLayout
 from autocomp.eval.metrics import TIED
+from autocomp.report.categories import category_label
 from autocomp.report.paired import predictions_file
-from autocomp.report.tables import category_label
 
 GALLERY_SIZE = 24  # failures shown per model and benchmark (the first in item order)
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from autocomp.report.notes import EXACT_NOTE
 from autocomp.report.table import INTERVAL_NOTE, TRACK_SHORT, Table, ci, r1, scored
 
 PAIRS = ("winoground", "colorswap")
-EXACT_NOTE = ("Intervals: Clopper-Pearson (exact) over the items (a bootstrap over concepts "
-              "where items share one).")
 
 
 def _label(labels, model):

@@ -78,7 +78,7 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
     Holm's adjustment over the benchmarks compared (family-wise error 5%)."""
     from autocomp.core.errors import AutocompError
     from autocomp.eval.intervals import exact, holm
-    from autocomp.report.table import INTERVAL_NOTE, Table, ci
+    from autocomp.report.table import INTERVAL_NOTE, Table, ci, signed
 
     labels = labels or {}
     cells: dict[str, dict] = {}
@@ -99,13 +99,10 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
         if d is None or not d["n"]:
             missing.append(bench)
             continue
-        n, right_a, right_b = d["n"], _right(pair[a]), _right(pair[b])
-        common = [k for k in right_a if k in right_b]
-        acc_a = 100.0 * sum(right_a[k] for k in common) / n
-        acc_b = 100.0 * sum(right_b[k] for k in common) / n
-        rows.append([bench, str(n), ci(acc_a, exact(acc_a * n / 100.0, n)),
-                     ci(acc_b, exact(acc_b * n / 100.0, n)),
-                     f"{_signed(d['delta'])} [{_signed(d['low'])}, {_signed(d['high'])}]",
+        n = d["n"]
+        rows.append([bench, str(n), *[ci(d[x], exact(round(d[x] * n / 100.0), n))
+                                      for x in ("a", "b")],
+                     f"{signed(d['delta'])} [{signed(d['low'])}, {signed(d['high'])}]",
                      f"{d['a_only']}/{d['b_only']}", p_text(d["p"]), None])
         ps.append(d["p"])
     if not rows:
@@ -125,17 +122,6 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
                  + INTERVAL_NOTE,
                  ["Benchmark", "Items", "A", "B", "A − B", "A only / B only", "p",
                   "p (Holm)"], rows, notes)
-
-
-def _right(cell: dict) -> dict:
-    return outcomes(cell) or {}
-
-
-def _signed(x: float) -> str:
-    from autocomp.report.table import r1
-
-    text = r1(x)
-    return text if text.startswith("-") or float(text) == 0 else f"+{text}"
 
 
 def p_text(p: float | None) -> str:

@@ -6,9 +6,11 @@ import re
 
 from autocomp.eval.metrics import r1
 
-__all__ = ["r1", "Table", "ci", "scored", "interval_of", "latex_escape"]
+__all__ = ["r1", "Table", "ci", "scored", "signed", "interval_of", "latex_escape"]
 
 TRACK_SHORT = {"minimal": "Min", "contextual": "Ctx"}
+KIND_SHORT = {"swap": "Swap", "confusion": "Conf.", "vary_value": "Vary value",
+              "vary_object": "Vary obj."}
 _LATEX = str.maketrans({
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
@@ -24,6 +26,12 @@ WIDE = 8  # a table with more columns is scaled to the text width
 def latex_escape(text) -> str:
     """Text as LaTeX typesets it: special characters escaped, symbols in math mode."""
     return str(text).translate(_LATEX)
+
+
+def signed(x: float) -> str:
+    """One decimal with its sign ("+11.7", "-2.6", "0.0"), as differences are printed."""
+    text = r1(x)
+    return "0.0" if float(text) == 0 else f"+{text}" if float(text) > 0 else text
 
 
 def interval_of(metrics: dict, key: str, n: int | None) -> tuple[float, float] | None:

@@ -3,6 +3,7 @@
   Table 4   accuracy per task x N x track x (swap, confusion), a Random Chance row first
   Table 5   paired set: Min vs Ctx (swap / confusion) and the deltas
   Table 6   error categories of confusion mistakes (attribute tasks), averaged per family
+            (report/categories.py)
   Table 7   generative VLMs (vlm family) choosing among the captions, their own chance row
   Table 8   N = 1: vary value / vary object, per track
   Table 9   text-only (blind) scorers, tie-aware: where the captions give the answer away
@@ -12,20 +13,23 @@ Numbers are rounded half up to one decimal, as the paper prints them.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
+from autocomp.report.categories import table6
 from autocomp.report.external import EXTERNAL, external_tables
-from autocomp.report.table import INTERVAL_NOTE, TRACK_SHORT, Table, ci, r1, scored
-
-KIND_SHORT = {"swap": "Swap", "confusion": "Conf.", "vary_value": "Vary value",
-              "vary_object": "Vary obj."}
-ATTRIBUTE_CATEGORIES = ("swapped values", "same value / different objects",
-                        "same value / same object", "same object / different values")
-BASELINES = ("reference", "blind")  # scorer types that are not models under test
+from autocomp.report.notes import INTERVALS_FOOTNOTE, missing_notes, subset_notes
+from autocomp.report.table import (
+    INTERVAL_NOTE,
+    KIND_SHORT,
+    TRACK_SHORT,
+    Table,
+    ci,
+    r1,
+    scored,
+    signed,
+)
 
 
 def load_results(folder: Path) -> list[dict]:
@@ -44,16 +48,6 @@ def load_results(folder: Path) -> list[dict]:
     if not out:
         raise AutocompError("no result files (*.json from `autocomp eval`)", file=folder)
     return out
-
-
-def model_type(result: dict) -> str:
-    """The type the scorer declared (results written before it did: read off the spec)."""
-    if "model_type" in result:
-        return result["model_type"]
-    fam = result["model"].split(":", 1)[0]
-    if fam in ("reference", "blind"):
-        return fam
-    return "SigLIP" if "siglip" in result["model"].lower() else "CLIP"
 
 
 def index_results(results):
@@ -94,52 +88,10 @@ def table4(results, labels=None, metric="accuracy", only=None, title=None) -> Ta
                  [INTERVALS_FOOTNOTE, *subset_notes(results, cols), *missing_notes(results)])
 
 
-INTERVALS_FOOTNOTE = ("Intervals: Clopper-Pearson (exact) over the cell's items (a bootstrap "
-                      "over concepts where items share a concept); a model differs from "
-                      "chance, or from another model, only where the intervals say so "
-                      "(`autocomp report --compare A B` tests two models item by item).")
-
-
 def _items(idx, models, col) -> str | int:
     """The items of a column (the same for every model: they scored one benchmark)."""
     got = {idx[(m, *col)]["n_items"] for m in models if (m, *col) in idx}
     return "-" if not got else "/".join(str(n) for n in sorted(got))
-
-
-def subset_notes(results, cols) -> list[str]:
-    """A footnote per column whose benchmark lost items after concepts were drawn (how
-    many and why, as the build recorded them and eval copied them into each result)."""
-    from autocomp.bench.ledger import subset_text
-
-    notes = {}
-
-    def label(r) -> str:
-        return (f"{r['task']} N={r['n']} {TRACK_SHORT.get(r['track'], r['track'])} "
-                f"{KIND_SHORT.get(r['kind'], r['kind'])}")
-
-    for r in results:
-        col = (r["task"], r["n"], r["track"], r["kind"])
-        if col in cols and r.get("dropped"):
-            notes[col] = (f"{label(r)}: {subset_text(r['benchmark'], r['dropped'])}; a subset, "
-                          "not the whole benchmark")
-    for r in results:  # ties a model's context made: its text tower saw the same words
-        col = (r["task"], r["n"], r["track"], r["kind"])
-        if col in cols and r.get("identical_text_ties"):
-            notes.setdefault(col, label(r))
-            notes[col] += (f"; {r['model']}: {r['identical_text_ties']:,} items tie a negative "
-                           "exactly (identical within its context)")
-    return [notes[c] for c in cols if c in notes]
-
-
-def missing_notes(results) -> list[str]:
-    """The benchmarks the scored runs' configs asked for that were never built, and why."""
-    from autocomp.bench.ledger import read_ledger
-
-    out = []
-    for run in dict.fromkeys(r.get("run") for r in results if r.get("format", "run") == "run"):
-        for name, why in (read_ledger(run).get("missing") or {}).items():
-            out.append(f"{name} not built ({why})")
-    return out
 
 
 def _subsampled(result: dict) -> bool:
@@ -221,84 +173,10 @@ def table5(results, labels=None) -> Table | None:
 
 
 def delta_text(a, b) -> str:
+    """a - b in points, signed ("+11.7", "-2.6", "0.0"); "-" where either is missing."""
     if a is None or b is None:
         return "-"
-    d = Decimal(repr(float(a) - float(b))).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
-    return f"+{d}" if d > 0 else str(d)
-
-
-def table6(results) -> list[Table]:
-    """Per attribute task: the share of confusion errors by the chosen negative's category,
-    a row per model type (the mean over its cells, with an interval), "Total" over the
-    encoders' cells only, and the baselines (reference, blind scorers) in rows of their
-    own, never in Total. A pick of a negative that means what the positive means is its own
-    category, not "swapped values"."""
-    from autocomp.eval.metrics import SAME_MEANING, TIED
-
-    categories = (*ATTRIBUTE_CATEGORIES, SAME_MEANING, TIED)
-    out = []
-    tasks = sorted({r["task"] for r in results if r["kind"] == "confusion"
-                    and any(k in ATTRIBUTE_CATEGORIES for k in
-                            r["metrics"].get("errors_by_category", {}))})
-    for task in tasks:
-        ns = sorted({r["n"] for r in results if r["task"] == task and r["kind"] == "confusion"})
-        per_family: dict[str, list[dict]] = defaultdict(list)
-        for r in results:
-            if r["task"] != task or r["kind"] != "confusion":
-                continue
-            errs = r["metrics"].get("errors_by_category", {})
-            if sum(errs.get(c, 0) for c in categories):
-                per_family[model_type(r)].append(
-                    {"n": r["n"], "counts": [errs.get(c, 0) for c in categories]})
-        aspect = next((r["aspect"] for r in results if r["task"] == task and r.get("aspect")),
-                      None)
-        header = ["Model type", *[h for n in ns for h in (
-            f"N={n} errors (cells)", *[f"N={n} {category_label(c, aspect)}"
-                                       for c in categories])]]
-        encoders = sorted(f for f in per_family if f not in BASELINES)
-        baselines = sorted(f for f in per_family if f in BASELINES)
-        total = [x for f in encoders for x in per_family[f]]
-        rows = [_share_row(f, per_family[f], ns) for f in encoders]
-        if encoders:
-            rows.append(_share_row("Total (encoders)", total, ns))
-        rows += [_share_row(f"{f} (baseline)", per_family[f], ns) for f in baselines]
-        pooled = ", ".join(encoders) or "none: no encoder results here"
-        out.append(Table(f"Table 6: {task}, share (%) of confusion errors by the chosen "
-                         f"negative's category, mean over the cells of each model type; "
-                         f"{INTERVAL_NOTE}", header, rows,
-                         [f"Total (encoders) pools the cells of: {pooled}. Baseline rows "
-                          "(reference and blind scorers) are shown apart and pooled into no "
-                          "total.",
-                          f"'{SAME_MEANING}': the negative chosen says what the positive "
-                          "says (an edit that changed nothing the caption asserts); such a "
-                          "pick is counted here, not as swapped values. "
-                          f"'{TIED}': the positive tied with negatives for the top score "
-                          "(wrong under the strict rule, but no negative was preferred).",
-                          "Intervals: Clopper-Pearson for one cell; for several, a "
-                          "bootstrap of each cell's errors, stratified by cell."]))
-    return out
-
-
-def _share_row(name: str, cells: list[dict], ns: list[int]) -> list[str]:
-    from autocomp.eval.intervals import mean_shares
-
-    row = [name]
-    for n in ns:
-        mine = [c["counts"] for c in cells if c["n"] == n]
-        if not mine:
-            row += ["-"] * (1 + len(ATTRIBUTE_CATEGORIES) + 2)
-            continue
-        row.append(f"{sum(map(sum, mine)):,} ({len(mine)})")
-        row += [ci(mean, interval) for mean, interval in mean_shares(mine)]
-    return row
-
-
-def category_label(category: str, aspect: dict | None) -> str:
-    """A Table 6 category in the task's own words ("same material / different objects")."""
-    if not aspect:
-        return category
-    return (category.replace("values", aspect["plural"])
-            .replace("value", aspect["name"]))
+    return signed(float(a) - float(b))
 
 
 def table8(results, labels=None) -> Table | None:

@@ -1,0 +1,97 @@
+"""Table 6: which negative a model picked when it got a confusion item wrong (attribute
+tasks), by the negative's edit category, averaged over the cells of each model type;
+encoders are totalled, baselines (reference and blind scorers) shown apart."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from autocomp.report.table import INTERVAL_NOTE, Table, ci
+
+ATTRIBUTE_CATEGORIES = ("swapped values", "same value / different objects",
+                        "same value / same object", "same object / different values")
+BASELINES = ("reference", "blind")  # scorer types that are not models under test
+
+
+def model_type(result: dict) -> str:
+    """The type the scorer declared (results written before it did: read off the spec)."""
+    if "model_type" in result:
+        return result["model_type"]
+    fam = result["model"].split(":", 1)[0]
+    if fam in ("reference", "blind"):
+        return fam
+    return "SigLIP" if "siglip" in result["model"].lower() else "CLIP"
+
+
+def table6(results) -> list[Table]:
+    """Per attribute task: the share of confusion errors by the chosen negative's category,
+    a row per model type (the mean over its cells, with an interval), "Total" over the
+    encoders' cells only, and the baselines (reference, blind scorers) in rows of their
+    own, never in Total. A pick of a negative that means what the positive means is its own
+    category, not "swapped values"."""
+    from autocomp.eval.metrics import SAME_MEANING, TIED
+
+    categories = (*ATTRIBUTE_CATEGORIES, SAME_MEANING, TIED)
+    out = []
+    tasks = sorted({r["task"] for r in results if r["kind"] == "confusion"
+                    and any(k in ATTRIBUTE_CATEGORIES for k in
+                            r["metrics"].get("errors_by_category", {}))})
+    for task in tasks:
+        ns = sorted({r["n"] for r in results if r["task"] == task and r["kind"] == "confusion"})
+        per_family: dict[str, list[dict]] = defaultdict(list)
+        for r in results:
+            if r["task"] != task or r["kind"] != "confusion":
+                continue
+            errs = r["metrics"].get("errors_by_category", {})
+            if sum(errs.get(c, 0) for c in categories):
+                per_family[model_type(r)].append(
+                    {"n": r["n"], "counts": [errs.get(c, 0) for c in categories]})
+        aspect = next((r["aspect"] for r in results if r["task"] == task and r.get("aspect")),
+                      None)
+        header = ["Model type", *[h for n in ns for h in (
+            f"N={n} errors (cells)", *[f"N={n} {category_label(c, aspect)}"
+                                       for c in categories])]]
+        encoders = sorted(f for f in per_family if f not in BASELINES)
+        baselines = sorted(f for f in per_family if f in BASELINES)
+        total = [x for f in encoders for x in per_family[f]]
+        rows = [_share_row(f, per_family[f], ns) for f in encoders]
+        if encoders:
+            rows.append(_share_row("Total (encoders)", total, ns))
+        rows += [_share_row(f"{f} (baseline)", per_family[f], ns) for f in baselines]
+        pooled = ", ".join(encoders) or "none: no encoder results here"
+        out.append(Table(f"Table 6: {task}, share (%) of confusion errors by the chosen "
+                         f"negative's category, mean over the cells of each model type; "
+                         f"{INTERVAL_NOTE}", header, rows,
+                         [f"Total (encoders) pools the cells of: {pooled}. Baseline rows "
+                          "(reference and blind scorers) are shown apart and pooled into no "
+                          "total.",
+                          f"'{SAME_MEANING}': the negative chosen says what the positive "
+                          "says (an edit that changed nothing the caption asserts); such a "
+                          "pick is counted here, not as swapped values. "
+                          f"'{TIED}': the positive tied with negatives for the top score "
+                          "(wrong under the strict rule, but no negative was preferred).",
+                          "Intervals: Clopper-Pearson for one cell; for several, a "
+                          "bootstrap of each cell's errors, stratified by cell."]))
+    return out
+
+
+def _share_row(name: str, cells: list[dict], ns: list[int]) -> list[str]:
+    from autocomp.eval.intervals import mean_shares
+
+    row = [name]
+    for n in ns:
+        mine = [c["counts"] for c in cells if c["n"] == n]
+        if not mine:
+            row += ["-"] * (1 + len(ATTRIBUTE_CATEGORIES) + 2)
+            continue
+        row.append(f"{sum(map(sum, mine)):,} ({len(mine)})")
+        row += [ci(mean, interval) for mean, interval in mean_shares(mine)]
+    return row
+
+
+def category_label(category: str, aspect: dict | None) -> str:
+    """A Table 6 category in the task's own words ("same material / different objects")."""
+    if not aspect:
+        return category
+    return (category.replace("values", aspect["plural"])
+            .replace("value", aspect["name"]))
