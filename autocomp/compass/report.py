@@ -60,10 +60,19 @@ def _signed(x: float, digits: int = 2) -> str:
     return text[1:] if float(text) == 0 else text
 
 
-def cluster_unit(d: Path) -> str:
-    """What a set's regressions cluster by: the image on Visual Genome; on a synthetic set
-    the concept (its minimal and contextual images share one)."""
-    return "image" if _source(d) == "VG" else "concept"
+def cluster_unit(source: str) -> str:
+    """What a set's regressions cluster by, from its source label (source_labels): the
+    image on Visual Genome; on a synthetic set the concept (its minimal and contextual
+    images share one)."""
+    return "image" if source.split(" (")[0] == "VG" else "concept"
+
+
+def _with_interval(accuracy: float, items: int) -> str:
+    """An R@1 (percent) of `items` items with its Clopper-Pearson interval."""
+    from autocomp.eval.intervals import exact
+    from autocomp.report.table import ci
+
+    return ci(accuracy, exact(round(accuracy * items / 100.0), items))
 
 
 def coefficient(cell: dict | None, fit: dict) -> str:
@@ -104,7 +113,7 @@ def tables(dirs: list[Path]) -> list[Table]:
     t2_rows, t3_rows, detail, vif_rows = [], [], [], []
     units = set()
     for d, src in zip(dirs, source_labels(dirs), strict=True):
-        unit = cluster_unit(d)
+        unit = cluster_unit(src)
         units.add(unit)
         for level, v in design_vifs(d).items():
             vif_rows.append([src, level, *[_vif(x) for x in v],
@@ -117,7 +126,8 @@ def tables(dirs: list[Path]) -> list[Table]:
                 else "-" for lv in ("OAR", "OA", "OR")]])
             for r in rows:
                 detail.append([model, src, r["level"], str(r["n"]), str(r["items"]),
-                               f"{r['decomp']:.1f}", f"{r['comp']:.1f}",
+                               _with_interval(r["decomp"], r["items"]),
+                               _with_interval(r["comp"], r["items"]),
                                f"{_signed(r['gap'], 1)} [{_signed(r['gap_ci'][0], 1)}, "
                                f"{_signed(r['gap_ci'][1], 1)}]", _signed(r["null"], 1),
                                f"thin (< {THIN})" if r["items"] < THIN else ""])
@@ -141,8 +151,9 @@ def tables(dirs: list[Path]) -> list[Table]:
                   "from its null: a random scorer's composed R@1 is 1/(negatives + 1) and "
                   "its decomposed R@1 1/2^pairs, so its gap is not 0."]),
            Table("Tables 6-8: per complexity, decomposed (D) and composed (C) R@1, the gap "
-                 "(95% interval in brackets, Newcombe's paired interval) and its null (a "
-                 "random scorer's expected gap on these items)",
+                 "(95% intervals in brackets: Clopper-Pearson for D and C, Newcombe's paired "
+                 "interval for the gap) and its null (a random scorer's expected gap on these "
+                 "items)",
                  ["Model", "Source", "Level", "N", "Items", "D", "C", "Δ", "Null Δ", "Note"],
                  detail),
            Table("Table 3: skill load, change in R@1 (points) per primitive, OLS with "
