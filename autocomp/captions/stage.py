@@ -26,6 +26,9 @@ class CaptionStage(ItemStage):
             self._writer = instantiate("writer", self.run.config.captions.writer, self.device)
         return self._writer
 
+    def release(self) -> None:
+        self._writer = None
+
     def items(self) -> list[Item]:
         """Every drawn concept; a swap partner is captioned with its original (its captions
         are derived from the original's, so the pair differs only in the swapped words)."""

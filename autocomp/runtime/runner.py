@@ -19,7 +19,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.layout import RunLayout
 from autocomp.core.records import write_jsonl, write_text
 from autocomp.runtime.parts import PartWriter, done_records
-from autocomp.runtime.stage import Deferred, ItemStage, Stage
+from autocomp.runtime.stage import Deferred, ItemStage, Stage, free_memory
 from autocomp.runtime.sync import STALL_TIMEOUT, WAIT_TIMEOUT, Peers
 
 
@@ -56,7 +56,8 @@ def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1, share=No
     if world_size == 1:
         for stage in stages:
             if stage.parallel:
-                run_stage(stage, progress=progress)
+                with released(stage):
+                    run_stage(stage, progress=progress)
                 merge(stage)
             else:
                 stage.run_once()
@@ -76,7 +77,8 @@ def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1, share=No
                 elif not last:
                     peers.wait_merged(stage.name, claim=False)
                 continue
-            run_stage(stage, rank, world_size, progress, done=done[stage.name])
+            with released(stage):
+                run_stage(stage, rank, world_size, progress, done=done[stage.name])
             peers.finished(stage.name)
             if peers.claim_merge(stage.name) or (not last and peers.wait_merged(stage.name)):
                 merge(stage, merged_by=rank)
@@ -84,6 +86,17 @@ def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1, share=No
                 merged_last = last
     finally:
         peers.close(merged_last)
+
+
+@contextlib.contextmanager
+def released(stage: Stage):
+    """Run the block, then release the stage's models and free their memory, however the
+    block ends (an error in the next stage must not find this one's models resident)."""
+    try:
+        yield
+    finally:
+        stage.release()
+        free_memory()
 
 
 def check_inputs(stages: list[Stage], chosen) -> None:

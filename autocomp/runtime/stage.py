@@ -7,7 +7,9 @@ it reads: a stage whose input has not run is refused) and `parallel`:
   merged records (`stats`); the runner owns sharding, resume, batching, progress, merging
   and timing;
 - a plain Stage runs once, in the launching process (`run`), and returns its counters.
-Heavy models are created on the first `process` call, never in `__init__`.
+Heavy models are created on the first `process` call, never in `__init__`, and dropped by
+`release` when the stage ends (the runner calls it, then frees what the models held), so
+one process never holds two stages' models at once.
 """
 
 from __future__ import annotations
@@ -55,6 +57,22 @@ class Stage:
     def run_once(self) -> dict:
         """A stage that is not parallel does all its work here; returns its counters."""
         raise NotImplementedError
+
+    def release(self) -> None:
+        """Drop every reference this stage holds to its models (called when it ends)."""
+
+
+def free_memory() -> None:
+    """Collect what released stages left (cycles included) and hand the CUDA cache back,
+    so the next stage's models find the memory free. Touches torch only when it is loaded."""
+    import gc
+    import sys
+
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
 
 
 class ItemStage(Stage):

@@ -49,6 +49,9 @@ class ImageStage(ItemStage):
                                           self.device)
         return self._generator
 
+    def release(self) -> None:
+        self._generator = None
+
     def items(self) -> list[Item]:
         concepts = {c.id: c for c in self.run.read("concepts")}
         out = []

@@ -40,6 +40,9 @@ class ValidateStage(ItemStage):
                                          self.device)
         return self._answerer
 
+    def release(self) -> None:
+        self._detector = self._answerer = None
+
     def items(self) -> list[Item]:
         concepts = {c.id: c for c in self.run.read("concepts")}
         return [Item(r.id, {"image": r, "concept": concepts[r.concept]})
