@@ -113,3 +113,73 @@ def test_every_stage_frees_its_models_before_the_next_starts(tmp_path, tiny_back
     # SD3's transformer, VAE and two text encoders; GroundingDINO, SAM2 and Gemma-3
     assert len(refs["images"]) >= 4 and alive_after["images"] == 0
     assert len(refs["validation"]) >= 3 and alive_after["validation"] == 0
+
+
+def _request(size_seed=0):
+    from autocomp.concepts.load import load_task
+    from autocomp.concepts.sampling import sample_concepts
+    from autocomp.synth.base import ImageRequest
+
+    task = load_task("shape_color")
+    out = []
+    for c in sample_concepts(task, 2, 2, seed=size_seed):
+        out.append(ImageRequest(c.id, c.graph, task, "minimal", c.seed, "a red cube"))
+    return out
+
+
+def test_vae_decodes_one_image_at_a_time_and_tiles_at_its_own_size(tiny_backends,
+                                                                   monkeypatch):
+    import numpy as np
+
+    from autocomp.synth.diffusers_gen import DiffusersGenerator
+
+    calls = []
+    whole = DiffusersGenerator(model=str(tiny_backends["sd3"]), size=32, steps=1,
+                               vae_slicing=False, device="cpu")
+    vae = whole.pipeline().vae
+    real = type(vae)._decode
+    monkeypatch.setattr(type(vae), "_decode",
+                        lambda self, z, *a, **k: calls.append(z.shape[0]) or real(self, z, *a,
+                                                                                   **k))
+    batch = whole.generate(_request())
+    assert calls == [2]  # the batch in one call
+    calls.clear()
+    sliced = DiffusersGenerator(model=str(tiny_backends["sd3"]), size=32, steps=1,
+                                device="cpu")
+    one = sliced.generate(_request())
+    assert calls == [1, 1]  # the default: one image at a time, the same images
+    for a, b in zip(batch, one, strict=True):
+        assert np.abs(np.asarray(a.image, int) - np.asarray(b.image, int)).max() <= 1
+
+    # the images are as large as the VAE's sample size (32 px here, 1024 px for SD3.5):
+    # diffusers' own tiling never applies there; a 16 px tile does
+    tiles = []
+    real_tiled = type(vae).tiled_decode
+    monkeypatch.setattr(type(vae), "tiled_decode", lambda self, z, *a, **k: tiles.append(
+        z.shape) or real_tiled(self, z, *a, **k))
+    tiled = DiffusersGenerator(model=str(tiny_backends["sd3"]), size=32, steps=1,
+                               vae_tiling=True, vae_tile=16, device="cpu")
+    out = tiled.generate(_request())
+    assert len(tiles) == 2 and out[0].meta["vae_tile"] == 16
+
+
+def test_detector_and_segmenter_load_in_the_dtype_asked_and_record_it(tiny_backends):
+    import numpy as np
+
+    from autocomp.validators.grounded_sam import GroundedSam2Detector
+
+    det = GroundedSam2Detector(detector_model=str(tiny_backends["dino"]),
+                               segmenter_model=str(tiny_backends["sam2"]), box_threshold=0.0,
+                               text_threshold=0.0, device="cpu", masks=True, dtype="bfloat16")
+    image = np.random.default_rng(0).integers(0, 255, (64, 64, 3), dtype=np.uint8)
+    found = det.detect_many([image, image], [["cube", "sphere"], ["cone"]])
+    assert found[0] and all(d.mask is not None and d.mask.shape == (64, 64) for d in found[0])
+    assert det.evidence() == {"detector_model": str(tiny_backends["dino"]),
+                              "detector_dtype": "bfloat16",
+                              "segmenter_model": str(tiny_backends["sam2"]),
+                              "segmenter_dtype": "bfloat16"}
+    cpu = GroundedSam2Detector(detector_model=str(tiny_backends["dino"]), device="cpu",
+                               masks=False)
+    cpu.detect(image, ["cube"])
+    assert cpu.evidence() == {"detector_model": str(tiny_backends["dino"]),
+                              "detector_dtype": "float32"}

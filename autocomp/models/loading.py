@@ -6,7 +6,8 @@ from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
 
 
-def _dtype(name: str, device: str):
+def torch_dtype(name: str, device: str):
+    """"auto" -> bfloat16 on a GPU, float32 on CPU; a torch dtype's name -> that dtype."""
     import torch
 
     if name == "auto":
@@ -70,7 +71,7 @@ def _load_pair(ref: str, device: str, dtype: str, trust_remote_code: bool, front
 
     T = transformers_module()
     check_config(ref, trust_remote_code, how)
-    asked = _dtype(dtype, device)
+    asked = torch_dtype(dtype, device)
     try:
         first = getattr(T, front).from_pretrained(ref, trust_remote_code=trust_remote_code)
         model = getattr(T, model_class).from_pretrained(

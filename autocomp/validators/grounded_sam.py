@@ -3,7 +3,9 @@ IDEA-Research/grounding-dino-tiny) is prompted with every object name in lower c
 "a. b. c.", box threshold 0.4 and text threshold 0.3; its boxes prompt SAM2 (default
 facebook/sam2.1-hiera-large) for real masks when a check reads them (background region
 "masks"; the paper's region is the boxes, so by default SAM2 is neither loaded nor run).
-Both load through transformers. Boxes, scores, labels and mask areas are kept as evidence.
+Both load through transformers, in bf16 on a GPU (`dtype: auto`; float32 on CPU), and the
+dtype each one loaded in goes into the evidence beside its boxes, scores, labels and mask
+areas. Box coordinates are post-processed in float32 whatever the model's dtype.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ class GroundedSam2Detector(OnDevice, Backend):
 
     def __init__(self, detector_model: str = DINO, segmenter_model: str = SAM2,
                  box_threshold: float = 0.4, text_threshold: float = 0.3,
-                 device: str | None = None, masks: bool | None = None):
+                 device: str | None = None, masks: bool | None = None, dtype: str = "auto"):
         self.dino_ref, self.sam_ref = detector_model, segmenter_model
+        self.dtype, self.loaded = dtype, {}
         self.box_threshold, self.text_threshold = box_threshold, text_threshold
         self.device, self.masks = device, masks  # None: when a check reads them
         self._dino = self._sam = None
@@ -62,19 +65,32 @@ class GroundedSam2Detector(OnDevice, Backend):
             if key in out and not 0 <= out[key] <= 1:
                 raise AutocompError(f"expected a number in [0, 1], got {out[key]}", file=file,
                                     field=f"{field}.{key}")
+        if out.get("dtype", "auto") not in ("auto", "bfloat16", "float16", "float32"):
+            raise AutocompError("expected auto, bfloat16, float16 or float32, got "
+                                f"{out['dtype']!r}", file=file, field=f"{field}.dtype")
+
+    def evidence(self) -> dict:
+        """The models and the dtypes they loaded in (for each record's objects check)."""
+        out = {"detector_model": self.dino_ref, "detector_dtype": self.loaded.get("detector")}
+        if self._sam is not None:
+            out.update(segmenter_model=self.sam_ref, segmenter_dtype=self.loaded.get("segmenter"))
+        return out
 
 
     def _load(self):
         if self._dino is not None:
             return self._dino, self._sam
         from autocomp.models.hub import not_available
-        from autocomp.models.loading import transformers_module
+        from autocomp.models.loading import loaded_dtype, torch_dtype, transformers_module
 
         T = transformers_module()
         self.bind_device("auto")
+        asked = torch_dtype(self.dtype, self.device)
         try:
             proc = T.AutoProcessor.from_pretrained(self.dino_ref)
-            model = T.AutoModelForZeroShotObjectDetection.from_pretrained(self.dino_ref)
+            model = T.AutoModelForZeroShotObjectDetection.from_pretrained(self.dino_ref,
+                                                                          dtype=asked)
+            self.loaded["detector"] = loaded_dtype(model, asked, f"model '{self.dino_ref}'")
             self._dino = (proc, model.to(self.device).eval())
         except (OSError, ValueError) as exc:
             raise not_available(self.dino_ref, self.dino_ref,
@@ -82,7 +98,9 @@ class GroundedSam2Detector(OnDevice, Backend):
         if self.masks is not False:  # on its own (no stage to ask), it segments
             try:
                 sproc = T.Sam2Processor.from_pretrained(self.sam_ref)
-                smodel = T.Sam2Model.from_pretrained(self.sam_ref)
+                smodel = T.Sam2Model.from_pretrained(self.sam_ref, dtype=asked)
+                self.loaded["segmenter"] = loaded_dtype(smodel, asked,
+                                                        f"model '{self.sam_ref}'")
                 self._sam = (sproc, smodel.to(self.device).eval())
             except (OSError, ValueError) as exc:
                 raise not_available(self.sam_ref, self.sam_ref,
@@ -105,7 +123,7 @@ class GroundedSam2Detector(OnDevice, Backend):
                 for im in images]
         enc = proc(images=pils, text=[grounding_prompt(names) for names in labels],
                    padding=True, return_tensors="pt")
-        enc = {k: v.to(self.device) for k, v in enc.items()}
+        enc = _on(enc, self.device, model.dtype)
         with torch.inference_mode():
             out = model(**enc)
         results = proc.post_process_grounded_object_detection(
@@ -136,8 +154,16 @@ class GroundedSam2Detector(OnDevice, Backend):
         sproc, smodel = sam
         enc = sproc(images=[pil], input_boxes=[[[float(v) for v in b] for b in boxes]],
                     return_tensors="pt")
-        enc = {k: v.to(self.device) for k, v in enc.items()}
+        sizes = enc["original_sizes"]
+        enc = _on(enc, self.device, smodel.dtype)
         with torch.inference_mode():
             out = smodel(**enc, multimask_output=False)
-        masks = sproc.post_process_masks(out.pred_masks.cpu(), enc["original_sizes"].cpu())[0]
+        masks = sproc.post_process_masks(out.pred_masks.float().cpu(), sizes.cpu())[0]
         return [m[0].numpy().astype(bool) for m in masks]
+
+
+def _on(enc, device: str, dtype) -> dict:
+    """The processor's tensors on `device`; pixel values and boxes in the model's dtype
+    (sizes and token ids keep theirs)."""
+    return {k: (v.to(device, dtype=dtype) if v.is_floating_point() else v.to(device))
+            for k, v in enc.items()}

@@ -69,6 +69,10 @@ class ValidateStage(ItemStage):
                    for it, detections in zip(ready, self._detect(ready, arrays), strict=True)]
         checked = dict(zip((it.id for it in ready), validate_images(samples, self.checks),
                            strict=True))
+        loaded = getattr(self.detector, "evidence", None) if ready else None
+        for results in checked.values():  # the detector's models and the dtypes they loaded
+            if loaded is not None and results and results[0].name == "objects":
+                results[0].evidence["detector"] = loaded()
         out = []
         for it in batch:
             img, concept = it.data["image"], it.data["concept"]
