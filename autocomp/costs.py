@@ -18,6 +18,7 @@ from __future__ import annotations
 # bf16 dense peak FLOP/s and memory bandwidth (bytes/s), SXM parts
 GPUS = {"A100": (312e12, 2.0e12), "H100": (989e12, 3.35e12), "H200": (989e12, 4.8e12),
         "L40S": (362e12, 0.864e12)}
+FP8 = {"H100": 1979e12, "H200": 1979e12, "L40S": 733e12}  # dense fp8 peak (no A100: none)
 UTILISATION = (0.55, 0.35)  # (best, worst) share of peak for compute-bound work
 DETECT_UTILISATION = (0.2, 0.05)  # a small model: launches and pre/post-processing dominate
 BANDWIDTH_SHARE = 0.7
@@ -33,9 +34,16 @@ IMAGE_TOKENS = 256  # Gemma-3's image tokens per image
 
 
 def dit_flops(width: int, blocks: int, size: int, steps: int, guidance: float) -> float:
+    return sum(dit_parts(width, blocks, size, steps, guidance))
+
+
+def dit_parts(width: int, blocks: int, size: int, steps: int,
+              guidance: float) -> tuple[float, float]:
+    """(linear-layer FLOPs, attention FLOPs) of one image: fp8 speeds up only the first."""
     tokens = (size // 16) ** 2 + TEXT_TOKENS
-    per_pass = 2 * 12 * width ** 2 * blocks * tokens + 4 * tokens ** 2 * width * blocks
-    return per_pass * steps * (2 if guidance > 1 else 1)
+    passes = steps * (2 if guidance > 1 else 1)
+    return (2 * 12 * width ** 2 * blocks * tokens * passes,
+            4 * tokens ** 2 * width * blocks * passes)
 
 
 def llm_params(model: str) -> float:
@@ -61,9 +69,15 @@ def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
         model = str(options.get("model", "stable-diffusion-3.5-large"))
         width, blocks = next((v for k, v in DITS.items() if k in model), DITS[
             "stable-diffusion-3.5-large"])
-        flops = dit_flops(width, blocks, int(options.get("size", 1024)),
-                          int(options.get("steps", 28)), float(options.get("guidance", 4.5)))
-        return compute(flops)
+        linear, attention = dit_parts(width, blocks, int(options.get("size", 1024)),
+                                      int(options.get("steps", 28)),
+                                      float(options.get("guidance", 4.5)))
+        if options.get("fp8"):
+            if gpu not in FP8:
+                raise ValueError(f"{gpu} has no fp8 tensor cores")
+            fast = tuple(linear / (FP8[gpu] * u) for u in UTILISATION)
+            return tuple(f + a for f, a in zip(fast, compute(attention), strict=True))
+        return compute(linear + attention)
     if unit == "detect":
         best, worst = compute(DINO_TINY + (SAM2_LARGE if masks else 0.0), DETECT_UTILISATION)
         return best + DECODE_PNG, worst + DECODE_PNG

@@ -41,12 +41,37 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     the build stage's options (store: how it stores items, default the config's
     build.store; partial: build although an earlier stage is unfinished)."""
     chosen = [n for n in ALL if n in stages]
-    built = make_stages(run, chosen, options={"build": build or {}})
+    built = make_stages(run, chosen, "auto", options={"build": build or {}})
     check_inputs(built, chosen)
+    if processes == 1:
+        check_memory(run, "auto")
     locks = {name: run.layout.stage_lock(name) for name in chosen}
     with holding(locks, "stage"):  # a second `autocomp run` refuses instead of redoing
         clean_orphans(run.dir)
         _run_all(run, built, processes, progress)
+
+
+def check_memory(run: Run, device: str) -> None:
+    """On a GPU, refuse before any model loads when a stage's planned peak (memory.py) is
+    larger than this GPU's memory; on CPU, or with no model to load, nothing to check."""
+    from autocomp import memory
+
+    if not memory.stage_rows(run.config):  # embedded or served backends: torch not needed
+        return
+    import torch
+
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if not device.startswith("cuda"):
+        return
+    from autocomp.core.errors import AutocompError
+
+    props = torch.cuda.get_device_properties(torch.device(device))
+    gib = memory.usable(props.total_memory / memory.GIB)
+    problems = memory.refusals(memory.fit(run.config, gib), props.name, gib)
+    if problems:
+        raise AutocompError("; ".join(problems) + " (autocomp run CONFIG --dry-run shows the "
+                            "plan)", file=run.dir / "config.yaml")
 
 
 def _run_all(run: Run, built: list, processes: int, progress: bool) -> None:
@@ -77,6 +102,7 @@ def worker(run_dir: Path, stages, progress: bool = True) -> None:
     run = Run.open(run_dir)
     launch_cfg = run.config.launch
     rank, world, share, device = distributed(launch_cfg.wait_timeout)
+    check_memory(run, device)
     run_stages(make_stages(run, stages, device), rank, world, share, progress,
                launch_cfg.wait_timeout, launch_cfg.stall_timeout)
 

@@ -1,15 +1,18 @@
-"""`autocomp run CONFIG --dry-run`: what a run will do and roughly what it will cost.
+"""`autocomp run CONFIG --dry-run`: what a run will do, what it will cost and whether each
+stage fits the GPU's memory.
 
-Two estimates side by side:
-- the paper's own measurements (Auto-Comp Table 18, 16 x A100, 100k concepts): captions
-  0.2 h, images 8.5 h, object/background check 0.8 h, VQA 0.1 h on the ~47% of images that
-  pass the object check. Its 4.9 s per image is below what an A100 can do for SD3.5-large
-  at 1024 px and 28 steps (1.75 PFLOP per image: 5.6 s at 100% of bf16 peak);
-- a range per GPU type from the work itself (costs.py): FLOPs per unit at the config's
-  sizes and steps over the GPU's bf16 peak at a stated utilisation, memory-bound decoding
-  over its bandwidth, and the CPU work that sits on the GPU's clock.
-`--cost FILE` replaces both with what scripts/bench_generate.py measured on your hardware.
-Embedded backends cost no GPU.
+- Cost: the headline is estimated from the work itself (costs.py), per GPU type, on the
+  launch's nodes x GPUs: FLOPs per unit at the config's sizes and steps over the GPU's
+  bf16 peak at a stated utilisation, memory-bound decoding over its bandwidth, and the
+  CPU work that sits on the GPU's clock. The paper's own figures (Auto-Comp Table 18, 16 x
+  A100) follow as a labelled comparison only: their 4.9 s per image is faster than an A100
+  can run SD3.5-large at 1024 px, 28 steps, with guidance (1.75 PFLOP per image: 5.6 s at
+  100% of bf16 peak). `--cost FILE` replaces the estimate with what
+  scripts/bench_generate.py measured on your hardware.
+- Throughput levers (run-only options) with their FLOP and memory effect.
+- Memory: memory.py's per-stage peak on each GPU; a stage that does not fit is refused
+  with the largest batch that does.
+Embedded and served backends cost no GPU here.
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autocomp import costs
+from autocomp import costs, memory
 from autocomp.config import RunConfig
 from autocomp.core import registry
 
-GPUS, CONCEPTS = 16, 100_000
+GPUS, CONCEPTS = 16, 100_000  # the paper's Table 18 run
 PAPER_COST = {  # GPU-seconds per unit (Auto-Comp Table 18)
     "caption": 0.2 * 3600 * GPUS / CONCEPTS,
     "image": 8.5 * 3600 * GPUS / CONCEPTS,
@@ -40,12 +43,17 @@ def _model(options: dict) -> str:
 
 
 def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = None,
-         gpus: tuple[str, ...] = ("A100", "H100")) -> dict:
-    cost, source = dict(PAPER_COST), "Auto-Comp Table 18 (A100)"
+         gpus: tuple[str, ...] = ("A100-80", "H100"), nodes: int = 1) -> dict:
+    """The plan of `cfg` on `nodes` nodes of `processes` GPUs each (default: the config's
+    processes), for each GPU in memory.CARDS named in `gpus`."""
+    for gpu in gpus:
+        memory.card(gpu)  # an unknown name is one line
+    paper = dict(PAPER_COST)
+    measured, source = {}, None
     if cost_file:
-        measured = json.loads(Path(cost_file).read_text(encoding="utf-8"))
-        cost.update({k: float(v) for k, v in measured.get("gpu_seconds", {}).items()})
-        source = f"{cost_file} ({measured.get('device', 'measured')})"
+        data = json.loads(Path(cost_file).read_text(encoding="utf-8"))
+        measured = {k: float(v) for k, v in data.get("gpu_seconds", {}).items()}
+        source = f"{cost_file} ({data.get('device', 'measured')})"
     counts = {f"{s.task} N={n}": s.count for s in cfg.concepts for n in s.n}
     concepts = sum(counts.values())
     images = 2 * concepts
@@ -56,33 +64,41 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
         ("validation: attributes", "answerer", cfg.validate.answerer,
          round(images * VQA_SHARE), "vqa"),
     ]
-    gpus = () if cost_file else gpus  # measured costs replace the estimate
     weights = [(n, s.count) for s in cfg.concepts for n in (s.n or (3,))]
     mean_n = sum(n * c for n, c in weights) / max(sum(c for _, c in weights), 1)
-    rows = []
+    masks = cfg.validate.region == "masks"
+    rows, image_options = [], {}
     for name, family, backend, units, key in stages:
-        embedded = backend.name in EMBEDDED
-        seconds = 0.0 if embedded else units * cost[key]
+        free = backend.name in EMBEDDED
         options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
         if key == "vqa":  # a generate call holds the questions of the batch's survivors
             options["batch_size"] = max(1, min(int(options.get("batch_size", 32)), round(
                 cfg.validate.batch_size * VQA_SHARE * mean_n)))
+        if key == "image":
+            image_options = options
         estimate = {}
         for gpu in gpus:
-            best, worst = (0.0, 0.0) if embedded else costs.seconds(
-                key, options, gpu, mean_n, cfg.validate.region == "masks")
+            best, worst = (0.0, 0.0) if free else costs.seconds(
+                key, options, memory.CARDS[gpu][1], mean_n, masks)
             estimate[gpu] = [round(units * best / 3600, 1), round(units * worst / 3600, 1)]
         rows.append({"stage": name, "backend": backend.name, "model": _model(options),
-                     "units": units, "gpu_hours": round(seconds / 3600, 2),
-                     "estimate": estimate})
-    procs = processes or cfg.processes
-    total = sum(r["gpu_hours"] for r in rows)
+                     "units": units, "estimate": estimate,
+                     "paper_hours": 0.0 if free else round(units * paper[key] / 3600, 2),
+                     "measured_hours": None if not measured else
+                     0.0 if free else round(units * measured.get(key, 0.0) / 3600, 2)})
+    per_node = processes or cfg.processes
+    total = per_node * nodes
     ranges = {gpu: [round(sum(r["estimate"][gpu][i] for r in rows), 1) for i in (0, 1)]
               for gpu in gpus}
     return {"name": cfg.name, "concepts": counts, "total_concepts": concepts,
-            "images": images, "stages": rows, "gpu_hours": round(total, 1),
-            "processes": procs, "wall_hours": round(total / max(procs, 1), 1),
-            "cost_source": source, "estimate": ranges,
+            "images": images, "stages": rows, "nodes": nodes, "per_node": per_node,
+            "processes": total, "estimate": ranges,
+            "paper_hours": round(sum(r["paper_hours"] for r in rows), 1),
+            "measured": None if not measured else {
+                "source": source, "hours": round(sum(r["measured_hours"] for r in rows), 1)},
+            "levers": levers(image_options, images, gpus,
+                             cfg.generate.generator.name in EMBEDDED),
+            "memory": {gpu: memory.fit(cfg, memory.card(gpu)[0]) for gpu in gpus},
             "utilisation": list(costs.UTILISATION),
             "settings": {"generator": dict(cfg.generate.generator.options),
                          "writer": dict(cfg.captions.writer.options),
@@ -93,27 +109,92 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                                         "region": cfg.validate.region}}}
 
 
+def levers(options: dict, images: int, gpus, embedded: bool) -> list[dict]:
+    """The images stage's GPU-hours on each GPU with each run-only lever (None: the GPU
+    cannot use it), and what it does to FLOPs and memory."""
+    if embedded:
+        return []
+    turbo = {**options, "model": "stabilityai/stable-diffusion-3.5-large-turbo", "steps": 4,
+             "guidance": 0.0}
+    out = []
+    for name, changed, effect in (
+            ("fp8", {**options, "fp8": True},
+             "linear layers at the fp8 peak (2x bf16), attention in bf16; denoiser weights "
+             "halved (generate.options.fp8: true; slightly different images)"),
+            ("draft", turbo,
+             f"stable-diffusion-3.5-large-turbo, 4 steps, no guidance: "
+             f"{_ratio(turbo, options):.0%} of the FLOPs (not the paper's images)")):
+        hours = {}
+        for gpu in gpus:
+            try:
+                best, worst = costs.seconds("image", changed, memory.CARDS[gpu][1])
+            except ValueError:  # no fp8 on this GPU
+                hours[gpu] = None
+                continue
+            hours[gpu] = [round(images * best / 3600, 1), round(images * worst / 3600, 1)]
+        out.append({"lever": name, "effect": effect, "hours": hours})
+    out.append({"lever": "compile", "hours": {},
+                "effect": "FLOPs and weights unchanged; the gain is utilisation, measured by "
+                          "scripts/bench_generate.py (generate.options.compile: true; the "
+                          "first batch compiles for minutes)"})
+    return out
+
+
+def _ratio(changed: dict, options: dict) -> float:
+    def flops(o):
+        return costs.dit_flops(2432, 38, int(o.get("size", 1024)), int(o.get("steps", 28)),
+                               float(o.get("guidance", 4.5)))
+
+    return flops(changed) / flops(options)
+
+
 def format_plan(p: dict) -> str:
     lines = [f"Run '{p['name']}': {p['total_concepts']:,} concepts, up to {p['images']:,} "
              "images (minimal + contextual)"]
     lines += [f"  {k:<24} {v:>9,}" for k, v in p["concepts"].items()]
     gpus = list(p["estimate"])
     head = "".join(f" {gpu + ' GPU-h':>16}" for gpu in gpus)
-    lines += ["", f"  {'stage':<24} {'backend':<20} {'units':>9} {'GPU-h':>8}{head}  model"]
+    lines += ["", f"  {'stage':<24} {'backend':<20} {'units':>9}{head} {'paper GPU-h':>12}"
+                  "  model"]
     for r in p["stages"]:
         est = "".join(f" {_range(r['estimate'][g]):>16}" for g in gpus)
-        lines.append(f"  {r['stage']:<24} {r['backend']:<20} {r['units']:>9,} "
-                     f"{r['gpu_hours']:>8.2f}{est}  {r['model']}")
-    lines += ["", f"Expected: {p['gpu_hours']} GPU-hours, about {p['wall_hours']} h on "
-                  f"{p['processes']} process(es); cost per unit from {p['cost_source']}."]
+        lines.append(f"  {r['stage']:<24} {r['backend']:<20} {r['units']:>9,}{est} "
+                     f"{r['paper_hours']:>12.2f}  {r['model']}")
+    where = (f"{p['processes']} GPU(s) ({p['nodes']} node(s) x {p['per_node']})")
     best, worst = p["utilisation"]
+    lines.append("")
+    if p["measured"]:
+        m = p["measured"]
+        lines.append(f"Expected (measured per unit in {m['source']}): {m['hours']:,} GPU-hours, "
+                     f"about {m['hours'] / p['processes']:,.1f} h on {where}.")
     for gpu, (low, high) in p["estimate"].items():
-        lines.append(f"Estimated from the work on {gpu}: {low:,.0f}-{high:,.0f} GPU-hours, "
-                     f"{low / p['processes']:,.0f}-{high / p['processes']:,.0f} h on "
-                     f"{p['processes']} process(es) (compute at {worst:.0%}-{best:.0%} of bf16 "
-                     "peak; decoding memory-bound; see autocomp/costs.py).")
+        lines.append(f"{'Estimated' if p['measured'] else 'Expected'} on {gpu}: "
+                     f"{low:,.0f}-{high:,.0f} GPU-hours, {low / p['processes']:,.0f}-"
+                     f"{high / p['processes']:,.0f} h on {where} (compute at {worst:.0%}-"
+                     f"{best:.0%} of bf16 peak, decoding memory-bound; autocomp/costs.py).")
+    lines.append(f"Paper, for comparison only (Auto-Comp Table 18, 16 x A100): "
+                 f"{p['paper_hours']:,} GPU-hours; its 4.9 s per image is above the A100's "
+                 "bf16 peak for SD3.5-large at 1024 px, 28 steps, guidance 4.5 (1.75 PFLOP: "
+                 "5.6 s at 100%).")
+    if p["levers"]:
+        lines += ["", "Throughput levers for the images stage (run-only options; its GPU-hours "
+                      "on " + ", ".join(gpus) + "):"]
+        for lever in p["levers"]:
+            cost = "; ".join(f"{g} {_range(h) if h else 'n/a (no fp8)'}"
+                             for g, h in lever["hours"].items())
+            lines.append(f"  {lever['lever']:<8} {cost + ': ' if cost else ''}{lever['effect']}")
+    for gpu, rows in p["memory"].items():
+        gib = memory.card(gpu)[0]
+        lines += ["", *memory.format_rows(rows, gpu, gib)]
+        lines += [f"  REFUSED: {line}" for line in memory.refusals(rows, gpu, gib)]
     lines.append("then: build (benchmarks, CPU, minutes)")
     return "\n".join(lines)
+
+
+def refused(p: dict) -> list[str]:
+    """Every stage that does not fit a GPU of the plan, one line each."""
+    return [line for gpu, rows in p["memory"].items()
+            for line in memory.refusals(rows, gpu, memory.card(gpu)[0])]
 
 
 def _range(pair) -> str:

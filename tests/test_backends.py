@@ -249,7 +249,8 @@ def test_dry_run_plan_uses_the_papers_costs_or_measured_ones(tmp_path):
                     '"detect": 0.0, "vqa": 0.0}}')
     out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--cost", str(cost),
                                     "--processes", "16"])
-    assert "224.8 GPU-hours" in out.output and "14.1 h on 16" in out.output
+    assert "Expected (measured per unit in" in out.output
+    assert "224.8 GPU-hours, about 14.1 h on 16 GPU(s)" in out.output
     assert not (tmp_path / "runs").exists()
 
 

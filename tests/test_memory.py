@@ -1,7 +1,9 @@
 """GPU memory as a plan: every stage's models are freed when the stage ends (weak
 references to them must be dead before the next stage starts), and the per-stage plan."""
 
+import re
 import weakref
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +185,121 @@ def test_detector_and_segmenter_load_in_the_dtype_asked_and_record_it(tiny_backe
     cpu.detect(image, ["cube"])
     assert cpu.evidence() == {"detector_model": str(tiny_backends["dino"]),
                               "detector_dtype": "float32"}
+
+
+# -- the per-stage plan --------------------------------------------------------------------
+CP = Path(__file__).parents[1] / "configs" / "autocomp-cp.yaml"
+
+
+def _cp(**generate):
+    """configs/autocomp-cp.yaml with its generate options changed."""
+    import yaml
+
+    from autocomp.config import parse_config
+
+    data = yaml.safe_load(CP.read_text())
+    data["generate"]["options"].update(generate)
+    return parse_config(data)
+
+
+def test_sd35_memory_arithmetic():
+    from autocomp import memory
+
+    row = next(r for r in memory.stage_rows(_cp()) if r["stage"] == "images")
+    # SD3.5-large: 8.06 B transformer, T5-XXL 4.762 B, CLIP-G 0.695 B, CLIP-L 0.124 B,
+    # VAE 0.084 B, in bf16
+    assert row["weights"] == pytest.approx(13.725e9 * 2 / 2 ** 30)
+    tokens = 64 * 64 + 333
+    denoise = [2 * 16 * tokens * 2432 * 2 * k / 2 ** 30 for k in (6, 10)]
+    assert row["activations"] == pytest.approx(denoise)  # sliced decode is smaller
+    whole = next(r for r in memory.stage_rows(_cp(vae_slicing=False)) if r["stage"] == "images")
+    one = 256 * 1024 * 1024 * 2  # the 256-channel map at full size, bf16
+    assert whole["activations"] == pytest.approx(
+        [(16 * one * k + 16 * 3 * 1024 ** 2 * 4) / 2 ** 30 for k in (3, 5.5)])
+    low, high = (a * 2 ** 30 / 1e9 for a in whole["activations"])
+    assert 25 < low < high < 50  # GB, the issue's 25-45 GB for 16 images at once
+    tiled = next(r for r in memory.stage_rows(_cp(vae_slicing=False, vae_tiling=True))
+                 if r["stage"] == "images")
+    assert "tiled" in tiled["what"] and tiled["activations"][1] < whole["activations"][1] / 3
+
+
+def test_dry_run_prints_each_stages_peak_and_refuses_a_batch_that_does_not_fit(tmp_path):
+    import yaml
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--gpu", "A100-80",
+                                    "--gpu", "H100"])
+    assert out.exit_code == 0, out.output
+    for gpu, usable in (("A100-80", "75.2"), ("H100", "74.9")):
+        assert f"GPU memory per process on {gpu} ({usable} GiB usable" in out.output
+    stages = re.findall(r"^  (captions|images|validation) +\d+\.\d +[\d.]+-[\d.]+ +"
+                        r"[\d.]+-[\d.]+ +\d+  yes", out.output, re.M)
+    assert stages == ["captions", "images", "validation"] * 2
+
+    # the whole batch through the VAE at once, 32 images: 25.6 GiB of weights + up to
+    # 88 GiB of decode on an 80 GB card
+    cfg = tmp_path / "big.yaml"
+    raw = yaml.safe_load(CP.read_text())
+    raw["generate"]["batch_size"] = 32
+    raw["generate"]["options"]["vae_slicing"] = False
+    cfg.write_text(yaml.safe_dump(raw))
+    out = CliRunner().invoke(main, ["run", str(cfg), "--dry-run", "--gpu", "A100-80"])
+    assert out.exit_code == 1
+    assert ("REFUSED: stage images needs up to 113.9 GiB at generate.batch_size 32, more than "
+            "the 75.2 GiB usable on A100-80: set generate.batch_size: 17") in out.output
+    assert "does not fit the GPU's memory" in out.output
+    out = CliRunner().invoke(main, ["run", str(cfg), "--dry-run", "--gpu", "H200"])
+    assert out.exit_code == 0 and "REFUSED" not in out.output
+
+
+def test_weights_are_counted_from_the_models_own_files(tiny_backends):
+    import json
+
+    import torch
+    from diffusers import DiffusionPipeline
+
+    from autocomp import memory
+
+    counted, source = memory.params(str(tiny_backends["sd3"]))
+    pipe = DiffusionPipeline.from_pretrained(str(tiny_backends["sd3"]), text_encoder_3=None,
+                                             tokenizer_3=None)
+    for name, part in pipe.components.items():
+        if isinstance(part, torch.nn.Module):
+            assert counted[name] == sum(p.numel() for p in part.state_dict().values())
+    assert source == "its weights" and set(counted) == {"transformer", "vae", "text_encoder",
+                                                        "text_encoder_2"}
+    cfg = json.loads((tiny_backends["gemma_lm"] / "config.json").read_text())
+    cfg = cfg.get("text_config", cfg)
+    layers, kv, _, hidden, _ = memory.llm_shape(str(tiny_backends["gemma_lm"]))
+    assert (layers, kv, hidden) == (cfg["num_hidden_layers"], cfg["num_key_value_heads"],
+                                    cfg["hidden_size"])
+    assert memory.params("google/gemma-3-12b-it") == ({"model": 12.19e9}, "model card")
+
+
+def test_a_gpu_run_is_refused_before_any_model_loads(tmp_path, monkeypatch):
+    import torch
+    import yaml
+
+    from autocomp.config import load_config
+    from autocomp.core.errors import AutocompError
+    from autocomp.pipeline import check_memory
+    from autocomp.run import Run
+
+    raw = yaml.safe_load(CP.read_text())
+    raw["generate"]["options"]["vae_slicing"] = False
+    (tmp_path / "cp.yaml").write_text(yaml.safe_dump(raw))
+    run = Run.create(load_config(tmp_path / "cp.yaml"), tmp_path / "run")
+
+    class Card:
+        name, total_memory = "A100-SXM4-40GB", 40960 * 2 ** 20
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: Card)
+    with pytest.raises(AutocompError, match=r"stage images needs up to .* on A100-SXM4-40GB: "
+                                            r"set generate.batch_size: 4"):
+        check_memory(run, "cuda:0")
+    check_memory(run, "cpu")  # nothing to check on CPU
+    Card.total_memory = 81920 * 2 ** 20
+    check_memory(run, "auto")  # fits an 80 GB card

@@ -12,6 +12,9 @@ from autocomp.cli import options
 from autocomp.config import STORES
 from autocomp.core.errors import AutocompError
 from autocomp.core.registry import stage_names
+from autocomp.memory import CARDS
+
+GPU_CARDS = tuple(CARDS)
 
 PROCESSES = click.option(
     "--processes", type=click.IntRange(min=1), default=None,
@@ -68,7 +71,12 @@ def _go(run, stages, processes, no_progress, report: bool, build: dict | None = 
               help="Print the plan (stages, models, counts, expected GPU-hours); run nothing.")
 @click.option("--cost", type=click.Path(path_type=Path, exists=True), default=None,
               help="With --dry-run: per-unit GPU seconds measured by scripts/bench_generate.py.")
-def run(config, output, processes, no_progress, stages, dry_run, cost):
+@click.option("--gpu", "gpus", multiple=True, type=click.Choice(GPU_CARDS),
+              help="With --dry-run: plan cost and memory for this GPU (repeatable; default "
+                   "A100-80 and H100). A stage that does not fit is refused (exit status 1).")
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --dry-run: nodes of --processes GPUs each, for the wall-clock hours.")
+def run(config, output, processes, no_progress, stages, dry_run, cost, gpus, nodes):
     """Run every stage of CONFIG (a YAML file, or a built-in name such as `demo`):
     concepts, captions, images, validation, benchmarks; print the survival funnel."""
     from autocomp.config import load_config
@@ -77,9 +85,13 @@ def run(config, output, processes, no_progress, stages, dry_run, cost):
 
     cfg = load_config(config_path(config))
     if dry_run:
-        from autocomp.plan import format_plan, plan
+        from autocomp.plan import format_plan, plan, refused
 
-        click.echo(format_plan(plan(cfg, cost, processes)))
+        p = plan(cfg, cost, processes, tuple(gpus) or ("A100-80", "H100"), nodes)
+        click.echo(format_plan(p))
+        if refused(p):
+            raise AutocompError("a stage does not fit the GPU's memory (REFUSED above): "
+                                "change the batch size it names, then plan again")
         return
     chosen = ALL
     if stages:
