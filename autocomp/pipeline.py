@@ -13,10 +13,13 @@ for the user; on a cluster, start `python -m autocomp.pipeline RUN_DIR` under yo
 from __future__ import annotations
 
 import argparse
+import os
+from contextlib import ExitStack
 from pathlib import Path
 
 from autocomp.core import registry
-from autocomp.core.locks import holding
+from autocomp.core.errors import AutocompError
+from autocomp.core.locks import held_by, holding
 from autocomp.run import Run
 from autocomp.runtime.launch import clean_orphans, distributed, launch, need_accelerate
 from autocomp.runtime.runner import check_inputs, run_stages
@@ -64,7 +67,6 @@ def check_memory(run: Run, device: str) -> None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if not device.startswith("cuda"):
         return
-    from autocomp.core.errors import AutocompError
 
     props = torch.cuda.get_device_properties(torch.device(device))
     gib = memory.usable(props.total_memory / memory.GIB)
@@ -93,18 +95,36 @@ def _run_parallel(run: Run, stages: list, processes: int, progress: bool) -> Non
     if processes == 1:
         run_stages(stages, progress=progress)
         return
-    args = [str(run.dir), "--stages", ",".join(s.name for s in stages)]
+    args = [str(run.dir), "--stages", ",".join(s.name for s in stages),
+            "--lock-held-by", str(os.getpid())]  # this process holds the stage locks
     launch("autocomp.pipeline", args, processes, run.dir)
 
 
-def worker(run_dir: Path, stages, progress: bool = True) -> None:
-    """One launched process: the named parallel stages on this rank's ids."""
+def worker(run_dir: Path, stages, progress: bool = True, lock_held_by: str | None = None) -> None:
+    """One launched process: the named parallel stages on this rank's ids. Rank 0 holds
+    the stages' locks for the launch, as `autocomp run` does, so a second launch on the
+    same run (an overlapping SLURM submission) is refused on every rank instead of doing
+    the same work twice; `lock_held_by`: the pid of the `autocomp run` that started this
+    launch and holds them already."""
     run = Run.open(run_dir)
     launch_cfg = run.config.launch
     rank, world, share, device = distributed(launch_cfg.wait_timeout)
     check_memory(run, device)
-    run_stages(make_stages(run, stages, device), rank, world, share, progress,
-               launch_cfg.wait_timeout, launch_cfg.stall_timeout)
+    with ExitStack() as stack:
+        refused = None
+        if rank == 0:
+            locks = {name: run.layout.stage_lock(name) for name in stages}
+            mine = {n: p for n, p in locks.items()
+                    if lock_held_by is None or held_by(p) != lock_held_by}
+            try:
+                stack.enter_context(holding(mine, "stage"))
+            except AutocompError as exc:
+                refused = str(exc)
+        refused = share(refused)
+        if refused:
+            raise AutocompError(refused)
+        run_stages(make_stages(run, stages, device), rank, world, share, progress,
+                   launch_cfg.wait_timeout, launch_cfg.stall_timeout)
 
 
 def main(argv=None) -> None:
@@ -114,12 +134,16 @@ def main(argv=None) -> None:
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--stages", default=",".join(parallel))
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--lock-held-by", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     stages = [s for s in args.stages.split(",") if s]
     unknown = [s for s in stages if s not in parallel]
     if unknown:
         parser.error(f"unknown stage(s) {', '.join(unknown)} (known: {', '.join(parallel)})")
-    worker(args.run_dir, stages, progress=not args.no_progress)
+    try:
+        worker(args.run_dir, stages, not args.no_progress, args.lock_held_by)
+    except AutocompError as exc:
+        raise SystemExit(f"autocomp: {exc}") from None
 
 
 if __name__ == "__main__":

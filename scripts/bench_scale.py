@@ -40,25 +40,27 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _caption_chunk(args):
-    run_dir, records = args
+def _caption_rank(args):
+    """One rank of the captions stage, through the runtime's own sharding and part files."""
+    run_dir, rank, world = args
     from autocomp.captions.stage import CaptionStage
     from autocomp.run import Run
-    from autocomp.runtime.stage import Item
+    from autocomp.runtime.runner import run_stage
 
-    stage = CaptionStage(Run.open(Path(run_dir)))
-    return stage.process([Item(r["id"], r) for r in records])
+    return run_stage(CaptionStage(Run.open(Path(run_dir))), rank, world, progress=False)
 
 
 def step_build(out: Path, scale: float, processes: int) -> dict:
     from multiprocessing import get_context
 
     from autocomp.bench.build import build
+    from autocomp.captions.stage import CaptionStage
     from autocomp.concepts.stage import make_concepts
     from autocomp.config import parse_config
-    from autocomp.core.records import write_jsonl
-    from autocomp.core.scene import SceneGraph
+    from autocomp.core.records import TRACKS, write_jsonl
+    from autocomp.core.run_records import ImageRecord, ValidationRecord
     from autocomp.run import Run
+    from autocomp.runtime.runner import merge
     from autocomp.synth.base import ImageRequest
     from autocomp.synth.procedural import ProceduralGenerator
 
@@ -79,33 +81,33 @@ def step_build(out: Path, scale: float, processes: int) -> dict:
     from autocomp.language.grammar import indefinite_article
 
     indefinite_article("cube")  # inflect's import (seconds) once, before the workers fork
-    size = -(-len(records) // (processes * 8))
-    chunks = [(str(run.dir), records[i:i + size]) for i in range(0, len(records), size)]
+    stage = CaptionStage(run)
     with get_context("fork").Pool(processes) as pool:
-        caps = [r for part in pool.map(_caption_chunk, chunks) for r in part]
-    write_jsonl(run.dir / "captions" / "merged.jsonl", caps)
+        pool.map(_caption_rank, [(str(run.dir), r, processes) for r in range(processes)])
+    merge(stage)
     times["captions"] = time.perf_counter() - t
 
     t = time.perf_counter()
     gen = ProceduralGenerator(64, stand_ins=True)
+    concepts = run.read("concepts")
     pool_paths = []
-    for i, r in enumerate(records[:POOL]):
-        img = gen.generate_one(ImageRequest(r["id"], SceneGraph.from_dict(r["graph"]),
-                                            run.tasks[r["task"]], "minimal", r["seed"], ""))
+    for i, c in enumerate(concepts[:POOL]):
+        img = gen.generate_one(ImageRequest(c.id, c.scene, run.tasks[c.task], "minimal", c.seed,
+                                            ""))
         rel = f"images/pool/{i}.png"
         (run.dir / rel).parent.mkdir(parents=True, exist_ok=True)
         img.image.save(run.dir / rel)
         pool_paths.append(rel)
     images, validation = [], []
-    for i, r in enumerate(records):
-        for track in ("minimal", "contextual"):
-            rec = {"id": f"{r['id']}-{track}", "concept": r["id"], "task": r["task"],
-                   "n": r["n"], "track": track, "image": pool_paths[i % len(pool_paths)],
-                   "seed": r["seed"]}
-            images.append(rec)
-            validation.append({**rec, "passed": True, "failed_at": None, "checks": []})
-    write_jsonl(run.dir / "images" / "merged.jsonl", images)
-    write_jsonl(run.dir / "validation" / "merged.jsonl", validation)
+    for i, c in enumerate(concepts):
+        for track in TRACKS:
+            image_id, rel = f"{c.id}-{track}", pool_paths[i % len(pool_paths)]
+            images.append(ImageRecord(image_id, c.id, c.task, c.n, track, c.seed, rel, 64, 64,
+                                      [], {}).to_dict())
+            validation.append(ValidationRecord(image_id, c.id, c.task, c.n, track, rel, True,
+                                               None, []).to_dict())
+    write_jsonl(run.layout.merged("images"), images)
+    write_jsonl(run.layout.merged("validation"), validation)
     times["images (stand-in pool)"] = time.perf_counter() - t
 
     t = time.perf_counter()

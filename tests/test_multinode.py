@@ -2,6 +2,7 @@
 peer's timeout, a killed rank loses only its batch in flight, and a relaunch with another
 number of processes does exactly the unfinished items."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -118,3 +119,29 @@ def test_a_rank_whose_launcher_died_stops(tmp_path):
     while _running(pid) and time.time() < deadline:
         time.sleep(0.1)
     assert not _running(pid)
+
+
+def test_heartbeats_do_not_trust_another_hosts_clock(tmp_path):
+    """A live peer whose files look hours old (its clock behind, or a stale NFS attribute
+    cache) is not declared dead; a dead one whose files look fresh (its clock ahead) is."""
+    me = Peers(tmp_path, "t", 0, 3, wait_timeout=60, stall=0.6, beat=0.05, poll=0.05)
+    live = Peers(tmp_path, "t", 1, 3, wait_timeout=60, stall=60, beat=0.05, poll=0.05)
+    dead = Peers(tmp_path, "t", 2, 3, wait_timeout=60, stall=60, beat=0.05, poll=0.05)
+    dead.close()  # stops beating: its counter no longer changes
+    try:
+        me.finished("images")
+        past, future = time.time() - 7200, time.time() + 7200
+        start, seen_dead = time.monotonic(), None
+        while time.monotonic() - start < 3 and seen_dead is None:
+            for rank, when in ((1, past), (2, future)):
+                with contextlib.suppress(FileNotFoundError):
+                    os.utime(tmp_path / ".sync" / "t" / f"alive-{rank}", (when, when))
+            found = me._dead("images")
+            assert 1 not in found  # beats every 0.05 s, two hours "old"
+            if 2 in found:
+                seen_dead = time.monotonic() - start
+            time.sleep(0.05)
+        assert seen_dead is not None and seen_dead >= 0.6  # after `stall`, not at once
+    finally:
+        me.close()
+        live.close()

@@ -51,6 +51,22 @@ def holding(paths: dict, what: str):
         yield
 
 
+def held_by(path: Path) -> str | None:
+    """The pid written in the lock file `path` while another process holds it (flock, so
+    also across the nodes of an NFS or Lustre mount that honours flock); None when free."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    with open(path, "a+") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            return fh.read().strip() or "?"
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return None
+
+
 def _open_lock(path: Path):
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

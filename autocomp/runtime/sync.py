@@ -2,7 +2,7 @@
 filesystem, never through a collective that a slow rank would time out.
 
 One launch shares a token (broadcast once, at start). Under `<run>/.sync/<token>/`:
-  alive-<rank>           touched every few seconds by a thread while the rank lives
+  alive-<rank>           a counter a thread rewrites every few seconds while the rank lives
   <stage>.done-<rank>    the rank has finished its share of the stage
   <stage>.merging        created (exclusively) by the rank that merges: the last to finish
   <stage>.merged         the merged records are written; the next stage may start
@@ -12,6 +12,11 @@ never killed by a peer's timeout, and a rank that died (no heartbeat for `stall`
 makes its peers stop with one line that says how to resume. Work is never lost: the part
 files hold every finished batch, and a relaunch (any number of processes) shares the
 unfinished items out again.
+
+No rank trusts another host's clock, nor file times that an NFS attribute cache may serve
+stale: a peer is alive while the counter in its alive file keeps changing, timed on this
+rank's own monotonic clock (a file is read afresh on every open: close-to-open
+consistency), so clocks skewed by hours between nodes change nothing.
 """
 
 from __future__ import annotations
@@ -42,8 +47,9 @@ class Peers:
         self._stop = threading.Event()
         self._parent = os.getppid()  # the launcher: when it dies, this rank stops too
         self._thread = threading.Thread(target=self._beat, daemon=True)
-        self._touch(f"alive-{rank}")
-        self.started = time.time()
+        self._beats = 0
+        self._seen: dict[int, tuple[str | None, float]] = {}  # peer -> (counter, since)
+        self._alive()
         self._thread.start()
 
     def close(self, last: bool = False) -> None:
@@ -60,7 +66,7 @@ class Peers:
             if os.getppid() != self._parent:
                 self._orphaned()
             try:
-                self._touch(f"alive-{self.rank}")
+                self._alive()
             except OSError:  # the launch's folder went: nothing left to signal
                 return
 
@@ -80,7 +86,20 @@ class Peers:
             os._exit(70)
 
     def _touch(self, name: str) -> None:
-        (self.dir / name).touch()  # creates it, or sets its mtime to now
+        (self.dir / name).touch()  # a marker: only whether it exists is ever read
+
+    def _alive(self) -> None:
+        """The next value of this rank's counter, written whole (temp file + rename)."""
+        self._beats += 1
+        tmp = self.dir / f".alive-{self.rank}.tmp"
+        tmp.write_text(f"{self._beats}\n")
+        os.replace(tmp, self.dir / f"alive-{self.rank}")
+
+    def _counter(self, rank: int) -> str | None:
+        try:
+            return (self.dir / f"alive-{rank}").read_text()
+        except FileNotFoundError:
+            return None
 
     # -- a stage -----------------------------------------------------------------------
     def finished(self, stage: str) -> None:
@@ -108,20 +127,20 @@ class Peers:
         """Until some rank has merged `stage`; True when this rank is to merge it after all
         (`claim`: every rank finished and none claimed it). A dead peer or the wait timeout
         is one line."""
-        start = time.time()
+        start = time.monotonic()
         while not (self.dir / f"{stage}.merged").exists():
             if claim and self.claim_merge(stage):
                 return True
-            self._check(stage, time.time() - start)
+            self._check(stage, time.monotonic() - start)
             time.sleep(self.poll)
         return False
 
     def wait_all(self, stage: str) -> None:
         """Until every rank has finished `stage` (nobody merges); a dead peer or the wait
         timeout is one line."""
-        start = time.time()
+        start = time.monotonic()
         while not self.all_finished(stage):
-            self._check(stage, time.time() - start)
+            self._check(stage, time.monotonic() - start)
             time.sleep(self.poll)
 
     def _check(self, stage: str, waited: float) -> None:
@@ -144,17 +163,19 @@ class Peers:
         return [r for r in range(self.world) if not (self.dir / f"{stage}.done-{r}").exists()]
 
     def _dead(self, stage: str) -> list[int]:
-        """Peers that have not finished `stage` (or are merging it) and show no life."""
-        now = time.time()
+        """Peers that have not finished `stage` (or are merging it) and whose counter has
+        not changed for `stall` seconds of this rank's clock (a peer that never wrote one
+        counts from when this rank first looked)."""
+        now = time.monotonic()
         suspects = self._pending(stage)
         with contextlib.suppress(FileNotFoundError, ValueError):
             suspects.append(int((self.dir / f"{stage}.merging").read_text() or -1))
         out = []
         for r in sorted(set(suspects) - {-1, self.rank}):
-            try:
-                last = (self.dir / f"alive-{r}").stat().st_mtime
-            except FileNotFoundError:
-                last = self.started
-            if now - last > self.stall:
+            value = self._counter(r)
+            last = self._seen.get(r)
+            if last is None or last[0] != value:
+                self._seen[r] = (value, now)
+            elif now - last[1] > self.stall:
                 out.append(r)
         return out
