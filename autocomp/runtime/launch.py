@@ -46,10 +46,21 @@ def distributed(timeout: float | None = None):
 
 
 def launch_command(module: str, args: list[str], processes: int) -> list[str]:
-    """`accelerate launch` of `python -m module *args` in `processes` processes."""
+    """`accelerate launch` of `python -m module *args` in `processes` processes, meeting on
+    a free port (two runs on one node must not both take accelerate's default 29500)."""
     return [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
             "--num_processes", str(processes), "--num_machines", "1",
+            "--main_process_port", str(free_port()),
             "--mixed_precision", "no", "--dynamo_backend", "no", "-m", module, *args]
+
+
+def free_port() -> int:
+    """A TCP port no process listens on now (the kernel's pick)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def need_accelerate() -> None:
