@@ -13,6 +13,7 @@ import yaml
 from autocomp import __version__
 from autocomp.config import RunConfig, parse_config
 from autocomp.core.errors import AutocompError
+from autocomp.core.heap import paused
 from autocomp.core.layout import RunLayout
 from autocomp.core.locks import locked
 from autocomp.core.records import read_jsonl, write_text
@@ -84,6 +85,10 @@ class Run:
         return {task.name: task for task in self.task_of_spec.values()}
 
     def records(self, stage: str) -> list[dict]:
+        with paused():  # acyclic JSON: a collection could free nothing (core/heap.py)
+            return self._records(stage)
+
+    def _records(self, stage: str) -> list[dict]:
         """The merged records of a stage (empty when it has not run). The part files are
         the truth: a merged file that is missing, shorter or longer than them, or damaged,
         is read from them instead (in the stage's input order), with a warning; nothing
@@ -110,7 +115,9 @@ class Run:
         """The merged records of a stage as their typed records (core/run_records.py)."""
         cls = RECORDS[stage]
         where = self.layout.merged(stage)
-        return [rec for r in self.records(stage) for rec in cls.expand(r, where)]
+        records = self.records(stage)
+        with paused():
+            return [rec for r in records for rec in cls.expand(r, where)]
 
     def _from_parts(self, stage: str) -> list[dict]:
         from autocomp.core import registry

@@ -21,7 +21,7 @@ def test_bench_scale_runs_at_a_tiny_scale(tmp_path):
     # Table 2's half-sizes per track x 0.002, rounded: 63 + 6 + 69 + 13 concepts
     assert concepts == 151 and items > concepts
     for step in ("concepts", "captions", "images (stand-in pool)", "build stage (compact)",
-                 "total"):
+                 "total", "autocomp stages"):
         assert re.search(rf"build  {re.escape(step)} +\d+\.\d s", text), step
     assert re.search(r"store  compact bench [\d.]+ MiB", text)
     assert len(re.findall(r"eval   .* peak RSS [\d,]+ MiB", text)) == 3  # ref x 2, clip

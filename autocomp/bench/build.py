@@ -21,6 +21,7 @@ from contextlib import ExitStack
 from autocomp.bench.pairs import KIND, winoground_items
 from autocomp.bench.store import compact_item, expand
 from autocomp.core.errors import AutocompError
+from autocomp.core.heap import paused
 from autocomp.core.layout import BenchFile
 from autocomp.core.records import TRACKS, atomic_open, dumps, write_jsonl, write_text
 from autocomp.core.scene import SceneGraph
@@ -102,7 +103,7 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
     # that kind (the config check refuses such N for the other tasks before anything runs)
     skipped: dict[str, int] = defaultdict(int)
     ledger = Ledger()
-    with _Writers(layout.root) as out:
+    with _Writers(layout.root) as out, paused():  # plain data: nothing cyclic to collect
         for cid, concept in concepts.items():  # concept order = config order
             tracks = passed.get(cid, {})
             if not tracks or concept.partner_of:  # a swap partner: in winoground items only
@@ -129,9 +130,11 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
                 for track in tracks:
                     ledger.drop(BenchFile(task.name, concept.n, track, kind),
                                 ABOVE_MAX_NEGATIVES)
+            minimal = task.minimal_caption(graph) if kinds and "minimal" in tracks else None
             for kind in kinds:
                 for track in tracks:
-                    row = compact_item(tracks[track], concept, cap, task, track, kind, paired)
+                    row = compact_item(tracks[track], concept, cap, task, track, kind, paired,
+                                       minimal)
                     out.write(BenchFile(task.name, concept.n, track, kind).relative,
                               expand(row, task, limit=run.config.build.max_negatives)
                               if store == "full" else row)

@@ -33,11 +33,16 @@ VERSION = 1  # of the compact row; a reader refuses a version it does not know
 NEEDS = {"task": str, "n": int, "kind": str, "positive": str, "graph": dict}
 
 
-def compact_item(v, concept, cap, task, track: str, kind: str, paired: bool) -> dict:
+def compact_item(v, concept, cap, task, track: str, kind: str, paired: bool,
+                 minimal: str | None = None) -> dict:
     """The stored form of one benchmark item (its validation, concept and caption
-    records): what its negatives are made from."""
-    positive = (task.minimal_caption(concept.scene) if track == "minimal"
-                else cap.contextual)
+    records): what its negatives are made from. `minimal`: the concept's minimal caption
+    as the task renders it now (rendered here when not given), so positive and negatives
+    come from one renderer."""
+    if track == "minimal":
+        positive = minimal if minimal is not None else task.minimal_caption(concept.scene)
+    else:
+        positive = cap.contextual
     return {"id": f"{v.id}-{kind}", "concept": concept.id, "task": task.name,
             "n": concept.n, "track": track, "kind": kind, "image": v.image,
             "graph": concept.graph, "paired": paired, "positive": positive,

@@ -7,6 +7,7 @@ import itertools
 import math
 import random
 from dataclasses import dataclass
+from functools import cached_property
 
 from autocomp.concepts.task import Task
 from autocomp.core.errors import AutocompError
@@ -20,7 +21,7 @@ class Concept:
     n: int
     graph: SceneGraph
 
-    @property
+    @cached_property  # hashed once: the sampler, the record and the seed all ask
     def id(self) -> str:
         """Stable id: a hash of the task name and the scene graph."""
         return hashlib.sha256(f"{self.task}\n{self.graph.to_json()}".encode()).hexdigest()[:16]

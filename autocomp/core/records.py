@@ -109,6 +109,15 @@ def write_jsonl(path: Path, records: Iterable[dict]) -> int:
     return count
 
 
+def loads(line: bytes):
+    """One JSON value: orjson, or json for what orjson refuses (NaN); ValueError if neither
+    reads it."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
 def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, record) for each record of a JSON-lines file (orjson, several times
     faster than json at the paper's sizes; a line orjson refuses, e.g. with NaN, is read by

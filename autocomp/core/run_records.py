@@ -18,14 +18,19 @@ def _names(cls) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
 
 
+@functools.cache
+def _required(cls) -> frozenset[str]:
+    return frozenset(n for n in _names(cls) if n not in cls.OPTIONAL)
+
+
 class Record:
     OPTIONAL: tuple[str, ...] = ()  # left out of the JSON when None
 
     @classmethod
     def from_dict(cls, data: dict, where=None):
-        names = [f.name for f in fields(cls)]
-        missing = [n for n in names if n not in data and n not in cls.OPTIONAL]
-        if missing:
+        names = _names(cls)
+        if not _required(cls) <= data.keys():
+            missing = [n for n in names if n not in data and n not in cls.OPTIONAL]
             raise AutocompError(f"a {cls.__name__} without field '{missing[0]}' (record "
                                 f"{data.get('id', '?')})", file=where)
         return cls(**{n: data.get(n) for n in names})

@@ -10,14 +10,14 @@ with a temp name and a rename.
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from autocomp.core.heap import paused
 from autocomp.core.layout import PART_GLOB, part_name
-from autocomp.core.records import dumps
+from autocomp.core.records import dumps, loads
 
 
 def part_path(stage_dir: Path, rank: int) -> Path:
@@ -40,8 +40,8 @@ def read_part(path: Path) -> Iterator[dict]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except ValueError:
+            record = loads(line)
+        except (ValueError, RecursionError):
             record = None
         if not isinstance(record, dict) or "id" not in record:
             bad.append(number)
@@ -71,9 +71,10 @@ def repair(path: Path) -> int:
 def done_records(stage_dir: Path) -> dict[str, dict]:
     """Every complete record of every rank's part file, by id (first one wins)."""
     out: dict[str, dict] = {}
-    for path in part_files(stage_dir):
-        for record in read_part(path):
-            out.setdefault(record["id"], record)
+    with paused():
+        for path in part_files(stage_dir):
+            for record in read_part(path):
+                out.setdefault(record["id"], record)
     return out
 
 

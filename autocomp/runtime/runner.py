@@ -16,6 +16,7 @@ import time
 import uuid
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.heap import long_lived
 from autocomp.core.layout import RunLayout
 from autocomp.core.records import write_jsonl, write_text
 from autocomp.runtime.parts import PartWriter, done_records
@@ -139,7 +140,7 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
         if bar is not None:
             bar.update(len(records))
 
-    with PartWriter(stage_dir, rank) as writer:
+    with PartWriter(stage_dir, rank) as writer, long_lived():
         pending = None  # one batch whose records wait on the stage's writer (Deferred)
         try:
             for i in range(0, len(todo), stage.batch_size):

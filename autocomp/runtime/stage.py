@@ -14,6 +14,7 @@ one process never holds two stages' models at once.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -65,7 +66,6 @@ class Stage:
 def free_memory() -> None:
     """Collect what released stages left (cycles included) and hand the CUDA cache back,
     so the next stage's models find the memory free. Touches torch only when it is loaded."""
-    import gc
     import sys
 
     gc.collect()
