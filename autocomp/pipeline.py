@@ -47,20 +47,21 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     built = make_stages(run, chosen, "auto", options={"build": build or {}})
     check_inputs(built, chosen)
     if processes == 1:
-        check_memory(run, "auto")
+        check_memory(run, "auto", chosen)
     locks = {name: run.layout.stage_lock(name) for name in chosen}
     with holding(locks, "stage"):  # a second `autocomp run` refuses instead of redoing
         clean_orphans(run.dir)
         _run_all(run, built, processes, progress)
 
 
-def check_memory(run: Run, device: str) -> None:
-    """On a GPU, refuse before any model loads when a stage's planned peak (memory.py) is
-    larger than this GPU's memory; on CPU, or with no model to load, nothing to check."""
+def check_memory(run: Run, device: str, stages) -> None:
+    """On a GPU, refuse before any model loads when the planned peak (memory.py) of one of
+    `stages` is larger than this GPU's memory; on CPU, or with no model to load, nothing
+    to check."""
     from autocomp import memory
 
-    if not memory.stage_rows(run.config):  # embedded or served backends: torch not needed
-        return
+    if not any(r["stage"] in stages for r in memory.stage_rows(run.config)):
+        return  # embedded or served backends: torch is not even imported
     import torch
 
     if device == "auto":
@@ -70,7 +71,8 @@ def check_memory(run: Run, device: str) -> None:
 
     props = torch.cuda.get_device_properties(torch.device(device))
     gib = memory.usable(props.total_memory / memory.GIB)
-    problems = memory.refusals(memory.fit(run.config, gib), props.name, gib)
+    rows = [r for r in memory.fit(run.config, gib) if r["stage"] in stages]
+    problems = memory.refusals(rows, props.name, gib)
     if problems:
         raise AutocompError("; ".join(problems) + " (autocomp run CONFIG --dry-run shows the "
                             "plan)", file=run.dir / "config.yaml")
@@ -109,7 +111,7 @@ def worker(run_dir: Path, stages, progress: bool = True, lock_held_by: str | Non
     run = Run.open(run_dir)
     launch_cfg = run.config.launch
     rank, world, share, device = distributed(launch_cfg.wait_timeout)
-    check_memory(run, device)
+    check_memory(run, device, stages)
     with ExitStack() as stack:
         refused = None
         if rank == 0:

@@ -299,7 +299,8 @@ def test_a_gpu_run_is_refused_before_any_model_loads(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: Card)
     with pytest.raises(AutocompError, match=r"stage images needs up to .* on A100-SXM4-40GB: "
                                             r"set generate.batch_size: 4"):
-        check_memory(run, "cuda:0")
-    check_memory(run, "cpu")  # nothing to check on CPU
+        check_memory(run, "cuda:0", ["captions", "images"])
+    check_memory(run, "cuda:0", ["concepts", "captions"])  # no image stage here: it fits
+    check_memory(run, "cpu", ["images"])  # nothing to check on CPU
     Card.total_memory = 81920 * 2 ** 20
-    check_memory(run, "auto")  # fits an 80 GB card
+    check_memory(run, "auto", ["images"])  # fits an 80 GB card
