@@ -14,6 +14,17 @@ def tasks():
                                                 "relative_size")}
 
 
+def hf_cached(repo: str) -> bool:
+    """Whether the Hugging Face cache holds `repo` (nothing is downloaded)."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        snapshot_download(repo, local_files_only=True)
+        return True
+    except Exception:
+        return False
+
+
 def built_run(folder, config: str, name: str = "run"):
     """A run made from config text in `folder`, every stage of the embedded pipeline done."""
     from autocomp.config import load_config

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import hf_cached
 
 from autocomp import memory
 
@@ -33,18 +34,8 @@ def _gpus() -> int:
         return 0
 
 
-def _cached(repo: str) -> bool:
-    try:
-        from huggingface_hub import snapshot_download
-
-        snapshot_download(repo, local_files_only=True)
-        return True
-    except Exception:
-        return False
-
-
 def needs(*repos, gpus: int = 1):
-    return pytest.mark.skipif(_gpus() < gpus or not all(_cached(r) for r in repos),
+    return pytest.mark.skipif(_gpus() < gpus or not all(hf_cached(r) for r in repos),
                               reason=f"needs {gpus} GPU(s)" + (f" and {', '.join(repos)} in "
                                                                "the HF cache" if repos else ""))
 

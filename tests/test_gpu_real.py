@@ -3,19 +3,10 @@ in the local Hugging Face cache (nothing is downloaded)."""
 
 import numpy as np
 import pytest
+from conftest import hf_cached
 
 from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
-
-
-def _cached(repo: str) -> bool:
-    try:
-        from huggingface_hub import snapshot_download
-
-        snapshot_download(repo, local_files_only=True)
-        return True
-    except Exception:
-        return False
 
 
 def _gpu() -> bool:
@@ -28,7 +19,7 @@ def _gpu() -> bool:
 
 
 def needs(*repos):
-    return pytest.mark.skipif(not _gpu() or not all(_cached(r) for r in repos),
+    return pytest.mark.skipif(not _gpu() or not all(hf_cached(r) for r in repos),
                               reason=f"needs a GPU and {', '.join(repos)} in the HF cache")
 
 
@@ -110,7 +101,7 @@ def test_every_table4_model_loads_and_ranks_a_plain_caption(spec):
 
     scorer = load_scorer(spec, device="cuda")
     repo = scorer._repo() if scorer.family == "open_clip" else scorer.name
-    if not _gpu() or not _cached(repo):
+    if not _gpu() or not hf_cached(repo):
         pytest.skip(f"needs a GPU and {repo} in the HF cache")
     image = Image.new("RGB", (448, 448), "white")
     image.paste(Image.new("RGB", (220, 220), (220, 20, 20)), (114, 114))
