@@ -167,6 +167,10 @@ def format_plan(p: dict) -> str:
         m = p["measured"]
         lines.append(f"Expected (measured per unit in {m['source']}): {m['hours']:,} GPU-hours, "
                      f"about {m['hours'] / p['processes']:,.1f} h on {where}.")
+    if not p["paper_hours"] and not any(high for _, high in p["estimate"].values()):
+        lines.append("No GPU work: every backend is embedded (CPU).")
+        lines.append("then: build (benchmarks, CPU, minutes)")
+        return "\n".join(lines)
     for gpu, (low, high) in p["estimate"].items():
         lines.append(f"{'Estimated' if p['measured'] else 'Expected'} on {gpu}: "
                      f"{low:,.0f}-{high:,.0f} GPU-hours, {low / p['processes']:,.0f}-"

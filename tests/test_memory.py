@@ -252,6 +252,9 @@ def test_dry_run_prints_each_stages_peak_and_refuses_a_batch_that_does_not_fit(t
     assert "does not fit the GPU's memory" in out.output
     out = CliRunner().invoke(main, ["run", str(cfg), "--dry-run", "--gpu", "H200"])
     assert out.exit_code == 0 and "REFUSED" not in out.output
+    out = CliRunner().invoke(main, ["run", "demo", "--dry-run"])  # embedded backends
+    assert out.exit_code == 0 and "No GPU work: every backend is embedded (CPU)." in out.output
+    assert "GPU memory" not in out.output and "Paper, for comparison" not in out.output
 
 
 def test_weights_are_counted_from_the_models_own_files(tiny_backends):
