@@ -180,7 +180,9 @@ def images(options: dict, batch: int) -> dict:
     out_image = batch * 3 * size ** 2 * 4
     decode = [(at_once * widest * k + out_image) / GIB for k in DECODE_MAPS]
     acts = [max(d, v) for d, v in zip(denoise, decode, strict=True)]
-    return {"weights": weights, "activations": acts, "source": source,
+    levers = [lever for lever, on in (("generate.options.vae_slicing: true", at_once == 1),
+                                      ("vae_tiling: true", side != size)) if not on]
+    return {"weights": weights, "activations": acts, "source": source, "levers": levers,
             "what": f"denoise {_range(denoise)}, VAE decode {_range(decode)} "
                     f"({at_once} image(s) at once{', tiled' if side != size else ''})"}
 
@@ -308,8 +310,8 @@ def refusals(rows: list[dict], where: str, gib: float) -> list[str]:
             continue
         fix = (f"set {r['field']}: {r['largest']}" if r["largest"] else
                "even a batch of 1 does not fit: a larger GPU, cpu_offload or fp8")
-        if r["stage"] == "images":
-            fix += " (or generate.options.vae_slicing: true, vae_tiling: true)"
+        if r.get("levers"):
+            fix += f" (or {', '.join(r['levers'])})"
         out.append(f"stage {r['stage']} needs up to {r['peak'][1]:.1f} GiB at {r['field']} "
                    f"{r['batch']}, more than the {gib:.1f} GiB usable on {where}: {fix}")
     return out

@@ -32,7 +32,7 @@ PAPER_COST = {  # GPU-seconds per unit (Auto-Comp Table 18)
     "vqa": 0.1 * 3600 * GPUS / 47_000,
 }
 VQA_SHARE = 0.47  # images that reach the VQA check (paper, Table 3 average)
-EMBEDDED = {"template", "procedural", "color-blobs", "pixels"}
+EMBEDDED = memory.EMBEDDED
 
 
 def _model(options: dict) -> str:
