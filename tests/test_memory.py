@@ -307,3 +307,26 @@ def test_a_gpu_run_is_refused_before_any_model_loads(tmp_path, monkeypatch):
     check_memory(run, "cpu", ["images"])  # nothing to check on CPU
     Card.total_memory = 81920 * 2 ** 20
     check_memory(run, "auto", ["images"])  # fits an 80 GB card
+
+
+def test_bf16_detections_are_thresholded_and_placed_in_float32(tiny_backends, monkeypatch):
+    """The model may run in bf16; its scores and boxes reach post-processing in float32."""
+    import numpy as np
+    import torch
+
+    from autocomp.validators.grounded_sam import GroundedSam2Detector
+
+    det = GroundedSam2Detector(detector_model=str(tiny_backends["dino"]), device="cpu",
+                               masks=False, dtype="bfloat16", box_threshold=0.0,
+                               text_threshold=0.0)
+    (proc, model), _ = det._load()
+    seen = []
+    real = type(proc).post_process_grounded_object_detection
+
+    def spy(self, outputs, *args, **kwargs):
+        seen.append((outputs.logits.dtype, outputs.pred_boxes.dtype))
+        return real(self, outputs, *args, **kwargs)
+
+    monkeypatch.setattr(type(proc), "post_process_grounded_object_detection", spy)
+    det.detect(np.full((64, 64, 3), 200, np.uint8), ["cube"])
+    assert model.dtype == torch.bfloat16 and seen == [(torch.float32, torch.float32)]

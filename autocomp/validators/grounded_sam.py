@@ -5,7 +5,7 @@ facebook/sam2.1-hiera-large) for real masks when a check reads them (background 
 "masks"; the paper's region is the boxes, so by default SAM2 is neither loaded nor run).
 Both load through transformers, in bf16 on a GPU (`dtype: auto`; float32 on CPU), and the
 dtype each one loaded in goes into the evidence beside its boxes, scores, labels and mask
-areas. Box coordinates are post-processed in float32 whatever the model's dtype.
+areas. Scores and boxes are post-processed in float32 whatever the model's dtype.
 """
 
 from __future__ import annotations
@@ -126,6 +126,9 @@ class GroundedSam2Detector(OnDevice, Backend):
         enc = _on(enc, self.device, model.dtype)
         with torch.inference_mode():
             out = model(**enc)
+        # scores and boxes in float32: in bf16 a 1024 px coordinate is off by up to 4 px,
+        # and a score next to the 0.4 threshold may round across it
+        out.logits, out.pred_boxes = out.logits.float(), out.pred_boxes.float()
         results = proc.post_process_grounded_object_detection(
             out, enc["input_ids"], threshold=self.box_threshold,
             text_threshold=self.text_threshold,
