@@ -170,3 +170,55 @@ def test_a_page_that_cannot_be_written_is_one_line(page, tmp_path):
                                     "--no-figure", "--html", str(blocker / "report.html")])
     assert got.exit_code != 0 and "cannot write the page" in got.output
     assert str(blocker / "report.html") in got.output and "Traceback" not in got.output
+
+
+def test_nothing_outside_the_run_reaches_the_page(tmp_path):
+    """A crafted run folder: figures/ holding a link to a private key, a link to an image
+    outside, a text file named .png and a FIFO; bench items naming an image by ../ and by
+    an absolute path. Only the run's own decodable images are embedded, and the FIFO does
+    not hang the report."""
+    import base64
+    import os
+    import subprocess
+    import sys
+
+    from PIL import Image
+
+    run = built_run(tmp_path, CONFIG)
+    summarize(run)
+    got = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:random"])
+    assert got.exit_code == 0, got.output
+    secret = tmp_path / "id_ed25519"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nhunter2\n")
+    outside = tmp_path / "outside.png"
+    Image.new("RGB", (8, 8), (250, 10, 10)).save(outside)
+    figures = run.dir / "results" / "figures"
+    figures.mkdir(parents=True, exist_ok=True)
+    (figures / "key.png").symlink_to(secret)
+    (figures / "outside.png").symlink_to(outside)
+    (figures / "notes.png").write_text("not an image: hunter3")
+    os.mkfifo(figures / "fifo.png")
+    own = sorted(p.name for p in (run.dir / "figures").glob("*.png"))
+    assert own  # the run's own figures: these are embedded
+    for i, (_, path) in enumerate(run.layout.benchmark_files()):
+        rows = [json.loads(x) for x in path.read_text().splitlines()]
+        for j, row in enumerate(rows):
+            row["image"] = "../../outside.png" if (i + j) % 2 else str(outside)
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    html = tmp_path / "page.html"
+    done = subprocess.run([sys.executable, "-m", "autocomp", "report",
+                           str(run.dir / "results"), "--html", str(html)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = html.read_text(encoding="utf-8")
+    for leaked in ("hunter2", "hunter3", base64.b64encode(secret.read_bytes()).decode()[:40],
+                   base64.b64encode(outside.read_bytes()).decode()[:40]):
+        assert leaked not in text
+    drawn = [p for p in figures.glob("*.png")  # e.g. the report's own min_vs_ctx
+             if p.name not in ("key.png", "outside.png", "notes.png", "fifo.png")]
+    assert text.count('<figure><img src="data:image/png;base64,') == len(own) + len(drawn)
+    assert "4 file(s) in figures/ not embedded: not a readable image inside its folder" in text
+    blob = re.search(r'<script id="images" type="application/json">(.*?)</script>', text,
+                     re.S)
+    assert blob is not None and json.loads(blob.group(1)) == {}  # no gallery image at all
+    assert "image not shown: not a readable image inside the run" in text

@@ -8,7 +8,9 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import re
+import stat
 from html import escape
 from importlib import resources
 from pathlib import Path
@@ -20,30 +22,62 @@ from autocomp.report.failures import Section
 THUMB = 192  # px, the longer side of a gallery image
 
 
-def data_uri(path: Path, thumb: int | None = THUMB) -> str | None:
-    """The image as a data: URI (a JPEG thumbnail, or the PNG as it is); None if unreadable."""
+def inside(path: Path, root: Path) -> Path | None:
+    """`path` with its links followed, when that is a regular file inside `root` (also
+    followed); None otherwise. A page a user shares may only carry the run's own images:
+    never a file that a crafted run folder links to or names by ../ or an absolute path."""
     try:
-        if thumb is None:
-            return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
-        from PIL import Image
-
-        with Image.open(path) as im:
-            im = im.convert("RGB")
-            im.thumbnail((thumb, thumb))
-            buf = io.BytesIO()
-            im.save(buf, format="JPEG", quality=85)
-    except (OSError, ValueError):
+        real, base = Path(path).resolve(strict=True), Path(root).resolve(strict=True)
+        return real if real.is_relative_to(base) and stat.S_ISREG(real.stat().st_mode) else None
+    except (OSError, RuntimeError):  # missing, a link loop
         return None
-    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _figures(paths: list[Path]) -> str:
-    out = []
-    for path in paths:
-        uri = data_uri(path, thumb=None)
+def data_uri(path: Path, root: Path, thumb: int | None = THUMB) -> str | None:
+    """The image as a data: URI, decoded and encoded again (a JPEG thumbnail, or the whole
+    image as PNG), so only pixels reach the page; None unless `path` is a decodable image
+    inside `root` (inside). The file is opened without blocking: a FIFO in its place is
+    no regular file and is never read."""
+    from PIL import Image
+
+    real = inside(path, root)
+    if real is None:
+        return None
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            with Image.open(fh) as im:
+                im.load()
+                im = im.convert("RGBA" if thumb is None and "A" in im.getbands() else "RGB")
+                buf = io.BytesIO()
+                if thumb is None:
+                    im.save(buf, format="PNG")
+                else:
+                    im.thumbnail((thumb, thumb))
+                    im.save(buf, format="JPEG", quality=85)
+    except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError):
+        return None
+    kind = "png" if thumb is None else "jpeg"
+    return f"data:image/{kind};base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+def _figures(figures: list[tuple[Path, Path]]) -> str:
+    """(figure, the folder it belongs to) -> the figures section; the files left out are
+    counted and named under it."""
+    out, refused = [], []
+    for path, root in figures:
+        uri = data_uri(path, root, thumb=None)
         if uri:
             out.append(f'<figure><img src="{uri}" alt="{escape(path.stem)}">'
                        f"<figcaption>{escape(str(path))}</figcaption></figure>")
+        else:
+            refused.append(path)
+    if refused:
+        names = ", ".join(str(p) for p in refused[:5]) + (" ..." if len(refused) > 5 else "")
+        out.append(f'<p class="note">{len(refused)} file(s) in figures/ not embedded: not '
+                   f"a readable image inside its folder ({escape(names)})</p>")
     return "\n".join(out) or '<p class="empty">No figures.</p>'
 
 
@@ -82,9 +116,10 @@ def _gallery(sections: list[Section], images: dict[str, str]) -> str:
             for f in c.shown:
                 key = str(f["image"]) if f["image"] else ""
                 if key and key not in images:
-                    images[key] = data_uri(Path(f["image"])) or ""
+                    images[key] = data_uri(Path(f["image"]), s.run) or ""
                 img = (f'<img data-img="{escape(key)}" alt="image of {escape(f["id"])}">'
-                       if images.get(key) else '<span class="empty">image not readable</span>')
+                       if images.get(key) else '<span class="empty">image not shown: not a '
+                       "readable image inside the run</span>")
                 chosen = (f'<div class="chosen tie">tie: the positive and {f["tied_with"]} '
                           'negative(s) scored the same, none above it</div>'
                           if f.get("tied_with") else
@@ -106,7 +141,7 @@ def _gallery(sections: list[Section], images: dict[str, str]) -> str:
 
 
 def write_html(path: Path, title: str, subtitle: str, tables: list, skipped: list[str],
-               figures: list[Path], sections: list[Section]) -> Path:
+               figures: list[tuple[Path, Path]], sections: list[Section]) -> Path:
     images: dict[str, str] = {}
     body = ['<h2 id="tables">Tables</h2>',
             *(f'<div class="scroll">{t.html()}</div>' for t in tables)]
@@ -141,7 +176,8 @@ def report_page(path: Path, folders: list[Path], results: list[dict], labels: di
 
     sections = gallery(results, labels, gallery_size)
     runs = list(dict.fromkeys(s.run for s in sections if s.run is not None))
-    figures = [p for d in [*folders, *runs] for p in sorted((Path(d) / "figures").glob("*.png"))]
+    figures = [(p, Path(d)) for d in [*folders, *runs]
+               for p in sorted((Path(d) / "figures").glob("*.png"))]
     names = ", ".join(str(f) for f in folders)
     write_html(path, "autocomp report", f"Results: {names}", tables, skipped, figures,
                sections)
