@@ -11,9 +11,11 @@ TABLE_FORMATS = ("md", "csv", "latex")
 
 
 def output(required: bool = False, help: str = "Output folder."):
-    """-o/--output (also --out): where a command writes."""
+    """-o/--output (also --out): where a command writes. No default when required: click
+    >= 8.2 takes an explicit `default=None` as a value and would not enforce `required`."""
+    default = {} if required else {"default": None}
     return click.option("-o", "--output", "--out", "output", type=click.Path(path_type=Path),
-                        required=required, default=None, help=help)
+                        required=required, help=help, **default)
 
 
 def _device(ctx, param, value):
