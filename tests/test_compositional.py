@@ -418,3 +418,17 @@ def test_a_format_plugin_written_before_text_only_still_opens(tmp_path, monkeypa
     monkeypatch.setattr(registry, "resolve", lambda family, name: old_opener)
     assert open_suite(tmp_path, "tsv", text_only=True) == "suite"
     assert seen == [(tmp_path, None)]
+
+
+def test_a_non_utf8_line_is_one_error_and_a_byte_order_mark_is_read(winoground):
+    path = winoground / "data" / "examples.jsonl"
+    text = path.read_bytes()
+    path.write_bytes(b"\xef\xbb\xbf" + text)  # saved by a Windows editor: still read
+    _check_winoground(_score(open_suite(winoground)))
+    lines = text.splitlines(keepends=True)
+    lines[2] = lines[2].replace(b"a red cup", b"a r\xe9d cup")  # latin-1, not UTF-8
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(AutocompError) as err:
+        _score(open_suite(winoground))
+    assert "examples.jsonl" in str(err.value) and "line 3" in str(err.value)
+    assert "not UTF-8 text" in str(err.value)

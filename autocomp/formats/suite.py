@@ -203,11 +203,20 @@ def _read_inside(path: str, root: Path | None) -> bytes:
 
 
 def jsonl_rows(path: Path):
-    """The objects of a JSONL file; a bad line is one error naming it."""
+    """The objects of a JSONL file (a UTF-8 byte-order mark at its start is allowed); a
+    line that is not UTF-8 or not JSON is one error naming it."""
     import json
 
-    with open(path, encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
+    with open(path, "rb") as fh:
+        for i, raw in enumerate(fh, start=1):
+            if i == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise AutocompError(f"not UTF-8 text (byte {exc.start + 1} of the line: "
+                                    f"{raw[exc.start:exc.start + 1]!r}); save the file as "
+                                    "UTF-8", file=path, entry=f"line {i}") from None
             if line.strip():
                 try:
                     yield json.loads(line)
