@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import platform
 import sys
 from functools import cached_property
@@ -50,15 +51,23 @@ class Run:
         resolved = _resolved(config)
         layout = RunLayout(directory)
         path = layout.config
-        directory.mkdir(parents=True, exist_ok=True)
-        with locked(layout.config_lock):  # two runs started at once: one config
-            changes = []
-            if path.exists():
-                old = read_yaml(path) or {}
-                changes = _run_only_changes(old, resolved, path)
-            text = yaml.safe_dump({**resolved, "provenance": {**provenance(), **(
-                {"changes": changes} if changes else {})}}, sort_keys=False)
-            write_text(path, text)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            with locked(layout.config_lock):  # two runs started at once: one config
+                changes = []
+                if path.exists():
+                    old = read_yaml(path) or {}
+                    changes = _run_only_changes(old, resolved, path)
+                text = yaml.safe_dump({**resolved, "provenance": {**provenance(), **(
+                    {"changes": changes} if changes else {})}}, sort_keys=False)
+                write_text(path, text)
+        except OSError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            raise AutocompError(
+                f"cannot write to the run folder ({exc.strerror or exc}): `autocomp status`, "
+                "`eval --output DIR` and `report` read a read-only run; to run stages, copy "
+                "it somewhere writable", file=directory) from None
         return cls.open(directory)
 
     @classmethod

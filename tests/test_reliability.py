@@ -520,3 +520,52 @@ def test_build_refuses_a_partial_run_and_eval_redoes_changed_benchmarks(tmp_path
     assert "redo   reference:oracle shape_color-n2/minimal-swap (the result does not say" \
         in old.output
     assert "skip" in runner.invoke(main, args).output
+
+
+def _read_only(monkeypatch, folder):
+    """Writes under `folder` fail as on a read-only mount (root writes anywhere here)."""
+    import builtins
+    import errno
+    import os
+
+    real_open, real_os_open = builtins.open, os.open
+    root = str(folder)
+
+    def refuse(path):
+        if os.path.abspath(str(path)).startswith(root):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and any(c in mode for c in "wax+"):
+            refuse(file)
+        return real_open(file, mode, *args, **kwargs)
+
+    def fake_os_open(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            refuse(path)
+        return real_os_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(os, "open", fake_os_open)
+
+
+def test_a_read_only_run_is_one_line_and_its_report_still_comes(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    from conftest import built_run
+
+    from autocomp.cli import main
+
+    config = ("name: ro\nconcepts:\n  - {task: shape_color, n: [2], count: 6}\n"
+              "generate: {options: {size: 64}}\n")
+    run = built_run(tmp_path, config)
+    got = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:random"])
+    assert got.exit_code == 0, got.output
+    _read_only(monkeypatch, run.dir)
+    again = CliRunner().invoke(main, ["run", str(tmp_path / "run.yaml"), "--output",
+                                      str(run.dir), "--no-progress"])
+    assert again.exit_code == 1 and isinstance(again.exception, SystemExit), again.exception
+    assert "cannot write to the run folder (Read-only file system)" in again.output
+    page = tmp_path / "page.html"
+    rep = CliRunner().invoke(main, ["report", str(run.dir / "results"), "--html", str(page)])
+    assert rep.exit_code == 0, (rep.output, rep.exception)
+    assert "figure not written: cannot write" in rep.output and page.is_file()

@@ -71,8 +71,13 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
         click.echo(f"csv: {write_csv(csv_path, results, labels)}")
     if figure:
         ours = [r for r in results if r.get("format", "run") not in EXTERNAL]
-        path = min_vs_ctx_figure(ours, Path(results_dirs[0]) / "figures" / "min_vs_ctx.png",
-                                 labels)
+        target = Path(results_dirs[0]) / "figures" / "min_vs_ctx.png"
+        try:
+            path = min_vs_ctx_figure(ours, target, labels)
+        except OSError as exc:  # a read-only results folder: the tables and page still come
+            path = None
+            click.echo(f"figure not written: cannot write {target.parent} "
+                       f"({exc.strerror or exc}); --no-figure leaves it out", err=True)
         if path:
             click.echo(f"figure: {path}")
     if html_path:
