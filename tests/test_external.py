@@ -552,3 +552,38 @@ def test_hf_image_cells_read_only_regular_files_inside_images(tmp_path):
                                             r"built-in task name \(1\)"):
         open_suite(dataset(cells[:1], tasks=[str(tmp_path / "evil.yaml")]), "autocomp-hf",
                    images)
+
+
+@pytest.mark.parametrize("cell,accepted", [
+    ("b64", True),  # base64 text: JSON cannot carry raw bytes
+    ("not base64 at all!", False), (12345, False), ([1, 2], False)])
+def test_jsonl_image_cells_take_base64_bytes_or_say_which_item(tmp_path, cell, accepted,
+                                                               monkeypatch):
+    import base64
+    import io
+
+    from PIL import Image as PILImage
+
+    buf = io.BytesIO()
+    PILImage.new("RGB", (8, 8), (255, 0, 0)).save(buf, format="PNG")
+    data = base64.b64encode(buf.getvalue()).decode() if cell == "b64" else cell
+    path = tmp_path / "cells.jsonl"
+    path.write_text(json.dumps({"img": {"bytes": data, "path": None}, "cap": "a red square",
+                                "negs": ["a blue square"]}) + "\n")
+    result = CliRunner().invoke(main, ["eval", str(path), "--source-format", "columns",
+                                       "--columns", "image=img,positive=cap,negatives=negs",
+                                       "--model", "blind:length"])
+    if accepted:
+        assert result.exit_code == 0, (result.output, result.exception)
+        from autocomp.formats.suite import ImageCells
+
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        got = ImageCells(None, "cells", text_only=False).path(
+            {"bytes": data, "path": None}, "0", path)  # a scorer that reads the pixels
+        with PILImage.open(got) as im:
+            assert im.size == (8, 8) and im.convert("RGB").getpixel((0, 0)) == (255, 0, 0)
+    else:
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), \
+            result.exception
+        assert "an image cell's \"bytes\" must be the image's bytes (base64 text in JSON)" \
+            in result.output and "cells.jsonl" in result.output

@@ -141,6 +141,7 @@ class ImageCells:
 
     def path(self, cell, item_id: str, where) -> str | None:
         if isinstance(cell, dict) and cell.get("bytes"):
+            cell = {**cell, "bytes": cell_bytes(cell["bytes"], item_id, where)}
             if self.text_only:
                 return cell.get("path") or f"{item_id} (embedded)"
             if self.cache is None:
@@ -165,6 +166,24 @@ def cache_folder(label: str) -> Path:
     from autocomp.core.resources import cache_dir
 
     return cache_dir("hf-images", re.sub(r"[^A-Za-z0-9._-]+", "_", label))
+
+
+def cell_bytes(data, item_id: str, where) -> bytes:
+    """An image cell's bytes: raw (datasets, parquet) or base64 text (JSON, which cannot
+    carry bytes); anything else is one error naming the item."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    if isinstance(data, str):
+        import base64
+        import binascii
+
+        try:
+            return base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            pass
+    raise AutocompError(f"item {item_id}: an image cell's \"bytes\" must be the image's bytes "
+                        f"(base64 text in JSON), got {type(data).__name__} "
+                        f"{str(data)[:40]!r}", file=where)
 
 
 def save_image(value, folder: Path, root: Path | None = None) -> str:
