@@ -432,3 +432,23 @@ def test_a_non_utf8_line_is_one_error_and_a_byte_order_mark_is_read(winoground):
         _score(open_suite(winoground))
     assert "examples.jsonl" in str(err.value) and "line 3" in str(err.value)
     assert "not UTF-8 text" in str(err.value)
+
+
+@pytest.mark.parametrize("box,why", [
+    ({"bbox_x": 50, "bbox_y": 0}, "outside the 20x10 image"),
+    ({"bbox_x": 1e308, "bbox_w": 1e308}, "not finite"),
+    ({"bbox_x": 2.1, "bbox_w": 0.3}, "less than a pixel wide or high"),
+    ({"bbox_w": 0}, "empty")])
+def test_an_aro_box_that_cannot_be_cut_is_refused_at_load(aro, box, why):
+    """Such a box once raised ValueError in the decode thread and killed the whole eval."""
+    path = aro / "visual_genome_relation.json"
+    rows = json.loads(path.read_text())
+    rows[1].update(box)
+    path.write_text(json.dumps(rows))
+    with pytest.raises(AutocompError) as err:
+        list(open_suite(aro).benchmarks[0].items())
+    text = str(err.value)
+    assert why in text and "visual_genome_relation.json" in text and "bbox_" in text
+    got = CliRunner().invoke(main, ["eval", str(aro), "--model", "reference:random",
+                                    "--benchmark", "aro/vg-relation"])
+    assert got.exit_code == 1 and isinstance(got.exception, SystemExit) and why in got.output

@@ -28,7 +28,13 @@ import math
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.formats.suite import ImageRoot, LoadedBenchmark, Suite, normalise_space
+from autocomp.formats.suite import (
+    ImageRoot,
+    LoadedBenchmark,
+    Suite,
+    crop_problem,
+    normalise_space,
+)
 
 FILES = {"vg-relation": "visual_genome_relation.json",
          "vg-attribution": "visual_genome_attribution.json",
@@ -67,7 +73,9 @@ def _text(entry: dict, key: str, path: Path, i: int) -> str:
     return value
 
 
-def _box(entry: dict, path: Path, i: int) -> list[float]:
+def _box(entry: dict, path: Path, i: int, image: str) -> list[float]:
+    """The entry's crop box, checked against its image now (crop_problem), not in the
+    decode thread while a model scores it."""
     box = []
     for key in ("bbox_x", "bbox_y", "bbox_w", "bbox_h"):
         v = entry.get(key)
@@ -75,9 +83,10 @@ def _box(entry: dict, path: Path, i: int) -> list[float]:
             raise AutocompError(f"expected a number, got {v!r}"[:120], file=path, entry=i,
                                 field=key)
         box.append(float(v))
-    if box[2] <= 0 or box[3] <= 0:
-        raise AutocompError(f"the box {box} is empty", file=path, entry=i,
-                            field="bbox_w, bbox_h")
+    bad = crop_problem(box, image)
+    if bad:
+        raise AutocompError(f"the box {box} is {bad}", file=path, entry=i,
+                            field="bbox_x, bbox_y, bbox_w, bbox_h")
     return box
 
 
@@ -110,7 +119,7 @@ def _vg_items(kind: str, path: Path, root: ImageRoot) -> tuple[list, int]:
         group = {by: _relation(entry, path, i) if by == "relation"
                  else _attributes(entry, path, i)}
         rows.append({"id": item_id, "task": "aro", "n": 0, "image": image,
-                     "crop": _box(entry, path, i),
+                     "crop": _box(entry, path, i, None if root.names_only else image),
                      "positive": normalise_space(_text(entry, "true_caption", path, i)),
                      "negatives": [{"caption": normalise_space(
                          _text(entry, "false_caption", path, i)), "category": kind,

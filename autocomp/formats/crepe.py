@@ -28,6 +28,7 @@ from autocomp.formats.suite import (
     ImageRoot,
     LoadedBenchmark,
     Suite,
+    crop_problem,
     image_root,
     normalise_space,
 )
@@ -83,30 +84,13 @@ def _complexity_of(row: dict, path: Path, i: int) -> int:
 
 
 def _crop(row: dict, path: Path, i: int, image: str) -> list[float]:
-    """The row's crop box, checked now rather than when a model scores it: finite, not
-    empty, and overlapping its image (whose size is read from the file's header)."""
+    """The row's crop box, checked now rather than when a model scores it (crop_problem)."""
     crop = [_number(row, k, path, i) for k in ("x", "y", "width", "height")]
-    x, y, w, h = crop
-    bad = ("not finite" if not all(math.isfinite(v) for v in crop)
-           else "empty (width and height must be > 0)" if w <= 0 or h <= 0 else None)
-    if bad is None:
-        size = _size(image) if image else None
-        if size and (x >= size[0] or y >= size[1] or x + w <= 0 or y + h <= 0):
-            bad = f"outside the {size[0]}x{size[1]} image"
+    bad = crop_problem(crop, image)
     if bad:
         raise AutocompError(f"the crop box {crop} is {bad}", file=path, entry=f"row {i}",
                             field="x, y, width, height")
     return crop
-
-
-def _size(image: str) -> tuple[int, int] | None:
-    from PIL import Image
-
-    try:
-        with Image.open(image) as im:
-            return im.size
-    except Exception:  # an unreadable image is reported, one line, when it is scored
-        return None
 
 
 def _rows(path: Path):

@@ -168,6 +168,41 @@ def cache_folder(label: str) -> Path:
     return cache_dir("hf-images", re.sub(r"[^A-Za-z0-9._-]+", "_", label))
 
 
+def crop_problem(crop: list[float], image: str | None) -> str | None:
+    """Why a crop box (x, y, width, height) cannot be cut from `image`, or None: not finite,
+    empty, or, with the image's size read from its header, outside it or under one pixel
+    once clipped to it and rounded (the decoder would fail on it in the middle of an
+    eval). An unreadable image is reported when it is scored."""
+    import math
+
+    x, y, w, h = crop
+    if not all(math.isfinite(v) for v in (*crop, x + w, y + h)):
+        return "not finite"
+    if w <= 0 or h <= 0:
+        return "empty (width and height must be > 0)"
+    size = image_size(image) if image else None
+    if size is None:
+        return None
+    width, height = size
+    if x >= width or y >= height or x + w <= 0 or y + h <= 0:
+        return f"outside the {width}x{height} image"
+    if (round(min(x + w, width)) - round(max(x, 0)) < 1
+            or round(min(y + h, height)) - round(max(y, 0)) < 1):
+        return f"less than a pixel wide or high inside the {width}x{height} image"
+    return None
+
+
+def image_size(image: str) -> tuple[int, int] | None:
+    """(width, height) from the image file's header; None when it cannot be read."""
+    from PIL import Image
+
+    try:
+        with Image.open(image) as im:
+            return im.size
+    except Exception:  # an unreadable image is reported, one line, when it is scored
+        return None
+
+
 def cell_bytes(data, item_id: str, where) -> bytes:
     """An image cell's bytes: raw (datasets, parquet) or base64 text (JSON, which cannot
     carry bytes); anything else is one error naming the item."""
