@@ -569,3 +569,35 @@ def test_a_read_only_run_is_one_line_and_its_report_still_comes(tmp_path, monkey
     rep = CliRunner().invoke(main, ["report", str(run.dir / "results"), "--html", str(page)])
     assert rep.exit_code == 0, (rep.output, rep.exception)
     assert "figure not written: cannot write" in rep.output and page.is_file()
+
+
+def test_a_damaged_cache_shard_is_never_read_as_vectors(tmp_path):
+    """A shard cut inside a vector and padded with other bytes once gave that vector's
+    frame garbage floats (a best negative scored 1.7e11); every frame now carries a CRC-32,
+    so the damaged frame is not read, counted, and its vector computed again."""
+    import numpy as np
+
+    from autocomp.eval.cache import EmbeddingCache
+
+    keys = [f"k{i:02d}" for i in range(20)]
+    vectors = np.random.default_rng(0).standard_normal((20, 16)).astype(np.float32)
+    cache = EmbeddingCache(tmp_path, "scorer")
+    cache.put_many(keys, vectors)
+    cache.close()
+    shard = next(tmp_path.rglob("*.vec"))
+    data = shard.read_bytes()
+    frame = (len(data) - 7) // 20  # after the 7-byte magic, 20 frames of one size
+    cut = 7 + 10 * frame + frame // 2  # inside frame 10's vector
+    shard.write_bytes(data[:cut] + np.random.default_rng(1).bytes(len(data) - cut))
+    with pytest.warns(UserWarning, match="unreadable from byte"):
+        again = EmbeddingCache(tmp_path, "scorer")
+    got = again.get_many(keys)
+    assert again.damaged == 1 and sorted(got) == keys[:10]
+    for key, vector in got.items():
+        assert np.array_equal(vector, vectors[keys.index(key)])
+    assert again.missing(keys) == keys[10:]  # computed again
+    old = tmp_path / "old"
+    shard_dir = EmbeddingCache(old, "scorer").path
+    (shard_dir / "host-1-abc.vec").write_bytes(b"ACVEC1\n" + data[7:])  # before checksums
+    with pytest.warns(UserWarning, match="written by an older autocomp"):
+        assert EmbeddingCache(old, "scorer").missing(keys) == keys

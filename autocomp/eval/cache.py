@@ -12,6 +12,9 @@ finished, and a torn last frame is ignored. Readers merge the shards: an index o
 (shard, offset) is built by reading the frame headers, and refreshed from where each shard
 was last read when a key is missing (another rank may have written it since). A damaged
 frame inside a shard ends that shard's reading with a warning; its vectors are recomputed.
+Every frame carries a CRC-32 of its key and vector, checked when the shard is indexed, so
+a shard cut and padded with other bytes is never read as vectors (`damaged` counts such
+shards); shards of the format before checksums (ACVEC1) are left unread and recomputed.
 """
 
 from __future__ import annotations
@@ -24,13 +27,15 @@ import socket
 import struct
 import uuid
 import warnings
+import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-MAGIC = b"ACVEC1\n"
-_HEAD = struct.Struct("<HI")  # key length, vector length (float32s)
+MAGIC = b"ACVEC2\n"
+OLD_MAGIC = b"ACVEC1\n"  # frames without a checksum
+_HEAD = struct.Struct("<HII")  # key length, vector length (float32s), CRC-32 of key + vector
 
 
 def text_key(text: str) -> str:
@@ -73,7 +78,7 @@ class EmbeddingCache:
     """Vectors by key, in `directory` (None: in memory, for one process's lifetime)."""
 
     def __init__(self, directory: Path | None, scorer_id: str):
-        self.hits = self.misses = 0
+        self.hits = self.misses = self.damaged = 0
         self._memory: dict[str, np.ndarray] = {}
         # digest of a key -> its vector's place, packed (_place): ~150 bytes a vector, not
         # ~300 with the key and a tuple (685,800 captions: 100 MB, not 200)
@@ -126,16 +131,23 @@ class EmbeddingCache:
         pos = 0
         if start == 0:
             if bytes(data[:len(MAGIC)]) != MAGIC:
+                if bytes(data[:len(OLD_MAGIC)]) == OLD_MAGIC:
+                    warnings.warn(f"{shard}: written by an older autocomp, without checksums; "
+                                  "its vectors are computed again", stacklevel=3)
+                    return len(data)
                 if len(data) >= len(MAGIC):
                     self._damaged(shard, 0)
                     return len(data)
                 return 0
             pos = len(MAGIC)
         while pos + _HEAD.size <= len(data):
-            klen, dim = _HEAD.unpack_from(data, pos)
+            klen, dim, crc = _HEAD.unpack_from(data, pos)
             end = pos + _HEAD.size + klen + 4 * dim
             if end > len(data):
                 break  # a torn last frame (its writer was killed): not whole yet
+            if zlib.crc32(data[pos + _HEAD.size:end]) != crc:
+                self._damaged(shard, start + pos)
+                return len(data)
             try:
                 key = bytes(data[pos + _HEAD.size:pos + _HEAD.size + klen]).decode("ascii")
             except UnicodeDecodeError:
@@ -149,6 +161,7 @@ class EmbeddingCache:
         return pos
 
     def _damaged(self, shard: Path, offset: int) -> None:
+        self.damaged += 1
         warnings.warn(f"{shard}: unreadable from byte {offset}; the vectors before it are "
                       "used and the ones after it are computed again", stacklevel=3)
 
@@ -195,8 +208,8 @@ class EmbeddingCache:
         frames, offsets = [], []
         at = self._own.tell()
         for i, key in enumerate(keys):
-            kb = key.encode("ascii")
-            frames += [_HEAD.pack(len(kb), vectors.shape[1]), kb, vectors[i].tobytes()]
+            kb, vb = key.encode("ascii"), vectors[i].tobytes()
+            frames += [_HEAD.pack(len(kb), vectors.shape[1], zlib.crc32(kb + vb)), kb, vb]
             offsets.append(at + _HEAD.size + len(kb))
             at += _HEAD.size + len(kb) + 4 * vectors.shape[1]
         own = len(self._shards) - 1
