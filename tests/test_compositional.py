@@ -452,3 +452,66 @@ def test_an_aro_box_that_cannot_be_cut_is_refused_at_load(aro, box, why):
     got = CliRunner().invoke(main, ["eval", str(aro), "--model", "reference:random",
                                     "--benchmark", "aro/vg-relation"])
     assert got.exit_code == 1 and isinstance(got.exception, SystemExit) and why in got.output
+
+
+# -- ColorSwap as its authors ship it on GitHub ---------------------------------------------
+SWAP = [  # (image_1 color, image_2 color): all right; all wrong; text right, image wrong
+    ((255, 0, 0), (0, 0, 255)), ((0, 0, 255), (255, 0, 0)), ((230, 0, 204), (242, 0, 247))]
+
+
+@pytest.fixture
+def colorswap_release(tmp_path):
+    """The GitHub release: data/test.json and data/train.json (JSON lists), the images in
+    data/images/, named from data/ ("images/img_0_1.png")."""
+    data = tmp_path / "colorswap" / "data"
+    (data / "images").mkdir(parents=True)
+    rows = []
+    for i, (c1, c2) in enumerate(SWAP):
+        for k, color in ((1, c1), (2, c2)):
+            Image.new("RGB", (8, 8), color).save(data / "images" / f"img_{i}_{k}.png")
+        rows.append({"id": i, "caption_1": "someone holding a red umbrella wearing a blue "
+                                           "dress",
+                     "caption_2": "someone holding a blue umbrella wearing a red dress",
+                     "image_1": f"images/img_{i}_1.png", "image_2": f"images/img_{i}_2.png",
+                     "image_source": "midjourney", "caption_source": "human"})
+    (data / "test.json").write_text(json.dumps(rows, indent=4))
+    (data / "train.json").write_text(json.dumps(rows[:1], indent=4))
+    return tmp_path / "colorswap"
+
+
+def test_colorswap_github_release_detected_and_scored(colorswap_release):
+    data = colorswap_release / "data"
+    assert detect_format(colorswap_release) == "colorswap"
+    assert detect_format(data / "test.json") == "colorswap"
+    suite = open_suite(colorswap_release)
+    assert [b.name for b in suite.benchmarks] == ["colorswap/test", "colorswap/train"]
+    m = _score(suite)  # hand-computed from the mean colors: see SWAP
+    assert (m["text_score"], m["image_score"], m["group_score"]) == pytest.approx(
+        (200 / 3, 100 / 3, 100 / 3), abs=1e-3)
+    assert m["by"]["image_source"]["midjourney"]["n"] == 3
+    one = open_suite(data / "test.json", "colorswap")  # the file alone, images from data/
+    assert [b.name for b in one.benchmarks] == ["colorswap/test"]
+    (data / "images" / "img_2_2.png").unlink()
+    with pytest.raises(AutocompError, match=r"1 of 8 images are missing"):
+        open_suite(colorswap_release)  # 3 + 1 items, two images each
+
+
+def test_colorswap_saved_as_one_dataset_keeps_its_split(colorswap_release, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    rows = json.loads((colorswap_release / "data" / "test.json").read_text())
+    root = colorswap_release / "data"
+    cells = [{**r, "image_1": {"bytes": (root / r["image_1"]).read_bytes(), "path": None},
+              "image_2": {"bytes": (root / r["image_2"]).read_bytes(), "path": None}}
+             for r in rows]
+    features = datasets.Features({"id": datasets.Value("int64"),
+                                  "caption_1": datasets.Value("string"),
+                                  "caption_2": datasets.Value("string"),
+                                  "image_1": datasets.Image(), "image_2": datasets.Image(),
+                                  "image_source": datasets.Value("string"),
+                                  "caption_source": datasets.Value("string")})
+    ds = datasets.Dataset.from_list(cells, features=features, split="test")
+    ds.save_to_disk(str(tmp_path / "saved"))
+    suite = open_suite(tmp_path / "saved")
+    assert [b.name for b in suite.benchmarks] == ["colorswap/test"]  # as parquet names it
+    m = _score(suite)
+    assert (m["text_score"], m["group_score"]) == pytest.approx((200 / 3, 100 / 3), abs=1e-3)

@@ -52,6 +52,9 @@ def detect_format(source: Path) -> str:
         for name, spec in LAYOUTS.items():
             if any((source / rel).is_file() for rel in spec["jsonl"]):
                 return name
+            lists = [source / rel for rel in spec.get("json", ()) if (source / rel).is_file()]
+            if lists and _table_format(lists[0]) == name:  # ColorSwap's GitHub release
+                return name
         if data_folder(source) is not None:
             return "sugarcrepe"
         if aro_files(source):
@@ -91,9 +94,13 @@ def _table_format(source: Path) -> str | None:
 
             columns = set(pq.read_schema(source).names)
         elif source.suffix.lower() == ".jsonl":
-            with open(source, encoding="utf-8") as fh:
+            with open(source, encoding="utf-8-sig") as fh:
                 first = next((line for line in fh if line.strip()), "{}")
             row = json.loads(first)
+            columns = set(row) if isinstance(row, dict) else set()
+        elif source.suffix.lower() == ".json":  # a JSON list (ColorSwap's GitHub release)
+            rows = json.loads(source.read_text(encoding="utf-8-sig"))
+            row = rows[0] if isinstance(rows, list) and rows else None
             columns = set(row) if isinstance(row, dict) else set()
     except (OSError, ValueError, ImportError, AttributeError):
         return None

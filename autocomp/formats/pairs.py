@@ -5,9 +5,11 @@
   colorswap   Burapacheep et al. 2024: id, image_1, image_2, caption_1, caption_2 (the same
               words, the colors moved to other objects), image_source, caption_source.
 
-Read from a `datasets.save_to_disk` folder (every split), parquet files (a file, or a
-folder of them; the split from the path), or the JSONL of the authors' hub repository
-(Winoground's data/examples.jsonl, its images named without extension in data/images/).
+Read from a `datasets.save_to_disk` folder (every split; a single dataset keeps the split
+it was saved from), parquet files (a file, or a folder of them; the split from the path),
+the JSONL of the authors' hub repository (Winoground's data/examples.jsonl, its images
+named without extension in data/images/), or ColorSwap's GitHub release (data/test.json
+and data/train.json, JSON lists whose images are named "images/img_0_1.png" from data/).
 Image cells may be embedded ({bytes, path}: written once to autocomp's cache by content)
 or file names (under --images; default: images/ beside the JSONL). One benchmark per
 split, `<name>/<split>`; an item is 2 x 2 with the identity as truth, so it gets text,
@@ -25,6 +27,7 @@ from autocomp.formats.suite import (
     ImageRoot,
     LoadedBenchmark,
     Suite,
+    json_rows,
     jsonl_rows,
     normalise_space,
     undecoded,
@@ -37,7 +40,8 @@ LAYOUTS = {
                    "jsonl": ("examples.jsonl", "data/examples.jsonl")},
     "colorswap": {"images": ("image_1", "image_2"), "captions": ("caption_1", "caption_2"),
                   "breakdown": {"image_source": "image_source"},
-                  "jsonl": ("colorswap.jsonl", "data/colorswap.jsonl")},
+                  "jsonl": ("colorswap.jsonl", "data/colorswap.jsonl"),
+                  "json": ("data/test.json", "data/train.json", "test.json", "train.json")},
 }
 SPLITS = ("test", "train", "validation", "dev")
 
@@ -67,6 +71,10 @@ def table_files(source: Path, name: str) -> list[tuple[str, Path]]:
     for rel in LAYOUTS[name]["jsonl"]:
         if (source / rel).is_file():
             return [("test", source / rel)]
+    lists = [source / rel for rel in LAYOUTS[name].get("json", ()) if (source / rel).is_file()]
+    if lists:  # the GitHub release: one JSON list per split, the split its file's stem
+        folder = lists[0].parent
+        return [(p.stem, p) for p in lists if p.parent == folder]
     return [(_split_of(p.relative_to(source)), p) for p in sorted(source.rglob("*.parquet"))]
 
 
@@ -77,17 +85,23 @@ def _splits(source: Path, name: str) -> Iterator[tuple[str, Path, Iterator[dict]
                                                                 "state.json")):
         datasets = require("datasets", "formats", "a datasets folder")
         ds = datasets.load_from_disk(str(source))
-        for split in (list(ds.keys()) if hasattr(ds, "keys") else ["all"]):
-            yield split, source, iter(undecoded(ds[split] if hasattr(ds, "keys") else ds))
+        if hasattr(ds, "keys"):
+            for split in ds:
+                yield split, source, iter(undecoded(ds[split]))
+        else:  # one dataset: the split it was saved from, as its parquet files name it
+            yield str(ds.split) if ds.split else "all", source, iter(undecoded(ds))
         return
     files = table_files(source, name)
     if not files:
+        named = ", ".join((*LAYOUTS[name]["jsonl"][:1], *LAYOUTS[name].get("json", ())[:2]))
         raise AutocompError(f"no {name} data here (a datasets folder, parquet files or "
-                            f"{LAYOUTS[name]['jsonl'][0]})", file=source)
+                            f"{named})", file=source)
     for split, path in files:
         if path.suffix.lower() == ".parquet":
             pq = require("pyarrow.parquet", "formats", "parquet")
             rows = iter(pq.read_table(path).to_pylist())
+        elif path.suffix.lower() == ".json":
+            rows = iter(json_rows(path))
         else:
             rows = jsonl_rows(path)
         yield split, path, rows
@@ -129,8 +143,8 @@ def load_pairs(source: Path, name: str, root: ImageRoot | None,
             if breakdown:
                 item["breakdown"] = breakdown
             groups.setdefault(split, []).append(item)
-    if root is not None:
-        root.check(total, source)
+    if root is not None:  # two images an item
+        root.check(total * len(layout["images"]), source)
     if not groups:
         raise AutocompError(f"no {name} rows", file=source)
     benches = [LoadedBenchmark(f"{name}/{split}", name, 0, name, split,
@@ -155,9 +169,14 @@ def _breakdown(row: dict, columns: dict) -> dict:
     return out
 
 
-def _default_images(source: Path) -> Path | None:
-    """The authors' image folder: images/ beside the JSONL (Winoground's data/images)."""
+def _default_images(source: Path, name: str) -> Path | None:
+    """The authors' image folder: images/ beside the JSONL (Winoground's data/images), or,
+    for a table whose image cells already start with "images/" (ColorSwap's GitHub
+    release), the folder that holds that images/."""
     base = source.parent if source.is_file() else source
+    files = table_files(source, name) if source.exists() else []
+    if files and files[0][1].suffix.lower() == ".json":
+        return files[0][1].parent
     for folder in (base / "images", base / "data" / "images"):
         if folder.is_dir():
             return folder
@@ -166,7 +185,7 @@ def _default_images(source: Path) -> Path | None:
 
 def _opener(name: str):
     def open_(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
-        folder = images or (None if text_only else _default_images(Path(source)))
+        folder = images or (None if text_only else _default_images(Path(source), name))
         root = None if text_only or folder is None else ImageRoot(folder, skip_missing)
         return load_pairs(Path(source), name, root, text_only)
     return open_

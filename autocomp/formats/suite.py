@@ -256,6 +256,26 @@ def _read_inside(path: str, root: Path | None) -> bytes:
         raise ValueError(f"an image cell's path cannot be read ({exc.strerror})") from None
 
 
+def json_rows(path: Path) -> list:
+    """The objects of a JSON file holding one list (ColorSwap's data/test.json); a UTF-8
+    byte-order mark is allowed; anything else is one error naming the file."""
+    import json
+
+    raw = path.read_bytes()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        rows = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise AutocompError(f"not UTF-8 text (byte {exc.start + 1})", file=path) from None
+    except json.JSONDecodeError as exc:
+        raise AutocompError(f"not valid JSON: {exc}", file=path) from None
+    if not isinstance(rows, list):
+        raise AutocompError(f"expected a JSON list of rows, got {type(rows).__name__}",
+                            file=path)
+    return rows
+
+
 def jsonl_rows(path: Path):
     """The objects of a JSONL file (a UTF-8 byte-order mark at its start is allowed); a
     line that is not UTF-8 or not JSON is one error naming it."""
