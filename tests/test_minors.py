@@ -138,7 +138,7 @@ def test_long_commands_print_progress_lines_off_a_terminal(tmp_path):
         return got.stdout + got.stderr
 
     validated = cli("validate", str(run.dir))
-    assert "... validation [0/1]: " in validated and " of 6 (" in validated
+    assert "... validation: " in validated and " of 6 (" in validated
     built = cli("build", str(run.dir))
     assert "benchmark items" in built
     scored = cli("eval", str(run.dir), "--model", "blind:distinct", "--benchmark",
@@ -345,3 +345,22 @@ def test_review_on_a_run_it_cannot_write_to_names_the_option(tmp_path, monkeypat
     rep = CliRunner().invoke(main, ["review", str(run.dir), "--review-dir", str(elsewhere),
                                     "--report"])
     assert rep.exit_code == 1 and "no validate judgments on this run's sample" in rep.output
+
+
+def test_the_pages_json_block_holds_no_angle_bracket():
+    import json
+
+    from autocomp.report.html import json_block
+
+    images = {"<!--<script>x.png": "data:", "a</script>b.png": "data:"}
+    block = json_block(images)
+    assert "<" not in block and json.loads(block) == images
+
+
+def test_a_column_named_twice_in_a_list_is_refused():
+    from autocomp.core.errors import AutocompError
+    from autocomp.formats.columns import parse_mapping
+
+    with pytest.raises(AutocompError, match="column 'a' is named twice"):
+        parse_mapping("images=a+a,captions=c+d")
+    assert parse_mapping("images=a+b,captions=c+d")["images"] == ["a", "b"]

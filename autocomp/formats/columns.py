@@ -94,6 +94,9 @@ def _check(mapping: dict, where) -> dict:
                     else "one column name")
             raise AutocompError(f"expected {want}, got {value!r}"[:160], file=where,
                                 field=key)
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if key in LISTS and twice:  # "images=a+a": one image scored as two
+            raise AutocompError(f"column {twice[0]!r} is named twice", file=where, field=key)
     return mapping
 
 

@@ -140,6 +140,14 @@ def _gallery(sections: list[Section], images: dict[str, str]) -> str:
     return "\n".join(parts)
 
 
+def json_block(data) -> str:
+    """`data` as JSON for a <script type="application/json"> element, with no "<" in it:
+    "</" would end the element early and "<!--" switch the parser to its escaped state
+    (an image named "<!--<script>x.png" stopped the page's script); \\u003c is "<" to the
+    JSON reader."""
+    return json.dumps(data, sort_keys=True).replace("<", "\\u003c")
+
+
 def write_html(path: Path, title: str, subtitle: str, tables: list, skipped: list[str],
                figures: list[tuple[Path, Path]], sections: list[Section]) -> Path:
     images: dict[str, str] = {}
@@ -154,9 +162,7 @@ def write_html(path: Path, title: str, subtitle: str, tables: list, skipped: lis
              "negative's edit category; the words where they differ are marked.</p>",
              _gallery(sections, images)]
     page = resources.files("autocomp.report").joinpath("page.html").read_text("utf-8")
-    # "</" cannot end the JSON's script element early
-    blob = json.dumps({k: v for k, v in images.items() if v}, sort_keys=True).replace(
-        "</", "<\\/")
+    blob = json_block({k: v for k, v in images.items() if v})
     values = {"TITLE": escape(title), "SUBTITLE": escape(subtitle), "BODY": "\n".join(body),
               "IMAGES": blob}
     text = re.sub(r"\{\{(TITLE|SUBTITLE|BODY|IMAGES)\}\}", lambda m: values[m.group(1)],

@@ -124,8 +124,8 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
     todo = shard([it for it in items if it.id not in done], rank, world_size, stage.cost,
                  stage.stratum)
     start = time.perf_counter()
-    bar = _bar(len(todo), f"{stage.name} [{rank}/{world_size}]",
-               progress and rank == 0)
+    label = stage.name if world_size == 1 else f"{stage.name} [rank {rank} of {world_size}]"
+    bar = _bar(len(todo), label, progress and rank == 0)
     processed = 0
 
     def record(batch, out) -> None:
