@@ -44,7 +44,7 @@ CONFIG = """
 name: slurm
 seed: 0
 concepts:
-  - {task: shape_color, n: [2, 3], count: 40}
+  - {task: shape_color, n: [2, 3], count: 16}
 captions: {writer: template, retries: 1}
 generate:
   generator: procedural
@@ -79,7 +79,7 @@ def test_the_sbatch_requeues_itself_near_the_limit_and_the_requeue_finishes(tmp_
     job = subprocess.Popen(cmd, cwd=tmp_path, env=_env(tmp_path, 0), stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 240
-    while time.time() < deadline and job.poll() is None and len(_records(run / "images")) < 8:
+    while time.time() < deadline and job.poll() is None and len(_records(run / "images")) < 6:
         time.sleep(0.05)
     assert job.poll() is None, job.stdout.read()[-3000:]
     job.send_signal(signal.SIGUSR1)  # what --signal=B:USR1@600 sends 10 minutes before
@@ -104,7 +104,7 @@ def test_the_sbatch_requeues_itself_near_the_limit_and_the_requeue_finishes(tmp_
         ids = _records(run / stage)
         assert len(ids) == len(set(ids)) > 0  # nothing done twice
     images = _records(run / "images")
-    assert set(before) < set(images) and len(images) == 2 * 80  # two tracks of 80 concepts
+    assert set(before) < set(images) and len(images) == 2 * 32  # two tracks of 32 concepts
     assert (run / "bench").is_dir()
     # the requeued job found the run done: it ends at once, and so does a third
     third = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path, 2), capture_output=True,
