@@ -21,6 +21,7 @@ arithmetic for configs/autocomp-cp.yaml.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import struct
@@ -102,8 +103,9 @@ def counted(folder: Path) -> dict[str, float]:
     return out
 
 
+@functools.lru_cache(maxsize=64)  # the batch search asks again for every candidate
 def params(ref: str) -> tuple[dict[str, float], str]:
-    """(parameters per component, where the count comes from)."""
+    """(parameters per component, where the count comes from); read once per process."""
     folder = folder_of(ref)
     if folder is not None:
         found = counted(folder)
@@ -121,6 +123,7 @@ def _known(ref: str, table: dict) -> str | None:
     return max(hits, key=len) if hits else None
 
 
+@functools.lru_cache(maxsize=64)
 def _config(ref: str, sub: str = "") -> dict:
     folder = folder_of(ref)
     path = folder / sub / "config.json" if folder else None
