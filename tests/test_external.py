@@ -587,3 +587,30 @@ def test_jsonl_image_cells_take_base64_bytes_or_say_which_item(tmp_path, cell, a
             result.exception
         assert "an image cell's \"bytes\" must be the image's bytes (base64 text in JSON)" \
             in result.output and "cells.jsonl" in result.output
+
+
+def test_image_names_too_long_or_holding_a_crop_mark(tmp_path):
+    """A 5,000-character name without extension was an OSError traceback (the extension
+    lookup); a file named "x#crop=0,0,8,8" was read as a crop of "x", and "y#crop=b" as a
+    crop that is no number (ValueError)."""
+    from PIL import Image as PILImage
+
+    from autocomp.eval.items import image_ref, image_refs, split_ref
+    from autocomp.formats.suite import ImageCells, ImageRoot
+
+    images = tmp_path / "imgs"
+    images.mkdir()
+    for name in ("x#crop=0,0,8,8", "y#crop=b.png"):
+        PILImage.new("RGB", (16, 16), (255, 0, 0)).save(images / name, format="PNG")
+    cells = ImageCells(ImageRoot(images), "t", text_only=False)
+    with pytest.raises(AutocompError, match=r"item 7: image 'aaaa.*' cannot be looked up "
+                                            r"\(File name too long\)"):
+        cells.path("a" * 5000, "7", tmp_path / "t.jsonl")
+    for name in ("x#crop=0,0,8,8", "y#crop=b.png"):
+        path = cells.path(name, "1", tmp_path / "t.jsonl")
+        assert split_ref(image_ref({"image": path})) == (path, None)
+        assert split_ref(image_ref({"image": path, "crop": [1, 2, 3, 4]})) == (path,
+                                                                               (1, 2, 3, 4))
+        assert [split_ref(r) for r in image_refs({"image": path, "crop": None})] == [
+            (path, None)]
+    assert image_ref({"image": "plain.png"}) == "plain.png"  # cache keys of old runs hold

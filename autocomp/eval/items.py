@@ -17,8 +17,8 @@ def captions_of(item: dict) -> list[str]:
 
 
 def _ref(image: str, crop) -> str:
-    if not crop:
-        return image
+    if not crop:  # a name that holds "#crop=" itself ends with an empty crop
+        return f"{image}#crop=" if "#crop=" in image else image
     return f"{image}#crop={','.join(str(int(round(v))) for v in crop)}"
 
 
@@ -58,7 +58,10 @@ def image_rows(item: dict) -> list[dict]:
 
 
 def split_ref(ref: str) -> tuple[str, tuple[int, ...] | None]:
+    """The image path and crop box of a reference made by image_ref."""
     path, sep, crop = ref.rpartition("#crop=")
     if not sep:
         return ref, None
+    if not crop:
+        return path, None
     return path, tuple(int(v) for v in crop.split(","))

@@ -156,10 +156,19 @@ class ImageCells:
                                 "give --images DIR (the folder they are in)", file=where)
         if isinstance(name, str) and not Path(name).suffix:
             for ext in (".png", ".jpg", ".jpeg"):
-                if (self.root.root / f"{name}{ext}").is_file():
+                if _is_file(self.root.root / f"{name}{ext}"):
                     name = f"{name}{ext}"
                     break
         return self.root.resolve(name, item_id, where)
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; a name the file system cannot look up (too long) is not
+    one (ImageRoot.resolve then says why, in one line)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def cache_folder(label: str) -> Path:
