@@ -456,6 +456,43 @@ def test_eval_removes_only_its_own_orphaned_temp_files(tmp_path):
     assert not killed.exists() and theirs.exists()
 
 
+def test_temp_files_of_a_process_killed_minus_9_are_cleaned_by_the_next_command(tmp_path):
+    """kill -9 in the middle of an image, a predictions file and an export left their temp
+    files, and a later run, eval or export within the hour kept them (only age counted):
+    a temp file now names its writer (host, pid), and a gone writer's is removed at once."""
+    import subprocess
+    import sys
+
+    from autocomp.bench.export import export_run
+    from autocomp.eval.cells import evaluate
+    from autocomp.pipeline import run_pipeline
+
+    run = _run(tmp_path)
+    out, export = tmp_path / "res", tmp_path / "exported"
+    out.mkdir()
+    killer = f"""
+import os, signal
+from pathlib import Path
+from autocomp.core.records import atomic_dir, atomic_open, temp_path
+stack = [atomic_open(Path({str(run.dir / "images" / "minimal" / "x.png")!r}), "wb"),
+         atomic_dir(Path({str(export)!r}))]
+for ctx in stack:
+    ctx.__enter__()
+temp_path(Path({str(out / "a.predictions.jsonl")!r})).write_text("half")
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    got = subprocess.run([sys.executable, "-c", killer], capture_output=True, text=True)
+    assert got.returncode == -9, got.stderr
+    left = {p.parent.name for p in tmp_path.rglob("*.autocomp.tmp")}
+    assert left == {"minimal", "res", tmp_path.name}, left
+    live = run.dir / "images" / ".y.png.@elsewhere~1.abc.autocomp.tmp"  # another host's
+    live.write_text("half")
+    run_pipeline(run, stages=("images",), progress=False)
+    evaluate(run.dir, ["reference:random"], out, echo=lambda *_: None)
+    export_run(run.dir, "webdataset", export)
+    assert [p.name for p in tmp_path.rglob("*.autocomp.tmp")] == [live.name]
+
+
 def test_atomic_writes_follow_the_umask(tmp_path):
     """mkstemp makes 0600 files: a run shared with a group was unreadable to it."""
     import os

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -36,12 +38,42 @@ def _umask() -> int:
 
 
 TEMP_SUFFIX = ".autocomp.tmp"  # autocomp's own temp files: the only ones it ever cleans
+_WRITER = re.compile(r"\.@([A-Za-z0-9_-]+)~(\d+)\.(?:[A-Za-z0-9_]+\.)?autocomp\.tmp$")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname())[:64] or "host"
+
+
+def _writer_tag() -> str:
+    """`@HOST~PID`: who writes a temp file, so a later process can tell a killed writer's
+    file (same host, no such process) from a live one's."""
+    return f"@{_host()}~{os.getpid()}"
 
 
 def temp_path(path: Path) -> Path:
-    """A hidden temp name beside `path` for this process: `.NAME.PID.autocomp.tmp`."""
+    """A hidden temp name beside `path` for this process: `.NAME.@HOST~PID.autocomp.tmp`."""
     path = Path(path)
-    return path.with_name(f".{path.name}.{os.getpid()}{TEMP_SUFFIX}")
+    return path.with_name(f".{path.name}.{_writer_tag()}{TEMP_SUFFIX}")
+
+
+def temp_writer_gone(name: str) -> bool:
+    """Whether the temp file `name` was written by a process of this host that no longer
+    runs (killed -9 mid-write): it is then garbage whatever its age. Names of other hosts
+    (a shared file system) and of older versions are not known to be dead."""
+    found = _WRITER.search(name)
+    if not found or found.group(1) != _host():
+        return False
+    pid = int(found.group(2))
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's live process
+        return False
+    return False
 
 
 @contextmanager
@@ -50,7 +82,8 @@ def atomic_open(path: Path, mode: str = "w"):
     (temp name in the same folder, fsync, rename); a failure leaves `path` untouched."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_writer_tag()}.",
+                               suffix=TEMP_SUFFIX)
     os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 -> what open() would have made
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
@@ -71,7 +104,8 @@ def atomic_dir(path: Path):
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX))
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.{_writer_tag()}.",
+                                suffix=TEMP_SUFFIX))
     os.chmod(tmp, 0o777 & ~_umask())
     try:
         yield tmp

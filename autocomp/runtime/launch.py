@@ -12,7 +12,7 @@ from pathlib import Path
 
 from autocomp.core.backend import install_hint
 from autocomp.core.errors import AutocompError
-from autocomp.core.records import TEMP_SUFFIX
+from autocomp.core.records import TEMP_SUFFIX, temp_writer_gone
 
 ORPHAN_AGE = 3600  # seconds: a temp file this old belongs to no live writer
 
@@ -82,8 +82,9 @@ def launch(module: str, args: list[str], processes: int, where: Path) -> None:
 
 def clean_orphans(folder: Path, age: float = ORPHAN_AGE, pattern: str | None = None) -> int:
     """Remove the temp files and folders of atomic writes that a killed autocomp process
-    left under `folder` (its own suffix only, older than `age` seconds, so a live writer's
-    and other programs' files are never touched); `pattern`: only these names directly in
+    left under `folder` (its own suffix only; written by a process of this host that is
+    gone, or older than `age` seconds: a live writer's and other programs' files are never
+    touched); `pattern`: only these names directly in
     `folder` (a glob), not the whole tree. Returns how many."""
     import shutil
 
@@ -94,7 +95,8 @@ def clean_orphans(folder: Path, age: float = ORPHAN_AGE, pattern: str | None = N
         if not tmp.name.endswith(TEMP_SUFFIX):
             continue
         try:
-            if now - _newest(tmp) <= age or tmp.is_symlink():
+            if tmp.is_symlink() or (now - _newest(tmp) <= age
+                                    and not temp_writer_gone(tmp.name)):
                 continue
             if tmp.is_dir():
                 shutil.rmtree(tmp)
