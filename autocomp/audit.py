@@ -11,10 +11,12 @@ For every benchmark of a suite (an autocomp run, SugarCrepe, CREPE, a column-map
                  bag-of-words model cannot tell them apart); items whose captions have
                  leading, trailing or repeated whitespace or newlines (read before any
                  normalisation); negatives equal to the positive up to letter case;
-                 positives repeated among their own negatives; duplicate items (same image
-                 names and captions); items with a negative identical to the positive in
-                 its first 75 words (CLIP's 77-token context holds at most 75 words, so any
-                 encoder with that context sees the two alike and ties them)
+                 positives repeated among their own negatives (a Winoground item whose two
+                 captions are one text); duplicate items (same image names and captions);
+                 items whose id another item of the benchmark has; items with a negative
+                 identical to the positive in its first 75 words (CLIP's 77-token context
+                 holds at most 75 words, so any encoder with that context sees the two
+                 alike and ties them)
   images         only with --images (the rest reads text alone, no image needed): image
                  files that cannot be read, and different names with the same bytes
 
@@ -72,6 +74,7 @@ def structure(items) -> dict:
     text: two items with the same image name and captions are duplicates)."""
     n = pairs = same_bag = spaces = case_only = repeated = truncated = 0
     seen: Counter = Counter()
+    ids: Counter = Counter()
     for item in items:
         n += 1
         raw = item.get("raw", {})
@@ -85,11 +88,13 @@ def structure(items) -> dict:
         truncated += any(neg != pos and _head(neg) == _head(pos) for pos, neg in item_pairs)
         repeated += any(neg == pos for pos, neg in item_pairs)
         seen[(tuple(image_refs(item)), tuple(captions_of(item)))] += 1
+        ids[item.get("repeats_id", item["id"])] += 1  # a loader kept it apart as ID~2
     duplicates = sum(c - 1 for c in seen.values() if c > 1)
     return {"items": n, "pairs": pairs,
             "same_words": round(100.0 * same_bag / pairs, 2) if pairs else None,
             "whitespace": spaces, "case_only": case_only, "positive_repeated": repeated,
-            "duplicates": duplicates, "same_in_context": truncated}
+            "duplicates": duplicates, "same_in_context": truncated,
+            "duplicate_ids": sum(c - 1 for c in ids.values() if c > 1)}
 
 
 def image_checks(items, root) -> dict:
@@ -180,7 +185,8 @@ def format_audit(rows: list[dict]) -> str:
         out.append([r["benchmark"], str(r["items"]), r1(r.get("chance")), *cells,
                     "-" if r["same_words"] is None else f"{r['same_words']:.1f}",
                     str(r["whitespace"]), str(r["case_only"]), str(r["positive_repeated"]),
-                    str(r["duplicates"]), str(r.get("same_in_context", 0)),
+                    str(r["duplicates"]), str(r.get("duplicate_ids", 0)),
+                    str(r.get("same_in_context", 0)),
                     str(r.get("unreadable_images", "-")),
                     str(r.get("duplicate_images", "-"))])
     table = Table("Audit: blind scorers' tie-aware accuracy (%) beside chance; ! = more than "
@@ -190,6 +196,6 @@ def format_audit(rows: list[dict]) -> str:
                   "image columns need --images (- = not checked)",
                   ["Benchmark", "Items", "Chance", *[m.split(":", 1)[1] for m in models],
                    "Same words %", "Whitespace", "Case-only", "Positive repeated",
-                   "Duplicates", "Same in 75 words", "Unreadable images",
+                   "Duplicates", "Duplicate ids", "Same in 75 words", "Unreadable images",
                    "Duplicate images"], out)
     return table.render("md")

@@ -132,6 +132,29 @@ def test_winoground_repository_layout_detected_and_scored(winoground):
     _check_winoground(_score(suite))
 
 
+def test_winoground_repeated_ids_and_identical_captions_are_warned_and_audited(winoground):
+    """Two rows with one id and an item whose caption_0 == caption_1 were read silently:
+    the repeated id is kept apart (results pair item by item), both are warned about at
+    load and counted by the audit."""
+    from autocomp.audit import structure
+
+    path = winoground / "data" / "examples.jsonl"
+    rows = _winoground_rows()
+    rows[1]["id"] = rows[0]["id"]
+    rows[2]["caption_1"] = rows[2]["caption_0"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.warns(UserWarning) as got:
+        suite = open_suite(winoground)
+    said = [str(w.message) for w in got]
+    assert any("1 row(s) repeat an id of another (first: test-0, 2 rows)" in m for m in said)
+    assert any("1 item(s) have two identical captions (first: test-2)" in m for m in said)
+    items = list(suite.benchmarks[0].items())
+    assert [it["id"] for it in items[:2]] == ["test-0", "test-0~2"]
+    counts = structure(items)
+    assert counts["duplicate_ids"] == 1 and counts["positive_repeated"] == 1
+    assert counts["duplicates"] == 0  # different images: not the same item twice
+
+
 def test_winoground_datasets_folder_with_embedded_images(winoground, tmp_path):
     datasets = pytest.importorskip("datasets")
     rows = _winoground_rows()

@@ -115,14 +115,17 @@ def load_pairs(source: Path, name: str, root: ImageRoot | None,
     label = source.name if source.is_dir() else source.stem
     images = ImageCells(root, f"{name}-{label}", text_only)
     groups: dict[str, list] = {}
-    total = 0
+    total, ids, same = 0, {}, []
     for split, where, rows in _splits(source, name):
         for i, row in enumerate(rows, start=1):
             if not isinstance(row, dict):
                 raise AutocompError(f"expected an object, got {type(row).__name__}",
                                     file=where, entry=f"row {i}")
             total += 1
-            item_id = f"{split}-{row.get('id', i)}"
+            item_id = given = f"{split}-{row.get('id', i)}"
+            ids[given] = ids.get(given, 0) + 1
+            if ids[given] > 1:  # ids pair results item by item: kept apart, and counted
+                item_id = f"{given}~{ids[given]}"
             captions = []
             for col in layout["captions"]:
                 text = row.get(col)
@@ -130,6 +133,8 @@ def load_pairs(source: Path, name: str, root: ImageRoot | None,
                     raise AutocompError(f"expected a caption, got {text!r}"[:120], file=where,
                                         entry=f"row {i}", field=col)
                 captions.append(normalise_space(text))
+            if len(set(captions)) < len(captions):
+                same.append(item_id)
             paths = []
             for col in layout["images"]:
                 if row.get(col) is None:
@@ -139,6 +144,8 @@ def load_pairs(source: Path, name: str, root: ImageRoot | None,
                 continue  # missing, and --skip-missing: counted by the root
             item = {"id": item_id, "task": name, "n": 0, "images": paths,
                     "captions": captions, "truth": [[1, 0], [0, 1]]}
+            if item_id != given:
+                item["repeats_id"] = given
             breakdown = _breakdown(row, layout["breakdown"])
             if breakdown:
                 item["breakdown"] = breakdown
@@ -147,6 +154,7 @@ def load_pairs(source: Path, name: str, root: ImageRoot | None,
         root.check(total * len(layout["images"]), source)
     if not groups:
         raise AutocompError(f"no {name} rows", file=source)
+    _warn_odd_rows(source, ids, same)
     benches = [LoadedBenchmark(f"{name}/{split}", name, 0, name, split,
                                lambda rows=rows: iter(rows))
                for split, rows in sorted(groups.items())]
@@ -154,6 +162,23 @@ def load_pairs(source: Path, name: str, root: ImageRoot | None,
             "missing_images": len(root.missing) if root is not None else 0}
     base = images.cache or (root.root if root is not None else Path.cwd())
     return Suite(name, source, base, benches, {}, info)
+
+
+def _warn_odd_rows(source: Path, ids: dict, same: list) -> None:
+    """One warning each for rows sharing an id (scored apart as ID~2, ...) and items whose
+    two captions are the same text (no scorer can tell them apart: a tie, scored wrong);
+    `autocomp audit` counts both."""
+    import warnings
+
+    shared = {k: v for k, v in ids.items() if v > 1}
+    if shared:
+        first = next(iter(shared))
+        warnings.warn(f"{source}: {sum(shared.values()) - len(shared)} row(s) repeat an id "
+                      f"of another (first: {first}, {shared[first]} rows); scored apart "
+                      f"as {first}~2, ...", stacklevel=2)
+    if same:
+        warnings.warn(f"{source}: {len(same)} item(s) have two identical captions (first: "
+                      f"{same[0]}); no model can tell them apart", stacklevel=2)
 
 
 def _breakdown(row: dict, columns: dict) -> dict:
