@@ -155,7 +155,7 @@ def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = 
             if check_images:
                 row.update(image_checks(bench.items(), suite.root))
             for m, scorer in scorers.items():
-                harness = Harness(scorer, suite.root, suite.tasks, None)
+                harness = Harness(scorer, suite.root, suite.tasks, None, also=suite.also)
                 got = harness.run(bench, Path(tmp) / f"{len(rows)}-{len(row['blind'])}.jsonl",
                                   lambda state, at=f"{bench.name} {m}": cells.update(
                                       0, f"{at}: {state['items']:,} items"))

@@ -614,3 +614,39 @@ def test_image_names_too_long_or_holding_a_crop_mark(tmp_path):
         assert [split_ref(r) for r in image_refs({"image": path, "crop": None})] == [
             (path, None)]
     assert image_ref({"image": "plain.png"}) == "plain.png"  # cache keys of old runs hold
+
+
+def test_a_table_mixing_embedded_images_and_files_under_images_is_scored(tmp_path,
+                                                                         monkeypatch):
+    """Embedded images went to the cache and named ones stayed under --images: a scorer
+    that reads pixels refused every file under --images as "outside" the suite's root."""
+    import base64
+    import io
+
+    from PIL import Image as PILImage
+    from test_compositional import Colors
+
+    from autocomp.eval.harness import Harness
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    buf = io.BytesIO()
+    PILImage.new("RGB", (8, 8), (255, 0, 0)).save(buf, format="PNG")
+    images = tmp_path / "imgs"
+    images.mkdir()
+    PILImage.new("RGB", (8, 8), (0, 0, 255)).save(images / "b.png")
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(json.dumps({"img": {"bytes": base64.b64encode(buf.getvalue()).decode(),
+                                        "path": None}, "cap": "a red square",
+                                "negs": ["a blue square"]}) + "\n"
+                    + json.dumps({"img": "b.png", "cap": "a blue square",
+                                  "negs": ["a red square"]}) + "\n")
+    suite = open_suite(path, "columns", images,
+                       {"image": "img", "positive": "cap", "negatives": "negs"})
+    assert suite.also == (images.resolve(),)
+    harness = Harness(Colors("colors"), suite.root, suite.tasks, None, workers=0,
+                      also=suite.also)
+    try:
+        got = harness.run(suite.benchmarks[0], tmp_path / "p.jsonl")
+    finally:
+        harness.close()
+    assert got["n_items"] == 2 and got["metrics"]["accuracy"] == 100.0

@@ -110,7 +110,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                 echo(f"fail   {cell.model}: {exc}")
                 continue
             by_model = {cell.model: Harness(scorer, suite.root, suite.tasks, cache_dir,
-                                            workers=workers)}
+                                            workers=workers, also=suite.also)}
         harness = by_model[cell.model]
         before = dict(getattr(harness.scorer, "stats", None) or {})
         got = harness.run(cell.bench, target.with_suffix(".predictions.jsonl"),

@@ -43,11 +43,13 @@ def _chunks(items: Iterator[dict], size: int) -> Iterator[list[dict]]:
 
 class Harness:
     def __init__(self, scorer, run_dir: Path, tasks: dict, cache_dir: Path | None,
-                 chunk_items: int = 128, workers: int | None = None):
+                 chunk_items: int = 128, workers: int | None = None, also: tuple = ()):
         """`cache_dir` None keeps the vectors in memory (nothing reused across runs).
         `workers`: threads that hash and decode images while the model encodes the batch
-        before (None: one per CPU core, at most 8; 0: in this thread)."""
+        before (None: one per CPU core, at most 8; 0: in this thread). `also`: other
+        folders the items' images may lie in (a suite's `also`)."""
         self.scorer, self.run_dir, self.tasks = scorer, Path(run_dir), tasks
+        self.roots = [Path(run_dir).resolve(), *(Path(p).resolve() for p in also)]
         self.chunk_items = chunk_items
         self.workers = Workers(min(8, os.cpu_count() or 1) if workers is None else workers,
                                "decode")
@@ -66,9 +68,9 @@ class Harness:
     def _image(self, name: str, item: str) -> Path:
         """An item's image file: inside the benchmark's root and a regular file that can be
         read, else one line naming the item and the file."""
-        root = self.run_dir.resolve()
+        root = self.roots[0]
         path = (self.run_dir / name).resolve()
-        if not path.is_relative_to(root):
+        if not any(path.is_relative_to(r) for r in self.roots):
             raise AutocompError(f"item {item}: image '{name}' lies outside {root}; items may "
                                 "only name images under their benchmark's folder")
         if not path.is_file():

@@ -56,7 +56,7 @@ def encode_shares(models, benches, suite, cache_dir: Path, rank: int, world: int
             if scorer.scores_items:  # sees whole items: nothing cached to share
                 continue
             try:
-                harness = Harness(scorer, suite.root, suite.tasks, cache_dir)
+                harness = Harness(scorer, suite.root, suite.tasks, cache_dir, also=suite.also)
                 for i in range(0, max(len(my_captions), len(my_images)), CHUNK):
                     part = my_images[i:i + CHUNK]
                     harness.fill(my_captions[i:i + CHUNK], {r: images[r] for r in part})

@@ -209,9 +209,10 @@ def load_columns(source: Path, mapping: dict, images: Path | None,
                for subset, rows in sorted(groups.items())]
     if not benches:
         raise AutocompError("no rows", file=source)
-    return Suite("columns", source, cells.cache or root.root, benches, {},
+    base, also = cells.folders()
+    return Suite("columns", source, base, benches, {},
                  {"items": {b.name: len(groups[b.kind]) for b in benches},
-                  "missing_images": len(root.missing), "mapping": mapping})
+                  "missing_images": len(root.missing), "mapping": mapping}, also)
 
 
 def _caption(row: dict, column: str, source, i: int) -> str:

@@ -160,8 +160,8 @@ def load_pairs(source: Path, name: str, root: ImageRoot | None,
                for split, rows in sorted(groups.items())]
     info = {"items": {b.name: len(groups[b.kind]) for b in benches},
             "missing_images": len(root.missing) if root is not None else 0}
-    base = images.cache or (root.root if root is not None else Path.cwd())
-    return Suite(name, source, base, benches, {}, info)
+    base, also = images.folders()
+    return Suite(name, source, base, benches, {}, info, also)
 
 
 def _warn_odd_rows(source: Path, ids: dict, same: list) -> None:

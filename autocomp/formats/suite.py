@@ -55,6 +55,7 @@ class Suite:
     benchmarks: list
     tasks: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    also: tuple = ()  # other folders its images lie in (embedded ones beside --images)
 
     def select(self, patterns) -> Suite:
         import fnmatch
@@ -68,7 +69,8 @@ class Suite:
             raise AutocompError(f"no benchmark matching {', '.join(patterns)} (known: "
                                 f"{', '.join(b.name for b in self.benchmarks)})",
                                 file=self.source)
-        return Suite(self.format, self.source, self.root, keep, self.tasks, self.info)
+        return Suite(self.format, self.source, self.root, keep, self.tasks, self.info,
+                     self.also)
 
 
 def image_root(images, fmt: str, what: str, skip_missing: bool = False,
@@ -138,6 +140,14 @@ class ImageCells:
 
     def __init__(self, root: ImageRoot | None, label: str, text_only: bool):
         self.root, self.label, self.text_only, self.cache = root, label, text_only, None
+
+    def folders(self) -> tuple[Path, tuple]:
+        """The suite's image root and the other folder its images lie in: a table may mix
+        embedded images (written to the cache) with files under --images."""
+        named = self.root is not None and not self.root.names_only
+        if self.cache is None:
+            return (self.root.root if self.root is not None else Path.cwd()), ()
+        return self.cache, ((self.root.root,) if named else ())
 
     def path(self, cell, item_id: str, where) -> str | None:
         if isinstance(cell, dict) and cell.get("bytes"):
