@@ -650,3 +650,36 @@ def test_a_table_mixing_embedded_images_and_files_under_images_is_scored(tmp_pat
     finally:
         harness.close()
     assert got["n_items"] == 2 and got["metrics"]["accuracy"] == 100.0
+
+
+def test_a_bundled_task_reads_nothing_outside_its_tasks_folder(tmp_path):
+    """An export's tasks/ is data from someone else: a task there may name built-in
+    vocabularies or files inside tasks/, never a path elsewhere."""
+    from autocomp.concepts.bundle import bundled_task
+
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tmp_path / "elsewhere.yaml").write_text("name: x\nkind: attributes\nentries: []\n")
+    for name, values in (("out", "../elsewhere.yaml"), ("abs", str(tmp_path / "elsewhere.yaml")),
+                         ("ok", "colors")):
+        (tasks / f"{name}.yaml").write_text(f"name: {name}\nkind: attribute\nobjects: shapes\n"
+                                            f"values: {values}\nn: [2]\n")
+    (tasks / "link.yaml").symlink_to(tmp_path / "elsewhere.yaml")
+    assert "outside tasks/" in bundled_task(tmp_path, "out")
+    assert "outside tasks/" in bundled_task(tmp_path, "abs")
+    assert "not bundled" in bundled_task(tmp_path, "link")
+    assert bundled_task(tmp_path, "../tasks/ok") == "task: not a built-in task name"
+    assert bundled_task(tmp_path, "ok").name == "ok"
+
+
+def test_export_into_a_read_only_folder_is_one_line(small_run, tmp_path, monkeypatch):
+    """A traceback (PermissionError / EROFS from the temp folder) before."""
+    from test_reliability import _read_only
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    _read_only(monkeypatch, locked)
+    got = CliRunner().invoke(main, ["export", str(small_run.dir), "--export-format",
+                                    "webdataset", "-o", str(locked / "wds")])
+    assert got.exit_code == 1 and "cannot write the export here (read-only file system)" in \
+        got.output and "Traceback" not in got.output, got.output

@@ -151,6 +151,31 @@ def test_material_task_written_only_as_yaml(tmp_path):
     table = agreement(run.records("images"), run.records("validation"))
     assert table["overall"]["agreement"] >= 95.0
     assert _items(run.dir, "finish-n2/minimal-swap")
+    # exported as parquet and scored from the export alone: "cannot tell its format" and
+    # "not a built-in task name" before; the task and its vocabulary travel in tasks/
+    out = CliRunner().invoke(main, ["export", str(run.dir), "--export-format", "parquet",
+                                    "-o", str(tmp_path / "pq")])
+    assert out.exit_code == 0 and "own tasks bundled in" in out.output, out.output
+    names = ("finish-n2/minimal-swap", "finish-n3/contextual-confusion")
+    theirs = {name: {it["concept"]: (it["positive"], [n["caption"] for n in it["negatives"]])
+                     for it in _items(run.dir, name)} for name in names}
+    for own in ("finishes.yaml", "finish.yaml"):
+        (tmp_path / own).unlink()
+    from autocomp.formats import open_suite
+
+    suite = open_suite(tmp_path / "pq", images=tmp_path / "imgs")
+    assert suite.format == "autocomp-hf" and suite.info["concepts"] == 15, suite.info
+    assert not any(k.startswith("task") for k in suite.info["skipped"])  # faults: tracks
+    mine = {b.name.split("/", 1)[1]: b for b in suite.benchmarks}
+    for name in names:
+        rebuilt = {it["concept"]: (it["positive"], [n["caption"] for n in it["negatives"]])
+                   for it in mine[name].items()}
+        assert rebuilt == theirs[name] and rebuilt, name
+    scored = CliRunner().invoke(main, ["eval", str(tmp_path / "pq"), "--model", "blind:length",
+                                       "--images", str(tmp_path / "imgs"), "-o",
+                                       str(tmp_path / "res")])
+    assert scored.exit_code == 0 and "pq/finish-n2/minimal-swap" in scored.output, \
+        scored.output
 
 
 def test_color_task_prompt_is_the_papers_word_for_word():

@@ -18,6 +18,9 @@ autocomp-hf` rebuilds them exactly as the run's benchmarks have them.
               same three files, so datasets.load_dataset("webdataset", data_files=...) and
               webdataset/open_clip loaders read it; 1,000 samples a shard
 
+A task of the user's own (a YAML file, not a built-in name) is copied into DIR/tasks/ with
+its vocabulary files, where `autocomp eval DIR` finds it.
+
 The folder is written under a temp name beside DIR and renamed at the end: a killed or
 failed export leaves no partial tar or parquet under DIR.
 """
@@ -84,9 +87,12 @@ def _dataset(rows):
     return Dataset.from_list(rows, features=features)
 
 
-def export_run(run_dir: Path, fmt: str, out: Path) -> dict:
+def export_run(run_dir: Path, fmt: str, out: Path, echo=None) -> dict:
+    """Write the run's rows to `out` in `fmt`; `echo` gets a progress line every ~10 s
+    (core/progress.py) while rows are read and one before the dataset is written."""
     from autocomp.core.backend import require
-    from autocomp.core.records import atomic_dir
+    from autocomp.core.progress import Progress
+    from autocomp.core.records import atomic_dir, write_problem
     from autocomp.run import Run
     from autocomp.runtime.launch import clean_orphans
 
@@ -100,27 +106,49 @@ def export_run(run_dir: Path, fmt: str, out: Path) -> dict:
                             file=out)
     if out.exists() and any(out.iterdir()):
         raise AutocompError("the output folder is not empty (pick a new one)", file=out)
+    problem = write_problem(out.parent)
+    if problem:
+        raise AutocompError(f"cannot write the export here ({problem})", file=out)
     run = Run.open(run_dir)
     rows = export_rows(run)
     if out.parent.is_dir():  # the temp folder of an export of this name that was killed
         clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")
     counts = {"rows": 0, "minimal": 0, "contextual": 0}
-    with atomic_dir(out) as tmp:
+    say = echo or (lambda line: None)
+    with atomic_dir(out) as tmp, Progress("export", len(run.records("concepts")), "concept",
+                                          echo) as bar:
         if fmt == "webdataset":
-            _webdataset(_counted(rows, counts), tmp)
+            _webdataset(_counted(rows, counts, bar), tmp)
         else:
-            rows = list(_counted(rows, counts))
+            rows = list(_counted(rows, counts, bar))
+            say(f"... export: writing {counts['rows']:,} rows as {fmt}")
             if fmt == "hf":
                 from datasets import DatasetDict
 
                 DatasetDict({"train": _dataset(rows)}).save_to_disk(str(tmp))
             else:
                 _dataset(rows).to_parquet(str(tmp / "train.parquet"))
-    return {"format": fmt, "out": str(out), **counts}
+        bundled = _bundle_tasks(run, tmp)
+    return {"format": fmt, "out": str(out), **counts, "tasks_bundled": bundled}
 
 
-def _counted(rows, counts: dict):
+def _bundle_tasks(run, folder: Path) -> list[str]:
+    """The run's own tasks (files, not built-in names) copied into the export's tasks/
+    with their vocabularies (concepts/bundle.py): the export is scored without them."""
+    from autocomp.concepts.bundle import write_bundle
+
+    out = []
+    for ref, resolved in run.config.task_paths().items():
+        if Path(resolved).is_absolute():
+            name = run.task_of_spec[ref].name
+            write_bundle(Path(resolved), name, folder)
+            out.append(name)
+    return out
+
+
+def _counted(rows, counts: dict, bar):
     for row in rows:
+        bar.update(1)
         counts["rows"] += 1
         counts["minimal"] += row["handmade_image"] is not None
         counts["contextual"] += row["llm_image"] is not None

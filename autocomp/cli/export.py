@@ -18,6 +18,10 @@ def export(run_dir, fmt, output):
     """Write a run's validated samples (images, captions, concepts) for others to load."""
     from autocomp.bench.export import export_run
 
-    got = export_run(run_dir, fmt, output)
+    click.echo(f"export {run_dir} as {fmt}")
+    got = export_run(run_dir, fmt, output, echo=lambda line: click.echo(line, err=True))
     click.echo(f"{got['rows']} concepts ({got['minimal']} minimal, {got['contextual']} "
                f"contextual images) -> {got['out']} [{fmt}]")
+    if got["tasks_bundled"]:
+        click.echo(f"own tasks bundled in {Path(got['out']) / 'tasks'}: "
+                   f"{', '.join(got['tasks_bundled'])} (`autocomp eval` reads them there)")

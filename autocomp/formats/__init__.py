@@ -104,7 +104,16 @@ def _table_format(source: Path) -> str | None:
             columns = set(row) if isinstance(row, dict) else set()
     except (OSError, ValueError, ImportError, AttributeError):
         return None
-    return layout_of(columns)
+    return layout_of(columns) or ("autocomp-hf" if _autocomp_columns(columns) else None)
+
+
+def _autocomp_columns(columns: set) -> bool:
+    """Auto-Comp's columns: objects, its values, and an image/caption pair (an autocomp
+    export's train.parquet, a released set's parquet shard)."""
+    from autocomp.formats.autocomp_hf import tracks_of
+
+    return ("objects" in columns and bool({"colors", "attributes", "relations"} & columns)
+            and bool(tracks_of(columns, None)))
 
 
 def open_suite(source, fmt: str | None = None, images=None, columns: dict | None = None,

@@ -78,6 +78,7 @@ def load_autocomp_hf(source, images: Path | None = None,
     from datasets import Image
 
     from autocomp.bench.build import item_kinds
+    from autocomp.concepts.bundle import bundled_task
     from autocomp.concepts.files import builtin_tasks
     from autocomp.concepts.load import load_task
 
@@ -103,13 +104,16 @@ def load_autocomp_hf(source, images: Path | None = None,
     tasks: dict = {}
     concepts = []  # (concept id, task name, graph, {track: (image file, (caption, check))})
     known = set(builtin_tasks("tasks")) | set(builtin_tasks("scenes"))
+    home = _home(source)  # an export's own tasks are bundled in its tasks/ folder
     for i, row in enumerate(ds):
         task_name = row.get("task") or default_task
-        if not isinstance(task_name, str) or task_name not in known:  # never a file path
-            skipped["task: not a built-in task name"] += 1
+        if task_name not in tasks:  # a name, never a file path
+            tasks[task_name] = (load_task(task_name) if task_name in known
+                                else bundled_task(home, task_name) if home
+                                else "task: not a built-in task name")
+        if isinstance(tasks[task_name], str):
+            skipped[tasks[task_name]] += 1
             continue
-        if task_name not in tasks:
-            tasks[task_name] = load_task(task_name)
         # an autocomp export carries each concept's graph; released data its columns
         got = _graph_column(row) if "task" in row else _concept(row, values_col, relation)
         if isinstance(got, str):
@@ -153,7 +157,17 @@ def load_autocomp_hf(source, images: Path | None = None,
                 _items(members, task, track, kind, label)))
     info = {"rows": len(ds), "concepts": len(concepts), "skipped": dict(skipped),
             "tracks": [t for t, _, _ in tracks]}
+    tasks = {k: v for k, v in tasks.items() if not isinstance(v, str)}
     return Suite("autocomp-hf", Path(str(source)), folder.resolve(), benches, tasks, info)
+
+
+def _home(source) -> Path | None:
+    """The local folder of a dataset (a save_to_disk folder, or a parquet file's), where an
+    export keeps the task files of its own tasks; None for a hub id."""
+    if str(source).startswith("hf:"):
+        return None
+    path = Path(str(source))
+    return path if path.is_dir() else path.parent if path.is_file() else None
 
 
 def _concept(row: dict, values_col: str, relation: bool):
