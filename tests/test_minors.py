@@ -364,3 +364,17 @@ def test_a_column_named_twice_in_a_list_is_refused():
     with pytest.raises(AutocompError, match="column 'a' is named twice"):
         parse_mapping("images=a+a,captions=c+d")
     assert parse_mapping("images=a+b,captions=c+d")["images"] == ["a", "b"]
+
+
+def test_vocab_check_says_a_vocabulary_problem_once(tmp_path):
+    """A task naming a broken vocabulary printed the vocabulary's error a second time."""
+    (tmp_path / "hues.yaml").write_text("name: hues\nkind: colors\nentries: [red]\n")
+    (tmp_path / "hue.yaml").write_text(
+        "name: hue\nkind: attribute\nobjects: shapes\nvalues: hues.yaml\nn: [2]\n")
+    got = CliRunner().invoke(main, ["vocab", "check", str(tmp_path / "hues.yaml"),
+                                    str(tmp_path / "hue.yaml")])
+    lines = got.output.splitlines()
+    assert got.exit_code == 1 and len(lines) == 2, got.output
+    assert "got 'colors'" in lines[0]
+    assert lines[1].endswith("hue.yaml: names " + str(tmp_path / "hues.yaml")
+                             + ", whose problem is above")

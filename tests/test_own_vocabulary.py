@@ -381,3 +381,35 @@ def test_pixels_answerer_refuses_what_it_cannot_read(tmp_path):
     text = (tmp_path / "run.yaml").read_text().replace("sam2}", "sam2, answerer: transformers}")
     (tmp_path / "run.yaml").write_text(text)
     assert load_config(tmp_path / "run.yaml").concepts
+
+
+def test_value_names_with_punctuation_pass_their_attribute_check(tmp_path):
+    """'sky-blue' passed vocab check and then failed every attribute check (the answer's
+    words were compared with the name's punctuation); names that read alike once
+    punctuation is set aside are refused."""
+    from autocomp.validators.checks import _whole_word
+
+    (tmp_path / "hues.yaml").write_text(
+        "name: hues\nkind: attributes\nattribute: {name: color}\nentries:\n"
+        "  - {name: sky-blue, rgb: [135, 206, 235]}\n"
+        "  - {name: \"rock'n'red\", rgb: [200, 0, 0]}\n  - {name: green, rgb: [0, 160, 0]}\n")
+    (tmp_path / "hue.yaml").write_text(
+        "name: hue\nkind: attribute\nobjects: shapes\nvalues: hues.yaml\nn: [2]\n")
+    (tmp_path / "run.yaml").write_text(
+        "name: p\nseed: 0\nconcepts:\n  - {task: hue.yaml, n: [2], count: 6}\n"
+        "captions: {writer: template}\n"
+        "generate: {generator: procedural, options: {size: 128}}\n")
+    out = CliRunner().invoke(main, ["run", str(tmp_path / "run.yaml"), "-o",
+                                    str(tmp_path / "out")])
+    assert out.exit_code == 0, out.output
+    checks = [ch for v in Run.open(tmp_path / "out").records("validation")
+              for ch in v["checks"] if ch["name"] == "attributes"]
+    assert len(checks) == 12 and all(ch["passed"] for ch in checks), checks[0]
+    choices = ["sky-blue", "rock'n'red", "green"]
+    assert _whole_word("Sky blue.", "sky-blue", choices)
+    assert not _whole_word("sky-blue or green", "sky-blue", choices)
+    (tmp_path / "alike.yaml").write_text(
+        "name: alike\nkind: attributes\nentries: [sky-blue, sky blue]\n")
+    got = CliRunner().invoke(main, ["vocab", "check", str(tmp_path / "alike.yaml")])
+    assert got.exit_code == 1 and "reads as 'sky blue' once punctuation is set aside, as " \
+        "entry 1 does" in got.output, got.output

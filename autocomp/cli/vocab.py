@@ -50,7 +50,7 @@ def list_():
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 def check(files):
     """Check vocabulary or task files; print one line per problem."""
-    failed = 0
+    failed, said = 0, set()
     for path in files:
         try:
             data = read_yaml(path)
@@ -71,7 +71,12 @@ def check(files):
                 for line in drawn_alike(v):
                     click.echo(f"warning: {line}", err=True)
         except AutocompError as exc:
-            click.echo(f"error: {exc}", err=True)
+            if str(exc) in said:  # a task naming a vocabulary already reported above
+                click.echo(f"error: {path}: names {exc.file}, whose problem is above",
+                           err=True)
+            else:
+                click.echo(f"error: {exc}", err=True)
+            said.add(str(exc))
             failed += 1
     if failed:
         raise SystemExit(1)

@@ -29,6 +29,7 @@ Built-in vocabularies live in the `concepts/vocab/` folder; a user's file loads 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -140,6 +141,12 @@ def load_vocabulary(ref: str | Path, base: Path | None = None) -> Vocabulary:
     return parse_vocabulary(read_yaml(path), path)
 
 
+def answer_words(text: str) -> str:
+    """A name or an answer as the attribute check compares them: its lowercase letters and
+    digits, one space between words ("sky-blue" and "Sky blue." both read "sky blue")."""
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
 def parse_vocabulary(data, path: Path | str = "<memory>") -> Vocabulary:
     checked_mapping(data, path, TOP_FIELDS,
                     "a vocabulary file must be a mapping with name, kind, entries")
@@ -152,13 +159,21 @@ def parse_vocabulary(data, path: Path | str = "<memory>") -> Vocabulary:
     if not isinstance(entries, list) or not entries:
         raise AutocompError("field 'entries' must be a non-empty list", file=path)
     parsed = []
-    seen = {}
+    seen, read = {}, {}  # names, and their words (answer_words)
     for i, raw in enumerate(entries, 1):
         entry = _parse_entry(raw, kind, path, i)
         if entry.name in seen:
             raise AutocompError(f"duplicate name '{entry.name}' (also entry {seen[entry.name]})",
                                 file=path, entry=f"{i} ('{entry.name}')")
-        seen[entry.name] = i
+        words = answer_words(entry.name)
+        if not words:
+            raise AutocompError("a name needs letters or digits (answers are read by their "
+                                "words)", file=path, entry=f"{i} ('{entry.name}')")
+        if words in read:
+            raise AutocompError(f"reads as '{words}' once punctuation is set aside, as entry "
+                                f"{read[words]} does: an answer cannot tell them apart",
+                                file=path, entry=f"{i} ('{entry.name}')")
+        seen[entry.name] = read[words] = i
         parsed.append(entry)
     vocab = Vocabulary(str(name), kind, tuple(parsed), str(path), str(data.get("description", "")))
     _check_inverses(vocab, path)

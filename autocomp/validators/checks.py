@@ -121,12 +121,14 @@ def geometry_cross_check(q, detections, answer: str) -> dict:
 
 def _whole_word(answer: str, expected: str, choices) -> bool:
     """The answer names the expected value as a whole phrase and no other choice."""
-    import re
+    from autocomp.concepts.vocab import answer_words
 
-    text = f" {' '.join(re.findall(r'[a-z]+', answer.lower()))} "
-    named = {c for c in choices if f" {c.lower()} " in text}
+    # punctuation set aside on both sides: a value "sky-blue" is answered "sky blue"
+    text = f" {answer_words(answer)} "
+    named = {c for c in choices if f" {answer_words(c)} " in text}
     # a longer choice containing a shorter one ("light blue" vs "blue") counts as the longer
-    named = {c for c in named if not any(c != o and f" {c} " in f" {o} " for o in named)}
+    named = {c for c in named if not any(
+        c != o and f" {answer_words(c)} " in f" {answer_words(o)} " for o in named)}
     return named == {expected}
 
 
