@@ -81,7 +81,10 @@ def test_user_vocabulary_loads_like_a_builtin(tmp_path):
      "entry 1 ('under'): field 'inverse' names 'over', which is not in this vocabulary"),
     ("name: x\nkind: objects\nentries:\n  - {name: 3}\n",
      "entry 1: field 'name' must be a non-empty string, got 3"),
-    ("name: x\nkind: objects\nentries: [a\n", "not valid YAML"),
+    ("name: x\nkind: objects\nentries: [a\n", "not valid YAML at the end of the file (while "
+     "parsing a flow sequence from line 3: expected ',' or ']'"),  # a 3-line file: not line 4
+    ("name: x\n  kind: objects\nentries: [a]\n", "not valid YAML at line 2 (mapping values "
+     "are not allowed here)"),
 ])
 def test_malformed_vocabularies_name_file_entry_problem(tmp_path, body, needle):
     assert_file_error(load_vocabulary, tmp_path, body, needle)

@@ -55,9 +55,23 @@ def read_yaml(path: Path):
         raise AutocompError(f"unsafe or unknown YAML tag{line} ({exc.problem}); only plain "
                             "YAML is read", file=path) from None
     except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" at line {where.line + 1}" if where else ""
-        raise AutocompError(f"not valid YAML{line}", file=path) from None
+        raise AutocompError(f"not valid YAML{_where(exc, text)}", file=path) from None
+
+
+def _where(exc, text: str) -> str:
+    """Where a YAML error is, in the file's own lines: a problem found at the end of the
+    stream (an unclosed bracket or quote) is "at the end of the file", with the line the
+    unclosed part opened on; the parser's own words in brackets."""
+    mark, opened = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+    if mark is None:
+        return ""
+    at_end = mark.index >= len(text.rstrip())
+    where = " at the end of the file" if at_end else f" at line {mark.line + 1}"
+    said = [getattr(exc, "context", None), getattr(exc, "problem", None)]
+    if opened is not None and said[0]:
+        said[0] += f" from line {opened.line + 1}"
+    said = [s for s in said if s]
+    return where + (f" ({': '.join(said)})" if said else "")
 
 
 def checked_mapping(data, path, allowed, what: str) -> dict:
