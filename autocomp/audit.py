@@ -175,6 +175,8 @@ def format_audit(rows: list[dict]) -> str:
     from autocomp.report.tables import Table, r1
 
     models = list(dict.fromkeys(m for r in rows for m in r["blind"]))
+    names = [r["benchmark"] for r in rows]
+    sources = len(names) != len(set(names))  # two sources with one benchmark name
     out = []
     for r in rows:
         cells = []
@@ -182,7 +184,8 @@ def format_audit(rows: list[dict]) -> str:
             b = r["blind"].get(m)
             cells.append("-" if b is None else r1(b["accuracy_tie_aware"])
                          + (" !" if b["flag"] else ""))
-        out.append([r["benchmark"], str(r["items"]), r1(r.get("chance")), *cells,
+        out.append([*([r.get("source", "-")] if sources else []),
+                    r["benchmark"], str(r["items"]), r1(r.get("chance")), *cells,
                     "-" if r["same_words"] is None else f"{r['same_words']:.1f}",
                     str(r["whitespace"]), str(r["case_only"]), str(r["positive_repeated"]),
                     str(r["duplicates"]), str(r.get("duplicate_ids", 0)),
@@ -194,7 +197,8 @@ def format_audit(rows: list[dict]) -> str:
                   "same words: % of (positive, negative) pairs with identical word multisets; "
                   "same in 75 words: items a 77-token text encoder cannot tell apart; "
                   "image columns need --images (- = not checked)",
-                  ["Benchmark", "Items", "Chance", *[m.split(":", 1)[1] for m in models],
+                  [*(["Source"] if sources else []),
+                   "Benchmark", "Items", "Chance", *[m.split(":", 1)[1] for m in models],
                    "Same words %", "Whitespace", "Case-only", "Positive repeated",
                    "Duplicates", "Duplicate ids", "Same in 75 words", "Unreadable images",
                    "Duplicate images"], out)

@@ -155,6 +155,20 @@ def test_winoground_repeated_ids_and_identical_captions_are_warned_and_audited(w
     assert counts["duplicates"] == 0  # different images: not the same item twice
 
 
+def test_audit_of_two_sources_sharing_a_benchmark_name_tells_them_apart(winoground,
+                                                                       tmp_path):
+    import shutil
+
+    other = shutil.copytree(winoground, tmp_path / "copy")
+    table = CliRunner().invoke(main, ["audit", str(winoground), str(other)])
+    rows = [ln for ln in table.output.splitlines() if "winoground/test" in ln]
+    assert table.exit_code == 0 and len(rows) == 2, table.output
+    assert rows[0].startswith(f"| {winoground} | winoground/test")
+    assert rows[1].startswith(f"| {other} | winoground/test")
+    got = CliRunner().invoke(main, ["audit", str(winoground), str(other), "--json"])
+    assert [r["source"] for r in json.loads(got.output)] == [str(winoground), str(other)]
+
+
 def test_winoground_datasets_folder_with_embedded_images(winoground, tmp_path):
     datasets = pytest.importorskip("datasets")
     rows = _winoground_rows()

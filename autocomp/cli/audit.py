@@ -51,7 +51,8 @@ def audit_cmd(sources, source_format, images, columns, skip_missing, patterns, l
         raise AutocompError(f"no benchmark matching {', '.join(patterns)} (known: {known})")
     rows = []
     for suite in chosen:
-        rows += audit(suite, extra, device, check_images=images is not None)
+        rows += [{"source": str(suite.source), **r}
+                 for r in audit(suite, extra, device, check_images=images is not None)]
     click.echo(json.dumps(rows, indent=1) if as_json else format_audit(rows))
 
 
