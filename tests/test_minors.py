@@ -378,3 +378,20 @@ def test_vocab_check_says_a_vocabulary_problem_once(tmp_path):
     assert "got 'colors'" in lines[0]
     assert lines[1].endswith("hue.yaml: names " + str(tmp_path / "hues.yaml")
                              + ", whose problem is above")
+
+
+def test_a_second_compass_build_into_one_output_refuses_at_once(tmp_path):
+    """Two builds into one folder both did the whole work, writing over each other."""
+    from autocomp.core.locks import holding
+
+    run = _run(tmp_path)
+    out = tmp_path / "set"
+    with holding({str(out): out / ".build.lock"}, "compass build", "into this folder"):
+        got = CliRunner().invoke(main, ["compass", "build", str(run.dir), "-o", str(out),
+                                        "--similarity", "none"])
+    assert got.exit_code == 1 and "is running compass build" in got.output, got.output
+    assert "into this folder; wait for it to finish" in got.output
+    assert not (out / "manifest.json").exists()
+    again = CliRunner().invoke(main, ["compass", "build", str(run.dir), "-o", str(out),
+                                      "--similarity", "none"])
+    assert again.exit_code == 0 and (out / "manifest.json").is_file(), again.output

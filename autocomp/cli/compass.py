@@ -60,12 +60,23 @@ def build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarit
           cache_dir, device, writer, writer_options, candidates, wordnet_dir):
     """Build composed/decomposed and skill-targeted sets from RUN (a synthetic autocomp
     run: its validated images) or from Visual Genome (--vg)."""
+    from autocomp.core.errors import AutocompError
+    from autocomp.core.locks import holding
+
+    if (vg_dir is None) == (run_dir is None):
+        raise AutocompError("give exactly one of RUN or --vg DIR")
+    # a second build into the same output refuses at once instead of doing it all again
+    with holding({str(output): output / ".build.lock"}, "compass build", "into this folder"):
+        _build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarity, scope,
+               cache_dir, device, writer, writer_options, candidates, wordnet_dir)
+
+
+def _build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarity, scope,
+           cache_dir, device, writer, writer_options, candidates, wordnet_dir):
     from autocomp.compass.build import build_run, build_vg
     from autocomp.compass.similarity import Similarity
     from autocomp.core.errors import AutocompError
 
-    if (vg_dir is None) == (run_dir is None):
-        raise AutocompError("give exactly one of RUN or --vg DIR")
     sim = None
     if similarity != "none":
         sim = Similarity(None if similarity == "default" else similarity, device,

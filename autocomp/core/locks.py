@@ -24,7 +24,7 @@ def locked(path: Path):
 
 
 @contextmanager
-def holding(paths: dict, what: str):
+def holding(paths: dict, what: str, of: str = "of this run"):
     """Hold an exclusive lock on each of `paths` (name -> lock file) for the block, or
     refuse at once, naming the first that another process holds and its pid. A folder
     that cannot be written to is not locked: nothing can be written twice there."""
@@ -40,9 +40,9 @@ def holding(paths: dict, what: str):
                 fh.seek(0)
                 pid = fh.read().strip() or "?"
                 raise AutocompError(
-                    f"another autocomp process (pid {pid}) is running {what} '{name}' of "
-                    "this run; wait for it to finish (running both would do the same work "
-                    "twice)", file=Path(path).parent) from None
+                    f"another autocomp process (pid {pid}) is running {what} '{name}' {of}; "
+                    "wait for it to finish (running both would do the same work twice)",
+                    file=Path(path).parent) from None
             fh.seek(0)
             fh.truncate()
             fh.write(str(os.getpid()))
