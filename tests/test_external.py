@@ -614,6 +614,13 @@ def test_image_names_too_long_or_holding_a_crop_mark(tmp_path):
         assert [split_ref(r) for r in image_refs({"image": path, "crop": None})] == [
             (path, None)]
     assert image_ref({"image": "plain.png"}) == "plain.png"  # cache keys of old runs hold
+    import os
+
+    os.mkfifo(images / "fifo.png")
+    (images / "folder.jpg").mkdir()
+    for name in ("fifo", "folder"):  # named without extension, as Winoground's are
+        with pytest.raises(AutocompError, match=f"image '{name}\\..*' is not a regular file"):
+            cells.path(name, "2", tmp_path / "t.jsonl")
 
 
 def test_a_table_mixing_embedded_images_and_files_under_images_is_scored(tmp_path,

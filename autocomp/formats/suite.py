@@ -166,17 +166,17 @@ class ImageCells:
                                 "give --images DIR (the folder they are in)", file=where)
         if isinstance(name, str) and not Path(name).suffix:
             for ext in (".png", ".jpg", ".jpeg"):
-                if _is_file(self.root.root / f"{name}{ext}"):
+                if _exists(self.root.root / f"{name}{ext}"):  # a FIFO: "not a regular file"
                     name = f"{name}{ext}"
                     break
         return self.root.resolve(name, item_id, where)
 
 
-def _is_file(path: Path) -> bool:
-    """Whether `path` is a file; a name the file system cannot look up (too long) is not
-    one (ImageRoot.resolve then says why, in one line)."""
+def _exists(path: Path) -> bool:
+    """Whether something is at `path`; a name the file system cannot look up (too long) is
+    not there (ImageRoot.resolve then says why, in one line)."""
     try:
-        return path.is_file()
+        return path.exists()
     except OSError:
         return False
 
