@@ -69,9 +69,10 @@ def _head(text: str) -> list[str]:
     return words[:CONTEXT_WORDS] if len(words) > CONTEXT_WORDS else [text]
 
 
-def structure(items) -> dict:
+def structure(items, tick=None) -> dict:
     """Structural counts over a benchmark's items, from their text alone (image names are
-    text: two items with the same image name and captions are duplicates)."""
+    text: two items with the same image name and captions are duplicates); `tick(n)` after
+    each item read (progress)."""
     n = pairs = same_bag = spaces = case_only = repeated = truncated = 0
     seen: Counter = Counter()
     ids: Counter = Counter()
@@ -89,6 +90,8 @@ def structure(items) -> dict:
         repeated += any(neg == pos for pos, neg in item_pairs)
         seen[(tuple(image_refs(item)), tuple(captions_of(item)))] += 1
         ids[item.get("repeats_id", item["id"])] += 1  # a loader kept it apart as ID~2
+        if tick is not None:
+            tick(n)
     duplicates = sum(c - 1 for c in seen.values() if c > 1)
     return {"items": n, "pairs": pairs,
             "same_words": round(100.0 * same_bag / pairs, 2) if pairs else None,
@@ -151,14 +154,17 @@ def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = 
     cells = Progress("audit", len(suite.benchmarks) * len(scorers), "cell", echo)
     with tempfile.TemporaryDirectory(prefix="autocomp-audit-") as tmp, cells:
         for bench in suite.benchmarks:
-            row = {"benchmark": bench.name, **structure(bench.items()), "blind": {}}
+            row = {"benchmark": bench.name, "blind": {},
+                   **structure(bench.items(), lambda k, at=bench.name: cells.update(
+                       0, f"{at} structure: {k:,} items read"))}
             if check_images:
                 row.update(image_checks(bench.items(), suite.root))
             for m, scorer in scorers.items():
                 harness = Harness(scorer, suite.root, suite.tasks, None, also=suite.also)
                 got = harness.run(bench, Path(tmp) / f"{len(rows)}-{len(row['blind'])}.jsonl",
                                   lambda state, at=f"{bench.name} {m}": cells.update(
-                                      0, f"{at}: {state['items']:,} items"))
+                                      0, f"{at}: {state['items']:,} items scored, "
+                                         f"{state['encoded']['captions']:,} captions read"))
                 harness.close()
                 cells.update(1, f"{bench.name} {m}")
                 metrics = got["metrics"]

@@ -39,7 +39,8 @@ def compass():
                    "template captions it rejects nearly every relation negative at N >= 6).")
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
               help="Embedding cache folder for the filter's sentences (default: "
-                   "OUTPUT/cache, the one `compass eval` uses).")
+                   "~/.cache/autocomp/sentences, shared by every build: a rebuild into a new "
+                   "output embeds nothing twice).")
 @options.device
 @click.option("--writer", default="template", show_default=True,
               help="Caption writer: template, or an LLM writer (transformers, openai) with "
@@ -65,6 +66,8 @@ def build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarit
 
     if (vg_dir is None) == (run_dir is None):
         raise AutocompError("give exactly one of RUN or --vg DIR")
+    click.echo(f"compass build: {run_dir or vg_dir} -> {output} (similarity: {similarity}); "
+               "reading the images and their scene graphs", err=True)
     # a second build into the same output refuses at once instead of doing it all again
     with holding({str(output): output / ".build.lock"}, "compass build", "into this folder"):
         _build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarity, scope,
@@ -76,11 +79,12 @@ def _build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similari
     from autocomp.compass.build import build_run, build_vg
     from autocomp.compass.similarity import Similarity
     from autocomp.core.errors import AutocompError
+    from autocomp.core.resources import cache_dir as shared_cache
 
     sim = None
     if similarity != "none":
         sim = Similarity(None if similarity == "default" else similarity, device,
-                         cache_dir=cache_dir or output / "cache")
+                         cache_dir=cache_dir or shared_cache("sentences"))
         sim.start()  # loads while the run or Visual Genome is read
     llm = None
     if candidates == "llm" and writer == "template":

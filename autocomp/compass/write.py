@@ -142,12 +142,16 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
 
     with SetWriter(out) as rows, Progress("compass build: writing the sets", len(sources),
                                           "image", echo) as made:
+        at = {"next": 0}  # the images whose captions are judged now (CHUNK at a time)
+
         def note(encoded: int) -> None:
-            made.update(0, f"{rows.counts['composed']:,} composed items, "
-                           f"{encoded:,} sentences embedded")
+            made.update(0, f"{rows.counts['composed']:,} composed items; judging the "
+                           f"negatives of the next {at['next']:,} images: {encoded:,} "
+                           "sentences embedded so far")
         if similarity is not None and hasattr(similarity, "progress"):
             similarity.progress = note
         for chunk in _chunks(sources, 1 if similarity is None else CHUNK):
+            at["next"] = sum(last for *_, last in chunk)
             steps = []
             for (key, image, image_id, seen, _), level, g, _ in chunk:
                 if g is None:

@@ -29,14 +29,20 @@ from autocomp.eval.matrix import is_matrix, matrix_chance, matrix_outcome, truth
 from autocomp.eval.metrics import TIED, Tally, error_category, outcome
 from autocomp.formats.runs import Benchmark, negative_graph
 
+CHUNK_CAPTIONS = 8192  # a chunk ends here too: confusion items carry ~700 captions each
 
-def _chunks(items: Iterator[dict], size: int) -> Iterator[list[dict]]:
-    chunk = []
+
+def _chunks(items: Iterator[dict], size: int,
+            captions: int = CHUNK_CAPTIONS) -> Iterator[list[dict]]:
+    """Lists of up to `size` items, or fewer once they hold `captions` captions (memory
+    stays bounded and progress moves on items with hundreds of negatives)."""
+    chunk, held = [], 0
     for item in items:
         chunk.append(item)
-        if len(chunk) == size:
+        held += len(item["captions"]) if is_matrix(item) else 1 + len(item["negatives"])
+        if len(chunk) == size or held >= captions:
             yield chunk
-            chunk = []
+            chunk, held = [], 0
     if chunk:
         yield chunk
 
