@@ -26,7 +26,7 @@ from __future__ import annotations
 from autocomp.core.errors import AutocompError
 from autocomp.core.scene import SceneGraph
 from autocomp.language.check import CheckResult
-from autocomp.negatives.contextual import substitute
+from autocomp.negatives.contextual import Substitution
 from autocomp.negatives.generate import KINDS, graph_count_problem, make_negatives
 
 VERSION = 1  # of the compact row; a reader refuses a version it does not know
@@ -56,8 +56,15 @@ def renderer(graph: SceneGraph, task, positive: str, check: CheckResult | None):
     if check is None:
         return task.minimal_caption
 
+    fill = None
+
     def render(g):
-        return positive if g == graph else substitute(positive, check, g, task.noun)
+        nonlocal fill
+        if g == graph:
+            return positive
+        if fill is None:  # read the spans once for all the negatives of this positive
+            fill = Substitution(positive, check, task.noun)
+        return fill(g)
     return render
 
 
