@@ -395,3 +395,31 @@ def test_a_second_compass_build_into_one_output_refuses_at_once(tmp_path):
     again = CliRunner().invoke(main, ["compass", "build", str(run.dir), "-o", str(out),
                                       "--similarity", "none"])
     assert again.exit_code == 0 and (out / "manifest.json").is_file(), again.output
+
+
+def test_report_json_long_csv_figure_flags_and_where_the_figure_of_a_run_goes(tmp_path):
+    """CSV was CRLF with each table's own header in one stream; report had no --json;
+    `report` took --figure and `compass report` --figures; report given a run (not its
+    results) wrote min_vs_ctx.png among the run's own figures."""
+    import csv
+    import io
+
+    run = _run(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle"]
+                         ).exit_code == 0
+    results = str(run.dir / "results")
+    got = runner.invoke(main, ["report", results, "--no-figures", "--table-format", "csv"])
+    assert got.exit_code == 0 and "\r" not in got.stdout, got.output
+    rows = list(csv.reader(io.StringIO(got.stdout)))
+    assert rows[0] == ["table", "row", "column", "value"]
+    assert all(len(r) == 4 for r in rows) and len({r[0] for r in rows[1:]}) > 1
+    assert any(r[1] == "reference:oracle" and r[3].startswith("100.0") for r in rows)
+    got = runner.invoke(main, ["report", results, "--no-figure", "--json"])
+    data = json.loads(got.stdout)
+    assert got.exit_code == 0 and data["tables"] and {"title", "header", "rows", "notes"} <= \
+        set(data["tables"][0])
+    got = runner.invoke(main, ["report", str(run.dir)])
+    assert got.exit_code == 0, got.output
+    assert (run.dir / "results" / "figures" / "min_vs_ctx.png").is_file()
+    assert not (run.dir / "figures" / "min_vs_ctx.png").exists()

@@ -145,19 +145,18 @@ def eval_cmd(compass_dir, models, cache_dir, device, batch_size, skip_existing):
 @compass.command("report")
 @click.argument("compass_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @options.table_format
-@click.option("--figures/--no-figures", default=True, show_default=True,
-              help="Also draw DIR/figures/integration.* and skill-load.* (PNG, PDF, SVG).")
+@options.figures("Also draw DIR/figures/integration.* and skill-load.* (PNG, PDF, SVG).")
 @click.option("--models-file", type=click.Path(path_type=Path), default=None,
               help="Legend labels from a model-set YAML (default: a short form of the spec).")
-def report(compass_dirs, table_format, figures, models_file):
+@options.as_json
+def report(compass_dirs, table_format, figure, models_file, as_json):
     """Integration gap and skill load, every set side by side (e.g. synthetic and VG)."""
+    from autocomp.cli.report import print_tables
     from autocomp.compass.report import figures as draw
     from autocomp.compass.report import tables
 
-    for table in tables(list(compass_dirs)):
-        click.echo(table.render(table_format))
-        click.echo()
-    if figures:
+    print_tables(tables(list(compass_dirs)), [], table_format, as_json)
+    if figure:
         labels = {}
         if models_file:
             from autocomp.eval.modelset import model_labels
@@ -165,7 +164,7 @@ def report(compass_dirs, table_format, figures, models_file):
             labels = model_labels(models_file)
         for path in draw(list(compass_dirs), labels):
             if path.suffix == ".png":
-                click.echo(f"figure: {path} (and .pdf, .svg)")
+                click.echo(f"figure: {path} (and .pdf, .svg)", err=as_json)
 
 
 @compass.command("perplexity")

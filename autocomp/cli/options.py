@@ -33,6 +33,12 @@ batch_size = click.option("--batch-size", "--batch_size", "batch_size",
 skip_existing = click.option("--skip-existing", "--skip_existing", "skip_existing",
                              is_flag=True, help="Leave cells whose result file exists.")
 as_json = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def figures(help: str):
+    """--figure/--no-figure, also spelled --figures/--no-figures (report, compass report)."""
+    return click.option("--figure/--no-figure", "--figures/--no-figures", "figure",
+                        default=True, show_default=True, help=help)
 table_format = click.option("--table-format", "table_format", type=click.Choice(TABLE_FORMATS),
                             default="md", show_default=True, help="How tables are printed.")
 

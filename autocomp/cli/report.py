@@ -15,8 +15,7 @@ from autocomp.cli import options
 @click.option("--models-file", type=click.Path(path_type=Path), default=None,
               help="Rows in this model-set YAML's order, with its labels (by default: the "
                    "order and labels each folder's models.yaml kept at eval time).")
-@click.option("--figure/--no-figure", default=True, show_default=True,
-              help="Also draw the figures (into the first folder's figures/).")
+@options.figures("Also draw the figures (into the first results folder's figures/).")
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), default=None,
               help="Also write every cell, and each dataset's micro and macro averages, as one "
                    "CSV (CLIP_benchmark's `build`).")
@@ -31,8 +30,9 @@ from autocomp.cli import options
                    "paired intervals of the difference, exact McNemar p, Holm-adjusted.")
 @click.option("--gallery-size", type=click.IntRange(min=0), default=24, show_default=True,
               help="Failures shown per model and benchmark on the --html page.")
+@options.as_json
 def report(results_dirs, table_format, models_file, figure, csv_path, exclude_relations,
-           html_path, compare, gallery_size):
+           html_path, compare, gallery_size, as_json):
     """Print every table there are results for in RESULTS_DIR(s): Tables 4-9 and 13 and the
     synthetic Winoground (Auto-Comp layouts), and the other formats' (SugarCrepe, CREPE,
     Winoground, ColorSwap, ARO, tables); then the tables left out and why. Several folders
@@ -58,20 +58,15 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
         from autocomp.report.paired import compare_table
 
         tables.append(compare_table(results, *compare, labels))
-    for table in tables:
-        click.echo(table.render(table_format))
-        click.echo()
-    if skipped:  # a comment in LaTeX, beside (not inside) CSV
-        line = "Not printed: " + "; ".join(skipped)
-        click.echo(f"% {line}" if table_format == "latex" else line,
-                   err=table_format == "csv")
+    print_tables(tables, skipped, table_format, as_json)
+    say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
     if csv_path:
         from autocomp.eval.summary import write_csv
 
-        click.echo(f"csv: {write_csv(csv_path, results, labels)}")
+        say(f"csv: {write_csv(csv_path, results, labels)}")
     if figure:
         ours = [r for r in results if r.get("format", "run") not in EXTERNAL]
-        target = Path(results_dirs[0]) / "figures" / "min_vs_ctx.png"
+        target = figure_folder(Path(results_dirs[0])) / "min_vs_ctx.png"
         try:
             path = min_vs_ctx_figure(ours, target, labels)
         except OSError as exc:  # a read-only results folder: the tables and page still come
@@ -79,10 +74,43 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
             click.echo(f"figure not written: cannot write {target.parent} "
                        f"({exc.strerror or exc}); --no-figure leaves it out", err=True)
         if path:
-            click.echo(f"figure: {path}")
+            say(f"figure: {path}")
     if html_path:
         from autocomp.report.html import report_page
 
         shown = report_page(html_path, list(results_dirs), results, labels, tables, skipped,
                             gallery_size)
-        click.echo(f"html: {html_path} ({shown} failures shown)")
+        say(f"html: {html_path} ({shown} failures shown)")
+
+
+def print_tables(tables, skipped: list, table_format: str, as_json: bool) -> None:
+    """The tables on stdout: as JSON, as one long-form CSV, or each in markdown / LaTeX;
+    what was not printed, and why, after them (beside, not inside, CSV and JSON)."""
+    if as_json:
+        import json
+
+        click.echo(json.dumps({"tables": [t.to_dict() for t in tables],
+                               "not_printed": skipped}, indent=1))
+        return
+    if table_format == "csv":
+        from autocomp.report.table import long_csv
+
+        click.echo(long_csv(tables), nl=False)
+    else:
+        for table in tables:
+            click.echo(table.render(table_format))
+            click.echo()
+    if skipped:  # a comment in LaTeX
+        line = "Not printed: " + "; ".join(skipped)
+        click.echo(f"% {line}" if table_format == "latex" else line,
+                   err=table_format == "csv")
+
+
+def figure_folder(folder: Path) -> Path:
+    """Where the report's figure goes: the results folder's figures/; given a run rather
+    than its results, run/results/figures (the run's own figures/ are the pipeline's)."""
+    from autocomp.core.layout import RunLayout
+
+    if RunLayout(folder).config.is_file():
+        return folder / "results" / "figures"
+    return folder / "figures"

@@ -102,6 +102,10 @@ class Table:
             lines += ["", *[f"- {note}" for note in self.notes]]
         return "\n".join(lines)
 
+    def to_dict(self) -> dict:
+        return {"title": self.title, "header": list(self.header),
+                "rows": [list(r) for r in self.rows], "notes": list(self.notes)}
+
     def numeric_columns(self) -> list[bool]:
         """Per column: every cell a number ("12.3", "+1.0", "50.0/6.3", "1.2±0.3", "-"),
         the first (row names) never."""
@@ -139,3 +143,21 @@ class Table:
                  *[rf"\par\footnotesize {latex_escape(note)}" for note in self.notes],
                  r"\end{table}"]
         return "\n".join(line for line in lines if line is not None)
+
+
+def long_csv(tables: list[Table]) -> str:
+    """Several tables as one CSV in long form (one header; a row per cell: table, row,
+    column, value; a table's notes as column "note"), with "\n" line ends, so one file
+    holds every table and loads as one data frame."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["table", "row", "column", "value"])
+    for t in tables:
+        for row in t.rows:
+            w.writerows([t.title, row[0] if row else "", h, cell]
+                        for h, cell in zip(t.header[1:], row[1:], strict=False))
+        w.writerows([t.title, "", "note", note] for note in t.notes)
+    return buf.getvalue()
