@@ -423,3 +423,28 @@ def test_report_json_long_csv_figure_flags_and_where_the_figure_of_a_run_goes(tm
     assert got.exit_code == 0, got.output
     assert (run.dir / "results" / "figures" / "min_vs_ctx.png").is_file()
     assert not (run.dir / "figures" / "min_vs_ctx.png").exists()
+
+
+def test_compass_eval_output_benchmark_and_a_report_of_that_output(tmp_path):
+    """compass eval lacked --output, --benchmark, --precision and --workers; its results
+    could only go inside the set."""
+    from autocomp.compass.build import build_run
+
+    run = _run(tmp_path)
+    build_run(run.dir, tmp_path / "set")
+    out = tmp_path / "elsewhere"
+    got = CliRunner().invoke(main, ["compass", "eval", str(tmp_path / "set"), "--model",
+                                    "reference:oracle", "-o", str(out), "--benchmark",
+                                    "*composed", "--precision", "fp32", "--workers", "0"])
+    assert got.exit_code == 0, got.output
+    assert sorted(p.name for p in out.glob("reference_oracle-*/*.predictions.jsonl")) \
+        == ["composed.predictions.jsonl", "decomposed.predictions.jsonl"]
+    assert not (tmp_path / "set" / "results").exists()
+    rep = CliRunner().invoke(main, ["compass", "report", str(out), "--json"])
+    assert rep.exit_code == 0, rep.output
+    table2 = json.loads(rep.stdout)["tables"][0]
+    assert table2["rows"] and table2["rows"][0][0] == "reference:oracle"
+    assert (out / "figures" / "integration.png").is_file()
+    bad = CliRunner().invoke(main, ["compass", "eval", str(tmp_path / "set"), "--model",
+                                    "reference:oracle", "--benchmark", "nothing*"])
+    assert bad.exit_code == 1 and "no file of the set matches nothing*" in bad.output

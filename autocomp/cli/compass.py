@@ -130,27 +130,40 @@ def _build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similari
 @click.argument("compass_dir", type=click.Path(path_type=Path))
 @click.option("--model", "models", multiple=True, required=True,
               help="FAMILY:NAME[@PRETRAINED], as for `autocomp eval`; repeatable.")
-@click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None)
+@options.output(help="Results folder (default: COMPASS_DIR/results). Another folder gets a "
+                     "set.json naming the set: `compass report OUTPUT` reads both.")
+@click.option("--benchmark", "patterns", multiple=True,
+              help="Only the set's files matching a glob (composed, decomposed, skill-O, "
+                   "skill-A, skill-R); repeatable.")
+@click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
+              help="Embedding cache folder (default: COMPASS_DIR/cache); vectors are reused "
+                   "across models' runs and sets.")
 @options.device
 @options.batch_size
+@options.precision
+@options.workers
 @options.skip_existing
-def eval_cmd(compass_dir, models, cache_dir, device, batch_size, skip_existing):
+def eval_cmd(compass_dir, models, output, patterns, cache_dir, device, batch_size, precision,
+             workers, skip_existing):
     """Score a COMPASS set (reuses the eval harness and its embedding cache)."""
     from autocomp.compass.evaluate import evaluate_compass
 
     evaluate_compass(compass_dir, list(models), cache_dir, device, batch_size, skip_existing,
-                     echo=click.echo)
+                     echo=click.echo, output=output, patterns=patterns, precision=precision,
+                     workers=workers)
 
 
 @compass.command("report")
 @click.argument("compass_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @options.table_format
-@options.figures("Also draw DIR/figures/integration.* and skill-load.* (PNG, PDF, SVG).")
+@options.figures("Also draw DIR/figures/integration.* and skill-load.* (PNG, PDF, SVG); for "
+                 "a results folder of `compass eval --output`, into its figures/.")
 @click.option("--models-file", type=click.Path(path_type=Path), default=None,
               help="Legend labels from a model-set YAML (default: a short form of the spec).")
 @options.as_json
 def report(compass_dirs, table_format, figure, models_file, as_json):
-    """Integration gap and skill load, every set side by side (e.g. synthetic and VG)."""
+    """Integration gap and skill load, every set side by side (e.g. synthetic and VG). Each
+    COMPASS_DIR is a set (its results/) or a results folder `compass eval --output` wrote."""
     from autocomp.cli.report import print_tables
     from autocomp.compass.report import figures as draw
     from autocomp.compass.report import tables

@@ -26,13 +26,8 @@ from autocomp.cli import options
 @options.skip_existing
 @options.device
 @options.batch_size
-@click.option("--precision", type=click.Choice(["fp32", "bf16", "fp16"]), default="fp32",
-              show_default=True,
-              help="Dual encoders' forward passes under torch.autocast in this precision "
-                   "(cached apart from fp32 vectors; the paper's numbers are fp32).")
-@click.option("--workers", type=click.IntRange(min=0), default=None,
-              help="Threads that read and decode images while the model encodes "
-                   "(default: one per core, at most 8).")
+@options.precision
+@options.workers
 @click.option("--distributed", is_flag=True,
               help="Share the work among the processes of `accelerate launch`: each image "
                    "and caption encoded once per model (into the shared --cache), then the "

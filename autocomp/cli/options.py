@@ -33,6 +33,14 @@ batch_size = click.option("--batch-size", "--batch_size", "batch_size",
 skip_existing = click.option("--skip-existing", "--skip_existing", "skip_existing",
                              is_flag=True, help="Leave cells whose result file exists.")
 as_json = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+precision = click.option("--precision", type=click.Choice(["fp32", "bf16", "fp16"]),
+                         default="fp32", show_default=True,
+                         help="Dual encoders' forward passes under torch.autocast in this "
+                              "precision (cached apart from fp32 vectors; the paper's numbers "
+                              "are fp32).")
+workers = click.option("--workers", type=click.IntRange(min=0), default=None,
+                       help="Threads that read and decode images while the model encodes "
+                            "(default: one per core, at most 8).")
 
 
 def figures(help: str):

@@ -24,19 +24,21 @@ from autocomp.core.records import read_jsonl
 COUNTS = ("n_O", "n_A", "n_R")
 
 
-def _correct(compass_dir: Path, model: str, name: str) -> dict[str, bool]:
-    path = predictions_path(compass_dir, model, name)
+def _correct(compass_dir: Path, model: str, name: str,
+             results: Path | None = None) -> dict[str, bool]:
+    path = predictions_path(compass_dir, model, name, results)
     return {p["id"]: bool(p["correct"]) for p in read_jsonl(path)} if path.exists() else {}
 
 
-def integration_cells(compass_dir: Path, model: str) -> dict[tuple, list]:
+def integration_cells(compass_dir: Path, model: str,
+                      results: Path | None = None) -> dict[tuple, list]:
     """(level, N) -> [(composed right, every decomposed pair right, image id, null gap)],
     one per scored composed item; the null gap is what a random scorer gets on average for
     that item, in points: 100 / 2^pairs (every decomposed pair right) minus
     100 / (negatives + 1) (the composed positive above all its negatives)."""
     compass_dir = Path(compass_dir)
-    comp = _correct(compass_dir, model, "composed")
-    dec = _correct(compass_dir, model, "decomposed")
+    comp = _correct(compass_dir, model, "composed", results)
+    dec = _correct(compass_dir, model, "decomposed", results)
     decomp_ok: dict[str, bool] = defaultdict(lambda: True)
     pairs: dict[str, int] = defaultdict(int)
     for item in read_jsonl(compass_dir / "decomposed.jsonl"):
@@ -52,7 +54,7 @@ def integration_cells(compass_dir: Path, model: str) -> dict[tuple, list]:
     return dict(sorted(cells.items()))
 
 
-def integration(compass_dir: Path, model: str) -> list[dict]:
+def integration(compass_dir: Path, model: str, results: Path | None = None) -> list[dict]:
     """Rows (level, n, items, comp, decomp, gap, null) with accuracies in percent; `null`
     is the exact expected gap of a random scorer on those items (a gap is evidence of
     integration only as far as it differs from it); `gap_ci` the gap's 95% interval
@@ -60,7 +62,7 @@ def integration(compass_dir: Path, model: str) -> list[dict]:
     from autocomp.eval.intervals import paired
 
     rows = []
-    for (level, n), pairs in integration_cells(compass_dir, model).items():
+    for (level, n), pairs in integration_cells(compass_dir, model, results).items():
         c = 100.0 * np.mean([p[0] for p in pairs])
         d = 100.0 * np.mean([p[1] for p in pairs])
         ci = paired([p[1] for p in pairs], [p[0] for p in pairs])
@@ -117,21 +119,23 @@ def stars(p: float) -> str:
     return "**" if p < 0.001 else "*" if p < 0.005 else ""
 
 
-def skill_load(compass_dir: Path, model: str) -> dict:
+def skill_load(compass_dir: Path, model: str, results: Path | None = None) -> dict:
     """level -> negative type -> OLS result (coefficients in points per primitive)."""
     out: dict = defaultdict(dict)
     for kind in ("O", "A", "R"):
-        for level, fit in count_regression(compass_dir, model, f"skill-{kind}").items():
+        for level, fit in count_regression(compass_dir, model, f"skill-{kind}",
+                                           results).items():
             out[level][kind] = fit
     return dict(out)
 
 
-def count_regression(compass_dir: Path, model: str, name: str) -> dict:
+def count_regression(compass_dir: Path, model: str, name: str,
+                     results: Path | None = None) -> dict:
     """level -> OLS of an item set's R@1 (points) on n_O, n_A, n_R, clustered by image.
     On skill-X sets (K = 4 negatives each) this is the skill load; on the composed set the
     number of negatives grows with the counts, so chance itself falls with them."""
     compass_dir = Path(compass_dir)
-    correct = _correct(compass_dir, model, name)
+    correct = _correct(compass_dir, model, name, results)
     by_level: dict[str, list] = defaultdict(list)
     for item in read_jsonl(compass_dir / f"{name}.jsonl"):
         if item["id"] in correct:
@@ -214,9 +218,10 @@ def design_vifs(compass_dir: Path) -> dict[str, list[float]]:
     return {level: vifs(np.array(x)) for level, x in sorted(rows.items()) if x}
 
 
-def skill_cells(compass_dir: Path, model: str, kind: str) -> dict[tuple, list]:
+def skill_cells(compass_dir: Path, model: str, kind: str,
+                results: Path | None = None) -> dict[tuple, list]:
     """(level, count of `kind`) -> [(right, image id)] on the skill-`kind` items scored."""
-    correct = _correct(Path(compass_dir), model, f"skill-{kind}")
+    correct = _correct(Path(compass_dir), model, f"skill-{kind}", results)
     cells: dict[tuple, list] = defaultdict(list)
     for item in read_jsonl(Path(compass_dir) / f"skill-{kind}.jsonl"):
         if item["id"] in correct:

@@ -34,21 +34,21 @@ def mean_se(values, groups) -> tuple[float, float]:
     return float(y.mean()), fit["const"]["se"]
 
 
-def integration_points(d: Path, model: str) -> dict:
+def integration_points(d: Path, model: str, results: Path | None = None) -> dict:
     """level -> {"composed"|"decomposed": {N: (mean, se, items)}}."""
     out: dict = defaultdict(lambda: {"composed": {}, "decomposed": {}})
-    for (level, n), rows in integration_cells(d, model).items():
+    for (level, n), rows in integration_cells(d, model, results).items():
         groups = [r[2] for r in rows]
         for i, name in ((0, "composed"), (1, "decomposed")):
             out[level][name][n] = (*mean_se([r[i] for r in rows], groups), len(rows))
     return dict(out)
 
 
-def skill_points(d: Path, model: str) -> dict:
+def skill_points(d: Path, model: str, results: Path | None = None) -> dict:
     """(level, kind) -> {count of `kind`: (mean, se, items)} on skill-`kind` items."""
     out: dict = defaultdict(dict)
     for kind in "OAR":
-        for (level, x), rows in skill_cells(d, model, kind).items():
+        for (level, x), rows in skill_cells(d, model, kind, results).items():
             out[(level, kind)][x] = (*mean_se([r[0] for r in rows], [r[1] for r in rows]),
                                      len(rows))
     return dict(out)
@@ -80,11 +80,12 @@ def _integer_axis(ax, xs) -> None:
     ax.set_ylim(-3, 103)
 
 
-def integration_figure(d: Path, models: list[str], labels: dict, thin: int):
+def integration_figure(d: Path, models: list[str], labels: dict, thin: int,
+                       results: Path | None = None):
     from autocomp.report.figures import pyplot
 
     plt = pyplot()
-    data = {m: integration_points(d, m) for m in models}
+    data = {m: integration_points(d, m, results) for m in models}
     levels = [lv for lv in ("OAR", "OA", "OR") if any(lv in v for v in data.values())]
     if not levels:
         return None
@@ -112,18 +113,19 @@ def integration_figure(d: Path, models: list[str], labels: dict, thin: int):
     return fig
 
 
-def skill_figure(d: Path, models: list[str], labels: dict, thin: int):
+def skill_figure(d: Path, models: list[str], labels: dict, thin: int,
+                 results: Path | None = None):
     from autocomp.report.figures import pyplot
 
     plt = pyplot()
-    points = {m: skill_points(d, m) for m in models}  # each file read once per model
+    points = {m: skill_points(d, m, results) for m in models}  # each file read once per model
     panels = [p for p in PANELS if any(p in points[m] for m in models)]
     if not panels:
         return None
     cols = min(4, len(panels))
     rows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.1 * rows), squeeze=False)
-    fits = {m: {f"skill-{k}": count_regression(d, m, f"skill-{k}") for k in "OAR"}
+    fits = {m: {f"skill-{k}": count_regression(d, m, f"skill-{k}", results) for k in "OAR"}
             for m in models}
     for ax, (level, kind) in zip(axes.flat, panels, strict=False):
         count = f"n_{kind}"

@@ -33,8 +33,8 @@ def _source(d: Path) -> str:
     return {"visual-genome": "VG", "synthetic": "synthetic"}.get(m.get("source"), d.name)
 
 
-def models_of(d: Path) -> list[str]:
-    res = Path(d) / "results"
+def models_of(d: Path, results: Path | None = None) -> list[str]:
+    res = Path(results) if results is not None else Path(d) / "results"
     if not res.is_dir():
         return []
     out = []
@@ -109,17 +109,22 @@ def source_labels(dirs: list[Path]) -> list[str]:
     return [f"{k} ({n})" if kinds.count(k) > 1 else k for k, n in zip(kinds, names, strict=True)]
 
 
-def tables(dirs: list[Path]) -> list[Table]:
+def tables(folders: list[Path]) -> list[Table]:
+    """The tables of each set (or results folder `compass eval --output` wrote)."""
+    from autocomp.compass.evaluate import resolve
+
     t2_rows, t3_rows, detail, vif_rows = [], [], [], []
     units = set()
-    for d, src in zip(dirs, source_labels(dirs), strict=True):
+    views = [resolve(f) for f in folders]
+    dirs = [d for d, _ in views]
+    for (d, res), src in zip(views, source_labels(dirs), strict=True):
         unit = cluster_unit(src)
         units.add(unit)
         for level, v in design_vifs(d).items():
             vif_rows.append([src, level, *[_vif(x) for x in v],
                              "yes" if all(x != x or x < 5 for x in v) else "no"])
-        for model in models_of(d):
-            rows = integration(d, model)
+        for model in models_of(d, res):
+            rows = integration(d, model, res)
             summary, null = gap_summary(rows), gap_summary(rows, "null")
             t2_rows.append([model, src, *[
                 f"{_mean_std(*summary[lv])} (null {_signed(null[lv][0])})" if lv in summary
@@ -134,7 +139,7 @@ def tables(dirs: list[Path]) -> list[Table]:
             thin = {lv: sum(r["items"] < THIN for r in rows if r["level"] == lv)
                     for lv in ("OAR", "OA", "OR")}
             t2_rows[-1].append(", ".join(f"{lv} {k}" for lv, k in thin.items() if k) or "-")
-            load = skill_load(d, model)
+            load = skill_load(d, model, res)
             for level, by_type in sorted(load.items()):
                 row = [model, src, level]
                 for kind in ("O", "A", "R"):
@@ -197,19 +202,22 @@ def format_filter(manifest: dict) -> str:
     return "\n".join(lines)
 
 
-def figures(dirs: list[Path], labels: dict | None = None) -> list[Path]:
-    """Per set: integration.{png,pdf,svg} and skill-load.{png,pdf,svg} in DIR/figures/,
-    every model a line (compass/figures.py)."""
+def figures(folders: list[Path], labels: dict | None = None) -> list[Path]:
+    """Per set: integration.{png,pdf,svg} and skill-load.{png,pdf,svg} in the results'
+    figures/ (a set's own: DIR/figures/), every model a line (compass/figures.py)."""
+    from autocomp.compass.evaluate import resolve
     from autocomp.compass.figures import integration_figure, skill_figure
     from autocomp.report.figures import save
     from autocomp.report.gather import short_label
 
     out = []
-    for d in dirs:
-        models = models_of(d)
+    for folder in folders:
+        d, res = resolve(folder)
+        models = models_of(d, res)
         names = {m: (labels or {}).get(m) or short_label(m) for m in models}
+        where = Path(d) / "figures" if res == Path(d) / "results" else Path(res) / "figures"
         for stem, draw in (("integration", integration_figure), ("skill-load", skill_figure)):
-            fig = draw(Path(d), models, names, THIN) if models else None
+            fig = draw(Path(d), models, names, THIN, res) if models else None
             if fig is not None:
-                out += save(fig, Path(d) / "figures" / stem)
+                out += save(fig, where / stem)
     return out
