@@ -448,3 +448,18 @@ def test_compass_eval_output_benchmark_and_a_report_of_that_output(tmp_path):
     bad = CliRunner().invoke(main, ["compass", "eval", str(tmp_path / "set"), "--model",
                                     "reference:oracle", "--benchmark", "nothing*"])
     assert bad.exit_code == 1 and "no file of the set matches nothing*" in bad.output
+
+
+def test_eval_seed_names_the_random_scorers_seed(tmp_path):
+    """eval had no --seed; reference:random's seed was documented nowhere."""
+    run = _run(tmp_path)
+    for seed in ("3", "4"):
+        got = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:random",
+                                        "--model", "reference:oracle", "--seed", seed,
+                                        "--benchmark", "shape_color-n2/minimal-swap"])
+        assert got.exit_code == 0 and f"load   reference:random@{seed}" in got.output
+        assert "reference:oracle@" not in got.output
+    rep = CliRunner().invoke(main, ["report", str(run.dir / "results"), "--json",
+                                    "--no-figure"])
+    models = {r[0] for t in json.loads(rep.stdout)["tables"] for r in t["rows"]}
+    assert {"reference:random@3", "reference:random@4"} <= models

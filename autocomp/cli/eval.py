@@ -41,9 +41,13 @@ from autocomp.cli import options
                    "[,id=COL,subset=COL], or a YAML file with those keys.")
 @click.option("--skip-missing", is_flag=True,
               help="Leave out (and count) items whose image file is missing.")
+@click.option("--seed", type=int, default=None,
+              help="The seed of scorers that draw at random: reference:random becomes "
+                   "reference:random@SEED (its default seed is 0; an @SEED given wins). The "
+                   "other scorers are deterministic.")
 def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_existing, device,
              batch_size, precision, workers, distributed, source_format, images, columns,
-             skip_missing):
+             skip_missing, seed):
     """Score every model on every benchmark of RUN_DIR (an autocomp run, or SugarCrepe,
     CREPE or any column-mapped table); one JSON per (model, benchmark)."""
     from autocomp.core.errors import AutocompError
@@ -58,6 +62,8 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
         labels = model_labels(_models_file(models_file))
     if not specs:
         raise AutocompError("name at least one --model (or --models-file)")
+    if seed is not None:  # the seed is in the spec: results of two seeds stay apart
+        specs = [f"{s}@{seed}" if s == "reference:random" else s for s in specs]
     rank, world, share = 0, 1, None
     if distributed:
         from autocomp.pipeline import distributed as dist
