@@ -319,7 +319,7 @@ def test_perplexity_audit_runs_with_a_local_lm(vg, tmp_path):
 
 def test_build_needs_one_source(tmp_path):
     out = CliRunner().invoke(main, ["compass", "build", "--out", str(tmp_path / "x")])
-    assert out.exit_code != 0 and "exactly one of RUN or --vg DIR" in out.output
+    assert out.exit_code != 0 and "exactly one of RUN_DIR or --vg DIR" in out.output
 
 
 def test_llm_written_captions_and_substituted_negatives(vg, tmp_path, fake_openai):

@@ -18,7 +18,7 @@ def compass():
 @click.argument("run_dir", required=False, type=click.Path(path_type=Path))
 @click.option("--vg", "vg_dir", type=click.Path(path_type=Path), default=None,
               help="A Visual Genome folder (scene_graphs.json, attributes.json, ...), "
-                   "instead of RUN.")
+                   "instead of RUN_DIR.")
 @click.option("--images", "images_dir", type=click.Path(path_type=Path), default=None,
               help="With --vg: the folder of the images (<image_id>.jpg).")
 @options.output(required=True, help="The COMPASS set's folder.")
@@ -59,13 +59,13 @@ def compass():
                    "copy the compass extra installs).")
 def build(run_dir, vg_dir, images_dir, output, limit, image_ids, seed, similarity, scope,
           cache_dir, device, writer, writer_options, candidates, wordnet_dir):
-    """Build composed/decomposed and skill-targeted sets from RUN (a synthetic autocomp
+    """Build composed/decomposed and skill-targeted sets from RUN_DIR (a synthetic autocomp
     run: its validated images) or from Visual Genome (--vg)."""
     from autocomp.core.errors import AutocompError
     from autocomp.core.locks import holding
 
     if (vg_dir is None) == (run_dir is None):
-        raise AutocompError("give exactly one of RUN or --vg DIR")
+        raise AutocompError("give exactly one of RUN_DIR or --vg DIR")
     click.echo(f"compass build: {run_dir or vg_dir} -> {output} (similarity: {similarity}); "
                "reading the images and their scene graphs", err=True)
     # a second build into the same output refuses at once instead of doing it all again

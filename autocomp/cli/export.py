@@ -1,4 +1,4 @@
-"""`autocomp export RUN --export-format hf|parquet|webdataset --output DIR`."""
+"""`autocomp export RUN_DIR --export-format hf|parquet|webdataset --output DIR`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`autocomp review RUN`: the human validation page; `--report` for what it recorded."""
+"""`autocomp review RUN_DIR`: the human validation page; `--report` for what it recorded."""
 
 from __future__ import annotations
 
