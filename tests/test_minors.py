@@ -463,3 +463,21 @@ def test_eval_seed_names_the_random_scorers_seed(tmp_path):
                                     "--no-figure"])
     models = {r[0] for t in json.loads(rep.stdout)["tables"] for r in t["rows"]}
     assert {"reference:random@3", "reference:random@4"} <= models
+
+
+def test_a_model_that_cannot_load_is_said_once(tmp_path):
+    """The reason was printed on the fail line and again in the error, which spoke of "the
+    other models' results" when there were none."""
+    run = _run(tmp_path)
+    missing = str(tmp_path / "no-such-model")
+    alone = CliRunner().invoke(main, ["eval", str(run.dir), "--model", f"hf:{missing}"])
+    assert alone.exit_code == 1
+    assert alone.output.count(f"could not be loaded: no such folder {missing}") == 1, \
+        alone.output
+    assert "no model could be loaded" in alone.output and "other" not in alone.output
+    assert "hf download" not in alone.output  # a path, not a hub id
+    both = CliRunner().invoke(main, ["eval", str(run.dir), "--model", f"hf:{missing}",
+                                     "--model", "reference:oracle"])
+    assert both.exit_code == 1 and both.output.count("no such folder") == 1, both.output
+    assert "1 of 2 models could not be loaded" in both.output
+    assert "the other 1 models' results are written" in both.output

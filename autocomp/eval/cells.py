@@ -169,10 +169,14 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         write_summaries(out)
         if rank == 0:
             record_models(out, list(dict.fromkeys(models)), labels or {})
-    if failed:
-        raise AutocompError(f"{len(failed)} of {len(dict.fromkeys(models))} models could not be "
-                            f"loaded ({', '.join(failed)}); the other models' results are "
-                            "written. The first reason: " + str(next(iter(failed.values()))))
+    if failed:  # each reason was printed on its "fail" line
+        total = len(dict.fromkeys(models))
+        if len(failed) == total:
+            raise AutocompError(f"no model could be loaded ({', '.join(failed)}): nothing "
+                                "was scored (the reason is above)")
+        raise AutocompError(f"{len(failed)} of {total} models could not be loaded "
+                            f"({', '.join(failed)}; the reasons are above); the other "
+                            f"{total - len(failed)} models' results are written")
     return results
 
 

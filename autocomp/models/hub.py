@@ -10,7 +10,12 @@ from autocomp.core.errors import AutocompError
 
 
 def not_available(spec: str, repo: str, how: str, exc: BaseException) -> AutocompError:
-    """One line: what failed, and how to bring the weights to an offline machine."""
+    """One line: what failed, and how to bring the weights to an offline machine (or, for a
+    folder path that is not there, just that)."""
+    from pathlib import Path
+
+    if repo.startswith(("/", "./", "../", "~")) and not Path(repo).expanduser().exists():
+        return AutocompError(f"model '{spec}' could not be loaded: no such folder {repo}")
     text = " ".join(str(exc).split())
     first = text.split(". ")[0][:160] if text else type(exc).__name__
     return AutocompError(
