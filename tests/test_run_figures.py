@@ -129,6 +129,14 @@ def test_distribution_panel_per_vocabulary_in_the_values_colors():
     assert not _overlaps(fig)
 
 
+def test_distribution_follows_the_vocabularys_order():
+    """Count words were drawn "three, two, four" (most validated first)."""
+    values = {"shape_count": {"numbers": {"minimal": {"three": 9, "two": 5, "four": 7},
+                                          "contextual": {"two": 1}}}}
+    fig = draw_distribution(values, order={"one": 0, "two": 1, "three": 2, "four": 3})
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["two", "three", "four"]
+
+
 def test_distribution_many_values_slant_without_overlap():
     names = [f"color number {i}" for i in range(30)]
     values = {"t": {"colors": {"minimal": {n: i for i, n in enumerate(names)},

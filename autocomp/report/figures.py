@@ -117,17 +117,22 @@ def _contrast(rgb) -> str:
     return "white" if 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 0.5 else "black"
 
 
-def distribution_panel(ax, title: str, counts: dict, colors: dict) -> None:
-    """Validated images per value of one vocabulary: minimal and contextual side by side."""
+def distribution_panel(ax, title: str, counts: dict, colors: dict,
+                       order: dict | None = None) -> None:
+    """Validated images per value of one vocabulary: minimal and contextual side by side,
+    in the vocabulary's own order (`order`: value -> its place; "two, three, four", not by
+    count), else most samples first; over MOST_VALUES values, the most sampled."""
     from matplotlib.ticker import MaxNLocator
 
     total = {v: sum(counts[t].get(v, 0) for t in TRACKS)
              for v in {v for t in TRACKS for v in counts[t]}}
-    # most samples first; equal counts by name, so the same run draws the same bytes
+    # equal counts by name, so the same run draws the same bytes
     names = sorted(total, key=lambda v: (-total[v], v))
     if len(names) > MOST_VALUES:
         title += f" (top {MOST_VALUES} of {len(names)})"
         names = names[:MOST_VALUES]
+    if order:
+        names.sort(key=lambda v: (order.get(v, len(order)), v))
     fills = _bar_colors(names, colors)
     width = 0.4
     for j, track in enumerate(TRACKS):
@@ -151,13 +156,15 @@ def distribution_panel(ax, title: str, counts: dict, colors: dict) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def distribution_figure(values: dict, path: Path, colors: dict | None = None) -> Path:
+def distribution_figure(values: dict, path: Path, colors: dict | None = None,
+                        order: dict | None = None) -> Path:
     """`values`: task -> vocabulary -> track -> value -> validated images; `colors`:
-    value -> RGB (0-255) for values that are colors. PNG at `path`, PDF and SVG beside."""
-    return save(draw_distribution(values, colors), path.with_suffix(""))[0]
+    value -> RGB (0-255) for values that are colors; `order`: value -> its place in its
+    vocabulary. PNG at `path`, PDF and SVG beside."""
+    return save(draw_distribution(values, colors, order), path.with_suffix(""))[0]
 
 
-def draw_distribution(values: dict, colors: dict | None = None):
+def draw_distribution(values: dict, colors: dict | None = None, order: dict | None = None):
     from matplotlib.patches import Patch
 
     plt = pyplot()
@@ -169,7 +176,7 @@ def draw_distribution(values: dict, colors: dict | None = None):
     width = max(5.2, 1.2 + 0.2 * min(most, MOST_VALUES))  # a value's bars ~0.2 in wide
     fig, axes = plt.subplots(rows, cols, figsize=(width * cols, 3.9 * rows), squeeze=False)
     for ax, (title, counts) in zip(axes.flat, panels, strict=False):
-        distribution_panel(ax, title, counts, colors or {})
+        distribution_panel(ax, title, counts, colors or {}, order)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     grey = "0.75"

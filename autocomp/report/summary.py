@@ -65,19 +65,19 @@ def summarize(run: Run, figures: bool = True, write: bool = True) -> dict:
     if figures and validation:
         from autocomp.report.figures import distribution_figure, funnel_figure
 
-        vocab_of, colors = value_vocabularies(run)
+        vocab_of, colors, order = value_vocabularies(run)
         summary["figures"] = [
             str(funnel_figure(rows, run.layout.figure("funnel")).relative_to(run.dir)),
             str(distribution_figure(validated_values(concepts, validation, vocab_of),
-                                    run.layout.figure("distribution"), colors)
+                                    run.layout.figure("distribution"), colors, order)
                 .relative_to(run.dir))]
     return summary
 
 
 def value_vocabularies(run: Run):
-    """(task, value) -> the name of the value's vocabulary, and value -> RGB for the values
-    that are colors; one vocabulary per task where the run's task files cannot be read
-    any more (the figures still come)."""
+    """(task, value) -> the name of the value's vocabulary, value -> RGB for the values
+    that are colors, and value -> its place in its vocabulary; one vocabulary per task
+    where the run's task files cannot be read any more (the figures still come)."""
     from autocomp.core.errors import AutocompError
 
     try:
@@ -90,7 +90,12 @@ def value_vocabularies(run: Run):
 
     colors = {e.name: e.rgb for t in tasks.values() for _, voc in t.primitive_vocabularies()
               for e in voc.entries if e.rgb}
-    return vocab_of, colors
+    order = {}  # value -> its place in its vocabulary (the first vocabulary naming it)
+    for t in tasks.values():
+        for _, voc in t.primitive_vocabularies():
+            for i, e in enumerate(voc.entries):
+                order.setdefault(e.name, i)
+    return vocab_of, colors, order
 
 
 def format_summary(summary: dict) -> str:
