@@ -72,36 +72,44 @@ def funnel_figure(rows: list[dict], path: Path) -> Path:
 
 
 def draw_funnel(rows: list[dict]):
+    """A row of panels per task (minimal and contextual track side by side), a line per N
+    in each, every marker on its stage: identical lines differ in marker and dash, never
+    shifted off the stage they stand for."""
     plt = pyplot()
     labels = dict(columns())
     stages = {t: ["captions", *(k for k in labels if k.startswith(f"{t}:"))] for t in TRACKS}
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2 + 0.2 * math.ceil(len(rows) / 4)),
-                             sharey=True)
-    shift = 0.05 if len(rows) > 1 else 0.0  # lines a little apart: equal values stay visible
+    tasks = list(dict.fromkeys(r["task"] for r in rows)) or [""]
+    ns = sorted({r["n"] for r in rows})
+    fig, axes = plt.subplots(len(tasks), 2, figsize=(11, 1.3 + 2.7 * len(tasks)),
+                             sharey=True, squeeze=False)
     lowest = 100.0
-    for ax, track in zip(axes, TRACKS, strict=True):
-        cols = stages[track]
-        for i, r in enumerate(rows):
-            dx = (i - (len(rows) - 1) / 2) * shift
-            ys = [100.0, *[math.nan if r["percent"][c] is None else r["percent"][c]
-                           for c in cols]]  # a stage not run yet: no point
-            lowest = min([lowest, *(y for y in ys if not math.isnan(y))])
-            ax.plot([x + dx for x in range(len(ys))], ys, lw=1.4, ms=5,
-                    label=f"{r['task']} N={r['n']}", **style(i))
-        ax.set_xticks(range(len(cols) + 1),
-                      ["Concepts", *[labels[c].replace("Min ", "").replace("Ctx ", "")
-                                     for c in cols]])
-        ax.set_title(f"{track.capitalize()} track")
-        ax.grid(alpha=0.3)
+    for row_axes, task in zip(axes, tasks, strict=True):
+        for ax, track in zip(row_axes, TRACKS, strict=True):
+            cols = stages[track]
+            for r in (r for r in rows if r["task"] == task):
+                ys = [100.0, *[math.nan if r["percent"][c] is None else r["percent"][c]
+                               for c in cols]]  # a stage not run yet: no point
+                lowest = min([lowest, *(y for y in ys if not math.isnan(y))])
+                ax.plot(range(len(ys)), ys, lw=1.4, ms=6, fillstyle="none",
+                        label=f"N={r['n']}", **style(ns.index(r["n"])))
+            ax.set_xticks(range(len(cols) + 1),
+                          ["Concepts", *[labels[c].replace("Min ", "").replace("Ctx ", "")
+                                         for c in cols]])
+            ax.set_title(f"{task}: {track} track" if task else f"{track.capitalize()} track",
+                         fontsize=10)
+            ax.grid(alpha=0.3)
+        row_axes[0].set_ylabel("surviving (%)")
     bottom = max(0.0, 5 * math.floor((lowest - 3) / 5))  # zoomed: the drop is what matters
-    axes[0].set_ylim(bottom, 101.5)
-    axes[0].set_yticks(range(int(bottom), 101, 5 if 100 - bottom <= 40 else 10))
-    axes[0].set_ylabel("surviving concepts (%)")
-    handles, names = axes[0].get_legend_handles_labels()
+    axes[0][0].set_ylim(bottom, 101.5)
+    axes[0][0].set_yticks(range(int(bottom), 101, 5 if 100 - bottom <= 40 else 10))
+    names = [f"N={n}" for n in ns]
+    handles = [plt.Line2D([], [], lw=1.4, ms=6, fillstyle="none", **style(i))
+               for i in range(len(ns))]
     ncol = legend_columns(fig, names)
     fig.legend(handles, names, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
-    fig.suptitle("Survival after each validation stage")
-    fig.tight_layout(rect=(0, legend_room(fig, len(names), ncol), 1, 1))
+    fig.suptitle("Survival after each validation stage (% of concepts)")
+    fig.tight_layout(rect=(0, legend_room(fig, len(names), ncol), 1,
+                           1 - 0.35 / fig.get_figheight()))  # room for the title
     return fig
 
 
