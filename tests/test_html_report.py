@@ -130,6 +130,16 @@ def test_page_in_chromium_filters_the_gallery(page, browser, tmp_path):
     assert {c.get_attribute("data-category") for c in cards} == {name[1]}
     assert all(c.find_element(By.CLASS_NAME, "category").text == name[1] for c in cards)
     category.select_by_value("")
+    # a wide table scrolled sideways keeps its first column (the model) in view
+    browser.set_window_size(520, 900)
+    moved = browser.execute_script("""
+        const box = [...document.querySelectorAll('.scroll')]
+            .find(b => b.scrollWidth > b.clientWidth + 100);
+        if (!box) return null;
+        box.scrollLeft = box.scrollWidth;
+        const cell = box.querySelector('tbody td');
+        return cell.getBoundingClientRect().left - box.getBoundingClientRect().left;""")
+    assert moved is not None and abs(moved) < 2, moved
     browser.save_screenshot(str(tmp_path / "report.png"))
     assert (tmp_path / "report.png").stat().st_size > 5000
 
