@@ -120,35 +120,63 @@ def test_compass_perplexity_hint_names_its_own_option(tmp_path):
     json.dumps(out.output)
 
 
-def test_long_commands_print_progress_lines_off_a_terminal(tmp_path):
-    """Never silent: with a small interval ($AUTOCOMP_PROGRESS_EVERY) and output that is
-    not a terminal, validate, eval (model loading and encoding), audit and chance print
-    progress lines ("... "), each a line of its own."""
-    import os
+def _lines_in_time(args: list[str], env: dict) -> tuple[list[str], float]:
+    """Run `autocomp ARGS` with stdout and stderr as one pipe (not a terminal); its lines,
+    and the longest wait for a line (from the start, between lines, to the end)."""
     import subprocess
     import sys
+    import time
 
-    run = _run(tmp_path, stages=("concepts", "captions", "images"))
+    last = time.monotonic()
+    longest, lines = 0.0, []
+    with subprocess.Popen([sys.executable, "-m", "autocomp", *args], env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
+        for line in proc.stdout:
+            now = time.monotonic()
+            longest, last = max(longest, now - last), now
+            lines.append(line.rstrip("\n"))
+    longest = max(longest, time.monotonic() - last)
+    assert proc.returncode == 0, "\n".join(lines[-20:])
+    return lines, longest
+
+
+def test_long_commands_print_progress_lines_off_a_terminal(tmp_path):
+    """Never silent: with a small interval ($AUTOCOMP_PROGRESS_EVERY) and output that is
+    not a terminal, validate, build, eval (model loading and encoding), audit, compass
+    build, export and chance print a line at once and progress lines ("... ") as they work:
+    no wait for a line is 10 s or more (compass build was silent 62 s, audit 26 s, export
+    22-36 s, eval 24 s before "load")."""
+    import os
+
+    run = _run(tmp_path, stages=("concepts", "captions", "images"),
+               concept={"task": "shape_color", "n": [3], "count": 6})
     env = {**os.environ, "AUTOCOMP_PROGRESS_EVERY": "0"}
+    waits = {}
 
     def cli(*args):
-        got = subprocess.run([sys.executable, "-m", "autocomp", *args], capture_output=True,
-                             text=True, env=env)
-        assert got.returncode == 0, got.stderr
-        return got.stdout + got.stderr
+        lines, waits[args[0] if args[0] != "compass" else "compass build"] = \
+            _lines_in_time(list(args), env)
+        return "\n".join(lines)
 
     validated = cli("validate", str(run.dir))
-    assert "... validation: " in validated and " of 6 (" in validated
+    assert "... validation: " in validated and " of 12 (" in validated
     built = cli("build", str(run.dir))
     assert "benchmark items" in built
     scored = cli("eval", str(run.dir), "--model", "blind:distinct", "--benchmark",
-                 "shape_color-n2/minimal-swap")
-    assert "load   blind:distinct" in scored
-    assert "...    blind:distinct shape_color-n2/minimal-swap: " in scored
+                 "shape_color-n3/minimal-*")
+    assert scored.startswith(f"read   {run.dir}\n") and "load   blind:distinct" in scored
+    assert "...    blind:distinct shape_color-n3/minimal-confusion: " in scored
     audited = cli("audit", str(run.dir))
-    assert "... audit: " in audited and "cells" in audited
+    assert "... audit: " in audited and "structure: " in audited and "captions read" in audited
+    compass = cli("compass", "build", str(run.dir), "-o", str(tmp_path / "set"),
+                  "--similarity", "none")
+    assert compass.startswith("compass build: ") and "... compass build: " in compass
+    exported = cli("export", str(run.dir), "--export-format", "webdataset", "-o",
+                   str(tmp_path / "wds"))
+    assert exported.startswith("export ") and "... export: " in exported
     chance = cli("chance", "--task", "color", "--task", "position")
     assert "... chance: 1 of 2 (50%) tasks, color" in chance
+    assert max(waits.values()) < 10.0, waits
 
 
 def test_a_missing_benchmark_path_says_it_does_not_exist(tmp_path):
