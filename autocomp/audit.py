@@ -89,7 +89,7 @@ def structure(items, tick=None) -> dict:
         truncated += any(neg != pos and _head(neg) == _head(pos) for pos, neg in item_pairs)
         repeated += any(neg == pos for pos, neg in item_pairs)
         seen[(tuple(image_refs(item)), tuple(captions_of(item)))] += 1
-        ids[item.get("repeats_id", item["id"])] += 1  # a loader kept it apart as ID~2
+        ids[item.get("repeats_id", item.get("id", n))] += 1  # a loader kept it apart as ID~2
         if tick is not None:
             tick(n)
     duplicates = sum(c - 1 for c in seen.values() if c > 1)

@@ -143,8 +143,10 @@ def load_vocabulary(ref: str | Path, base: Path | None = None) -> Vocabulary:
 
 def answer_words(text: str) -> str:
     """A name or an answer as the attribute check compares them: its lowercase letters and
-    digits, one space between words ("sky-blue" and "Sky blue." both read "sky blue")."""
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+    digits (any script), one space between words ("sky-blue" and "Sky blue." both read
+    "sky blue"). Values are answered, so two values that read alike are refused; objects
+    are detected, and keep their names as they are ("c" and "c++")."""
+    return " ".join(re.findall(r"[^\W_]+", text.lower()))
 
 
 def parse_vocabulary(data, path: Path | str = "<memory>") -> Vocabulary:
@@ -165,7 +167,7 @@ def parse_vocabulary(data, path: Path | str = "<memory>") -> Vocabulary:
         if entry.name in seen:
             raise AutocompError(f"duplicate name '{entry.name}' (also entry {seen[entry.name]})",
                                 file=path, entry=f"{i} ('{entry.name}')")
-        words = answer_words(entry.name)
+        words = answer_words(entry.name) if kind != "objects" else entry.name
         if not words:
             raise AutocompError("a name needs letters or digits (answers are read by their "
                                 "words)", file=path, entry=f"{i} ('{entry.name}')")

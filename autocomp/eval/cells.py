@@ -107,7 +107,8 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                 scorer.load()
             except AutocompError as exc:  # one model that cannot load stops no other
                 failed[cell.model] = exc
-                echo(f"fail   {cell.model}: {exc}")
+                if len(dict.fromkeys(models)) > 1:  # alone, the error below says why
+                    echo(f"fail   {cell.model}: {exc}")
                 continue
             by_model = {cell.model: Harness(scorer, suite.root, suite.tasks, cache_dir,
                                             workers=workers, also=suite.also)}
@@ -171,9 +172,11 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
             record_models(out, list(dict.fromkeys(models)), labels or {})
     if failed:  # each reason was printed on its "fail" line
         total = len(dict.fromkeys(models))
+        if total == 1:
+            raise next(iter(failed.values()))
         if len(failed) == total:
-            raise AutocompError(f"no model could be loaded ({', '.join(failed)}): nothing "
-                                "was scored (the reason is above)")
+            raise AutocompError(f"no model could be loaded ({', '.join(failed)}; the reasons "
+                                "are above): nothing was scored")
         raise AutocompError(f"{len(failed)} of {total} models could not be loaded "
                             f"({', '.join(failed)}; the reasons are above); the other "
                             f"{total - len(failed)} models' results are written")

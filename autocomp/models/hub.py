@@ -15,7 +15,8 @@ def not_available(spec: str, repo: str, how: str, exc: BaseException) -> Autocom
     from pathlib import Path
 
     if repo.startswith(("/", "./", "../", "~")) and not Path(repo).expanduser().exists():
-        return AutocompError(f"model '{spec}' could not be loaded: no such folder {repo}")
+        return AutocompError(f"model '{spec}' could not be loaded: no such folder {repo} "
+                             f"(point {how} at a folder that exists)")
     text = " ".join(str(exc).split())
     first = text.split(". ")[0][:160] if text else type(exc).__name__
     return AutocompError(
