@@ -509,3 +509,29 @@ def test_a_model_that_cannot_load_is_said_once(tmp_path):
     assert both.exit_code == 1 and both.output.count("no such folder") == 1, both.output
     assert "1 of 2 models could not be loaded" in both.output
     assert "the other 1 models' results are written" in both.output
+
+
+def test_light_scorers_share_one_reading_of_each_benchmark(tmp_path, monkeypatch):
+    """Each model enumerated every benchmark's negatives again (4 weightless scorers: 4
+    readings); light scorers now run benchmark by benchmark on one reading, with the same
+    results."""
+    from autocomp.eval.cells import evaluate
+    from autocomp.formats.runs import Benchmark
+
+    run = _run(tmp_path)
+    models = ["reference:oracle", "reference:random", "blind:unigram", "blind:length"]
+    pattern = ["shape_color-n2/*-confusion"]
+    alone = {m: evaluate(run.dir, [m], tmp_path / f"alone-{i}", pattern,
+                         echo=lambda *_: None) for i, m in enumerate(models)}
+    reads, real = [], Benchmark.items
+
+    def counted(self):
+        reads.append(self.name)
+        return real(self)
+    monkeypatch.setattr(Benchmark, "items", counted)
+    together = evaluate(run.dir, models, tmp_path / "together", pattern, echo=lambda *_: None)
+    assert sorted(reads) == ["shape_color-n2/contextual-confusion",
+                             "shape_color-n2/minimal-confusion"]  # once each, not 4 times
+    for r in together:
+        (same,) = [a for a in alone[r["model"]] if a["benchmark"] == r["benchmark"]]
+        assert r["metrics"] == same["metrics"], (r["model"], r["benchmark"])

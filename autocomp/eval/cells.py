@@ -16,6 +16,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.eval.cache import folder_name
 from autocomp.eval.harness import Harness, write_json
 from autocomp.eval.modelset import load_model_set, model_labels, record_models
+from autocomp.eval.once import ReadOnce
 
 __all__ = ["evaluate", "load_model_set", "model_labels", "result_file"]
 from autocomp.formats.runs import Benchmark, find_benchmarks
@@ -67,8 +68,8 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         suite = open_suite(run_dir, fmt, images, columns, skip_missing)
     benches = (find_benchmarks(suite.root, patterns) if suite.format == "run"
                else suite.select(patterns).benchmarks)
-    for m in dict.fromkeys(models):  # every spec checked before the first model runs
-        load_scorer(m, device=device, batch_size=batch_size, precision=precision)
+    light = {m for m in dict.fromkeys(models)  # every spec checked before any model runs
+             if load_scorer(m, device=device, batch_size=batch_size, precision=precision).light}
     prints = Fingerprints()
     if world_size > 1 and share is not None and cache_dir is not None:
         from autocomp.eval.shares import encode_shares
@@ -78,7 +79,12 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         encode_shares(models, todo, suite, cache_dir, rank, world_size, share,
                       lambda spec: load_scorer(spec, device=device, batch_size=batch_size,
                                                precision=precision), echo)
-    cells = [Cell(m, b) for m in models for b in benches][rank::world_size]
+    # light scorers benchmark by benchmark, all of them on one reading of its items; the
+    # others model by model (one model's weights in memory at a time)
+    order = [Cell(m, b) for b in benches for m in dict.fromkeys(models) if m in light]
+    order += [Cell(m, b) for m in dict.fromkeys(models) if m not in light for b in benches]
+    cells = order[rank::world_size]
+    reading = {}  # the benchmark the light scorers are on, read once (eval/once.py)
     ledgers = {}
     if suite.format == "run":
         from autocomp.bench.ledger import read_ledger
@@ -97,9 +103,8 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         if cell.model in failed:
             continue
         if cell.model not in by_model:
-            for h in by_model.values():
-                h.close()
-            by_model = {}
+            for m in [m for m in by_model if m not in light]:  # one heavy model at a time
+                by_model.pop(m).close()
             scorer = load_scorer(cell.model, device=device, batch_size=batch_size,
                                  precision=precision)
             echo(f"load   {cell.model}")
@@ -110,11 +115,16 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                 if len(dict.fromkeys(models)) > 1:  # alone, the error below says why
                     echo(f"fail   {cell.model}: {exc}")
                 continue
-            by_model = {cell.model: Harness(scorer, suite.root, suite.tasks, cache_dir,
-                                            workers=workers, also=suite.also)}
+            by_model[cell.model] = Harness(scorer, suite.root, suite.tasks, cache_dir,
+                                           workers=workers, also=suite.also)
         harness = by_model[cell.model]
         before = dict(getattr(harness.scorer, "stats", None) or {})
-        got = harness.run(cell.bench, target.with_suffix(".predictions.jsonl"),
+        bench = cell.bench
+        if cell.model in light:
+            if cell.bench.name not in reading:
+                reading = {cell.bench.name: ReadOnce(cell.bench)}
+            bench = reading[cell.bench.name]
+        got = harness.run(bench, target.with_suffix(".predictions.jsonl"),
                           CellProgress(echo, f"{cell.model} {cell.bench.name}", progress_every))
         s = harness.scorer
         result = {"benchmark": cell.bench.name, "model": cell.model, "family": s.family,

@@ -21,6 +21,7 @@ class Scorer:
     family = ""
     embeds_images = False  # the harness encodes images and scores pairs by dot product
     scores_items = False  # the harness hands whole items (with truth) to score_items
+    light = False  # no weights and nothing to load: eval runs it beside the others (cells.py)
 
     default_batch_size = 64  # images or captions per forward pass; VLMs and LLMs use less
     image_side: int | None = None  # the model's input side, when it says (eval/images.py)

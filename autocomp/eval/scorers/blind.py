@@ -32,6 +32,7 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 class Unigram(TextScorer):
     family = "blind"
+    light = True
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
         word_frequency = require("wordfreq", "eval", "blind:unigram").word_frequency
@@ -42,6 +43,7 @@ class Unigram(TextScorer):
 
 class DistinctWords(TextScorer):
     family = "blind"
+    light = True
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
         return np.array([[len(set(_WORD.findall(t.lower())))] for t in texts],
@@ -50,6 +52,7 @@ class DistinctWords(TextScorer):
 
 class Length(TextScorer):
     family = "blind"
+    light = True
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
         return np.array([[len(_WORD.findall(t.lower()))] for t in texts], dtype=np.float32)

@@ -25,6 +25,7 @@ def _needs_graph(scorer, truth) -> None:
 
 class Oracle(ItemScorer):
     family = "reference"
+    light = True
 
     def score_item(self, item, candidates, truth):
         _needs_graph(self, truth)
@@ -33,6 +34,7 @@ class Oracle(ItemScorer):
 
 class BagOfConcepts(ItemScorer):
     family = "reference"
+    light = True
 
     def score_item(self, item, candidates, truth):
         _needs_graph(self, truth)
@@ -50,6 +52,7 @@ class BagOfConcepts(ItemScorer):
 
 class Random(ItemScorer):
     family = "reference"
+    light = True
 
     def __init__(self, name, pretrained=None, **kw):
         super().__init__(name, pretrained, **kw)

@@ -1,0 +1,40 @@
+"""A benchmark read once for several light scorers (reference and text-statistics blind
+scorers: nothing to load). Reading a benchmark enumerates its negatives again (a colour
+Confusion item at N = 3 has 728), which costs these scorers more than scoring; eval runs
+them benchmark by benchmark, and the first reading keeps the items for the others."""
+
+from __future__ import annotations
+
+BUDGET = 100_000  # captions kept (about 1 KB each); a larger benchmark is read each time
+
+
+class ReadOnce:
+    """`bench` with `items()` read from it once and then from memory, as long as it holds
+    at most `budget` captions (else read again each time). Items are shared as they are:
+    the harness only reads them."""
+
+    def __init__(self, bench, budget: int = BUDGET):
+        self.bench, self.budget = bench, budget
+        self.kept: list | None = None
+        self.too_big = False
+
+    def __getattr__(self, name):
+        return getattr(self.bench, name)
+
+    def items(self):
+        if self.kept is not None:
+            yield from self.kept
+            return
+        if self.too_big:
+            yield from self.bench.items()
+            return
+        kept, held = [], 0
+        for item in self.bench.items():
+            if kept is not None:
+                kept.append(item)
+                held += len(item.get("captions") or ()) + 1 + len(item.get("negatives") or ())
+                if held > self.budget:
+                    kept, self.too_big = None, True
+            yield item
+        if kept is not None:  # read to its end: whole
+            self.kept = kept
