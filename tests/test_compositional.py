@@ -169,6 +169,34 @@ def test_audit_of_two_sources_sharing_a_benchmark_name_tells_them_apart(winogrou
     assert [r["source"] for r in json.loads(got.output)] == [str(winoground), str(other)]
 
 
+def test_a_loaded_benchmark_is_read_once_and_its_fingerprint_taken_on_the_way(winoground,
+                                                                            tmp_path):
+    """Eval read a loaded benchmark (and enumerated its negatives) once for its fingerprint
+    and again to score it; the fingerprint is now taken as it is scored, and still lets
+    --skip_existing skip the cell."""
+    from autocomp.eval.cells import evaluate
+    from autocomp.formats.suite import LoadedBenchmark
+
+    reads, real = [], LoadedBenchmark.items
+
+    def counted(self):
+        reads.append(self.name)
+        return real(self)
+    LoadedBenchmark.items = counted
+    try:
+        got = evaluate(winoground, ["reference:random"], tmp_path / "res",
+                       echo=lambda *_: None)
+        assert reads == ["winoground/test"]
+        (bench,) = open_suite(winoground).benchmarks
+        assert got[0]["benchmark_fingerprint"] == bench.fingerprint()
+        lines = []
+        evaluate(winoground, ["reference:random"], tmp_path / "res", skip_existing=True,
+                 echo=lines.append)
+        assert any(ln.startswith("skip   reference:random winoground/test") for ln in lines)
+    finally:
+        LoadedBenchmark.items = real
+
+
 def test_winoground_datasets_folder_with_embedded_images(winoground, tmp_path):
     datasets = pytest.importorskip("datasets")
     rows = _winoground_rows()

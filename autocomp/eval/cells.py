@@ -16,10 +16,11 @@ from autocomp.core.errors import AutocompError
 from autocomp.eval.cache import folder_name
 from autocomp.eval.harness import Harness, write_json
 from autocomp.eval.modelset import load_model_set, model_labels, record_models
-from autocomp.eval.once import ReadOnce
+from autocomp.eval.once import Digesting, ReadOnce
 
 __all__ = ["evaluate", "load_model_set", "model_labels", "result_file"]
 from autocomp.formats.runs import Benchmark, find_benchmarks
+from autocomp.formats.suite import LoadedBenchmark
 
 
 def result_file(out: Path, model: str, benchmark: str) -> Path:
@@ -120,12 +121,17 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         harness = by_model[cell.model]
         before = dict(getattr(harness.scorer, "stats", None) or {})
         bench = cell.bench
+        digesting = None  # a loaded benchmark's fingerprint, taken as its items are read
+        if cell.bench not in prints and isinstance(cell.bench, LoadedBenchmark):
+            bench = digesting = Digesting(cell.bench)
         if cell.model in light:
             if cell.bench.name not in reading:
-                reading = {cell.bench.name: ReadOnce(cell.bench)}
+                reading = {cell.bench.name: ReadOnce(bench)}
             bench = reading[cell.bench.name]
         got = harness.run(bench, target.with_suffix(".predictions.jsonl"),
                           CellProgress(echo, f"{cell.model} {cell.bench.name}", progress_every))
+        if digesting is not None and digesting.fingerprint is not None:
+            prints[cell.bench] = digesting.fingerprint
         s = harness.scorer
         result = {"benchmark": cell.bench.name, "model": cell.model, "family": s.family,
                   "model_type": s.model_type,

@@ -38,3 +38,22 @@ class ReadOnce:
             yield item
         if kept is not None:  # read to its end: whole
             self.kept = kept
+
+
+class Digesting:
+    """`bench` (a loaded benchmark: its fingerprint is a digest of its items) whose items()
+    also take that digest as they go by: `fingerprint` once they were read to the end."""
+
+    def __init__(self, bench):
+        from autocomp.formats.suite import ItemDigest
+
+        self.bench, self.digest, self.fingerprint = bench, ItemDigest(), None
+
+    def __getattr__(self, name):
+        return getattr(self.bench, name)
+
+    def items(self):
+        for item in self.bench.items():
+            self.digest.add(item)
+            yield item
+        self.fingerprint = self.digest.hexdigest()

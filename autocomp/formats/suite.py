@@ -36,15 +36,28 @@ class LoadedBenchmark:
     def fingerprint(self) -> str:
         """A digest of the items as read (ids, images, captions, everything), so a result
         can tell whether the benchmark it scored is still this one."""
+        digest = ItemDigest()
+        for item in self.items():
+            digest.add(item)
+        return digest.hexdigest()
+
+
+class ItemDigest:
+    """LoadedBenchmark.fingerprint item by item: eval takes it while it scores, instead of
+    reading (and enumerating the negatives of) every item once more before."""
+
+    def __init__(self):
         import hashlib
 
+        self.h = hashlib.sha256()
+
+    def add(self, item: dict) -> None:
         import orjson
 
-        h = hashlib.sha256()
-        for item in self.items():
-            h.update(orjson.dumps(item, option=orjson.OPT_SORT_KEYS,
-                                  default=str) + b"\n")
-        return h.hexdigest()[:32]
+        self.h.update(orjson.dumps(item, option=orjson.OPT_SORT_KEYS, default=str) + b"\n")
+
+    def hexdigest(self) -> str:
+        return self.h.hexdigest()[:32]
 
 
 @dataclass
