@@ -1,6 +1,7 @@
-"""Same config, same bytes: two full demo runs, in processes with different hash seeds (so
-set iteration order differs), leave identical files, figures included. Only the wall-clock
-files under stats/timing/ may differ."""
+"""Same config, same bytes: two full runs of the demo config (its every stage, faults,
+retries and figures; 30 concepts per task and N instead of 100, to keep the suite short), in
+processes with different hash seeds (so set iteration order differs), leave identical
+files, figures included. Only the wall-clock files under stats/timing/ may differ."""
 
 import hashlib
 import os
@@ -17,10 +18,21 @@ def _digests(run: Path) -> dict[str, str]:
             and p.relative_to(run).parts[:2] != ("stats", "timing")}
 
 
+def _config(tmp: Path) -> Path:
+    import yaml
+
+    data = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text(encoding="utf-8"))
+    for spec in data["concepts"]:
+        spec["count"] = 30
+    path = tmp / "demo.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
 def _run(out: Path, hash_seed: str) -> None:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     proc = subprocess.run([sys.executable, "-m", "autocomp", "run",
-                           str(ROOT / "configs" / "demo.yaml"), "--out", str(out)],
+                           str(_config(out.parent)), "--out", str(out)],
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
