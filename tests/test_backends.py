@@ -84,7 +84,12 @@ def test_diffusers_defaults_are_the_papers():
 
 def test_diffusers_missing_model_one_line(tmp_path):
     gen = DiffusersGenerator(model=str(tmp_path / "nothing"), device="cpu")
-    with pytest.raises(AutocompError, match="hf download .* --local-dir DIR"):
+    with pytest.raises(AutocompError, match="no such folder .*nothing \\(point generate"
+                                            ".options.model: DIR at a folder that exists"):
+        gen.pipeline()  # a path, not a hub id: no `hf download` of a path
+    gen = DiffusersGenerator(model="someone/not-downloaded", device="cpu")
+    with pytest.raises(AutocompError, match="hf download someone/not-downloaded "
+                                            "--local-dir DIR"):
         gen.pipeline()
 
 
