@@ -21,8 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = {  # config -> (where the docs say it, seconds claimed)
-    "demo": ("README.md", 20), "scenes": ("docs/tasks.md", 35),
-    "vocabularies": ("docs/vocabulary.md", 25), "winoground": ("docs/formats.md", 25)}
+    "demo": ("README.md", 12), "scenes": ("docs/tasks.md", 10),
+    "vocabularies": ("docs/vocabulary.md", 15), "winoground": ("docs/formats.md", 19)}
 EVAL = ["--model", "reference:oracle", "--model", "reference:bag-of-concepts",
         "--model", "reference:random", "--model", "blind:unigram"]
 
