@@ -53,6 +53,9 @@ class Digesting:
         return getattr(self.bench, name)
 
     def items(self):
+        if self.fingerprint is not None:  # taken: a second reading only reads
+            yield from self.bench.items()
+            return
         for item in self.bench.items():
             self.digest.add(item)
             yield item

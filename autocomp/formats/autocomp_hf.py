@@ -107,6 +107,9 @@ def load_autocomp_hf(source, images: Path | None = None,
     home = _home(source)  # an export's own tasks are bundled in its tasks/ folder
     for i, row in enumerate(ds):
         task_name = row.get("task") or default_task
+        if not isinstance(task_name, str):
+            skipped["task: not a built-in task name"] += 1
+            continue
         if task_name not in tasks:  # a name, never a file path
             tasks[task_name] = (load_task(task_name) if task_name in known
                                 else bundled_task(home, task_name) if home
