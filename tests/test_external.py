@@ -575,7 +575,7 @@ def test_jsonl_image_cells_take_base64_bytes_or_say_which_item(tmp_path, cell, a
                                        "--model", "blind:length"])
     if accepted:
         assert result.exit_code == 0, (result.output, result.exception)
-        from autocomp.formats.suite import ImageCells
+        from autocomp.formats.images import ImageCells
 
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
         got = ImageCells(None, "cells", text_only=False).path(
@@ -596,7 +596,7 @@ def test_image_names_too_long_or_holding_a_crop_mark(tmp_path):
     from PIL import Image as PILImage
 
     from autocomp.eval.items import image_ref, image_refs, split_ref
-    from autocomp.formats.suite import ImageCells, ImageRoot
+    from autocomp.formats.images import ImageCells, ImageRoot
 
     images = tmp_path / "imgs"
     images.mkdir()

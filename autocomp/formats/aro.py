@@ -28,13 +28,8 @@ import math
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.formats.suite import (
-    ImageRoot,
-    LoadedBenchmark,
-    Suite,
-    crop_problem,
-    normalise_space,
-)
+from autocomp.formats.images import ImageRoot, crop_problem
+from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space
 
 FILES = {"vg-relation": "visual_genome_relation.json",
          "vg-attribution": "visual_genome_attribution.json",

@@ -28,7 +28,8 @@ from pathlib import Path
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
-from autocomp.formats.suite import LoadedBenchmark, Suite, cache_folder, save_image
+from autocomp.formats.images import cache_folder, save_image
+from autocomp.formats.suite import LoadedBenchmark, Suite
 
 NAME = re.compile(r"AutoComp-(Minimal|Contextual|Paired)-N(\d+)-([CP])", re.I)
 SOURCES = {"handmade": "minimal", "llm": "contextual"}

@@ -30,15 +30,8 @@ from pathlib import Path
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
-from autocomp.formats.suite import (
-    ImageCells,
-    ImageRoot,
-    LoadedBenchmark,
-    Suite,
-    jsonl_rows,
-    normalise_space,
-    undecoded,
-)
+from autocomp.formats.images import ImageCells, ImageRoot
+from autocomp.formats.suite import LoadedBenchmark, Suite, jsonl_rows, normalise_space, undecoded
 
 KEYS = ("image", "positive", "negatives", "id", "subset", "images", "captions")
 LISTS = ("negatives", "images", "captions")  # keys that take several columns

@@ -24,14 +24,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.formats.suite import (
-    ImageRoot,
-    LoadedBenchmark,
-    Suite,
-    crop_problem,
-    image_root,
-    normalise_space,
-)
+from autocomp.formats.images import ImageRoot, crop_problem, image_root
+from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space
 
 TYPES = ("atom", "swap", "negate")
 COLUMNS = ("image_id", "caption", "hard_negs", "x", "y", "width", "height")

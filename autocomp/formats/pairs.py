@@ -22,9 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.formats.images import ImageCells, ImageRoot
 from autocomp.formats.suite import (
-    ImageCells,
-    ImageRoot,
     LoadedBenchmark,
     Suite,
     json_rows,

@@ -18,13 +18,8 @@ import re
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.formats.suite import (
-    ImageRoot,
-    LoadedBenchmark,
-    Suite,
-    image_root,
-    normalise_space,
-)
+from autocomp.formats.images import ImageRoot, image_root
+from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space
 
 SUBSETS = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att",
            "swap_obj")
