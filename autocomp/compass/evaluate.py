@@ -20,7 +20,7 @@ def predictions_path(compass_dir: Path, model: str, name: str,
     return base / folder_name(model) / f"{name}.predictions.jsonl"
 
 
-def resolve(folder: Path) -> tuple[Path, Path]:
+def set_and_results(folder: Path) -> tuple[Path, Path]:
     """(the set, its results folder) of what `compass report` was given: a set (its own
     results/), or a results folder `compass eval --output` wrote (set.json names its set)."""
     folder = Path(folder)

@@ -111,11 +111,11 @@ def source_labels(dirs: list[Path]) -> list[str]:
 
 def tables(folders: list[Path]) -> list[Table]:
     """The tables of each set (or results folder `compass eval --output` wrote)."""
-    from autocomp.compass.evaluate import resolve
+    from autocomp.compass.evaluate import set_and_results
 
     t2_rows, t3_rows, detail, vif_rows = [], [], [], []
     units = set()
-    views = [resolve(f) for f in folders]
+    views = [set_and_results(f) for f in folders]
     dirs = [d for d, _ in views]
     for (d, res), src in zip(views, source_labels(dirs), strict=True):
         unit = cluster_unit(src)
@@ -205,14 +205,14 @@ def format_filter(manifest: dict) -> str:
 def figures(folders: list[Path], labels: dict | None = None) -> list[Path]:
     """Per set: integration.{png,pdf,svg} and skill-load.{png,pdf,svg} in the results'
     figures/ (a set's own: DIR/figures/), every model a line (compass/figures.py)."""
-    from autocomp.compass.evaluate import resolve
+    from autocomp.compass.evaluate import set_and_results
     from autocomp.compass.figures import integration_figure, skill_figure
     from autocomp.report.figures import save
     from autocomp.report.gather import short_label
 
     out = []
     for folder in folders:
-        d, res = resolve(folder)
+        d, res = set_and_results(folder)
         models = models_of(d, res)
         names = {m: (labels or {}).get(m) or short_label(m) for m in models}
         where = Path(d) / "figures" if res == Path(d) / "results" else Path(res) / "figures"

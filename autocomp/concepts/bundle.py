@@ -8,13 +8,12 @@ file names inside tasks/, nothing else (an export is data someone else may have 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.fields import SAFE_NAME
 
 FOLDER = "tasks"
-_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def _refs(data: dict) -> list[tuple[str, int | None]]:
@@ -71,7 +70,7 @@ def bundled_task(folder: Path, name: str):
     from autocomp.concepts.vocab import builtin_vocabularies
     from autocomp.core.yamlio import read_yaml
 
-    if not isinstance(name, str) or not _PLAIN.fullmatch(name):
+    if not isinstance(name, str) or not SAFE_NAME.fullmatch(name):
         return "task: not a built-in task name"
     inside = (Path(folder) / FOLDER).resolve()
     path = Path(folder) / FOLDER / f"{name}.yaml"
@@ -84,7 +83,7 @@ def bundled_task(folder: Path, name: str):
         for field, i in _refs(data):
             ref = _get(data, field, i)
             if isinstance(ref, str) and ref not in builtin_vocabularies() and not (
-                    _PLAIN.fullmatch(ref) and (path.parent / ref).is_file()
+                    SAFE_NAME.fullmatch(ref) and (path.parent / ref).is_file()
                     and (path.parent / ref).resolve().is_relative_to(inside)):
                 return (f"task: {FOLDER}/{name}.yaml names vocabulary {str(ref)[:60]!r} "
                         "outside tasks/")

@@ -9,6 +9,7 @@ import socket
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
 import orjson
@@ -41,6 +42,7 @@ TEMP_SUFFIX = ".autocomp.tmp"  # autocomp's own temp files: the only ones it eve
 _WRITER = re.compile(r"\.@([A-Za-z0-9_-]+)~(\d+)\.(?:[A-Za-z0-9_]+\.)?autocomp\.tmp$")
 
 
+@lru_cache(maxsize=1)
 def _host() -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname())[:64] or "host"
 

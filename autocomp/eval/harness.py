@@ -24,7 +24,14 @@ from autocomp.core.scene import SceneGraph
 from autocomp.core.workers import Workers
 from autocomp.eval.cache import EmbeddingCache, file_key, text_key
 from autocomp.eval.images import Budget, large_blocks, open_image
-from autocomp.eval.items import captions_of, image_ref, image_refs, image_rows, split_ref
+from autocomp.eval.items import (
+    caption_count,
+    captions_of,
+    image_ref,
+    image_refs,
+    image_rows,
+    split_ref,
+)
 from autocomp.eval.matrix import is_matrix, matrix_chance, matrix_outcome, truth_of
 from autocomp.eval.metrics import TIED, Tally, error_category, outcome
 from autocomp.formats.runs import Benchmark, negative_graph
@@ -39,7 +46,7 @@ def _chunks(items: Iterator[dict], size: int,
     chunk, held = [], 0
     for item in items:
         chunk.append(item)
-        held += len(item["captions"]) if is_matrix(item) else 1 + len(item["negatives"])
+        held += caption_count(item)
         if len(chunk) == size or held >= captions:
             yield chunk
             chunk, held = [], 0

@@ -16,6 +16,13 @@ def captions_of(item: dict) -> list[str]:
     return [item["positive"], *[n["caption"] for n in item["negatives"]]]
 
 
+def caption_count(item: dict) -> int:
+    """How many captions the item carries (what bounds a chunk's memory and work)."""
+    if is_matrix(item):
+        return len(item["captions"])
+    return 1 + len(item.get("negatives") or ())
+
+
 def _ref(image: str, crop) -> str:
     if not crop:  # a name that holds "#crop=" itself ends with an empty crop
         return f"{image}#crop=" if "#crop=" in image else image

@@ -5,6 +5,8 @@ them benchmark by benchmark, and the first reading keeps the items for the other
 
 from __future__ import annotations
 
+from autocomp.eval.items import caption_count
+
 BUDGET = 100_000  # captions kept (about 1 KB each); a larger benchmark is read each time
 
 
@@ -32,7 +34,7 @@ class ReadOnce:
         for item in self.bench.items():
             if kept is not None:
                 kept.append(item)
-                held += len(item.get("captions") or ()) + 1 + len(item.get("negatives") or ())
+                held += caption_count(item)
                 if held > self.budget:
                     kept, self.too_big = None, True
             yield item
