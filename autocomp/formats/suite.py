@@ -10,6 +10,12 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 
+# a format plugin imports its helpers from here (docs/extending.md): re-exported
+from autocomp.formats.images import ImageCells as ImageCells
+from autocomp.formats.images import ImageRoot as ImageRoot
+from autocomp.formats.images import crop_problem as crop_problem
+from autocomp.formats.images import image_root as image_root
+
 
 @dataclass(frozen=True)
 class LoadedBenchmark:
