@@ -21,8 +21,8 @@ COMMANDS = {
     "report": ("autocomp.cli.report:report", "Tables (Auto-Comp layouts) from eval results."),
     "audit": ("autocomp.cli.audit:audit_cmd", "Blind scorers and caption anomalies per "
               "benchmark (runs, SugarCrepe, CREPE, tables)."),
-    "export": ("autocomp.cli.export:export", "Write a run's samples as a HF dataset, parquet "
-               "or webdataset."),
+    "export": ("autocomp.cli.export:export", "Publish a run's benchmarks: a dataset folder with "
+               "its card and harness adapters."),
     "compass": ("autocomp.cli.compass:compass", "COMPASS: composed vs decomposed, skill load."),
     "vocab": ("autocomp.cli.vocab:vocab", "List built-in vocabularies and tasks; check a file."),
     "concepts": ("autocomp.cli.concepts:concepts", "Sample concepts of a task into records."),

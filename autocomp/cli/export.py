@@ -1,4 +1,4 @@
-"""`autocomp export RUN_DIR --export-format hf|parquet|webdataset --output DIR`."""
+"""`autocomp export RUN_DIR --output DIR [--export-format benchmarks|hf|parquet|webdataset]`."""
 
 from __future__ import annotations
 
@@ -8,20 +8,56 @@ import click
 
 from autocomp.cli import options
 
+FORMATS = ("benchmarks", "hf", "parquet", "webdataset")
+
 
 @click.command("export")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--export-format", "fmt", type=click.Choice(["hf", "parquet", "webdataset"]),
-              required=True, help="How the samples are written.")
+@click.option("--export-format", "fmt", type=click.Choice(FORMATS), default="benchmarks",
+              show_default=True,
+              help="benchmarks: every benchmark of the run, a dataset config each, with "
+                   "its negatives, a dataset card and harness adapters; hf, parquet, "
+                   "webdataset: the released Auto-Comp layout (no negatives).")
 @options.output(required=True)
-def export(run_dir, fmt, output):
-    """Write a run's validated samples (images, captions, concepts) for others to load."""
+@click.option("--max-negatives", type=click.IntRange(min=1), default=None,
+              help="Keep at most K negatives an item (a seeded subset, recorded); default: "
+                   "all (benchmarks only).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the --max-negatives subset.")
+@click.option("--push-to-hub", "hub_id", default=None, metavar="REPO",
+              help="Upload the folder to this Hugging Face dataset repo (benchmarks only).")
+@click.option("--no-audit", is_flag=True, help="Leave the blind audit out of the card.")
+def export(run_dir, fmt, output, max_negatives, seed, hub_id, no_audit):
+    """Write a run's benchmarks (or its validated samples) for others to load."""
+    echo = lambda line: click.echo(line, err=True)  # noqa: E731
+    click.echo(f"export {run_dir} as {fmt}")
+    if fmt == "benchmarks":
+        _benchmarks(run_dir, output, max_negatives, seed, hub_id, not no_audit, echo)
+        return
+    if max_negatives is not None or hub_id:
+        raise click.UsageError("--max-negatives and --push-to-hub go with --export-format "
+                               "benchmarks")
     from autocomp.bench.export import export_run
 
-    click.echo(f"export {run_dir} as {fmt}")
-    got = export_run(run_dir, fmt, output, echo=lambda line: click.echo(line, err=True))
+    got = export_run(run_dir, fmt, output, echo=echo)
     click.echo(f"{got['rows']} concepts ({got['minimal']} minimal, {got['contextual']} "
                f"contextual images) -> {got['out']} [{fmt}]")
     if got["tasks_bundled"]:
         click.echo(f"own tasks bundled in {Path(got['out']) / 'tasks'}: "
                    f"{', '.join(got['tasks_bundled'])} (`autocomp eval` reads them there)")
+
+
+def _benchmarks(run_dir, output, max_negatives, seed, hub_id, audit, echo):
+    from autocomp.publish.export import export_benchmarks
+
+    got = export_benchmarks(run_dir, output, max_negatives, seed, hub_id, audit, echo)
+    rows = sum(c["rows"] for c in got["configs"].values())
+    ratio = got["bytes"] / got["images"]["bytes"] if got["images"]["bytes"] else 0
+    click.echo(f"{len(got['configs'])} configs, {rows:,} items, {got['bytes']:,} bytes "
+               f"({ratio:.2f} x the images' own {got['images']['bytes']:,}) -> {output}")
+    click.echo(f"card: {Path(output) / 'README.md'}; load with "
+               f"datasets.load_dataset('{output}', CONFIG)")
+    if hub_id:
+        from autocomp.publish.hub import push
+
+        click.echo(push(Path(output), hub_id))

@@ -1,0 +1,115 @@
+"""`autocomp export RUN --output DIR`: every benchmark of a run as one dataset folder.
+
+  DIR/README.md                      the dataset card (card.py)
+  DIR/data/<config>/test-*.parquet   the rows of each config (rows.py, parquet.py)
+  DIR/autocomp_export.json           what was exported: configs, rows, files, bytes, the
+                                     negatives kept (K, seed), the images' own bytes
+  DIR/clip_benchmark/ mteb/ lmms_eval/ vlmevalkit/   the harness adapters (adapters/)
+
+The folder is written under a temp name beside DIR and renamed at the end: a killed export
+leaves nothing half-written under DIR (the next export removes the dead writer's temp).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from pathlib import Path
+
+from autocomp.core.errors import AutocompError
+
+MANIFEST = "autocomp_export.json"
+
+
+def check_output(out: Path) -> None:
+    """Refuse an output that is a file, a folder with something in it, or not writable."""
+    from autocomp.core.records import write_problem
+
+    if out.exists() and not out.is_dir():
+        raise AutocompError("the output exists and is not a folder (pick a new folder name)",
+                            file=out)
+    if out.exists() and any(out.iterdir()):
+        raise AutocompError("the output folder is not empty (pick a new one)", file=out)
+    problem = write_problem(out.parent)
+    if problem:
+        raise AutocompError(f"cannot write the export here ({problem})", file=out)
+
+
+def write_configs(run_dir: Path, folder: Path, max_negatives: int | None, seed: int,
+                  bar) -> dict:
+    """Every config's rows into folder/data; returns the manifest's configs and images."""
+    from autocomp.publish.parquet import ShardWriter
+    from autocomp.publish.rows import SPLIT, configs, features, rows
+
+    out, images = {}, {}
+    for config in configs(run_dir):
+        writer = ShardWriter(folder / "data" / config.name, features(config.kind), SPLIT)
+        shown = total = 0
+        chance = 0.0
+        for row in rows(config, run_dir, max_negatives, seed):
+            writer.write(row)
+            for key in ("image", "image_0", "image_1"):
+                if key in row:
+                    images[row[key]["path"]] = len(row[key]["bytes"])
+            if config.matrix:
+                chance += row["chance_text"]
+            else:
+                shown += len(row["negatives"])
+                total += row["negatives_total"]
+                chance += row["chance"]
+            bar.update(1, config.name)
+        paths, n = writer.close()
+        out[config.name] = {
+            "task": config.bench.task, "n": config.bench.n, "track": config.bench.track,
+            "kind": config.kind, "rows": n,
+            "files": [p.relative_to(folder).as_posix() for p in paths],
+            "bytes": sum(p.stat().st_size for p in paths),
+            "negatives_shown": shown, "negatives_total": total,
+            "chance": round(100 * chance / n, 4) if n else None}
+    return {"configs": out, "images": {"count": len(images), "bytes": sum(images.values())}}
+
+
+def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None,
+                      seed: int = 0, hub_id: str | None = None, audit: bool = True,
+                      echo=None) -> dict:
+    """Write the export of RUN into `out`; returns its manifest."""
+    from autocomp import __version__
+    from autocomp.core.backend import require
+    from autocomp.core.progress import Progress
+    from autocomp.core.records import atomic_dir, write_text
+    from autocomp.publish import adapters
+    from autocomp.publish.card import write_card
+    from autocomp.run import Run
+    from autocomp.runtime.launch import clean_orphans
+
+    require("datasets", "formats", "export")
+    if max_negatives is not None and max_negatives < 1:
+        raise AutocompError(f"--max-negatives must be at least 1, got {max_negatives}")
+    out = Path(out)
+    check_output(out)
+    run = Run.open(run_dir)
+    say = echo or (lambda line: None)
+    if out.parent.is_dir():  # the temp folder of an export of this name that was killed
+        clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")
+    from autocomp.publish.rows import configs
+
+    items = sum(len(c.bench.path.read_bytes().splitlines()) for c in configs(run.dir))
+    with atomic_dir(out) as tmp:
+        with Progress("export", items, "item", echo) as bar:
+            got = write_configs(run.dir, tmp, max_negatives, seed, bar)
+        manifest = {"autocomp_version": __version__, "run": run.config.name,
+                    "seed": run.config.seed, "split": "test",
+                    "max_negatives": max_negatives,
+                    "negatives_seed": seed if max_negatives is not None else None,
+                    "hub_id": hub_id, **got}
+        manifest["bytes"] = sum(c["bytes"] for c in got["configs"].values())
+        blind = None
+        if audit:
+            say("... export: blind audit of the exported captions")
+            from autocomp.publish.blind import audit_rows
+
+            blind = audit_rows(run, max_negatives, seed, echo)
+        manifest["adapters"] = adapters.write_all(tmp, manifest, hub_id or str(out.resolve()))
+        write_text(tmp / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True))
+        write_card(run, tmp, manifest, blind)
+    return manifest
