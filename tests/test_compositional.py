@@ -388,7 +388,7 @@ def test_audit_reads_text_alone_and_checks_images_only_when_given(tmp_path):
 
 
 def test_crepe_repository_layout_is_detected_and_other_csvs_ignored(tmp_path):
-    from tests.test_external import CREPE_HEADER
+    from test_external import CREPE_HEADER
 
     repo = tmp_path / "crepe"
     (repo / "data" / "syst_hard_negatives").mkdir(parents=True)

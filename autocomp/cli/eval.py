@@ -45,9 +45,14 @@ from autocomp.cli import options
               help="The seed of scorers that draw at random: reference:random becomes "
                    "reference:random@SEED (its default seed is 0; an @SEED given wins). The "
                    "other scorers are deterministic.")
+@click.option("--ties", type=click.Choice(["strict", "aware", "argmax"]), default="strict",
+              show_default=True,
+              help="When the positive ties a negative: strict counts it wrong (the papers'); "
+                   "aware gives 1/k for a k-way tie; argmax picks the first of the tied, "
+                   "the positive, as CLIP_benchmark and MIEB do.")
 def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_existing, device,
              batch_size, precision, workers, distributed, source_format, images, columns,
-             skip_missing, seed):
+             skip_missing, seed, ties):
     """Score every model on every benchmark of RUN_DIR (an autocomp run, or SugarCrepe,
     CREPE or any column-mapped table); one JSON per (model, benchmark)."""
     from autocomp.core.errors import AutocompError
@@ -86,7 +91,7 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
         _writable(folder, option)
     evaluate(run_dir, specs, output, patterns, cache_dir, skip_existing, device, batch_size,
              rank, world, echo=click.echo, suite=suite, precision=precision, workers=workers,
-             share=share, labels=labels)
+             share=share, labels=labels, ties=ties)
 
 
 def _writable(folder: Path, option: str) -> None:

@@ -48,13 +48,19 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
              images=None, columns: dict | None = None, skip_missing: bool = False,
              suite=None, progress_every: float | None = -1.0, precision: str = "fp32",
              workers: int | None = None, share=None,
-             labels: dict | None = None) -> list[dict]:
+             labels: dict | None = None, ties: str = "strict") -> list[dict]:
     """Score `models` on the benchmarks of `run_dir`: an autocomp run, or a benchmark in
     another format (`fmt`: sugarcrepe, crepe, columns; detected when None) whose images lie
     under `images`. `labels` (spec -> a models file's label) go into each result and, with
     the models' order, into OUT/models.yaml, which `autocomp report` follows. A cell running
     longer than `progress_every` seconds prints a progress line that often (None: never;
-    the default: ~10 s, $AUTOCOMP_PROGRESS_EVERY)."""
+    the default: ~10 s, $AUTOCOMP_PROGRESS_EVERY). `ties`: strict, aware or argmax, the rule
+    every accuracy follows when the positive ties a negative (eval/metrics.py); each result
+    says which, and a result of another rule is done again."""
+    from autocomp.eval.metrics import TIES
+
+    if ties not in TIES:
+        raise AutocompError(f"unknown tie rule '{ties}' (known: {', '.join(TIES)})")
     if progress_every is not None and progress_every < 0:
         from autocomp.core.progress import every
 
@@ -76,7 +82,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
         from autocomp.eval.shares import encode_shares
 
         todo = [b for b in benches if not (skip_existing and all(
-            finished(Cell(m, b).path(out), prints[b]) for m in models))]
+            finished(Cell(m, b).path(out), prints[b], ties) for m in models))]
         encode_shares(models, todo, suite, cache_dir, rank, world_size, share,
                       lambda spec: load_scorer(spec, device=device, batch_size=batch_size,
                                                precision=precision), echo)
@@ -95,7 +101,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
     for cell in cells:
         target = cell.path(out)
         if skip_existing:
-            state = result_state(target, prints[cell.bench])
+            state = result_state(target, prints[cell.bench], ties)
             if state == "done":
                 echo(f"skip   {cell.model} {cell.bench.name} (exists)")
                 continue
@@ -117,7 +123,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                     echo(f"fail   {cell.model}: {exc}")
                 continue
             by_model[cell.model] = Harness(scorer, suite.root, suite.tasks, cache_dir,
-                                           workers=workers, also=suite.also)
+                                           workers=workers, also=suite.also, ties=ties)
         harness = by_model[cell.model]
         before = dict(getattr(harness.scorer, "stats", None) or {})
         bench = cell.bench
@@ -137,7 +143,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir
                   "model_type": s.model_type,
                   "name": s.name, "pretrained": s.pretrained, "task": cell.bench.task,
                   "n": cell.bench.n, "track": cell.bench.track, "kind": cell.bench.kind,
-                  "metrics": got["metrics"], "n_items": got["n_items"],
+                  "metrics": got["metrics"], "ties": ties, "n_items": got["n_items"],
                   "captions": got["captions"],
                   "chance": got["metrics"]["chance"], "seconds": got["seconds"],
                   "encoded": got["encoded"], "format": suite.format,
@@ -222,7 +228,7 @@ class Fingerprints(dict):
         return self[bench]
 
 
-def result_state(path: Path, fingerprint: str | None = None) -> str:
+def result_state(path: Path, fingerprint: str | None = None, ties: str = "strict") -> str:
     """"done" (a whole result of the benchmark as it is now), "missing", or why it is done
     again: damaged, or the benchmark changed since it was scored (a result written before
     results carried the benchmark's fingerprint cannot tell, so it is done again too)."""
@@ -236,6 +242,8 @@ def result_state(path: Path, fingerprint: str | None = None) -> str:
         return "the result file is damaged"
     if not isinstance(data, dict) or "metrics" not in data:
         return "the result file is damaged"
+    if data.get("ties", "strict") != ties:
+        return f"it was scored with ties {data.get('ties', 'strict')}, not {ties}"
     if fingerprint is None or data.get("benchmark_fingerprint") == fingerprint:
         return "done"
     if "benchmark_fingerprint" not in data:
@@ -243,10 +251,10 @@ def result_state(path: Path, fingerprint: str | None = None) -> str:
     return "the benchmark changed since it was scored"
 
 
-def finished(path: Path, fingerprint: str | None = None) -> bool:
+def finished(path: Path, fingerprint: str | None = None, ties: str = "strict") -> bool:
     """A result file that is there and whole (a truncated one is done again) and, given a
-    fingerprint, of the benchmark as it is now."""
-    return result_state(path, fingerprint) == "done"
+    fingerprint, of the benchmark as it is now, under the tie rule `ties`."""
+    return result_state(path, fingerprint, ties) == "done"
 
 
 class CellProgress:
@@ -269,12 +277,13 @@ class CellProgress:
 
 
 def _scores_line(m: dict) -> str:
+    rule = f"ties {m.get('ties', 'strict')}"
     if m.get("image_score") is not None:  # items of several images
         return (f"text {_f(m['text_score'])} image {_f(m['image_score'])} group "
-                f"{_f(m['group_score'])} (chance {_f(m['chance_text'])}/"
+                f"{_f(m['group_score'])} ({rule}; chance {_f(m['chance_text'])}/"
                 f"{_f(m['chance_image'])}/{_f(m['chance_group'])})")
-    return (f"acc {_f(m['accuracy'])} (tie-aware {_f(m['accuracy_tie_aware'])}, chance "
-            f"{_f(m['chance'])})")
+    other = "" if m.get("ties") == "aware" else f", tie-aware {_f(m['accuracy_tie_aware'])}"
+    return f"acc {_f(m['accuracy'])} ({rule}{other}, chance {_f(m['chance'])})"
 
 
 def _f(x) -> str:

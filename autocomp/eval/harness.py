@@ -56,12 +56,15 @@ def _chunks(items: Iterator[dict], size: int,
 
 class Harness:
     def __init__(self, scorer, run_dir: Path, tasks: dict, cache_dir: Path | None,
-                 chunk_items: int = 128, workers: int | None = None, also: tuple = ()):
+                 chunk_items: int = 128, workers: int | None = None, also: tuple = (),
+                 ties: str = "strict"):
         """`cache_dir` None keeps the vectors in memory (nothing reused across runs).
         `workers`: threads that hash and decode images while the model encodes the batch
         before (None: one per CPU core, at most 8; 0: in this thread). `also`: other
-        folders the items' images may lie in (a suite's `also`)."""
+        folders the items' images may lie in (a suite's `also`). `ties`: the rule accuracy
+        follows when the positive ties a negative (eval/metrics.py)."""
         self.scorer, self.run_dir, self.tasks = scorer, Path(run_dir), tasks
+        self.ties = ties
         self.roots = [Path(run_dir).resolve(), *(Path(p).resolve() for p in also)]
         self.chunk_items = chunk_items
         self.workers = Workers(min(8, os.cpu_count() or 1) if workers is None else workers,
@@ -219,7 +222,7 @@ class Harness:
         self.encoded = {"images": 0, "captions": 0}
         looked_up, skipped, identical = 0, {}, 0
         hits0 = self.cache.hits if self.cache else 0
-        tally = Tally()
+        tally = Tally(self.ties)
         predictions.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_path(predictions)
 

@@ -14,6 +14,10 @@ Tie-aware: each row's (column's) pick breaks a tie at the top uniformly at rando
 pick independently: a row earns (true captions at the top) / (captions at the top), 0 when
 a false one is above; an item earns the product over its rows (columns; both for the group).
 
+Argmax: each row (column) picks the first of the candidates at the top, as torch's argmax
+in CLIP_benchmark and MIEB does (image i's caption is column i there, so a tie goes to the
+lower index).
+
 Chance: scores drawn at random (continuous, so no ties). Text and image chance are exact
 products over rows (columns): rows share no cell. Group chance is counted over every
 ordering of the cells (exact up to 8 cells: 2 x 2 gives 1/6, 16.7%, Winoground's figure),
@@ -51,6 +55,15 @@ def _pick(scores: np.ndarray, true: np.ndarray) -> tuple[bool, float] | None:
     return bool(best_true > best_false), float((top & true).sum() / top.sum())
 
 
+def _first(scores: np.ndarray, truth: np.ndarray) -> bool | None:
+    """Every row with a true and a false candidate picks a true one by argmax (the first of
+    the tied at the top, as CLIP_benchmark and MIEB pick); None when no row has both."""
+    rows = [i for i in range(truth.shape[0]) if truth[i].any() and not truth[i].all()]
+    if not rows:
+        return None
+    return all(bool(truth[i, int(np.argmax(scores[i]))]) for i in rows)
+
+
 def matrix_outcome(scores, truth) -> dict:
     """Text, image and group outcomes of one item: strict (bool or None) and tie credit."""
     scores, truth = np.asarray(scores, dtype=np.float64), np.asarray(truth, dtype=bool)
@@ -65,11 +78,15 @@ def matrix_outcome(scores, truth) -> dict:
 
     text, text_tie = combine(rows)
     image, image_tie = combine(cols)
-    out = {"text": text, "text_tie": text_tie, "image": image, "image_tie": image_tie}
+    text_first = _first(scores, truth)
+    image_first = _first(scores.T, truth.T) if image is not None else None
+    out = {"text": text, "text_tie": text_tie, "image": image, "image_tie": image_tie,
+           "text_argmax": text_first, "image_argmax": image_first}
     if image is None:
-        out["group"], out["group_tie"] = text, text_tie
+        out["group"], out["group_tie"], out["group_argmax"] = text, text_tie, text_first
     else:
         out["group"], out["group_tie"] = bool(text and image), text_tie * image_tie
+        out["group_argmax"] = bool(text_first and image_first)
     # the rank of the first image's first true caption, ties against it (R@k for I = 1)
     row = scores[0]
     first = int(np.argmax(truth[0]))

@@ -3,7 +3,13 @@
 strict      the positive scores strictly above every negative (the papers' metric)
 tie_aware   ties at the top broken uniformly at random: 1/k credit when the positive ties
             with k-1 negatives for the top score, 0 when a negative is above it
+argmax      the first of the candidates at the top is picked, as torch/numpy argmax does
+            (CLIP_benchmark, mteb/MIEB): the positive comes first, so a tie counts right
 distinct    strict, counting only negatives that do not mean the same as the positive
+
+`accuracy` (and a matrix item's text, image and group scores) follow the tie rule the eval
+ran under (`autocomp eval --ties strict|aware|argmax`, strict by default; the result says
+which); accuracy_strict, accuracy_tie_aware and accuracy_argmax are always there beside it.
 
 Items of several images (eval/matrix.py) add text, image and group scores; their
 `accuracy` is the text score, so every table that reads accuracy reads them too. An item
@@ -25,6 +31,7 @@ def outcome(scores: np.ndarray, same_meaning: np.ndarray | None = None) -> dict:
     pos, negs = scores[0], scores[1:]
     top = scores.max()
     strict = bool(len(negs) == 0 or pos > negs.max())
+    first = bool(len(negs) == 0 or pos >= negs.max())
     credit = 1.0 / int((scores == top).sum()) if pos == top else 0.0
     if same_meaning is not None and len(negs):
         keep = negs[~same_meaning]
@@ -35,8 +42,11 @@ def outcome(scores: np.ndarray, same_meaning: np.ndarray | None = None) -> dict:
     # rank of the positive, ties counted against it (as strict accuracy does): 1 + the
     # negatives scoring at least as high; candidates a scorer left out (-inf) never count
     rank = 1 + int((negs[np.isfinite(negs)] >= pos).sum())
-    return {"strict": strict, "tie_credit": credit, "distinct": distinct, "chosen": chosen,
-            "rank": rank}
+    return {"strict": strict, "tie_credit": credit, "argmax": first, "distinct": distinct,
+            "chosen": chosen, "rank": rank}
+
+
+TIES = {"strict": "strict", "aware": "tie_credit", "argmax": "argmax"}  # rule -> outcome key
 
 
 def r1(x) -> str:
@@ -62,9 +72,12 @@ def error_category(chosen: dict | None) -> str | None:
 
 @dataclass
 class Tally:
+    ties: str = "strict"  # the rule `accuracy` follows (TIES)
     n: int = 0
+    correct: float = 0.0  # under the tie rule
     strict: float = 0.0
     tie: float = 0.0
+    first: float = 0.0
     distinct: float = 0.0
     chance: float = 0.0
     chance_distinct: float = 0.0
@@ -86,26 +99,34 @@ class Tally:
 
     def add_matrix(self, result: dict, chance: dict, breakdown: dict | None = None,
                    concept=None) -> None:
-        """One item of several images: its text, image and group outcomes."""
+        """One item of several images: its text, image and group outcomes (`text`,
+        `image`, `group` under the tie rule; each also strict, tie-aware and argmax)."""
         m = self.matrix
-        for key in ("n", "text", "text_tie", "image_n", "image", "image_tie", "group",
-                    "group_tie", "chance_text", "chance_image", "chance_group"):
+        suffix = {"strict": "", "aware": "_tie", "argmax": "_argmax"}[self.ties]
+        scores = ("text", "image", "group")
+        for key in ("n", "image_n", "chance_text", "chance_image", "chance_group",
+                    *(f"{k}{s}" for k in scores for s in ("", "_tie", "_argmax", "_rule"))):
             m.setdefault(key, 0.0)
         m["n"] += 1
-        for key in ("text", "text_tie", "group", "group_tie"):
-            m[key] += result[key]
+        ruled = {k: result[f"{k}{suffix}"] for k in scores}
+        for key in ("text", "group"):
+            for s in ("", "_tie", "_argmax"):
+                m[f"{key}{s}"] += result[f"{key}{s}"]
+            m[f"{key}_rule"] += ruled[key]
         m["chance_text"] += chance["text"]
         m["chance_group"] += chance["group"]
         if result["image"] is not None:
             m["image_n"] += 1
-            m["image"] += result["image"]
-            m["image_tie"] += result["image_tie"]
+            for s in ("", "_tie", "_argmax"):
+                m[f"image{s}"] += result[f"image{s}"]
+            m["image_rule"] += ruled["image"]
             m["chance_image"] += chance["image"]
-            self.unit("image_score", concept, result["image"])
-        self.unit("group_score", concept, result["group"])
-        self.breakdown(breakdown, result["text"], result["image"], result["group"])
+            self.unit("image_score", concept, ruled["image"])
+        self.unit("group_score", concept, ruled["group"])
+        self.breakdown(breakdown, ruled["text"], ruled["image"], ruled["group"])
         self.add({"strict": result["text"], "tie_credit": result["text_tie"],
-                  "distinct": result["text"], "rank": result["rank"]},
+                  "argmax": result["text_argmax"], "distinct": result["text"],
+                  "rank": result["rank"]},
                  1.0 / chance["text"], 1.0 / chance["text"], False, None, concept=concept)
 
     def breakdown(self, breakdown, text, image, group) -> None:
@@ -120,23 +141,28 @@ class Tally:
     def add(self, result: dict, n_candidates: int, n_distinct: int, paired: bool,
             group: str | None, error_category: str | None = None, concept=None) -> None:
         self.n += 1
-        self.unit("accuracy", concept, result["strict"])
+        correct = result[TIES[self.ties]]
+        self.unit("accuracy", concept, correct)
+        if self.ties != "strict":
+            self.unit("accuracy_strict", concept, result["strict"])
         self.unit("accuracy_tie_aware", concept, result["tie_credit"])
         rank = result.get("rank", 1 if result["strict"] else 2)
         self.ranks[rank] = self.ranks.get(rank, 0) + 1
+        self.correct += correct
         self.strict += result["strict"]
         self.tie += result["tie_credit"]
+        self.first += result.get("argmax", result["strict"])
         self.distinct += result["distinct"]
         self.chance += 1.0 / n_candidates
         self.chance_distinct += 1.0 / n_distinct
         if paired:
             self.paired_n += 1
-            self.paired_strict += result["strict"]
-            self.unit("accuracy_paired", concept, result["strict"])
+            self.paired_strict += correct
+            self.unit("accuracy_paired", concept, correct)
         if group is not None:
             g = self.groups.setdefault(group, [0, 0])
             g[0] += 1
-            g[1] += result["strict"]
+            g[1] += correct
         if not result["strict"] and error_category:
             self.errors[error_category] = self.errors.get(error_category, 0) + 1
 
@@ -144,8 +170,10 @@ class Tally:
         def pct(a, b):
             return round(100.0 * a / b, 4) if b else None
 
-        out = {"accuracy": pct(self.strict, self.n),
+        out = {"accuracy": pct(self.correct, self.n), "ties": self.ties,
+               "accuracy_strict": pct(self.strict, self.n),
                "accuracy_tie_aware": pct(self.tie, self.n),
+               "accuracy_argmax": pct(self.first, self.n),
                "accuracy_distinct_meaning": pct(self.distinct, self.n),
                "chance": pct(self.chance, self.n),
                "chance_distinct_meaning": pct(self.chance_distinct, self.n),
@@ -191,12 +219,13 @@ class Tally:
     def _matrix_metrics(self, pct) -> dict:
         m = self.matrix
         n, ni = m["n"], m["image_n"]
-        return {"text_score": pct(m["text"], n), "text_score_tie_aware": pct(m["text_tie"], n),
-                "image_score": pct(m["image"], ni),
-                "image_score_tie_aware": pct(m["image_tie"], ni),
-                "group_score": pct(m["group"], n),
-                "group_score_tie_aware": pct(m["group_tie"], n),
-                "chance_text": pct(m["chance_text"], n),
+        out = {}
+        for key, total in (("text", n), ("image", ni), ("group", n)):
+            out[f"{key}_score"] = pct(m[f"{key}_rule"], total)
+            out[f"{key}_score_strict"] = pct(m[key], total)
+            out[f"{key}_score_tie_aware"] = pct(m[f"{key}_tie"], total)
+            out[f"{key}_score_argmax"] = pct(m[f"{key}_argmax"], total)
+        return {**out, "chance_text": pct(m["chance_text"], n),
                 "chance_image": pct(m["chance_image"], ni),
                 "chance_group": pct(m["chance_group"], n), "image_direction_items": int(ni)}
 

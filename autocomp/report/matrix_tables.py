@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from autocomp.report.notes import EXACT_NOTE
+from autocomp.report.notes import EXACT_NOTE, rule_word, ties_note
 from autocomp.report.table import INTERVAL_NOTE, TRACK_SHORT, Table, ci, r1, scored
 
 PAIRS = ("winoground", "colorswap")
@@ -46,10 +46,10 @@ def pairs_table(results, labels=None) -> list[Table]:
             out.append([_label(labels, r["model"]), r["benchmark"], _score(r, "text_score"),
                         _score(r, "image_score"), _score(r, "group_score"),
                         str(r["n_items"])])
-        tables.append(Table(f"{fmt.capitalize()}: text, image and group scores (%), strict "
-                            f"with its {INTERVAL_NOTE} (tie-aware)",
+        tables.append(Table(f"{fmt.capitalize()}: text, image and group scores (%), "
+                            f"{rule_word(rows)} with its {INTERVAL_NOTE} (tie-aware)",
                             ["Model", "Benchmark", "Text", "Image", "Group", "Items"], out,
-                            [EXACT_NOTE]))
+                            [EXACT_NOTE, ties_note(rows)]))
         by = [r for r in rows if (r["metrics"].get("by") or {})]
         if by:
             tables.append(_by_table(fmt, by, labels))
@@ -64,9 +64,10 @@ def _by_table(fmt: str, rows, labels) -> Table:
                 out.append([_label(labels, r["model"]), dim, value,
                             *[_exact(v.get(k), v["n"]) for k in
                               ("text_score", "image_score", "group_score")], str(v["n"])])
-    return Table(f"{fmt.capitalize()} by tag: text, image and group scores (%), strict; "
-                 + INTERVAL_NOTE, ["Model", "Tag", "Value", "Text", "Image", "Group", "Items"],
-                 out, [EXACT_NOTE])
+    return Table(f"{fmt.capitalize()} by tag: text, image and group scores (%), "
+                 f"{rule_word(rows)}; " + INTERVAL_NOTE,
+                 ["Model", "Tag", "Value", "Text", "Image", "Group", "Items"],
+                 out, [EXACT_NOTE, ties_note(rows)])
 
 
 def _exact(value, n: int) -> str:
@@ -107,9 +108,9 @@ def synthetic_winoground_table(results, labels=None) -> Table | None:
 
     dropped = {r["benchmark"]: r["dropped"] for r in rows if r.get("dropped")}
     return Table("Synthetic Winoground (each concept and its swap, both generated): text / "
-                 f"image / group scores (%), strict; {INTERVAL_NOTE}", ["Model", *head],
-                 [out[0], items, *out[1:]],
-                 [EXACT_NOTE, *[f"{name}: {subset_text(name, d)}; a subset"
+                 f"image / group scores (%), {rule_word(rows)}; {INTERVAL_NOTE}",
+                 ["Model", *head], [out[0], items, *out[1:]],
+                 [EXACT_NOTE, ties_note(rows), *[f"{name}: {subset_text(name, d)}; a subset"
                                 for name, d in sorted(dropped.items())]])
 
 

@@ -15,6 +15,28 @@ EXACT_NOTE = ("Intervals: Clopper-Pearson (exact) over the items (a bootstrap ov
               "where items share one; a micro-average's over the pooled items).")
 
 
+TIE_RULES = {"strict": "strict: a positive tied with a negative counts wrong (the papers' rule)",
+             "aware": "tie-aware: 1/k of an item for a k-way tie at the top",
+             "argmax": "argmax: a tie counts as the first of the tied, the positive "
+                       "(CLIP_benchmark's and MIEB's rule)"}
+
+
+def rule_word(results) -> str:
+    """The tie rule the results were scored under (`autocomp eval --ties`)."""
+    rules = {r.get("ties", "strict") for r in results}
+    return rules.pop() if len(rules) == 1 else "mixed tie rules"
+
+
+def ties_note(results) -> str:
+    from collections import Counter
+
+    rules = Counter(r.get("ties", "strict") for r in results)
+    if len(rules) <= 1:
+        return f"Ties: {TIE_RULES[next(iter(rules), 'strict')]}."
+    return ("Ties: cells scored under different rules (" + ", ".join(
+        f"{rule}: {n}" for rule, n in sorted(rules.items())) + "); compare like with like.")
+
+
 def subset_notes(results, cols) -> list[str]:
     """A footnote per column whose benchmark lost items after concepts were drawn (how
     many and why, as the build recorded them and eval copied them into each result)."""

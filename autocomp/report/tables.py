@@ -19,7 +19,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
 from autocomp.report.categories import table6
 from autocomp.report.external import EXTERNAL, external_tables
-from autocomp.report.notes import INTERVALS_FOOTNOTE, missing_notes, subset_notes
+from autocomp.report.notes import INTERVALS_FOOTNOTE, missing_notes, subset_notes, ties_note
 from autocomp.report.table import (
     INTERVAL_NOTE,
     KIND_SHORT,
@@ -85,7 +85,8 @@ def table4(results, labels=None, metric="accuracy", only=None, title=None) -> Ta
         rows.append([labels.get(m, m), *[scored(idx.get((m, *c)), metric) for c in cols]])
     return Table(f"{title or 'Table 4: accuracy (%), positive strictly above every negative'}"
                  f"; {INTERVAL_NOTE}", header, rows,
-                 [INTERVALS_FOOTNOTE, *subset_notes(results, cols), *missing_notes(results)])
+                 [INTERVALS_FOOTNOTE, ties_note(results), *subset_notes(results, cols),
+                  *missing_notes(results)])
 
 
 def _items(idx, models, col) -> str | int:
@@ -191,7 +192,7 @@ def table8(results, labels=None) -> Table | None:
     rows += [[labels.get(m, m), *[scored(idx.get((m, t, 1, tr, k))) for t, tr, k in cols]]
              for m in models]
     return Table(f"Table 8: N=1 accuracy (%); {INTERVAL_NOTE}", header, rows,
-                 [INTERVALS_FOOTNOTE])
+                 [INTERVALS_FOOTNOTE, ties_note(results)])
 
 
 def table13(results, labels=None) -> Table | None:
