@@ -62,6 +62,7 @@ FAMILIES: dict[str, dict[str, str]] = {
         "crepe": "autocomp.formats.crepe:open_crepe",
         "columns": "autocomp.formats.columns:open_columns",
         "autocomp-hf": "autocomp.formats.autocomp_hf:open_autocomp_hf",
+        "autocomp-export": "autocomp.formats.published:open_published",
         "winoground": "autocomp.formats.pairs:open_winoground",
         "colorswap": "autocomp.formats.pairs:open_colorswap",
         "aro": "autocomp.formats.aro:open_aro",

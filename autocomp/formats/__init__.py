@@ -11,8 +11,10 @@ Formats (`--format`, detected when not given):
   sugarcrepe  a folder with SugarCrepe's JSON files (add_att.json ... swap_obj.json)
   crepe       CREPE productivity CSVs (a folder of them, or one file)
   columns     any JSONL / JSON / CSV / parquet file with a column mapping
-  autocomp-hf released Auto-Comp data or `autocomp export --format hf` folders (Hugging
-              Face datasets; negatives rebuilt from the concept)
+  autocomp-hf released Auto-Comp data or `autocomp export --export-format hf` folders
+              (Hugging Face datasets; negatives rebuilt from the concept)
+  autocomp-export  `autocomp export RUN` folders: every benchmark with its negatives as
+              exported (formats/published.py)
   winoground  Winoground in its Hugging Face layout (2 images x 2 captions per item)
   colorswap   ColorSwap in its Hugging Face layout (the same shape)
   aro         ARO: VG-Relation, VG-Attribution, COCO-Order, Flickr30k-Order
@@ -46,6 +48,10 @@ def detect_format(source: Path) -> str:
         layout = RunLayout(source)
         if layout.config.is_file() and layout.bench.is_dir():
             return "run"
+        from autocomp.formats.published import is_published
+
+        if is_published(source):
+            return "autocomp-export"
         if any((source / f).is_file() for f in ("dataset_dict.json", "state.json",
                                                  "dataset_info.json")):
             return _table_format(source) or "autocomp-hf"
