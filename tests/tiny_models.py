@@ -12,8 +12,9 @@ SENTENCES = ["a red cube and a blue sphere on a white background",
              "the photo shows a quiet attic where a pyramid is larger than a sphere"]
 
 
-def tiny_open_clip(folder: Path) -> Path:
-    """A 2-layer CLIP saved as open_clip_config.json + open_clip_model.safetensors."""
+def tiny_open_clip(folder: Path, context_length: int = 77) -> Path:
+    """A 2-layer CLIP saved as open_clip_config.json + open_clip_model.safetensors (a short
+    `context_length` truncates captions, so captions alike in their first words tie)."""
     import open_clip
     import torch
     from safetensors.torch import save_file
@@ -21,7 +22,7 @@ def tiny_open_clip(folder: Path) -> Path:
     cfg = {"embed_dim": 32,
            "vision_cfg": {"image_size": 32, "layers": 2, "width": 64, "head_width": 32,
                           "patch_size": 8},
-           "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2,
+           "text_cfg": {"context_length": context_length, "vocab_size": 49408, "width": 32, "heads": 2,
                         "layers": 2}}
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tiny-ViT.json").write_text(json.dumps(cfg))

@@ -220,7 +220,10 @@ def _ties() -> str:
         "`autocomp eval --ties aware` |\n\n"
         "Every autocomp result says which rule it used. A model that embeds two captions "
         "alike (captions past its context length, a tokenizer that drops the words that "
-        "differ) makes ties, and its numbers then differ between harnesses.\n")
+        "differ) makes ties, and its numbers then differ between harnesses. CLIP_benchmark "
+        "encodes a batch's captions together: with more than one item a batch, float "
+        "rounding can split such a tie, so its numbers then move with the batch size (the "
+        "adapter below uses 1 item a batch, which keeps ties exact).\n")
 
 
 def _harnesses(manifest: dict) -> str:

@@ -8,7 +8,8 @@ copy of the export. Each item is I images x C captions with image i matching cap
 one image with its positive first and its negatives after (text_acc is the accuracy), or a
 synthetic Winoground pair (text_acc, image_acc and acc: the text, image and group scores).
 CLIP_benchmark takes the argmax, so a tie counts as the first of the tied captions:
-`autocomp eval --ties argmax` gives the same numbers. Results are written as
+`autocomp eval --ties argmax` gives the same numbers (with --batch_size 1: larger batches
+let float rounding split ties, so their numbers move with the batch size). Results are written as
 CLIP_benchmark writes them, one JSON per config (--output, with {dataset} and {model}).
 
 From Python, with any model CLIP_benchmark can load (or your own encode_image/encode_text):
@@ -73,8 +74,11 @@ def _batches(counts: list[int], batch_size: int) -> list[list[int]]:
 
 
 def evaluate(model, transform, tokenizer, config: str, path: str = HERE,
-             batch_size: int = 64, device: str = "cpu", amp: bool = False) -> dict:
-    """CLIP_benchmark's image_caption_selection metrics on one config."""
+             batch_size: int = 1, device: str = "cpu", amp: bool = False) -> dict:
+    """CLIP_benchmark's image_caption_selection metrics on one config. `batch_size` items
+    are encoded together; past 1, float rounding in the batched text encoder can split
+    captions the model embeds alike (a tie at the top), so a model that makes ties gets
+    numbers that depend on the batch size. 1 keeps ties exact, as autocomp scores them."""
     import torch
     from clip_benchmark.datasets.builder import image_captions_collate_fn
     from clip_benchmark.metrics import image_caption_selection
@@ -97,7 +101,8 @@ def main(argv=None) -> None:
     p.add_argument("--model_cache_dir", default=None)
     p.add_argument("--dataset", default=HERE, help="the export folder or its hub id")
     p.add_argument("--config", action="append", help="a config (default: all)")
-    p.add_argument("--batch_size", type=int, default=64)
+    p.add_argument("--batch_size", type=int, default=1,
+                   help="items encoded together (1 keeps ties exact; see evaluate)")
     p.add_argument("--amp", action=argparse.BooleanOptionalAction, default=None,
                    help="mixed precision (default: on a GPU only)")
     p.add_argument("--output", default="{dataset}_{pretrained}_{model}.json")

@@ -1,0 +1,324 @@
+"""`autocomp export RUN`: every benchmark as a dataset config with its negatives, a card the
+Hub reads, and harness adapters that give autocomp's numbers under the harness's tie rule
+(CLIP_benchmark and mteb/MIEB run from PyPI, their own code)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from autocomp.cli import main
+
+CONFIG = """name: pub
+seed: 0
+concepts:
+  - {task: shape_color, n: [2, 3], count: 8}
+  - {task: shape_position, n: [2], count: 8}
+captions:
+  options: {slip_rate: 0.0}
+generate:
+  options: {size: 96}
+build:
+  benchmarks: [swap, confusion, winoground]
+"""
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    root = tmp_path_factory.mktemp("pub")
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    mp.setenv("HF_DATASETS_CACHE", str(root / "hf-datasets"))
+    mp.setenv("AUTOCOMP_CACHE", str(root / "autocomp-cache"))
+    yield root
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def run(env):
+    from conftest import built_run
+
+    return built_run(env, CONFIG)
+
+
+@pytest.fixture(scope="module")
+def exported(run, env):
+    out = env / "export"
+    got = CliRunner().invoke(main, ["export", str(run.dir), "-o", str(out)])
+    assert got.exit_code == 0, got.output
+    return out
+
+
+def _run_items(run) -> dict:
+    from autocomp.formats.runs import find_benchmarks
+
+    return {b.slug: list(b.items()) for b in find_benchmarks(run.dir)}
+
+
+def _load(folder, config):
+    import datasets
+
+    return datasets.load_dataset(str(folder), config, split="test")
+
+
+def test_every_config_loads_with_datasets_and_holds_every_negative(run, exported):
+    items = _run_items(run)
+    manifest = json.loads((exported / "autocomp_export.json").read_text())
+    assert sorted(manifest["configs"]) == sorted(items)
+    assert {c["kind"] for c in manifest["configs"].values()} == {"swap", "confusion",
+                                                                 "winoground"}
+    for config, want in items.items():
+        ds = _load(exported, config)
+        assert len(ds) == len(want) == manifest["configs"][config]["rows"]
+        for row, item in zip(ds, want, strict=True):
+            assert row["id"] == item["id"]
+            if item["kind"] == "winoground":
+                assert [row["caption_0"], row["caption_1"]] == item["captions"]
+                for i in range(2):
+                    assert row[f"image_{i}"].size == (96, 96)
+                    assert json.loads(row[f"graph_{i}"]) == item["graphs"][i]
+                assert row["chance_group"] == pytest.approx(1 / 6)
+                continue
+            negs = item["negatives"]
+            assert row["positive"] == item["positive"]
+            assert row["negatives"] == [n["caption"] for n in negs]
+            assert row["negative_categories"] == [n["category"] for n in negs]
+            assert row["negative_same_meaning"] == [n["same_meaning"] for n in negs]
+            assert [json.loads(e) for e in row["negative_edits"]] == [n["edit"] for n in negs]
+            assert row["negatives_total"] == len(negs)
+            assert row["chance"] == pytest.approx(1 / (1 + len(negs)))
+            assert json.loads(row["graph"]) == item["graph"]
+            assert np.array_equal(np.asarray(row["image"].convert("RGB")), np.asarray(
+                __import__("PIL.Image").Image.open(run.dir / item["image"]).convert("RGB")))
+    assert max(len(i["negatives"]) for i in items["shape_color-n3-minimal-confusion"]) == 728
+
+
+def test_the_card_header_names_every_config_and_its_files(exported):
+    text = (exported / "README.md").read_text()
+    header = yaml.safe_load(text.split("---\n")[1])
+    manifest = json.loads((exported / "autocomp_export.json").read_text())
+    configs = {c["config_name"]: c for c in header["configs"]}
+    assert set(configs) == set(manifest["configs"])
+    for name, c in configs.items():
+        (files,) = c["data_files"]
+        assert files["split"] == "test"
+        found = sorted(p.relative_to(exported).as_posix() for p in exported.glob(files["path"]))
+        assert found == manifest["configs"][name]["files"] and found
+    infos = {i["config_name"]: i for i in header["dataset_info"]}
+    assert set(infos) == set(configs)
+    single = {f["name"]: f for f in infos["shape_color-n2-minimal-swap"]["features"]}
+    assert single["image"]["dtype"] == "image"
+    assert (single["negatives"].get("list") or single["negatives"].get("sequence")) == "string"
+    wino = {f["name"] for f in infos["shape_color-n2-minimal-winoground"]["features"]}
+    assert {"image_0", "image_1", "caption_0", "caption_1"} <= wino
+    assert infos["shape_color-n2-minimal-swap"]["splits"][0]["num_examples"] == \
+        manifest["configs"]["shape_color-n2-minimal-swap"]["rows"]
+    for key in ("license", "task_categories", "tags", "pretty_name"):
+        assert header[key]
+    body = text.split("---\n", 2)[2]
+    for needle in ("## Configs", "Survival funnel", "Validator agreement", "## Blind audit",
+                   "## Ties", "### CLIP_benchmark", "### mteb / MIEB", "## Provenance",
+                   "@misc{autocomp", "chance %"):
+        assert needle in body, needle
+
+
+def _kept(item_id, captions, k, seed):
+    """The subset rule, written out again: the K captions of smallest sha256."""
+    keys = {c: hashlib.sha256(f"{seed}:{item_id}:{c}".encode()).hexdigest() for c in captions}
+    chosen = set(sorted(captions, key=keys.get)[:k])
+    return [c for c in captions if c in chosen]
+
+
+def test_max_negatives_exports_a_recorded_seeded_subset(run, env):
+    items = _run_items(run)["shape_color-n3-minimal-confusion"]
+    subsets = {}
+    for seed in (1, 2):
+        out = env / f"sub{seed}"
+        got = CliRunner().invoke(main, ["export", str(run.dir), "-o", str(out), "--no-audit",
+                                        "--max-negatives", "49", "--seed", str(seed)])
+        assert got.exit_code == 0, got.output
+        manifest = json.loads((out / "autocomp_export.json").read_text())
+        assert manifest["max_negatives"] == 49 and manifest["negatives_seed"] == seed
+        ds = _load(out, "shape_color-n3-minimal-confusion")
+        for row, item in zip(ds, items, strict=True):
+            caps = [n["caption"] for n in item["negatives"]]
+            assert row["negatives"] == _kept(item["id"], caps, 49, seed)
+            assert row["negatives_total"] == 728 and row["chance"] == pytest.approx(1 / 50)
+        subsets[seed] = [r["negatives"] for r in ds]
+        swap = _load(out, "shape_color-n3-minimal-swap")  # 5 negatives: all kept
+        assert all(len(r["negatives"]) == r["negatives_total"] == 5 for r in swap)
+        assert "seed " + str(seed) in (out / "README.md").read_text()
+    assert subsets[1] != subsets[2]
+
+
+def _autocomp(folder, model, ties, out):
+    got = CliRunner().invoke(main, ["eval", str(folder), "--model", model, "--ties", ties,
+                                    "-o", str(out)])
+    assert got.exit_code == 0, got.output
+    results = {}
+    for path in out.rglob("*.json"):
+        data = json.loads(path.read_text())
+        if isinstance(data, dict) and "metrics" in data and "benchmark" in data:
+            results[data["benchmark"].replace("/", "-")] = data
+    return results
+
+
+@pytest.fixture(scope="module")
+def tiny_clip(env):
+    from tiny_models import tiny_open_clip
+
+    # 8 tokens: captions alike in their first words tie, so the tie rules differ
+    return tiny_open_clip(env / "clip", context_length=8)
+
+
+def _same(fraction, percent, n) -> bool:
+    """A harness's fraction and autocomp's percentage count the same items right."""
+    return round(fraction * n) == round(percent * n / 100.0)
+
+
+def test_clip_benchmark_gives_autocomps_numbers_under_argmax(exported, tiny_clip, env):
+    from clip_benchmark.models import load_clip
+
+    sys.path.insert(0, str(exported / "harness"))
+    try:
+        import clip_benchmark_autocomp as adapter
+    finally:
+        sys.path.remove(str(exported / "harness"))
+    spec = f"open_clip:local-dir:{tiny_clip}"
+    argmax = _autocomp(exported, spec, "argmax", env / "res-argmax")
+    strict = _autocomp(exported, spec, "strict", env / "res-strict")
+    model, transform, tokenizer = load_clip("open_clip", f"local-dir:{tiny_clip}", None, None,
+                                            "cpu")
+    model.eval()
+    differs = 0
+    for config in adapter.configs(str(exported)):
+        got = adapter.evaluate(model, transform, tokenizer, config, str(exported))
+        ours, n = argmax[config]["metrics"], argmax[config]["n_items"]
+        assert argmax[config]["ties"] == "argmax"
+        if config.endswith("winoground"):
+            assert _same(got["text_acc"], ours["text_score"], n), config
+            assert _same(got["image_acc"], ours["image_score"], n), config
+            assert _same(got["acc"], ours["group_score"], n), config
+        else:
+            assert _same(got["text_acc"], ours["accuracy"], n), (config, got, ours)
+        differs += strict[config]["metrics"]["accuracy"] != ours["accuracy"]
+    assert differs  # ties happened, and only the argmax rule matches the harness
+
+
+def test_mieb_tasks_give_autocomps_numbers_under_argmax(exported, tiny_clip, env):
+    import mteb
+    import open_clip
+    import torch
+    from mteb.models.abs_encoder import AbsEncoder
+    from mteb.models.model_meta import ModelMeta
+
+    sys.path.insert(0, str(exported / "harness"))
+    try:
+        import mteb_autocomp
+    finally:
+        sys.path.remove(str(exported / "harness"))
+
+    class TinyClip(AbsEncoder):  # the user's model: MIEB's evaluator and metric do the rest
+        def __init__(self, name):
+            self.model, _, self.preprocess = open_clip.create_model_and_transforms(
+                name, pretrained=None)
+            self.model.eval()
+            self.tokenizer = open_clip.get_tokenizer(name)
+            self.mteb_model_meta = ModelMeta(
+                loader=None, name="test/tiny-clip", revision="1", release_date=None,
+                languages=["eng-Latn"], n_parameters=None, memory_usage_mb=None,
+                max_tokens=8, embed_dim=32, license=None, open_weights=True,
+                public_training_code=None, public_training_data=None, framework=["PyTorch"],
+                similarity_fn_name="cosine", use_instructions=False, training_datasets=None,
+                modalities=["image", "text"])
+
+        def encode(self, inputs, *, task_metadata, hf_split, hf_subset, prompt_type=None,
+                   **kwargs):
+            out = []
+            with torch.no_grad():
+                for batch in inputs:
+                    if "text" in batch:
+                        out.append(self.model.encode_text(self.tokenizer(batch["text"])))
+                    else:
+                        out.append(self.model.encode_image(torch.stack(
+                            [self.preprocess(im) for im in batch["image"]])))
+            return torch.cat(out)
+
+    ours = _autocomp(exported, f"open_clip:local-dir:{tiny_clip}", "argmax",
+                     env / "res-mieb")
+    tasks = mteb_autocomp.tasks(str(exported))
+    results = mteb.evaluate(TinyClip(f"local-dir:{tiny_clip}"), tasks, cache=None,
+                            overwrite_strategy="always", show_progress_bar=False)
+    assert len(results.task_results) == len(ours)
+    for r in results.task_results:
+        config = r.task_name.removeprefix("AutoComp-")
+        (scores,) = r.scores["test"]
+        m, n = ours[config]["metrics"], ours[config]["n_items"]
+        if config.endswith("winoground"):
+            assert _same(scores["text_acc"], m["text_score"], n), config
+            assert _same(scores["image_acc"], m["image_score"], n), config
+            assert _same(scores["accuracy"], m["group_score"], n), config
+        else:
+            assert _same(scores["text_acc"], m["accuracy"], n), (config, scores, m)
+            assert scores["main_score"] == scores["text_acc"]
+
+
+def test_autocomp_scores_an_export_as_it_scores_the_run(run, exported, env):
+    from_run = _autocomp(run.dir, "reference:oracle", "strict", env / "r-run")
+    from_export = _autocomp(exported, "reference:oracle", "strict", env / "r-export")
+    assert from_export.keys() == from_run.keys()
+    for k, r in from_run.items():
+        assert from_export[k]["metrics"]["accuracy"] == r["metrics"]["accuracy"] == 100.0
+        assert from_export[k]["format"] == "autocomp-export"
+
+
+def test_push_to_hub_offline_is_one_line(run, env):
+    got = CliRunner().invoke(main, ["export", str(run.dir), "-o", str(env / "hub"),
+                                    "--no-audit", "--push-to-hub", "me/autocomp-pub"])
+    assert got.exit_code == 1
+    assert "cannot push to the hub: HF_HUB_OFFLINE is set" in got.output
+    assert (env / "hub" / "README.md").is_file()  # the export is kept
+
+
+def test_tie_rules_on_one_item_and_on_a_winoground_pair():
+    from autocomp.eval.matrix import matrix_outcome
+    from autocomp.eval.metrics import Tally, outcome
+
+    tied = outcome(np.array([0.5, 0.5, 0.1]))
+    assert (tied["strict"], tied["argmax"], tied["tie_credit"]) == (False, True, 0.5)
+    below = outcome(np.array([0.4, 0.5, 0.4]))
+    assert (below["strict"], below["argmax"], below["tie_credit"]) == (False, False, 0.0)
+    # image 1 ties its two captions: argmax picks caption 0, the wrong one for image 1
+    m = matrix_outcome([[0.9, 0.1], [0.5, 0.5]], [[1, 0], [0, 1]])
+    assert (m["text"], m["text_argmax"]) == (False, False)
+    # image 0 ties: argmax picks caption 0, its own
+    m = matrix_outcome([[0.5, 0.5], [0.1, 0.9]], [[1, 0], [0, 1]])
+    assert (m["text"], m["text_argmax"], m["text_tie"]) == (False, True, 0.5)
+    for rule, want in (("strict", 0.0), ("aware", 50.0), ("argmax", 100.0)):
+        t = Tally(rule)
+        t.add(tied, 3, 3, False, None)
+        got = t.metrics()
+        assert got["accuracy"] == want and got["ties"] == rule
+        assert (got["accuracy_strict"], got["accuracy_tie_aware"],
+                got["accuracy_argmax"]) == (0.0, 50.0, 100.0)
+
+
+def test_a_result_of_another_tie_rule_is_scored_again(run, env):
+    out = env / "r-ties"
+    _autocomp(run.dir, "blind:unigram", "strict", out)
+    got = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "blind:unigram",
+                                    "--ties", "argmax", "-o", str(out), "--skip-existing",
+                                    "--benchmark", "shape_color-n2/minimal-swap"])
+    assert "scored with ties strict, not argmax" in got.output
+    data = json.loads(next(p for p in out.rglob("*.json") if "minimal-swap" in str(p)
+                           and "shape_color-n2" in str(p)).read_text())
+    assert data["ties"] == "argmax"
+    # unigram scores a swap's negative exactly as its positive: argmax counts it right
+    assert data["metrics"]["accuracy"] == 100.0 and data["metrics"]["accuracy_strict"] == 0.0
