@@ -22,8 +22,8 @@ def tiny_open_clip(folder: Path, context_length: int = 77) -> Path:
     cfg = {"embed_dim": 32,
            "vision_cfg": {"image_size": 32, "layers": 2, "width": 64, "head_width": 32,
                           "patch_size": 8},
-           "text_cfg": {"context_length": context_length, "vocab_size": 49408, "width": 32, "heads": 2,
-                        "layers": 2}}
+           "text_cfg": {"context_length": context_length, "vocab_size": 49408, "width": 32,
+                        "heads": 2, "layers": 2}}
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tiny-ViT.json").write_text(json.dumps(cfg))
     open_clip.add_model_config(folder)
