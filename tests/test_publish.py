@@ -321,3 +321,134 @@ def test_a_result_of_another_tie_rule_is_scored_again(run, env):
     assert data["ties"] == "argmax"
     # unigram scores a swap's negative exactly as its positive: argmax counts it right
     assert data["metrics"]["accuracy"] == 100.0 and data["metrics"]["accuracy_strict"] == 0.0
+
+
+def _lmms_tasks(exported):
+    from lmms_eval.tasks import TaskManager, get_task_dict
+
+    manager = TaskManager(include_path=str(exported / "harness" / "lmms_eval"),
+                          include_defaults=False)
+    return manager, get_task_dict
+
+
+def _order(qid, captions, seed=0):
+    """The lmms-eval and VLMEvalKit adapters' option order, written out again."""
+    return sorted(captions, key=lambda c: hashlib.sha256(
+        f"{seed}:{qid}:order:{c}".encode()).digest())
+
+
+def test_lmms_eval_loads_the_task_folder_and_scores_scripted_answers(exported):
+    manager, get_task_dict = _lmms_tasks(exported)
+    configs = json.loads((exported / "autocomp_export.json").read_text())["configs"]
+    names = {f"autocomp_{c.replace('-', '_')}_{m}" for c in configs
+             for m in ("mc", "circular", "yesno")}
+    assert names <= set(manager.all_tasks) and "autocomp" in manager.all_tasks
+    swap, wino = "shape_color-n3-minimal-swap", "shape_color-n2-minimal-winoground"
+    want = {f"autocomp_{c.replace('-', '_')}_{m}": (c, m) for c in (swap, wino)
+            for m in ("mc", "circular", "yesno")}
+    tasks = get_task_dict(sorted(want), manager)
+    for name, task in tasks.items():
+        config, mode = want[name]
+        rows = list(_load(exported, config))
+        docs = list(task.test_docs())
+        per_item = 2 if config == wino else 1  # questions: one per image
+        options = 2 if config == wino else 6  # the positive and 5 swap negatives
+        assert len(docs) == len(rows) * per_item * (1 if mode == "mc" else options)
+        assert task.doc_to_visual(docs[0])[0].size == (96, 96)
+
+        def score(replies):
+            out = [task.process_results(d, [r]) for d, r in zip(docs, replies, strict=True)]
+            agg = task.aggregation()
+            return {k: agg[k]([o[k] for o in out]) for k in ("item_accuracy",
+                                                             "question_accuracy")}
+
+        oracle = score([d["answer"] for d in docs])
+        assert oracle == {"item_accuracy": 1.0, "question_accuracy": 1.0}
+        if mode == "yesno":
+            got = score(["Yes." for _ in docs])
+            assert got["item_accuracy"] == 0.0
+            assert got["question_accuracy"] == pytest.approx(1 / options)
+            continue
+        got = score(["A" for _ in docs])
+        if mode == "circular":  # the positive is at A under one rotation only
+            assert got["item_accuracy"] == 0.0
+            continue
+        # always "A": right where the seeded order puts the true caption first
+        first = []
+        for row in rows:
+            if config == wino:
+                caps = [row["caption_0"], row["caption_1"]]
+                first.append(all(_order(f"{row['id']}#image{i}", caps)[0] == caps[i]
+                                 for i in range(2)))
+            else:
+                caps = [row["positive"], *row["negatives"]]
+                first.append(_order(row["id"], caps)[0] == row["positive"])
+        assert got["item_accuracy"] == pytest.approx(sum(first) / len(rows))
+        assert "A. " in task.doc_to_text(docs[0]) and "B. " in task.doc_to_text(docs[0])
+
+
+def test_lmms_eval_runs_a_tiny_vlm_end_to_end(exported, env):
+    """lmms-eval's own evaluator and Gemma-3 model class on a task of the export: its score
+    is the share of items whose logged reply names the right letter."""
+    from lmms_eval import evaluator
+    from tiny_models import tiny_gemma_vlm
+
+    model = tiny_gemma_vlm(env / "gemma")
+    manager, _ = _lmms_tasks(exported)
+    name = "autocomp_shape_color_n2_minimal_swap_mc"
+    got = evaluator.simple_evaluate(model="gemma3", model_args=f"pretrained={model},"
+                                    "device=cpu,device_map=cpu", tasks=[name],
+                                    task_manager=manager, batch_size=1, log_samples=True)
+    samples = got["samples"][name]
+    assert len(samples) == len(_load(exported, "shape_color-n2-minimal-swap"))
+    sys.path.insert(0, str(exported / "harness" / "lmms_eval"))
+    try:
+        import utils as adapter_utils
+    finally:
+        sys.path.remove(str(exported / "harness" / "lmms_eval"))
+    right = [adapter_utils.parse_letter(s["resps"][0][0], 2) == s["target"] for s in samples]
+    assert got["results"][name]["item_accuracy,none"] == pytest.approx(sum(right) / len(right))
+
+
+def test_vlmevalkit_tsv_reads_as_its_loader_reads_it(exported, env):
+    """VLMEvalKit is not on PyPI: its custom-MCQ loader's reading (pandas, tab-separated;
+    an image field of 64 characters or fewer names another row's index; CircularEval groups
+    rows by index % 1e6) is followed here, from its source."""
+    import base64
+    import io
+
+    import pandas as pd
+    from PIL import Image
+
+    script = exported / "harness" / "vlmevalkit_tsv.py"
+    lmu = env / "LMUData"
+    for circular in ([], ["--circular"]):
+        import subprocess
+
+        subprocess.run([sys.executable, str(script), "--lmudata", str(lmu), "--config",
+                        "shape_color-n3-minimal-confusion", "--config",
+                        "shape_color-n2-minimal-winoground", *circular], check=True)
+    rows = {r["id"]: r for r in _load(exported, "shape_color-n3-minimal-confusion")}
+    data = pd.read_csv(lmu / "AutoComp_shape_color-n3-minimal-confusion.tsv", sep="\t")
+    letters = [c for c in data.columns if len(c) == 1 and c.isupper()]
+    assert letters == list("ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # the positive and 25 negatives
+    assert {"index", "image", "question", "answer", "category"} <= set(data.columns)
+    for _, line in data.iterrows():
+        row = rows[line["item"]]
+        options = [line[c] for c in letters]
+        assert line[line["answer"]] == row["positive"]
+        assert set(options) - {row["positive"]} <= set(row["negatives"])
+        image = Image.open(io.BytesIO(base64.b64decode(line["image"])))
+        assert np.array_equal(np.asarray(image), np.asarray(row["image"].convert("RGB")))
+    circ = pd.read_csv(lmu / "AutoComp_shape_color-n2-minimal-winoground_circular.tsv",
+                       sep="\t")
+    circ["index"] = [str(x) for x in circ["index"]]
+    images = dict(zip(circ["index"], circ["image"].astype(str), strict=True))
+    for _, line in circ.iterrows():
+        base = str(int(line["index"]) % 1_000_000)
+        ref = images[line["index"]]
+        assert ref == base if line["index"] != base else len(ref) > 64
+        assert line[line["answer"]] in (line["A"], line["B"])
+    groups = circ.groupby(circ["index"].astype(int) % 1_000_000)
+    assert all(len(g) == 2 and g["answer"].tolist() in (["A", "B"], ["B", "A"])
+               for _, g in groups)

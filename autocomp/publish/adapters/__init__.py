@@ -7,6 +7,11 @@ dataset path filled in:
                       matches caption i) on every config
   for_mteb            harness/mteb_autocomp.py: an mteb/MIEB image-text pair
                       classification task per config
+  for_lmms_eval       harness/lmms_eval/: a task folder for generative VLMs (multiple
+                      choice, its CircularEval rotations, yes/no per caption), loaded with
+                      --include_path
+  for_vlmevalkit      harness/vlmevalkit_tsv.py: writes VLMEvalKit's multiple-choice TSVs
+                      (the same questions as lmms-eval's) into $LMUData
 
 Each module has `write(folder, manifest, dataset_path) -> {"title", "files", "usage"}`.
 """
@@ -16,7 +21,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-ADAPTERS = ("for_clip_benchmark", "for_mteb")
+ADAPTERS = ("for_clip_benchmark", "for_mteb", "for_lmms_eval", "for_vlmevalkit")
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
