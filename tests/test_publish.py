@@ -356,7 +356,7 @@ def test_lmms_eval_loads_the_task_folder_and_scores_scripted_answers(exported):
         assert len(docs) == len(rows) * per_item * (1 if mode == "mc" else options)
         assert task.doc_to_visual(docs[0])[0].size == (96, 96)
 
-        def score(replies):
+        def score(replies, task=task, docs=docs):
             out = [task.process_results(d, [r]) for d, r in zip(docs, replies, strict=True)]
             agg = task.aggregation()
             return {k: agg[k]([o[k] for o in out]) for k in ("item_accuracy",

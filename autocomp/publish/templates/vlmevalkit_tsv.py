@@ -70,7 +70,7 @@ def rows(config: str, path: str = HERE, circular: bool = False) -> list[dict]:
                          "question": rule.QUESTION,
                          "answer": rule.LETTERS[shown.index(true)], "category": config,
                          "l2-category": row["kind"], "item": row["id"]}
-                entry.update(zip(rule.LETTERS, shown))
+                entry.update(zip(rule.LETTERS, shown, strict=False))
                 out.append(entry)
     return out
 
@@ -93,7 +93,7 @@ def main(argv=None) -> None:
     import datasets
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--lmudata", default=os.environ.get("LMUData",
+    p.add_argument("--lmudata", default=os.environ.get("LMUData",  # noqa: SIM112 (its name)
                                                        os.path.expanduser("~/LMUData")))
     p.add_argument("--dataset", default=HERE, help="the export folder or its hub id")
     p.add_argument("--config", action="append", help="a config (default: all)")
