@@ -3,8 +3,8 @@
     python scripts/bench_export.py [--scale 1.0] [--max-negatives K] [--output DIR]
 
 Builds the benchmark of scripts/bench_scale.py (Table 2's validated samples, swap and
-confusion, a pool of 64px stand-in images shared by the items), then, in a process of its
-own, `autocomp export` of it (no audit: the export alone) and prints:
+confusion, 64px stand-in images, each in a file of its own so no two share bytes), then,
+in a process of its own, `autocomp export` of it (no audit: the export alone) and prints:
   export   seconds, items/s, peak RSS
   size     the parquet's bytes; the images' own bytes (each validated image counted once at
            its file's size, as if every image had a file of its own); their ratio (goal:
@@ -71,7 +71,7 @@ def main() -> None:
     if not (out / "run" / "bench").is_dir():
         from bench_scale import step_build
 
-        built = step_build(out, args.scale, args.processes)
+        built = step_build(out, args.scale, args.processes, unique_images=True)
         print(f"build: {built['items']:,} items of {built['concepts']:,} concepts "
               f"(scale {args.scale})", flush=True)
     cmd = [sys.executable, __file__, "--step", "export", "--output", str(out)]
@@ -87,7 +87,7 @@ def main() -> None:
           f"bytes ({images:,} validated images); ratio {got['bytes'] / image_bytes:.2f}")
     text = got["bytes"] - 2 * image_bytes  # each image is embedded in swap and confusion
     print(f"         beyond two copies of the images: {text:,} bytes, "
-          f"{text / got['items']:,.0f} a item, "
+          f"{text / got['items']:,.0f} an item, "
           f"{text / max(got['negatives_shown'], 1):.2f} a negative")
 
 

@@ -50,11 +50,20 @@ def _caption_rank(args):
     from autocomp.run import Run
     from autocomp.runtime.runner import run_stage
 
-    return run_stage(CaptionStage(Run.open(Path(run_dir))), rank, world, progress=False)
+    # done=set(): the run is new; each rank reading the stage folder itself would see the
+    # records another rank already wrote, shard the rest differently and lose items
+    return run_stage(CaptionStage(Run.open(Path(run_dir))), rank, world, progress=False,
+                     done=set())
 
 
-def step_build(out: Path, scale: float, processes: int) -> dict:
+def step_build(out: Path, scale: float, processes: int, unique_images: bool = False) -> dict:
+    """`unique_images`: every image record gets a file of its own, the pool's pixels with
+    noise seeded by the image id, so that, as photographs, no two images share bytes and
+    compression cannot fold them together (scripts/bench_export.py measures bytes)."""
     from multiprocessing import get_context
+
+    import numpy as np
+    from PIL import Image
 
     from autocomp.bench.build import build
     from autocomp.captions.stage import CaptionStage
@@ -102,9 +111,19 @@ def step_build(out: Path, scale: float, processes: int) -> dict:
         img.image.save(run.dir / rel)
         pool_paths.append(rel)
     images, validation = [], []
+    pool_images = ([np.asarray(Image.open(run.dir / p).convert("RGB")) for p in pool_paths]
+                   if unique_images else [])
     for i, c in enumerate(concepts):
         for track in TRACKS:
             image_id, rel = f"{c.id}-{track}", pool_paths[i % len(pool_paths)]
+            if unique_images:
+                rel = run.layout.image(image_id)
+                (run.dir / rel).parent.mkdir(parents=True, exist_ok=True)
+                rng = np.random.default_rng(int(c.id[:8], 16) * 2 + (track == "contextual"))
+                pixels = pool_images[i % len(pool_images)].astype(np.int16)
+                noise = rng.integers(-6, 7, size=pixels.shape, dtype=np.int16)
+                Image.fromarray(np.clip(pixels + noise, 0, 255).astype(np.uint8)).save(
+                    run.dir / rel)
             images.append(ImageRecord(image_id, c.id, c.task, c.n, track, c.seed, rel, 64, 64,
                                       [], {}).to_dict())
             validation.append(ValidationRecord(image_id, c.id, c.task, c.n, track, rel, True,
