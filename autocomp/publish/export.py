@@ -4,7 +4,8 @@
   DIR/data/<config>/test-*.parquet   the rows of each config (rows.py, parquet.py)
   DIR/autocomp_export.json           what was exported: configs, rows, files, bytes, the
                                      negatives kept (K, seed), the images' own bytes
-  DIR/clip_benchmark/ mteb/ lmms_eval/ vlmevalkit/   the harness adapters (adapters/)
+  DIR/harness/                       the harness adapters (adapters/): CLIP_benchmark,
+                                     mteb/MIEB, lmms-eval (a task folder), VLMEvalKit
 
 The folder is written under a temp name beside DIR and renamed at the end: a killed export
 leaves nothing half-written under DIR (the next export removes the dead writer's temp).

@@ -37,13 +37,6 @@ from autocomp.formats.runs import Benchmark, find_benchmarks
 
 SPLIT = "test"
 WINOGROUND = "winoground"
-SINGLE_FIELDS = ("id", "concept", "task", "n", "track", "kind", "paired", "graph", "image",
-                 "positive", "negatives", "negative_edits", "negative_categories",
-                 "negative_same_meaning", "negatives_total", "chance",
-                 "chance_distinct_meaning")
-MATRIX_FIELDS = ("id", "concept", "partner", "task", "n", "track", "kind", "paired",
-                 "image_0", "image_1", "caption_0", "caption_1", "graph_0", "graph_1",
-                 "chance_text", "chance_image", "chance_group")
 
 
 def features(kind: str):
@@ -154,8 +147,3 @@ def rows(config: Config, run_dir: Path, k: int | None = None,
         yield (matrix_row(item, run_dir) if config.matrix
                else single_row(item, run_dir, k, seed))
 
-
-def image_refs(config: Config) -> Iterator[str]:
-    """The run-relative paths of the images the config's rows embed."""
-    for _, row in config.bench.rows():
-        yield from (row["images"] if config.matrix else [row["image"]])
