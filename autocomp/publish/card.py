@@ -147,11 +147,15 @@ def _configs_table(manifest: dict) -> str:
 
 
 def _per_item(c: dict) -> str:
+    """Negatives an item shows (and has in full, when a subset was kept): the mean."""
     if not c["rows"]:
         return "-"
+
+    def num(x: float) -> str:
+        return f"{x:,.1f}".removesuffix(".0")
+
     shown, total = c["negatives_shown"] / c["rows"], c["negatives_total"] / c["rows"]
-    mean = f"{shown:,.1f}".removesuffix(".0")
-    return mean if shown == total else f"{mean} of {total:,.1f}".replace(".0 ", " ")
+    return num(shown) if shown == total else f"{num(shown)} of {num(total)}"
 
 
 def _pct(x) -> str:
