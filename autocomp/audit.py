@@ -33,6 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 from autocomp.eval.harness import Harness
+from autocomp.eval.once import ReadOnce
 from autocomp.eval.items import captions_of, image_refs
 from autocomp.eval.matrix import is_matrix, truth_of
 
@@ -154,6 +155,7 @@ def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = 
     cells = Progress("audit", len(suite.benchmarks) * len(scorers), "cell", echo)
     with tempfile.TemporaryDirectory(prefix="autocomp-audit-") as tmp, cells:
         for bench in suite.benchmarks:
+            bench = ReadOnce(bench)  # its negatives enumerated once for every scorer
             row = {"benchmark": bench.name, "blind": {},
                    **structure(bench.items(), lambda k, at=bench.name: cells.update(
                        0, f"{at} structure: {k:,} items read"))}

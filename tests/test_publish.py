@@ -18,14 +18,14 @@ from autocomp.cli import main
 CONFIG = """name: pub
 seed: 0
 concepts:
-  - {task: shape_color, n: [2, 3], count: 8}
+  - {task: shape_color, n: [1, 2, 3], count: 8}
   - {task: shape_position, n: [2], count: 8}
 captions:
   options: {slip_rate: 0.0}
 generate:
   options: {size: 96}
 build:
-  benchmarks: [swap, confusion, winoground]
+  benchmarks: [swap, confusion, vary_value, vary_object, winoground]
 """
 
 
@@ -71,8 +71,8 @@ def test_every_config_loads_with_datasets_and_holds_every_negative(run, exported
     items = _run_items(run)
     manifest = json.loads((exported / "autocomp_export.json").read_text())
     assert sorted(manifest["configs"]) == sorted(items)
-    assert {c["kind"] for c in manifest["configs"].values()} == {"swap", "confusion",
-                                                                 "winoground"}
+    assert {c["kind"] for c in manifest["configs"].values()} == {
+        "swap", "confusion", "vary_value", "vary_object", "winoground"}
     for config, want in items.items():
         ds = _load(exported, config)
         assert len(ds) == len(want) == manifest["configs"][config]["rows"]
