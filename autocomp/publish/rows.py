@@ -118,7 +118,7 @@ def single_row(item: dict, run_dir: Path, k: int | None = None, seed: int = 0) -
             "image": _image(run_dir, item["image"], item["id"]),
             "positive": item["positive"], "negatives": [n["caption"] for n in keep],
             "negative_edits": [_graph(n.get("edit")) for n in keep],
-            "negative_categories": [n.get("category") or "" for n in keep],
+            "negative_categories": [n.get("category") for n in keep],
             "negative_same_meaning": same, "negatives_total": len(negs),
             "chance": 1.0 / (1 + len(keep)),
             "chance_distinct_meaning": 1.0 / (1 + same.count(False))}
