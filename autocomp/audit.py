@@ -33,9 +33,9 @@ from collections import Counter
 from pathlib import Path
 
 from autocomp.eval.harness import Harness
-from autocomp.eval.once import ReadOnce
 from autocomp.eval.items import captions_of, image_refs
 from autocomp.eval.matrix import is_matrix, truth_of
+from autocomp.eval.once import ReadOnce
 
 BLIND = ("blind:unigram", "blind:distinct", "blind:length")
 CONTEXT_WORDS = 75  # CLIP's 77 tokens less start and end: at most 75 words fit
