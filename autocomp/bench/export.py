@@ -87,20 +87,10 @@ def _dataset(rows):
     return Dataset.from_list(rows, features=features)
 
 
-def export_run(run_dir: Path, fmt: str, out: Path, echo=None) -> dict:
-    """Write the run's rows to `out` in `fmt`; `echo` gets a progress line every ~10 s
-    (core/progress.py) while rows are read and one before the dataset is written."""
-    from autocomp.core.backend import require
-    from autocomp.core.progress import Progress
-    from autocomp.core.records import atomic_dir, write_problem
-    from autocomp.run import Run
-    from autocomp.runtime.launch import clean_orphans
+def check_output(out: Path) -> None:
+    """Refuse an output that is a file, a folder with something in it, or not writable."""
+    from autocomp.core.records import write_problem
 
-    if fmt not in FORMATS:
-        raise AutocompError(f"unknown export format '{fmt}' (known: {', '.join(FORMATS)})")
-    if fmt != "webdataset":
-        require("datasets", "formats", f"export --export-format {fmt}")
-    out = Path(out)
     if out.exists() and not out.is_dir():
         raise AutocompError("the output exists and is not a folder (pick a new folder name)",
                             file=out)
@@ -109,6 +99,23 @@ def export_run(run_dir: Path, fmt: str, out: Path, echo=None) -> dict:
     problem = write_problem(out.parent)
     if problem:
         raise AutocompError(f"cannot write the export here ({problem})", file=out)
+
+
+def export_run(run_dir: Path, fmt: str, out: Path, echo=None) -> dict:
+    """Write the run's rows to `out` in `fmt`; `echo` gets a progress line every ~10 s
+    (core/progress.py) while rows are read and one before the dataset is written."""
+    from autocomp.core.backend import require
+    from autocomp.core.progress import Progress
+    from autocomp.core.records import atomic_dir
+    from autocomp.run import Run
+    from autocomp.runtime.launch import clean_orphans
+
+    if fmt not in FORMATS:
+        raise AutocompError(f"unknown export format '{fmt}' (known: {', '.join(FORMATS)})")
+    if fmt != "webdataset":
+        require("datasets", "formats", f"export --export-format {fmt}")
+    out = Path(out)
+    check_output(out)
     run = Run.open(run_dir)
     rows = export_rows(run)
     if out.parent.is_dir():  # the temp folder of an export of this name that was killed

@@ -22,20 +22,6 @@ from autocomp.core.errors import AutocompError
 MANIFEST = "autocomp_export.json"
 
 
-def check_output(out: Path) -> None:
-    """Refuse an output that is a file, a folder with something in it, or not writable."""
-    from autocomp.core.records import write_problem
-
-    if out.exists() and not out.is_dir():
-        raise AutocompError("the output exists and is not a folder (pick a new folder name)",
-                            file=out)
-    if out.exists() and any(out.iterdir()):
-        raise AutocompError("the output folder is not empty (pick a new one)", file=out)
-    problem = write_problem(out.parent)
-    if problem:
-        raise AutocompError(f"cannot write the export here ({problem})", file=out)
-
-
 def write_configs(run_dir: Path, folder: Path, max_negatives: int | None, seed: int,
                   bar) -> dict:
     """Every config's rows into folder/data; returns the manifest's configs and images."""
@@ -75,6 +61,7 @@ def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None
                       echo=None) -> dict:
     """Write the export of RUN into `out`; returns its manifest."""
     from autocomp import __version__
+    from autocomp.bench.export import check_output
     from autocomp.core.backend import require
     from autocomp.core.progress import Progress
     from autocomp.core.records import atomic_dir, write_text
