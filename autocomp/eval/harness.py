@@ -33,7 +33,7 @@ from autocomp.eval.items import (
     split_ref,
 )
 from autocomp.eval.matrix import is_matrix, matrix_chance, matrix_outcome, truth_of
-from autocomp.eval.metrics import TIED, Tally, error_category, outcome
+from autocomp.eval.metrics import TIED, TIES, Tally, error_category, outcome
 from autocomp.formats.runs import Benchmark, negative_graph
 
 CHUNK_CAPTIONS = 8192  # a chunk ends here too: confusion items carry ~700 captions each
@@ -306,7 +306,8 @@ class Harness:
         tally.add(result, int(shown.sum()), 1 + int((~same & shown[1:]).sum()),
                   item.get("paired", False), group,
                   TIED if tied else error_category(chosen), concept=item.get("concept"))
-        tally.breakdown(item.get("breakdown"), result["strict"], None, result["strict"])
+        ruled = result[TIES[tally.ties]]
+        tally.breakdown(item.get("breakdown"), ruled, None, ruled)
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["strict"],
                 "rank": result["rank"],
                 "tie_credit": round(result["tie_credit"], 6),

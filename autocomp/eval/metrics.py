@@ -133,10 +133,10 @@ class Tally:
         for dim, values in (breakdown or {}).items():  # a value, or a list of them
             for value in values if isinstance(values, list) else [values]:
                 cell = self.by.setdefault(dim, {}).setdefault(str(value), [0, 0, 0, 0])
-                cell[0] += 1
-                cell[1] += bool(text)
-                cell[2] += bool(image)
-                cell[3] += bool(group)
+                cell[0] += 1  # outcomes under the tie rule: 0/1, or a tie's credit
+                cell[1] += float(text or 0)
+                cell[2] += float(image or 0)
+                cell[3] += float(group or 0)
 
     def add(self, result: dict, n_candidates: int, n_distinct: int, paired: bool,
             group: str | None, error_category: str | None = None, concept=None) -> None:
