@@ -72,6 +72,12 @@ def main() -> None:
         from bench_scale import step_build
 
         built = step_build(out, args.scale, args.processes, unique_images=True)
+        from autocomp.report.summary import summarize
+        from autocomp.run import Run
+
+        # what `autocomp run` writes when it ends (stats/funnel.json, agreement.json): the
+        # export's card reads them instead of every record
+        summarize(Run.open(out / "run"), figures=False, write=True)
         print(f"build: {built['items']:,} items of {built['concepts']:,} concepts "
               f"(scale {args.scale})", flush=True)
     cmd = [sys.executable, __file__, "--step", "export", "--output", str(out)]

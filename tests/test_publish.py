@@ -490,3 +490,22 @@ def test_the_shipped_configs_export_whole(name, env):
         if "negatives" in ds.column_names:
             assert [r["negatives"] for r in ds] == [
                 [n["caption"] for n in i["negatives"]] for i in want]
+
+
+def test_the_card_reads_the_runs_saved_summary_only_while_it_is_current(run):
+    """The card's funnel comes from stats/ (what `autocomp run` wrote) when it is newer than
+    every record, else it is counted again: a stale file is never shown."""
+    import os
+
+    from autocomp.report.summary import saved_summary, summarize
+
+    summarize(run, figures=False, write=True)
+    funnel = run.layout.stats("funnel")
+    counted = saved_summary(run)["funnel"]
+    funnel.write_text(json.dumps([{"benchmark": "sentinel"}]))
+    assert saved_summary(run)["funnel"] == [{"benchmark": "sentinel"}]  # current: read
+    validation = run.layout.merged("validation")
+    later = funnel.stat().st_mtime + 5
+    os.utime(validation, (later, later))
+    assert saved_summary(run)["funnel"] == counted  # older than a record: counted again
+    summarize(run, figures=False, write=True)

@@ -175,9 +175,9 @@ def _funnel(run) -> str:
     from autocomp.bench.ledger import ledger_lines
     from autocomp.report.agreement import format_agreement
     from autocomp.report.funnel import format_funnel
-    from autocomp.report.summary import summarize
+    from autocomp.report.summary import saved_summary
 
-    s = summarize(run, figures=False, write=False)
+    s = saved_summary(run)
     lines = ["## How the images were kept\n",
              "Every concept is drawn, captioned, generated and validated; an image is kept "
              "only if every check passes (objects and counts, background, every binding "

@@ -22,6 +22,12 @@ from autocomp.core.errors import AutocompError
 MANIFEST = "autocomp_export.json"
 
 
+def _lines(path: Path) -> int:
+    """How many items a bench file holds, read in blocks (not the whole file at once)."""
+    with open(path, "rb") as fh:
+        return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
+
+
 def write_configs(run_dir: Path, folder: Path, max_negatives: int | None, seed: int,
                   bar) -> dict:
     """Every config's rows into folder/data; returns the manifest's configs and images."""
@@ -81,7 +87,7 @@ def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None
         clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")
     from autocomp.publish.rows import configs
 
-    items = sum(len(c.bench.path.read_bytes().splitlines()) for c in configs(run.dir))
+    items = sum(_lines(c.bench.path) for c in configs(run.dir))
     with atomic_dir(out) as tmp:
         with Progress("export", items, "item", echo) as bar:
             got = write_configs(run.dir, tmp, max_negatives, seed, bar)
