@@ -509,3 +509,24 @@ def test_the_card_reads_the_runs_saved_summary_only_while_it_is_current(run):
     os.utime(validation, (later, later))
     assert saved_summary(run)["funnel"] == counted  # older than a record: counted again
     summarize(run, figures=False, write=True)
+
+
+def test_a_damaged_export_is_one_line_naming_the_file(exported, env):
+    """`autocomp eval` of an export whose manifest is damaged, or names a data file outside
+    the folder, says so in one line naming the file; the export itself is not touched."""
+    import shutil
+
+    copy = env / "damaged"
+    shutil.copytree(exported, copy)
+    manifest = copy / "autocomp_export.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text("{not json")
+    got = CliRunner().invoke(main, ["eval", str(copy), "--model", "reference:oracle"])
+    assert got.exit_code == 1 and "not an autocomp export manifest" in got.output
+    assert str(manifest) in got.output and "Traceback" not in got.output
+    name = "shape_color-n2-minimal-swap"
+    data["configs"][name]["files"] = ["../../etc/passwd"]
+    manifest.write_text(json.dumps(data))
+    got = CliRunner().invoke(main, ["eval", str(copy), "--model", "reference:oracle",
+                                    "--benchmark", "shape_color-n2/minimal-swap"])
+    assert got.exit_code == 1 and "not in the export" in got.output, got.output

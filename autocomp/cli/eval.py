@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from autocomp.cli import options
+from autocomp.eval.metrics import TIES as TIE_RULES
 
 
 @click.command("eval")
@@ -45,7 +46,7 @@ from autocomp.cli import options
               help="The seed of scorers that draw at random: reference:random becomes "
                    "reference:random@SEED (its default seed is 0; an @SEED given wins). The "
                    "other scorers are deterministic.")
-@click.option("--ties", type=click.Choice(["strict", "aware", "argmax"]), default="strict",
+@click.option("--ties", type=click.Choice(TIE_RULES), default="strict",
               show_default=True,
               help="When the positive ties a negative: strict counts it wrong (the papers'); "
                    "aware gives 1/k for a k-way tie; argmax picks the first of the tied, "

@@ -46,7 +46,10 @@ def outcome(scores: np.ndarray, same_meaning: np.ndarray | None = None) -> dict:
             "chosen": chosen, "rank": rank}
 
 
-TIES = {"strict": "strict", "aware": "tie_credit", "argmax": "argmax"}  # rule -> outcome key
+# a tie rule -> the key of its outcome (one caption list), and the suffix of its text, image
+# and group outcomes (a matrix item: eval/matrix.py)
+TIES = {"strict": "strict", "aware": "tie_credit", "argmax": "argmax"}
+MATRIX_SUFFIX = {"strict": "", "aware": "_tie", "argmax": "_argmax"}
 
 
 def r1(x) -> str:
@@ -102,22 +105,22 @@ class Tally:
         """One item of several images: its text, image and group outcomes (`text`,
         `image`, `group` under the tie rule; each also strict, tie-aware and argmax)."""
         m = self.matrix
-        suffix = {"strict": "", "aware": "_tie", "argmax": "_argmax"}[self.ties]
+        suffixes = MATRIX_SUFFIX.values()
         scores = ("text", "image", "group")
         for key in ("n", "image_n", "chance_text", "chance_image", "chance_group",
-                    *(f"{k}{s}" for k in scores for s in ("", "_tie", "_argmax", "_rule"))):
+                    *(f"{k}{s}" for k in scores for s in (*suffixes, "_rule"))):
             m.setdefault(key, 0.0)
         m["n"] += 1
-        ruled = {k: result[f"{k}{suffix}"] for k in scores}
+        ruled = {k: result[f"{k}{MATRIX_SUFFIX[self.ties]}"] for k in scores}
         for key in ("text", "group"):
-            for s in ("", "_tie", "_argmax"):
+            for s in suffixes:
                 m[f"{key}{s}"] += result[f"{key}{s}"]
             m[f"{key}_rule"] += ruled[key]
         m["chance_text"] += chance["text"]
         m["chance_group"] += chance["group"]
         if result["image"] is not None:
             m["image_n"] += 1
-            for s in ("", "_tie", "_argmax"):
+            for s in suffixes:
                 m[f"image{s}"] += result[f"image{s}"]
             m["image_rule"] += ruled["image"]
             m["chance_image"] += chance["image"]

@@ -5,7 +5,7 @@ text-only shortcut is about the published items, not the run's fuller ones."""
 from __future__ import annotations
 
 from autocomp.formats.suite import LoadedBenchmark, Suite
-from autocomp.publish.rows import configs, kept
+from autocomp.publish.rows import kept
 
 
 def _subset(item: dict, k: int | None, seed: int) -> dict:
@@ -16,10 +16,11 @@ def _subset(item: dict, k: int | None, seed: int) -> dict:
     return {**item, "negatives": [negs[i] for i in keep]}
 
 
-def exported_suite(run, k: int | None, seed: int) -> Suite:
-    """The run's benchmarks as the export has them (negatives subset when K is given)."""
+def exported_suite(run, configs: list, k: int | None, seed: int) -> Suite:
+    """The run's benchmarks (`configs`) as the export has them (negatives subset when K is
+    given)."""
     benches = []
-    for config in configs(run.dir):
+    for config in configs:
         b = config.bench
         benches.append(LoadedBenchmark(
             b.name, b.task, b.n, b.track, b.kind,
@@ -27,7 +28,7 @@ def exported_suite(run, k: int | None, seed: int) -> Suite:
     return Suite("run", run.dir, run.dir, benches, run.tasks)
 
 
-def audit_rows(run, k: int | None, seed: int, echo=None) -> list[dict]:
+def audit_rows(run, configs: list, k: int | None, seed: int, echo=None) -> list[dict]:
     from autocomp.audit import audit
 
-    return audit(exported_suite(run, k, seed), echo=echo)
+    return audit(exported_suite(run, configs, k, seed), echo=echo)

@@ -246,15 +246,19 @@ def _provenance(run, manifest: dict) -> str:
                            ("images", cfg.generate.generator),
                            ("detector", cfg.validate.detector),
                            ("answerer", cfg.validate.answerer))}
-    config_text = run.layout.config.read_text(encoding="utf-8")
+    k = manifest["max_negatives"]
+    negatives = "all" if k is None else f"a subset of {k}, seed {manifest['negatives_seed']}"
+    shown = {key: manifest[key] for key in ("run", "seed", "max_negatives", "negatives_seed",
+                                            "images", "bytes")}
+    config_text = run.layout.config.read_text(encoding="utf-8").rstrip()
     return ("## Provenance\n\n"
             f"- autocomp {manifest['autocomp_version']}, run `{cfg.name}`, seed {cfg.seed}"
             " (concepts, captions and image seeds follow from it)\n"
-            f"- negatives: {'all' if manifest['max_negatives'] is None else 'subset of ' + str(manifest['max_negatives']) + ', seed ' + str(manifest['negatives_seed'])}\n"  # noqa: E501
-            + "".join(f"- {k}: `{v}`\n" for k, v in models.items())
+            f"- negatives: {negatives}\n"
+            + "".join(f"- {key}: `{value}`\n" for key, value in models.items())
             + f"- exported files: {manifest['bytes']:,} bytes of parquet; the images' own "
             f"bytes: {manifest['images']['bytes']:,}\n\n"
             "The run's config, with the package and model versions it ran with:\n\n"
-            f"```yaml\n{config_text.rstrip()}\n```\n\n"
-            f"The export's manifest is `autocomp_export.json`:\n\n```json\n"
-            f"{json.dumps({k: manifest[k] for k in ('run', 'seed', 'max_negatives', 'negatives_seed', 'images', 'bytes')}, indent=1)}\n```\n")  # noqa: E501
+            f"```yaml\n{config_text}\n```\n\n"
+            "The export's manifest is `autocomp_export.json`:\n\n"
+            f"```json\n{json.dumps(shown, indent=1)}\n```\n")

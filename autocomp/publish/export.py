@@ -28,14 +28,14 @@ def _lines(path: Path) -> int:
         return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
 
 
-def write_configs(run_dir: Path, folder: Path, max_negatives: int | None, seed: int,
-                  bar) -> dict:
+def write_configs(configs: list, run_dir: Path, folder: Path, max_negatives: int | None,
+                  seed: int, bar) -> dict:
     """Every config's rows into folder/data; returns the manifest's configs and images."""
     from autocomp.publish.parquet import ShardWriter
-    from autocomp.publish.rows import SPLIT, configs, features, rows
+    from autocomp.publish.rows import SPLIT, features, rows
 
     out, images = {}, {}
-    for config in configs(run_dir):
+    for config in configs:
         writer = ShardWriter(folder / "data" / config.name, features(config.kind), SPLIT)
         shown = total = 0
         chance = 0.0
@@ -73,6 +73,7 @@ def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None
     from autocomp.core.records import atomic_dir, write_text
     from autocomp.publish import adapters
     from autocomp.publish.card import write_card
+    from autocomp.publish.rows import configs
     from autocomp.run import Run
     from autocomp.runtime.launch import clean_orphans
 
@@ -85,12 +86,11 @@ def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None
     say = echo or (lambda line: None)
     if out.parent.is_dir():  # the temp folder of an export of this name that was killed
         clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")
-    from autocomp.publish.rows import configs
-
-    items = sum(_lines(c.bench.path) for c in configs(run.dir))
+    benches = configs(run.dir)
+    items = sum(_lines(c.bench.path) for c in benches)
     with atomic_dir(out) as tmp:
         with Progress("export", items, "item", echo) as bar:
-            got = write_configs(run.dir, tmp, max_negatives, seed, bar)
+            got = write_configs(benches, run.dir, tmp, max_negatives, seed, bar)
         manifest = {"autocomp_version": __version__, "run": run.config.name,
                     "seed": run.config.seed, "split": "test",
                     "max_negatives": max_negatives,
@@ -102,7 +102,7 @@ def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None
             say("... export: blind audit of the exported captions")
             from autocomp.publish.blind import audit_rows
 
-            blind = audit_rows(run, max_negatives, seed, echo)
+            blind = audit_rows(run, benches, max_negatives, seed, echo)
         manifest["adapters"] = adapters.write_all(tmp, manifest, hub_id or str(out.resolve()))
         write_text(tmp / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True))
         write_card(run, tmp, manifest, blind)

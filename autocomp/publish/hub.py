@@ -4,14 +4,15 @@ or no network) it is one line saying so; the folder stays where it is."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 
 
 def push(folder: Path, repo_id: str) -> str:
-    if os.environ.get("HF_HUB_OFFLINE", "").strip() in ("1", "true", "TRUE", "yes"):
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:  # its own reading of HF_HUB_OFFLINE
         raise AutocompError(f"cannot push to the hub: HF_HUB_OFFLINE is set; the export is "
                             f"in {folder} (upload it later with `hf upload --repo-type "
                             f"dataset {repo_id} {folder}`)")
