@@ -5,7 +5,7 @@
 
 Per canvas size: objects of every shape, a random size (16-90 px) and color, each with a
 random pattern (stripes, dots, checks), drawn by synth.shapes.render at the canvas's pitch
-and read back by validators.pixels.read_pattern from the pixels and the object's mask.
+and read back by kinds.pattern.read_pattern from the pixels and the object's mask.
 Prints the share read right and every confusion (drawn -> read).
 """
 
@@ -18,10 +18,8 @@ from collections import Counter
 import numpy as np
 from PIL import Image
 
-from autocomp.synth.shapes import SHAPES, pattern_pitch, render
-from autocomp.validators.pixels import read_pattern
-
-PATTERNS = ("stripes", "dots", "checks")
+from autocomp.kinds.pattern import read_pattern
+from autocomp.synth.shapes import PATTERNS, SHAPES, pattern_pitch, render
 
 
 def trial(rng: random.Random, size: int) -> tuple[str, str | None]:

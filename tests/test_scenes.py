@@ -252,7 +252,7 @@ def test_procedural_draws_what_the_pixel_answerer_reads(scenes):
     qs = {q.text.split(" Answer")[0]: q.reads for q in scenes.questions(g)}
     assert qs["What size is the cube compared with the other objects?"] == "scale"
     assert qs["What pattern is on the surface of the cube?"] == "pattern"
-    assert qs["What color is the cube?"] == "color"
+    assert qs["What color is the cube?"] == "rgb"
     assert "Where is the cylinder relative to the torus?" in qs and len(qs) == 9
     gen, det = ProceduralGenerator(256), ColorBlobDetector()
     from autocomp.validators.pixels import PixelAnswerer

@@ -71,7 +71,7 @@ def test_colors_are_drawn_exactly_on_white(shape_tasks):
     for obj in out.truth["objects"]:
         x0, y0, x1, y1 = obj["box"]
         patch = arr[y0:y1, x0:x1].reshape(-1, 3)
-        rgb = tuple(task.values[obj["color"]].rgb)
+        rgb = tuple(task.values[obj["color"]].value)
         assert (patch == rgb).all(axis=1).sum() > 0.25 * len(patch)
 
 

@@ -40,8 +40,8 @@ def test_builtin_object_grammar():
 def test_builtin_colors_relations_shapes_sizes(authors):
     colors = load_vocabulary("colors")
     assert list(colors.names) == authors["colors"]
-    assert len(colors) == 20 and all(e.rgb is not None for e in colors.entries)
-    assert colors["white"].rgb == (255, 255, 255) and colors["red"].rgb == (255, 0, 0)
+    assert len(colors) == 20 and all(e.drawn_by == "rgb" for e in colors.entries)
+    assert colors["white"].value == (255, 255, 255) and colors["red"].value == (255, 0, 0)
     rel = load_vocabulary("relations")
     assert list(rel.names) == authors["relations"]
     assert rel.inverses == {"under": "above", "above": "under", "to the left of":

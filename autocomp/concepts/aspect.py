@@ -17,9 +17,10 @@ vocabulary's):
 
     attribute: material                         # the short form: the noun alone
 
-Undeclared, the aspect follows from how the entries are drawn (rgb: color, scale: size,
-pattern: pattern, material: material, count: number; geometry dx/dy: spatial, size:
-relative size, depth: depth), else from the vocabulary's name ("materials" -> material).
+Undeclared, the aspect is the one of the kind that draws the entries (autocomp/kinds/: rgb
+color, scale size, pattern pattern, material material, count number; geometry dx/dy
+spatial, size relative size, depth depth), else follows from the vocabulary's name
+("materials" -> material).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
+from autocomp.concepts import drawn
 from autocomp.core.errors import AutocompError
 from autocomp.language.grammar import plural as plural_of
 from autocomp.language.grammar import singular
@@ -46,31 +48,14 @@ class Aspect:
         return self.question.format(**names)
 
 
-# (entry field that draws it, aspect name, question) in the order they are looked for
-ATTRIBUTE_DEFAULTS = (
-    ("rgb", "color", "What color is the {object}?"),
-    ("scale", "size", "What size is the {object} compared with the other objects?"),
-    ("pattern", "pattern", "What pattern is on the surface of the {object}?"),
-    ("material", "material", "What is the {object} made of?"),
-    ("count", "number", "How many {object} are there?"),
-)
-RELATION_DEFAULTS = (
-    ("dx", "spatial", "Where is the {subject} relative to the {object}?"),
-    ("size", "relative size", "Is the {subject} larger or smaller than the {object}?"),
-    ("depth", "depth", "Is the {subject} in front of or behind the {object}?"),
-)
-
-
 def default_aspect(vocab_name: str, kind: str, entries) -> Aspect:
-    """The aspect a vocabulary describes when it declares none."""
+    """The aspect a vocabulary describes when it declares none: its first drawing kind's
+    (in the registry's order)."""
+    for k in drawn.kinds(kind):
+        if any(e.drawn_by == k.name for e in entries):
+            return Aspect(k.noun, plural_of(k.noun), k.question)
     if kind == "relations":
-        for key, name, question in RELATION_DEFAULTS:
-            if any(key in (e.geometry or {}) for e in entries):
-                return Aspect(name, plural_of(name), question)
         return Aspect("relation", "relations", "How is the {subject} related to the {object}?")
-    for key, name, question in ATTRIBUTE_DEFAULTS:
-        if any(getattr(e, key) is not None for e in entries):
-            return Aspect(name, plural_of(name), question)
     name = singular(vocab_name.replace("_", " "))
     return Aspect(name, plural_of(name), f"What {name} is the {{object}}?")
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
 
+from autocomp.concepts import drawn
 from autocomp.concepts.questions import Question, attribute_question
 from autocomp.concepts.task import AttributeTask
 from autocomp.core.scene import SceneGraph
@@ -32,7 +33,8 @@ class CountTask(AttributeTask):
 
     @classmethod
     def vocabulary_problem(cls, objects, values) -> str | None:
-        uncounted = [e.name for e in values.entries if e.count is None]
+        uncounted = [e.name for e in values.entries
+                     if e.drawn_by is None or drawn.kind_of(e).copies(e.value) is None]
         if uncounted:
             return (f"field 'values': a count task needs numerals (entries with `count`); "
                     f"'{uncounted[0]}' of vocabulary '{values.name}' has none")
@@ -54,7 +56,7 @@ class CountTask(AttributeTask):
         return counted(Noun.guess(name))
 
     def object_counts(self, graph: SceneGraph) -> Counter:
-        return Counter({o.name: self.values[o.attributes[0]].count for o in graph.objects})
+        return Counter({o.name: copies(self.values[o.attributes[0]]) for o in graph.objects})
 
     def questions(self, graph: SceneGraph) -> list[Question]:
         """"How many cubes are there?": the object in the plural."""
@@ -64,3 +66,8 @@ class CountTask(AttributeTask):
 
 def counted(noun: Noun) -> Noun:
     return Noun(noun.name, COUNTED, noun.plural)
+
+
+def copies(entry) -> int:
+    """How many of the object a numeral asks for (its kind's count)."""
+    return drawn.kind_of(entry).copies(entry.value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from autocomp.concepts import drawn
 from autocomp.core.scene import SceneGraph
 
 
@@ -17,9 +18,10 @@ class Question:
     subject: str  # object name the question is about
     object: str | None = None  # the second object of a relation
     hints: dict = field(default_factory=dict)  # choice -> rgb or geometry, for pixel readers
-    reads: str = "color"  # what a pixel reader measures: color, scale, pattern, material
-    #                       or count of one object (from the vocabulary's entries), relation
-    #                       between two, or none (only a VQA answerer can answer it)
+    reads: str = "rgb"  # what a pixel reader measures: the value kind of one object's
+    #                     value (rgb, scale, pattern, ...: the kind drawing the vocabulary's
+    #                     entries, autocomp/kinds/), relation between two, or none (only a
+    #                     VQA answerer can answer it)
 
     @property
     def about_relation(self) -> bool:
@@ -40,23 +42,18 @@ def relation_questions(graph: SceneGraph, vocab) -> list[Question]:
     return out
 
 
-# what a pixel reader measures for a vocabulary, from the field that draws its entries
-READS = (("rgb", "color"), ("scale", "scale"), ("pattern", "pattern"),
-         ("material", "material"), ("count", "count"))
-
-
 def attribute_question(name: str, value: str, vocab, asked: str | None = None) -> Question:
     """Asked as the vocabulary's aspect asks ("What is the {object} made of?"; `asked`:
     how the question writes the object, if not by its name: "How many cubes ..."). What a
-    pixel reader measures follows the entries: rgb (color), scale (a size word), pattern
-    (a texture), material (a surface) or count (a numeral); others only a VQA answerer can
-    answer."""
+    pixel reader measures follows the entries: the first value kind (in the registry's
+    order) drawing some of them, its hints each such entry's value; entries drawn by no
+    kind only a VQA answerer can answer."""
     choices = tuple(vocab.names)
     reads, hints = "none", {}
-    for key, reader in READS:
-        drawn = {e.name: getattr(e, key) for e in vocab.entries if getattr(e, key) is not None}
-        if drawn:
-            reads, hints = reader, drawn
+    for key in drawn.value_fields():
+        found = {e.name: e.value for e in vocab.entries if e.drawn_by == key}
+        if found:
+            reads, hints = key, found
             break
     text = vocab.aspect.ask(object=asked or name)
     return Question(f"{text} Answer with one of: {', '.join(choices)}.", choices,

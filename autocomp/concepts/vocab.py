@@ -11,15 +11,17 @@ A vocabulary file:
 
 Fields per kind (all optional but `name`):
   objects:    article (a | an | some | a pair of), plural, pair (true/false)
-  attributes: rgb ([r, g, b], 0-255); scale (a size word: the object's size relative to
-              an unmarked one, e.g. 0.65 small, 1.45 large); pattern (a surface texture:
-              stripes | dots | checks); material (a surface rendering: wood | metal |
-              glass | stone | fabric); count (a numeral: how many of the object, 1-6).
-              The procedural generator draws these; any other attribute needs a
-              generator that reads captions.
-  relations:  inverse (another entry of the same file), geometry (a mapping: dx and dy, a
-              direction; size, the sign of log(area subject / area object); depth, +1
-              when the subject is nearer the viewer)
+  attributes: one field saying how the value is drawn, the name of a value kind
+              (autocomp/kinds/): rgb ([r, g, b], 0-255); scale (a size word: the
+              object's size relative to an unmarked one, e.g. 0.65 small, 1.45 large);
+              pattern (a surface texture: stripes | dots | checks); material (a surface
+              rendering: wood | metal | glass | stone | fabric); count (a numeral: how many
+              of the object, 1-6). The procedural generator draws these; any other
+              attribute needs a generator that reads captions.
+  relations:  inverse (another entry of the same file), geometry (a mapping whose keys
+              name its geometry kind: dx and dy, a direction; size, the sign of
+              log(area subject / area object); depth, +1 when the subject is nearer the
+              viewer)
 
 A vocabulary may say what its values describe (`attribute:` or `relation:`, see
 concepts/aspect.py), which prompts, questions and reports then name.
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from autocomp.concepts import drawn
 from autocomp.concepts.aspect import Aspect, default_aspect, parse_aspect
 from autocomp.core.errors import AutocompError
 from autocomp.core.resources import data_dir
@@ -42,20 +45,15 @@ from autocomp.language.grammar import ARTICLES, Noun, indefinite_article, plural
 from autocomp.language.letters import look_alike
 
 KINDS = ("objects", "attributes", "relations")
-FIELDS = {
+FIELDS = {  # attribute entries also take one field per value kind (drawn.value_fields)
     "objects": {"name", "article", "plural", "pair"},
-    "attributes": {"name", "rgb", "scale", "pattern", "material", "count"},
+    "attributes": {"name"},
     "relations": {"name", "inverse", "geometry"},
 }
 TOP_FIELDS = {"name", "kind", "description", "entries", "attribute", "relation"}
 ASPECT_FIELD = {"attributes": "attribute", "relations": "relation"}
-PATTERNS = ("stripes", "dots", "checks")
-MATERIALS = ("wood", "metal", "glass", "stone", "fabric")
-MAX_COUNT = 6
 MAX_NAME = 64  # characters of a name (the longest Objects365 name has 31): it is written
 #                into captions and prompts, and a huge one made the check take minutes
-GEOMETRY = ("dx", "dy", "size", "depth")  # a direction (x right, y down), a size sign, or
-#                                          a depth sign (+1: the subject is nearer)
 
 
 @dataclass(frozen=True)
@@ -63,13 +61,10 @@ class Entry:
     name: str
     article: str = ""
     plural: str = ""
-    rgb: tuple[int, int, int] | None = None
     inverse: str | None = None
     geometry: dict = field(default_factory=dict, compare=False, hash=False)
-    scale: float | None = None  # size words: drawn size relative to an unmarked object
-    pattern: str | None = None  # textures: stripes | dots | checks
-    material: str | None = None  # materials: wood | metal | glass | stone | fabric
-    count: int | None = None  # numerals: how many of the object
+    drawn_by: str | None = None  # the kind that draws it (autocomp/kinds/): "rgb", "spatial"
+    value: object = None  # an attribute's value of that kind: [r, g, b], a scale, ...
 
     @property
     def pair(self) -> bool:
@@ -225,38 +220,14 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
     def fail(problem):
         return AutocompError(problem, file=path, entry=where)
 
-    unknown = sorted(set(raw) - FIELDS[kind])
+    allowed = FIELDS[kind] | (set(drawn.value_fields()) if kind == "attributes" else set())
+    unknown = sorted(set(raw) - allowed)
     if unknown:
-        raise fail(f"unknown field '{unknown[0]}' for {kind} (allowed: {sorted(FIELDS[kind])})")
+        raise fail(f"unknown field '{unknown[0]}' for {kind} (allowed: {sorted(allowed)})")
     if kind == "objects":
         return _object_entry(name, raw, fail)
     if kind == "attributes":
-        rgb = raw.get("rgb")
-        if rgb is not None:
-            if not (isinstance(rgb, list) and len(rgb) == 3 and all(
-                    isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in rgb)):
-                raise fail(f"field 'rgb' must be three integers 0-255, got {rgb!r}")
-            rgb = tuple(rgb)
-        scale = raw.get("scale")
-        if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float)
-                                  or not 0.2 <= scale <= 3 or scale == 1):
-            raise fail(f"field 'scale' must be a number in [0.2, 3] other than 1, got {scale!r}")
-        pattern = raw.get("pattern")
-        if pattern is not None and pattern not in PATTERNS:
-            raise fail(f"field 'pattern' must be one of {', '.join(PATTERNS)}, got {pattern!r}")
-        material = raw.get("material")
-        if material is not None and material not in MATERIALS:
-            raise fail(f"field 'material' must be one of {', '.join(MATERIALS)}, "
-                       f"got {material!r}")
-        count = raw.get("count")
-        if count is not None and (isinstance(count, bool) or not isinstance(count, int)
-                                  or not 1 <= count <= MAX_COUNT):
-            raise fail(f"field 'count' must be an integer 1-{MAX_COUNT}, got {count!r}")
-        if sum(x is not None for x in (rgb, scale, pattern, material, count)) > 1:
-            raise fail("an attribute is drawn as one of rgb, scale, pattern, material or "
-                       "count, not several")
-        return Entry(name, rgb=rgb, scale=None if scale is None else float(scale),
-                     pattern=pattern, material=material, count=count)
+        return _attribute_entry(name, raw, fail)
     inverse = raw.get("inverse")
     if inverse is not None and not isinstance(inverse, str):
         raise fail(f"field 'inverse' must be a relation name, got {inverse!r}"[:160])
@@ -265,16 +236,13 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
     geometry = raw.get("geometry") or {}
     if not isinstance(geometry, dict):
         raise fail(f"field 'geometry' must be a mapping, got {geometry!r}")
-    for key, value in geometry.items():
-        if key not in GEOMETRY:
-            raise fail(f"field 'geometry.{key}' is not known (known: {', '.join(GEOMETRY)})")
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise fail(f"field 'geometry.{key}' must be a number, got {value!r}")
-    if ("dx" in geometry) != ("dy" in geometry):
-        raise fail("field 'geometry' needs dx and dy together (a direction)")
-    if len({"dx", "size", "depth"} & set(geometry)) > 1:
-        raise fail("field 'geometry' is one of a direction (dx, dy), size or depth")
+    geo_kind = _geometry_kind(geometry, fail)
     inverse = inverse and " ".join(inverse.lower().split())
+    if geo_kind is not None and geo_kind.symmetric:  # "near": its own inverse
+        if inverse not in (None, name):
+            raise fail(f"a {geo_kind.name} relation says the same read either way: its "
+                       f"inverse is itself, not '{inverse}'")
+        return Entry(name, inverse=name, geometry=geometry, drawn_by=geo_kind.name)
     if inverse == name or (geometry and not any(geometry.values())):
         why = ("its inverse is itself" if inverse == name else
                "its geometry has no direction (every component 0)")
@@ -282,26 +250,54 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
                    "the same thing, so its swap and confusion negatives would be true of the "
                    "image; give a directed relation (one with an inverse, e.g. 'to the left "
                    "of' / 'to the right of') or leave it out")
-    return Entry(name, inverse=inverse, geometry=geometry)
+    return Entry(name, inverse=inverse, geometry=geometry,
+                 drawn_by=geo_kind and geo_kind.name)
 
 
-DRAWN_BY = ("rgb", "scale", "pattern", "material", "count")  # what the embedded parts draw
+def _attribute_entry(name: str, raw: dict, fail) -> Entry:
+    """An attribute entry, drawn by at most one value kind (the field it gives)."""
+    given = [f for f in drawn.value_fields() if raw.get(f) is not None]
+    if len(given) > 1:
+        raise fail(f"an attribute is drawn as one of {drawn.listed(drawn.value_fields())}, "
+                   "not several")
+    if not given:
+        return Entry(name)
+    return Entry(name, drawn_by=given[0], value=drawn.kind(given[0]).parse(raw[given[0]], fail))
+
+
+def _geometry_kind(geometry: dict, fail):
+    """The geometry kind of a relation's geometry (None when it has none), its keys
+    checked: known, numbers, all of one kind."""
+    known = drawn.geometry_keys()
+    for key, value in geometry.items():
+        if key not in known:
+            raise fail(f"field 'geometry.{key}' is not known (known: {', '.join(known)})")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise fail(f"field 'geometry.{key}' must be a number, got {value!r}")
+    found = {drawn.geometry_kind({key: 0}) for key in geometry}
+    if len(found) > 1:
+        raise fail("field 'geometry' is one of "
+                   f"{drawn.listed(k.described for k in drawn.kinds('relations'))}")
+    if not found:
+        return None
+    geo_kind = found.pop()
+    geo_kind.parse(geometry, fail)
+    return geo_kind
 
 
 def drawn_alike(vocab: Vocabulary) -> list[str]:
-    """One line per group of entries the embedded generator draws the same way (same rgb,
-    scale, pattern, material or count): its images cannot show them apart and its
+    """One line per group of entries the embedded generator draws the same way (same
+    kind and value: rgb, scale, pattern, ...): its images cannot show them apart and its
     validators cannot read them apart, so their concepts fail validation or test nothing."""
     out = []
-    for key in DRAWN_BY:
+    for key in drawn.value_fields():
         groups: dict = {}
         for e in vocab.entries:
-            value = getattr(e, key)
-            if value is not None:
-                groups.setdefault(value, []).append(e.name)
+            if e.drawn_by == key:
+                groups.setdefault(e.value, []).append(e.name)
         for value, names in groups.items():
             if len(names) > 1:
-                shown = list(value) if isinstance(value, tuple) else value
+                shown = drawn.kind(key).shown(value)
                 out.append(f"{vocab.path or vocab.name}: entries {', '.join(map(repr, names))} "
                            f"are drawn alike ({key}: {shown}): the embedded generator and "
                            "validators cannot tell them apart (give each its own "

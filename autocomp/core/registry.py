@@ -2,20 +2,36 @@
 module is imported only when the name is chosen. CLI choices and help lists come from it.
 
 Families: stage (ordered: the pipeline runs them in this order), generator, writer,
-detector, answerer, check (ordered: the validation cascade), scorer, format.
+detector, answerer, check (ordered: the validation cascade), scorer, format, kind (how a
+vocabulary's values are drawn and read back: concepts/kinds). Each family says what an
+entry must be (`KINDS`: a subclass of its base class with its methods, or a callable whose
+signature accepts the family's arguments); an entry that is not is refused when resolved,
+naming the entry.
+
 A plugin outside the package registers itself with `register(family, name, "mod:Class")`
-in a module named in $AUTOCOMP_PLUGINS (comma-separated module names, imported the first
-time the registry is read; docs/extending.md has worked examples).
+(an ordered family also takes `before=` or `after=` a registered name) in a module that
+is either
+  - named in $AUTOCOMP_PLUGINS (comma-separated module names), or
+  - the value of an entry point of group `autocomp.plugins` in an installed distribution
+    (`[project.entry-points."autocomp.plugins"] mine = "my_pkg.plugins"`; a value
+    "module:function" names a function called with no arguments that registers).
+Both are loaded the first time the registry is read (docs/extending.md has worked
+examples). A name registered twice is refused; an unknown name suggests the nearest.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
 import os
+import re
+from dataclasses import dataclass
 
 from autocomp.core.errors import AutocompError
 
 PLUGINS_ENV = "AUTOCOMP_PLUGINS"
+ENTRY_POINTS = "autocomp.plugins"
 _plugins_loaded = False
 
 FAMILIES: dict[str, dict[str, str]] = {
@@ -67,11 +83,50 @@ FAMILIES: dict[str, dict[str, str]] = {
         "colorswap": "autocomp.formats.pairs:open_colorswap",
         "aro": "autocomp.formats.aro:open_aro",
     },
+    "kind": {  # how values are drawn: an entry field (attributes) or a geometry (relations)
+        "rgb": "autocomp.kinds.color:Color",
+        "scale": "autocomp.kinds.scale:Scale",
+        "pattern": "autocomp.kinds.pattern:Pattern",
+        "material": "autocomp.kinds.material:Material",
+        "count": "autocomp.kinds.count:Count",
+        "spatial": "autocomp.kinds.spatial:Spatial",
+        "relative_size": "autocomp.kinds.relative_size:RelativeSize",
+        "depth": "autocomp.kinds.depth:Depth",
+    },
 }
+ORDERED = ("stage", "check")  # families whose order means something
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What an entry of a family must be: a subclass of `base` with `methods`, or (base
+    None) a callable accepting `arguments` positionally."""
+
+    base: str | None = None  # "module:Class"
+    methods: tuple[str, ...] = ()
+    arguments: tuple[str, ...] = ()
+    factory: bool = False  # a class (subclass of base) or a function returning one
+
+
+KINDS: dict[str, Shape] = {
+    "stage": Shape("autocomp.runtime.stage:Stage"),
+    "generator": Shape("autocomp.core.backend:Backend", ("generate",)),
+    "writer": Shape("autocomp.core.backend:Backend", ("write",)),
+    "detector": Shape("autocomp.core.backend:Backend", ("detect",)),
+    "answerer": Shape("autocomp.core.backend:Backend", ("answer",)),
+    "check": Shape("autocomp.validators.checks:Check", ("check",)),
+    "scorer": Shape("autocomp.eval.scorers.base:Scorer", arguments=("name", "pretrained"),
+                    factory=True),
+    "format": Shape(arguments=("source", "images", "columns", "skip_missing")),
+    "kind": Shape("autocomp.kinds.base:Kind"),
+}
+_checked: set[tuple[str, str]] = set()
+NAME = re.compile(r"[A-Za-z0-9][\w.+-]*\Z")
 
 
 def load_plugins() -> None:
-    """Import the modules named in $AUTOCOMP_PLUGINS (once); each registers its plugins."""
+    """Import the plugin modules ($AUTOCOMP_PLUGINS, then entry points of group
+    autocomp.plugins) once; each registers its plugins."""
     global _plugins_loaded
     if _plugins_loaded:
         return
@@ -82,33 +137,133 @@ def load_plugins() -> None:
         except ImportError as exc:
             raise AutocompError(f"${PLUGINS_ENV}: cannot import plugin module '{module}' "
                                 f"({exc})") from None
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINTS):
+        try:
+            loaded = ep.load()
+        except ImportError as exc:
+            raise AutocompError(f"entry point '{ep.name} = {ep.value}' (group {ENTRY_POINTS}"
+                                f"): cannot import it ({exc})") from None
+        if callable(loaded) and not inspect.ismodule(loaded):
+            loaded()
 
 
 def names(family: str) -> tuple[str, ...]:
     """The registered names of `family`, in registration order."""
     load_plugins()
-    return tuple(FAMILIES[family])
+    return tuple(_table(family))
 
 
-def register(family: str, name: str, target: str) -> None:
-    """Add (or replace) `name` in `family`; target is "module:attribute"."""
+def _table(family: str) -> dict[str, str]:
     if family not in FAMILIES:
-        raise AutocompError(f"unknown plugin family '{family}' (known: "
-                            f"{', '.join(FAMILIES)})")
-    if ":" not in target:
-        raise AutocompError(f"a plugin target is 'module:attribute', got {target!r}")
-    FAMILIES[family][name] = target
+        raise AutocompError(f"unknown plugin family '{family}'{_nearest(family, FAMILIES)} "
+                            f"(known: {', '.join(FAMILIES)})")
+    return FAMILIES[family]
+
+
+def _nearest(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def register(family: str, name: str, target: str, *, before: str | None = None,
+             after: str | None = None) -> None:
+    """Add `name` to `family`; target is "module:attribute", imported when the name is
+    first chosen. A name already registered is refused; in an ordered family (stage,
+    check) `before` or `after` places the entry (else it goes last)."""
+    table = _table(family)
+    if not isinstance(name, str) or not NAME.match(name):
+        raise AutocompError(f"a {family} name is letters, digits and . _ + - (starting with "
+                            f"a letter or digit), got {name!r}")
+    if name in table:
+        raise AutocompError(f"{family} '{name}' is registered already (as {table[name]}); "
+                            "give yours another name")
+    if not isinstance(target, str) or not re.fullmatch(r"[\w.]+:[\w.]+", target):
+        raise AutocompError(f"{family} '{name}': a plugin target is 'module:attribute', "
+                            f"got {target!r}")
+    if before is not None and after is not None:
+        raise AutocompError(f"{family} '{name}': give before= or after=, not both")
+    place = before if before is not None else after
+    if place is None:
+        table[name] = target
+        return
+    if family not in ORDERED:
+        raise AutocompError(f"{family} '{name}': only ordered families "
+                            f"({', '.join(ORDERED)}) take before= or after=")
+    if place not in table:
+        raise AutocompError(f"{family} '{name}': no {family} '{place}' to place it "
+                            f"{'before' if before is not None else 'after'}"
+                            f"{_nearest(place, table)} (known: {', '.join(table)})")
+    entries = list(table.items())
+    at = [n for n, _ in entries].index(place) + (after is not None)
+    entries.insert(at, (name, target))
+    table.clear()
+    table.update(entries)
+
+
+def unregister(family: str, name: str) -> None:
+    """Take `name` out of `family` (a plugin's tests undo their registration)."""
+    _table(family).pop(name, None)
+    _checked.discard((family, name))
 
 
 def resolve(family: str, name: str, *, file=None, field: str | None = None):
-    """What is registered as `name` in `family`; a clear error lists the known names."""
+    """What is registered as `name` in `family`, checked to be of the family's shape; an
+    unknown name gets the nearest known one and the list of all."""
     load_plugins()
-    table = FAMILIES[family]
+    table = _table(family)
     if name not in table:
-        raise AutocompError(f"unknown {family} '{name}' (known: {', '.join(sorted(table))})",
-                            file=file, field=field)
+        raise AutocompError(f"unknown {family} '{name}'{_nearest(name, table)} (known: "
+                            f"{', '.join(sorted(table))})", file=file, field=field)
     module, attr = table[name].split(":")
-    return getattr(importlib.import_module(module), attr)
+    try:
+        obj = importlib.import_module(module)
+    except ImportError as exc:
+        if exc.name and module.startswith(exc.name):  # the plugin's own module is missing
+            raise AutocompError(f"{family} '{name}': cannot import {module} ({exc})",
+                                file=file, field=field) from None
+        raise
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise AutocompError(f"{family} '{name}': {module} has no '{attr}'", file=file,
+                                field=field)
+        obj = getattr(obj, part)
+    if (family, name) not in _checked:
+        problem = shape_problem(family, obj)
+        if problem:
+            raise AutocompError(f"{family} '{name}' ({table[name]}) {problem}", file=file,
+                                field=field)
+        _checked.add((family, name))
+    return obj
+
+
+def shape_problem(family: str, obj) -> str | None:
+    """Why `obj` cannot be an entry of `family`, or None."""
+    shape = KINDS[family]
+    base = None
+    if shape.base:
+        module, attr = shape.base.split(":")
+        base = getattr(importlib.import_module(module), attr)
+    if inspect.isclass(obj):
+        if base is not None and not issubclass(obj, base):
+            return f"is not a subclass of {base.__name__}"
+        missing = [m for m in shape.methods if not callable(getattr(obj, m, None))]
+        if missing:
+            return f"has no method {missing[0]}()"
+        if shape.factory or not shape.arguments:
+            return None
+    elif base is not None and not shape.factory:
+        return f"is not a class (a subclass of {base.__name__} is expected)"
+    if not callable(obj):
+        return "is not callable"
+    try:
+        inspect.signature(obj).bind(*shape.arguments)
+    except TypeError:
+        return f"cannot be called with ({', '.join(shape.arguments)})"
+    except ValueError:  # no signature to read (a builtin): let the call say
+        return None
+    return None
 
 
 def stage_names() -> tuple[str, ...]:

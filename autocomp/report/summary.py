@@ -110,8 +110,11 @@ def value_vocabularies(run: Run):
     def vocab_of(task: str, value: str) -> str:
         return tasks[task].vocab_of(value).name if task in tasks else "values"
 
-    colors = {e.name: e.rgb for t in tasks.values() for _, voc in t.primitive_vocabularies()
-              for e in voc.entries if e.rgb}
+    from autocomp.concepts.drawn import kind_of
+
+    colors = {e.name: kind_of(e).swatch(e.value) for t in tasks.values()
+              for _, voc in t.primitive_vocabularies() for e in voc.entries
+              if e.drawn_by and kind_of(e).swatch(e.value)}
     order = {}  # value -> its place in its vocabulary (the first vocabulary naming it)
     for t in tasks.values():
         for _, voc in t.primitive_vocabularies():

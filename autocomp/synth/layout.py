@@ -1,10 +1,10 @@
 """Where the procedural generator puts each object so the concept's relations hold.
 
-Boxes are (x0, y0, x1, y1) in pixels, image coordinates (y down). Spatial relations hold
-by the GenEval rule (`relation_component`) with a margin; relative size holds by box area
-(`size_ratio`); depth by the two monocular cues of a ground plane (`depth_sign`): the
-nearer object stands lower in the image and is drawn larger. The same functions are what
-the `pixels` answerer reads back.
+Boxes are (x0, y0, x1, y1) in pixels, image coordinates (y down). Each relation's
+geometry kind (autocomp/kinds/) says how it is placed and when it holds: spatial relations
+by the GenEval rule (`relation_component`) with a margin; relative size by box area
+(`size_ratio`); depth by the two monocular cues of a ground plane. The same kinds are
+what the `pixels` answerer reads back with.
 """
 
 from __future__ import annotations
@@ -12,11 +12,21 @@ from __future__ import annotations
 import math
 import random
 
+from autocomp.concepts import drawn
+from autocomp.core.errors import AutocompError
 from autocomp.synth.shapes import SHAPES
 
 POSITION_THRESHOLD = 0.1  # GenEval: offsets shrink by 0.1 x the sum of the box sizes
-MARGIN = 0.7  # the generator asks for a component above this (the check needs > 0.5)
-SIZE_RATIO = (1.8, 2.4)  # box-area ratio of a "larger than" pair the generator draws
+
+
+class LayoutError(AutocompError):
+    """No placement of the objects makes every relation hold (one line: what could not
+    be placed; the generator adds the task and concept)."""
+
+    def __init__(self, names, relations, tries: int, where: str = ""):
+        said = "; ".join(f"{names[s]} {p} {names[o]}" for s, p, o in relations) or "no relation"
+        super().__init__(f"no layout {where + ' ' if where else ''}found for "
+                         f"{', '.join(names)} ({said}) after {tries:,} tries")
 
 
 def center(box):
@@ -42,24 +52,6 @@ def relation_component(subject_box, object_box, dx: float, dy: float) -> float:
     if all(abs(r) < 1e-3 for r in revised):
         return 0.0
     return (revised[0] * dx + revised[1] * dy) / norm
-
-
-DEPTH_DROP = 0.5  # nearer: its base lower by half the pair's mean height, or more
-DEPTH_RATIO = 1.2  # ... and its box area this many times the other's, or more
-
-
-def depth_sign(subject_box, object_box) -> int:
-    """+1 when the subject reads as nearer the viewer than the object (its base lower by
-    DEPTH_DROP x their mean height and its area DEPTH_RATIO x larger), -1 when farther,
-    0 when the cues disagree or are too weak."""
-    mean_h = ((subject_box[3] - subject_box[1]) + (object_box[3] - object_box[1])) / 2
-    drop = (subject_box[3] - object_box[3]) / max(mean_h, 1e-9)
-    ratio = size_ratio(subject_box, object_box)
-    if drop > DEPTH_DROP and ratio > DEPTH_RATIO:
-        return 1
-    if drop < -DEPTH_DROP and ratio < 1 / DEPTH_RATIO:
-        return -1
-    return 0
 
 
 def area(box) -> float:
@@ -100,19 +92,22 @@ def layout(names, relations, geometry: dict, size: int, rng: random.Random,
            tries: int = 2000, heights=None,
            shrink: bool = True) -> list[tuple[int, int, int, int]]:
     """Boxes for the objects `names` such that every (subject, predicate, object) in
-    `relations` holds; `geometry` maps a predicate to {"dx", "dy"} or {"size"}. `heights`
-    fixes the objects' heights (else drawn, with size relations' ratios); without
-    `shrink` they are kept exactly (a scene's size words) and only placements are retried."""
+    `relations` holds; `geometry` maps a predicate to its geometry. `heights` fixes the
+    objects' heights (else drawn, with size relations' ratios); without `shrink` they are
+    kept exactly (a scene's size words) and only placements are retried. A kind with its
+    own layout (depth) places every object itself."""
     gap = 0.04 * size
-    if any("depth" in geometry[r[1]] for r in relations):
-        return depth_layout(names, relations, geometry, size, rng, tries)
+    kinds = {r[1]: drawn.geometry_kind(geometry[r[1]]) for r in relations}
+    own = next((k for k in kinds.values() if k.own_layout), None)
+    if own is not None:
+        return own.layout(names, relations, geometry, size, rng, tries)
     if heights is None:
-        heights = _heights(names, relations, geometry, size, rng)
+        heights = _heights(names, relations, geometry, size, rng, kinds)
     heights = list(heights)
-    spatial = [r for r in relations if "dx" in geometry[r[1]]]
+    placed = [r for r in relations if kinds[r[1]].places]
     for _ in range(tries):
         dims = [box_size(n, h, size) for n, h in zip(names, heights, strict=True)]
-        centres = _centres(dims, spatial, geometry, size, rng)
+        centres = _centres(dims, placed, geometry, size, rng, kinds)
         if centres is None:
             continue
         boxes = [(cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
@@ -131,64 +126,24 @@ def layout(names, relations, geometry: dict, size: int, rng: random.Random,
                  for b in boxes]
         if any(overlaps(a, b, gap) for i, a in enumerate(boxes) for b in boxes[i + 1:]):
             continue
-        if all(_holds(boxes, r, geometry) for r in relations):
+        if all(holds(boxes, r, geometry, kinds) for r in relations):
             return boxes
-    raise RuntimeError(f"no layout found for {names} with {relations} after {tries} tries")
+    raise LayoutError(names, relations, tries)
 
 
-def depth_layout(names, relations, geometry, size, rng, tries=2000):
-    """Objects on a ground plane: each relation's nearer object gets a greater depth z
-    (0 far, 1 near), drawn lower (its base at 45-92% of the canvas height) and larger
-    (perspective); left to right as it falls, never overlapping."""
-    gap = 0.04 * size
-    for _ in range(tries):
-        z = {0: 0.0}
-        for s, pred, o in relations:  # a chain: each relation places its next object
-            step = rng.uniform(1.0, 1.4) * geometry[pred]["depth"]
-            if s in z and o not in z:
-                z[o] = z[s] - step
-            elif o in z and s not in z:
-                z[s] = z[o] + step
-        lo, hi = min(z.values()), max(z.values())
-        zs = [(z.get(i, lo) - lo) / ((hi - lo) or 1) for i in range(len(names))]
-        boxes = []
-        for name, depth in zip(names, zs, strict=True):
-            h = size * (0.14 + 0.16 * depth) * rng.uniform(0.95, 1.05)
-            w, h = box_size(name, h / max(SHAPES[name].aspect, 1.0), size)
-            bottom = size * (0.45 + 0.47 * depth) + rng.uniform(-0.02, 0.02) * size
-            x0 = rng.uniform(4, size - 4 - w)
-            boxes.append((round(x0), round(bottom - h), round(x0 + w), round(bottom)))
-        if any(b[1] < 4 or b[3] > size - 4 for b in boxes):
-            continue
-        if any(overlaps(a, b, gap) for i, a in enumerate(boxes) for b in boxes[i + 1:]):
-            continue
-        if all(_holds(boxes, r, geometry) for r in relations):
-            return boxes
-    raise RuntimeError(f"no depth layout found for {names} with {relations}")
-
-
-def _holds(boxes, relation, geometry) -> bool:
+def holds(boxes, relation, geometry, kinds=None) -> bool:
+    """Whether the drawn boxes show the relation (subject, predicate, object)."""
     s, pred, o = relation
-    g = geometry[pred]
-    if "depth" in g:
-        return depth_sign(boxes[s], boxes[o]) == (1 if g["depth"] > 0 else -1)
-    if "dx" in g:
-        return relation_component(boxes[s], boxes[o], g["dx"], g["dy"]) > MARGIN
-    ratio = size_ratio(boxes[s], boxes[o])
-    return ratio > SIZE_RATIO[0] * 0.9 if g["size"] > 0 else ratio < 1 / (SIZE_RATIO[0] * 0.9)
+    kind = (kinds or {}).get(pred) or drawn.geometry_kind(geometry[pred])
+    return kind.holds(boxes[s], boxes[o], geometry[pred])
 
 
-def _heights(names, relations, geometry, size, rng) -> list[float]:
-    """Object heights; a size relation fixes the box-area ratio of its pair."""
+def _heights(names, relations, geometry, size, rng, kinds) -> list[float]:
+    """Object heights; a relation's kind may fix its pair's (relative size: the box-area
+    ratio)."""
     heights = [rng.uniform(0.2, 0.3) * size for _ in names]
     for s, pred, o in relations:
-        g = geometry[pred]
-        if "size" not in g:
-            continue
-        ratio = rng.uniform(*SIZE_RATIO) if g["size"] > 0 else 1 / rng.uniform(*SIZE_RATIO)
-        # area(s) = ratio * area(o); area = aspect * h^2
-        a_s, a_o = SHAPES[names[s]].aspect, SHAPES[names[o]].aspect
-        heights[o] = heights[s] * math.sqrt(a_s / (ratio * a_o))
+        kinds[pred].heights(heights, s, o, geometry[pred], names, rng)
     # the largest side of any box at most 38% of the canvas, so box_size never clamps and
     # the size ratios stay exact
     top = max(max(SHAPES[n].aspect, 1.0) * h for n, h in zip(names, heights, strict=True))
@@ -196,16 +151,15 @@ def _heights(names, relations, geometry, size, rng) -> list[float]:
     return [h * scale for h in heights]
 
 
-def _centres(dims, spatial, geometry, size, rng):
-    """Centres relative to object 0, each relation placing its object from its subject."""
+def _centres(dims, placed, geometry, size, rng, kinds):
+    """Centres relative to object 0, each relation placing its object from its subject
+    (or its subject from its object) as its kind places."""
     centres = {0: (0.0, 0.0)}
-    pending = list(spatial)
+    pending = list(placed)
     while pending:
         progressed = False
         for rel in list(pending):
             s, pred, o = rel
-            g = geometry[pred]
-            dx, dy = g["dx"], g["dy"]
             if s in centres and o not in centres:
                 base, sign, other = centres[s], -1, o
             elif o in centres and s not in centres:
@@ -215,14 +169,8 @@ def _centres(dims, spatial, geometry, size, rng):
                 continue
             else:
                 continue
-            ws, hs = dims[s]
-            wo, ho = dims[o]
-            reach = (abs(dx) * (ws + wo) + abs(dy) * (hs + ho)) / 2
-            dist = reach + rng.uniform(0.08, 0.22) * size
-            jitter = rng.uniform(-0.25, 0.25) * size
-            cx = base[0] + sign * dx * dist + (dy != 0) * jitter
-            cy = base[1] + sign * dy * dist + (dx != 0) * jitter
-            centres[other] = (cx, cy)
+            centres[other] = kinds[pred].place(base, sign, dims[s], dims[o], geometry[pred],
+                                               size, rng)
             pending.remove(rel)
             progressed = True
         if not progressed and pending:  # another tree of a forest: root it anywhere
@@ -234,32 +182,21 @@ def _centres(dims, spatial, geometry, size, rng):
     return [centres[i] for i in range(len(dims))]
 
 
-def trade_boxes(box_s, box_o, name_s, name_o, what: str):
-    """Two boxes after their objects trade places (keeping their own sizes) or sizes
-    (keeping their own places, each taking the other's box area)."""
-    def at(centre, w, h):
-        cx, cy = centre
-        return (round(cx - w / 2), round(cy - h / 2), round(cx - w / 2) + round(w),
-                round(cy - h / 2) + round(h))
+def box_at(centre, w, h):
+    """The integer box of width w and height h around `centre`."""
+    cx, cy = centre
+    return (round(cx - w / 2), round(cy - h / 2), round(cx - w / 2) + round(w),
+            round(cy - h / 2) + round(h))
 
-    def dims(b):
-        return b[2] - b[0], b[3] - b[1]
 
-    def centre(b):
-        return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+def box_dims(b):
+    return b[2] - b[0], b[3] - b[1]
 
-    if what == "places":
-        return at(centre(box_o), *dims(box_s)), at(centre(box_s), *dims(box_o))
-    if what == "depths":  # each stands where the other stood, at the other's height
-        def stand(box, name, side):  # `side`: the longer side, on the box's base
-            a = SHAPES[name].aspect
-            w, h = (side, side / a) if a >= 1 else (side * a, side)
-            return at(((box[0] + box[2]) / 2, box[3] - h / 2), w, h)
 
-        side_s, side_o = max(dims(box_s)), max(dims(box_o))
-        return stand(box_o, name_s, side_o), stand(box_s, name_o, side_s)
-    (ws, hs), (wo, ho) = dims(box_s), dims(box_o)
-    new_hs = math.sqrt(wo * ho / SHAPES[name_s].aspect)
-    new_ho = math.sqrt(ws * hs / SHAPES[name_o].aspect)
-    return (at(centre(box_s), SHAPES[name_s].aspect * new_hs, new_hs),
-            at(centre(box_o), SHAPES[name_o].aspect * new_ho, new_ho))
+def box_centre(b):
+    return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+
+
+def trade_places(box_s, box_o):
+    """Two boxes after their objects trade places, each keeping its own size."""
+    return box_at(box_centre(box_o), *box_dims(box_s)), box_at(box_centre(box_s), *box_dims(box_o))

@@ -1,12 +1,13 @@
-"""An object's look: how the procedural generator draws its attribute values (color, size
-word, pattern, material, count), from the field of each value's vocabulary entry."""
+"""An object's look: how the procedural generator draws its attribute values, each by its
+value kind (autocomp/kinds/: color, size word, pattern, material, count)."""
 
 from __future__ import annotations
 
+from autocomp.concepts import drawn
+
 
 def scene_look(task, obj) -> dict:
-    """How an object is drawn: color (rgb), scale, pattern and material from its
-    attributes."""
+    """How an object is drawn: its look with every one of its attributes applied."""
     look = plain_look()
     for value in obj.attributes:
         apply_value(look, value, task.vocab_of(value)[value])
@@ -14,31 +15,36 @@ def scene_look(task, obj) -> dict:
 
 
 def plain_look() -> dict:
-    """An object with no attribute: a palette color, unmarked size, plain surface."""
-    return {"color": None, "rgb": None, "scale": 1.0, "pattern": None, "material": None,
-            "count": 1}
+    """An object with no attribute: every value kind's unmarked look (a palette color,
+    unmarked size, plain surface, one copy)."""
+    look: dict = {}
+    for kind in drawn.kinds("attributes"):
+        look.update(kind.look)
+    return look
 
 
 def apply_value(look: dict, value: str, entry) -> None:
-    """Draw one attribute value into a look: the field its entry is drawn by."""
-    if entry.rgb is not None:
-        look["color"], look["rgb"] = value, entry.rgb
-    elif entry.scale is not None:
-        look["scale"] = entry.scale
-    elif entry.pattern is not None:
-        look["pattern"] = entry.pattern
-    elif entry.material is not None:
-        look["material"] = entry.material
-    elif entry.count is not None:
-        look["count"] = entry.count
+    """Draw one attribute value into a look, by the kind that draws its entry."""
+    kind = drawn.kind_of(entry)
+    if kind is not None:
+        kind.draw(look, value, entry.value)
+
+
+def value_look(value: str, entry) -> dict:
+    """A plain look with one value drawn into it."""
+    look = plain_look()
+    apply_value(look, value, entry)
+    return look
 
 
 def undrawable(vocab) -> str | None:
-    """Why a value of an attribute vocabulary cannot be drawn, or None."""
+    """Why a value of an attribute vocabulary cannot be drawn on its own, or None."""
+    alone = [k for k in drawn.kinds("attributes") if k.alone]
     for entry in vocab.entries:
-        if all(getattr(entry, key) is None for key in ("rgb", "scale", "pattern", "material")):
-            hint = " (numerals are drawn by tasks of kind count)" if entry.count else ""
-            return (f"value '{entry.name}' of vocabulary '{vocab.name}' has no rgb, scale, "
-                    "pattern or material; the procedural generator draws colors, size "
-                    f"words, textures and materials{hint}")
+        kind = drawn.kind_of(entry)
+        if kind is None or not kind.alone:
+            hint = kind.alone_hint if kind is not None else ""
+            return (f"value '{entry.name}' of vocabulary '{vocab.name}' has no "
+                    f"{drawn.listed(k.name for k in alone)}; the procedural generator draws "
+                    f"{drawn.listed((k.drawn_as for k in alone), 'and')}{hint}")
     return None

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autocomp.concepts.vocab import MATERIALS
-
+MATERIALS = ("wood", "metal", "glass", "stone", "fabric")  # what texture() renders
 GLASS_TINT, GLASS_ALPHA = (90, 200, 240), 0.6
 HIGHLIGHT = (248, 252, 255)
 

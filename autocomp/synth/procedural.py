@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from autocomp.concepts import drawn
 from autocomp.concepts.task import Task
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
@@ -34,8 +35,8 @@ from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.counts import draw_counts
 from autocomp.synth.faults import FAULTS, PALETTE, expected_outcomes, fault_draws
-from autocomp.synth.layout import layout, overlaps, trade_boxes
-from autocomp.synth.looks import undrawable
+from autocomp.synth.layout import LayoutError, layout, overlaps
+from autocomp.synth.looks import undrawable, value_look
 from autocomp.synth.scenes import draw_scene, scene_cannot_draw
 from autocomp.synth.shapes import SHAPES, pattern_pitch, pattern_tone, render
 
@@ -91,7 +92,10 @@ class ProceduralGenerator(Backend):
         relations = [(r.subject, r.predicate, r.object) for r in graph.relations]
         rng = random.Random(f"procedural:{req.seed}")
         shapes = [n if n in SHAPES else stand_in(n) for n in names] if self.stand_ins else names
-        return task.visit(_Draw, self, req, shapes, relations, rng)
+        try:
+            return task.visit(_Draw, self, req, shapes, relations, rng)
+        except LayoutError as exc:  # one line: the task, the concept, what did not fit
+            raise AutocompError(f"task {task.name}, concept {req.id}: {exc.problem}") from None
 
     def draw_binding(self, req: ImageRequest, shapes, relations, geometry, rng,
                      colors) -> GeneratedImage:
@@ -104,7 +108,7 @@ class ProceduralGenerator(Backend):
             start = rng.randrange(len(PALETTE))
             rgbs = [PALETTE[(start + i) % len(PALETTE)] for i in range(len(names))]
         else:
-            rgbs = [task.values[c].rgb for c in colors]
+            rgbs = [value_look(c, task.values[c])["rgb"] for c in colors]
         scene = {"boxes": boxes, "colors": colors, "rgbs": rgbs, "drawn": [True] * len(names),
                  "background": "white" if req.track == "minimal" else "room"}
         faults = self.inject_faults(req, scene, shapes, relations, geometry)
@@ -129,10 +133,10 @@ class ProceduralGenerator(Backend):
         patterns = scene.get("patterns") or [None] * len(shapes)
         materials = scene.get("materials") or [None] * len(shapes)
         scene["pattern_share"] = [None] * len(shapes)
-        for i, (name, box, rgb, drawn, pattern, material) in enumerate(zip(
+        for i, (name, box, rgb, shown, pattern, material) in enumerate(zip(
                 shapes, scene["boxes"], scene["rgbs"], scene["drawn"], patterns, materials,
                 strict=True)):
-            if drawn:
+            if shown:
                 x0, y0, x1, y1 = box
                 tile = render(name, x1 - x0, y1 - y0, rgb, self.outline, pattern,
                               pattern_pitch(size), material)
@@ -165,7 +169,7 @@ class ProceduralGenerator(Backend):
             faults.append({"kind": "wrong_color", "slot": slot, "from": scene["colors"][slot],
                            "to": other})
             scene["colors"][slot] = other
-            scene["rgbs"][slot] = vocab[other].rgb
+            scene["rgbs"][slot] = value_look(other, vocab[other])["rgb"]
         if draws["drop_object"] < self.faults.get("drop_object", 0):
             slot = picks.randrange(n)
             scene["drawn"][slot] = False
@@ -186,14 +190,16 @@ class _Drawable:
     @staticmethod
     def relation(task) -> str | None:
         for entry in task.values.entries:
-            g = entry.geometry or {}
-            if not ({"dx", "dy"} <= set(g) or "size" in g or "depth" in g):
+            if entry.drawn_by is None:
+                keys = ("/".join(k.keys) for k in drawn.kinds("relations"))
                 return (f"relation '{entry.name}' of vocabulary '{task.values.name}' has "
-                        "no geometry (dx/dy, size or depth) to draw")
-        deep = {"depth" in g for g in task.values.geometries.values()}
-        if len(deep) > 1:
-            return (f"vocabulary '{task.values.name}' mixes depth relations with others; "
-                    "the procedural generator draws depth on its own ground plane")
+                        f"no geometry ({drawn.listed(keys)}) to draw")
+        used = {drawn.kind_of(e) for e in task.values.entries}
+        own = [k for k in used if k.own_layout]
+        if own and len(used) > 1:
+            return (f"vocabulary '{task.values.name}' mixes {own[0].noun} relations with "
+                    f"others; the procedural generator draws {own[0].noun} on its own "
+                    "ground plane")
         return None
 
     scene = staticmethod(scene_cannot_draw)
@@ -211,7 +217,8 @@ class _Draw:
     def attribute(gen, req, shapes, relations, rng) -> GeneratedImage:
         """Colors as the paper's color task; other values (sizes, textures, materials)
         from the objects' looks."""
-        if any(e.rgb is None for e in req.task.values.entries):
+        kinds = [drawn.kind_of(e) for e in req.task.values.entries]
+        if not all(k is not None and k.colors for k in kinds):
             return draw_scene(gen, req, shapes, relations, rng, values_first=True)
         colors = [o.attributes[0] for o in req.graph.objects]
         return gen.draw_binding(req, shapes, relations, {}, rng, colors)
@@ -258,9 +265,9 @@ class _Swap:
         for k in order:
             s, pred, o = relations[k]
             boxes = list(scene["boxes"])
-            g = geometry[pred]
-            what = "places" if "dx" in g else "depths" if "depth" in g else "sizes"
-            boxes[s], boxes[o] = trade_boxes(boxes[s], boxes[o], names[s], names[o], what)
+            kind = drawn.geometry_kind(geometry[pred])
+            what = kind.traded
+            boxes[s], boxes[o] = kind.trade(boxes[s], boxes[o], names[s], names[o])
             inside = all(b[0] >= 0 and b[1] >= 0 and b[2] <= gen.size and b[3] <= gen.size
                          for b in boxes)
             apart = not any(overlaps(p, q, 2) for i, p in enumerate(boxes)

@@ -13,9 +13,10 @@ swapped size word changes the boxes, so the layout is made for the sizes drawn.
 
 from __future__ import annotations
 
+from autocomp.concepts import drawn
 from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.faults import PALETTE, expected_outcomes, value_faults
-from autocomp.synth.layout import UNMARKED_SIDE, drawn_scale, layout, nearest_scale
+from autocomp.synth.layout import UNMARKED_SIDE, LayoutError, layout
 from autocomp.synth.looks import scene_look, undrawable
 from autocomp.synth.shapes import MIN_PATTERN_SHARE, SHAPES
 
@@ -38,7 +39,7 @@ def draw_scene(gen, req: ImageRequest, shapes, relations, rng,
     try:
         boxes = layout(shapes, relations, geometry, size, rng, tries=600, heights=heights,
                        shrink=False)
-    except RuntimeError:  # too big to fit as asked: smaller, so sizes may not read
+    except LayoutError:  # too big to fit as asked: smaller, so sizes may not read
         boxes = layout(shapes, relations, geometry, size, rng, heights=heights)
         shrunk = True
     scene = {"boxes": boxes, "colors": [look["color"] for look in looks], "rgbs": rgbs,
@@ -62,14 +63,15 @@ def draw_scene(gen, req: ImageRequest, shapes, relations, rng,
     if any(p is not None and p < MIN_PATTERN_SHARE for p in scene["pattern_share"]):
         truth["expect"]["attributes"] = False  # a texture with no room to show
         truth["pattern_share"] = scene["pattern_share"]
-    if shrunk:  # drawn smaller than asked: do the size words still read right?
+    if shrunk:  # drawn smaller than asked: do the values (size words) still read right?
         truth["shrunk"] = True
         for obj, box in zip(graph.objects, scene["boxes"], strict=True):
             for value in obj.attributes:
                 vocab = task.vocab_of(value)
-                scales = {e.name: e.scale for e in vocab.entries if e.scale is not None}
-                if value in scales and nearest_scale(drawn_scale(box, size),
-                                                     scales) != value:
+                entry = vocab[value]
+                kind = drawn.kind_of(entry)
+                same = {e.name: e.value for e in vocab.entries if e.drawn_by == entry.drawn_by}
+                if kind is not None and not kind.reads_after_shrink(value, same, box, size):
                     truth["expect"]["attributes"] = False
     if list(shapes) != list(graph.names):
         truth["stand_ins"] = dict(zip(graph.names, shapes, strict=True))
@@ -81,8 +83,10 @@ def scene_cannot_draw(task) -> str | None:
         problem = undrawable(vocab)
         if problem:
             return problem
+    scenes = [k for k in drawn.kinds("relations") if k.in_scenes]
     for entry in task.relations.entries:
-        if not {"dx", "dy"} <= set(entry.geometry or {}):
+        if entry.drawn_by not in {k.name for k in scenes}:
             return (f"relation '{entry.name}' of vocabulary '{task.relations.name}' has no "
-                    "dx/dy geometry; scene tasks draw spatial relations only")
+                    f"{drawn.listed('/'.join(k.keys) for k in scenes)} geometry; scene "
+                    f"tasks draw {drawn.listed(k.noun for k in scenes)} relations only")
     return None

@@ -166,6 +166,7 @@ def fill_fraction(name: str) -> float:
 
 
 PATTERN_LIGHT, PATTERN_DARK = (214, 214, 214), (64, 64, 64)
+PATTERNS = ("stripes", "dots", "checks")  # what pattern_mask draws
 MIN_PATTERN_SHARE = 0.015  # a texture covering less of its object does not read (pixels)
 
 
@@ -198,4 +199,4 @@ def pattern_mask(pattern: str, height: int, width: int, pitch: int) -> np.ndarra
     if pattern == "checks":
         half = (round(0.5 * pitch) | 1) // 2
         return (np.abs(cy) <= half) & (np.abs(cx) <= half)
-    raise ValueError(f"unknown pattern {pattern!r} (stripes, dots, checks)")
+    raise ValueError(f"unknown pattern {pattern!r} ({', '.join(PATTERNS)})")

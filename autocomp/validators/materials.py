@@ -13,8 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from autocomp.concepts.vocab import MATERIALS
-from autocomp.synth.materials import GLASS_ALPHA, GLASS_TINT
+from autocomp.synth.materials import GLASS_ALPHA, GLASS_TINT, MATERIALS
 from autocomp.synth.shapes import INK_MAX, SHAPES, pattern_pitch, render
 
 
