@@ -5,12 +5,15 @@ import io
 
 import numpy as np
 import pytest
+from test_compositional import aro, winoground  # noqa: F401  (fixtures)
+from test_external import coco, crepe, small_run, sugarcrepe  # noqa: F401  (fixtures)
 
 from autocomp.captions.writers import CaptionRequest
 from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.core.errors import AutocompError
 from autocomp.core.registry import names, resolve
+from autocomp.kinds.base import GeometryKind
 from autocomp.synth.base import ImageRequest
 
 
@@ -210,3 +213,327 @@ def test_every_family_resolves_through_the_one_registry():
 def test_an_unknown_name_lists_the_known_ones():
     with pytest.raises(AutocompError, match="unknown generator 'paint' .*procedural"):
         resolve("generator", "paint")
+
+
+# ---- the registry refuses mistakes -------------------------------------------------------
+
+@pytest.fixture
+def registered():
+    """register() for this test only: every name it adds is taken out afterwards."""
+    from autocomp.concepts import drawn
+    from autocomp.core import registry
+
+    added = []
+
+    def add(family, name, target, **where):
+        registry.register(family, name, target, **where)
+        added.append((family, name))
+
+    yield add
+    for family, name in added:
+        registry.unregister(family, name)
+    drawn.kind.cache_clear()
+
+
+def test_a_duplicate_name_is_refused(registered):
+    with pytest.raises(AutocompError, match="scorer 'blind' is registered already"):
+        registered("scorer", "blind", "my_blind:make")
+    with pytest.raises(AutocompError, match="a plugin target is 'module:attribute'"):
+        registered("scorer", "mine", "my_blind.make")
+    with pytest.raises(AutocompError, match=r"unknown plugin family 'scorers' \(did you mean "
+                                            r"'scorer'\?\)"):
+        registered("scorers", "mine", "m:f")
+
+
+def test_an_unknown_name_suggests_the_nearest():
+    with pytest.raises(AutocompError, match=r"unknown scorer 'open-clip' \(did you mean "
+                                            r"'open_clip'\?\)"):
+        resolve("scorer", "open-clip")
+
+
+class NotACheck:
+    name, label = "loose", "Loose"
+
+    def check(self, sample):
+        return True
+
+
+def bad_opener(source):  # a format opener that cannot take (source, images, ...)
+    return None
+
+
+def test_an_entry_of_the_wrong_shape_is_refused_by_name(registered):
+    registered("check", "loose", "test_contracts:NotACheck")
+    with pytest.raises(AutocompError, match=r"check 'loose' \(test_contracts:NotACheck\) is "
+                                            "not a subclass of Check"):
+        resolve("check", "loose")
+    registered("format", "bad", "test_contracts:bad_opener")
+    with pytest.raises(AutocompError, match=r"cannot be called with \(source, images, "
+                                            r"columns, skip_missing\)"):
+        resolve("format", "bad")
+    registered("scorer", "gone", "test_contracts:nothing_here")
+    with pytest.raises(AutocompError, match="test_contracts has no 'nothing_here'"):
+        resolve("scorer", "gone")
+
+
+def test_an_ordered_family_places_an_entry(registered):
+    registered("check", "sharp", "autocomp.validators.checks:ObjectsCheck",
+               after="objects")
+    registered("check", "first", "autocomp.validators.checks:ObjectsCheck",
+               before="objects")
+    assert names("check")[:4] == ("first", "objects", "sharp", "background")
+    with pytest.raises(AutocompError, match="only ordered families"):
+        registered("scorer", "x", "m:f", after="hf")
+    with pytest.raises(AutocompError, match=r"no check 'atributes' to place it after "
+                                            r"\(did you mean 'attributes'\?\)"):
+        registered("check", "late", "m:C", after="atributes")
+
+
+def test_entry_points_of_group_autocomp_plugins_are_loaded(tmp_path, monkeypatch):
+    """An installed distribution's entry point (a module that registers) is imported the
+    first time the registry is read, as $AUTOCOMP_PLUGINS modules are."""
+    from autocomp.core import registry
+
+    (tmp_path / "ep_plugin.py").write_text(
+        "from autocomp.core.registry import register\n"
+        "register('scorer', 'ep-fewest', 'ep_plugin:make')\n"
+        "def make(name, pretrained=None, device='cpu', batch_size=None):\n"
+        "    raise NotImplementedError\n")
+    info = tmp_path / "ep_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[autocomp.plugins]\nmine = ep_plugin\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_plugins_loaded", False)
+    try:
+        assert "ep-fewest" in names("scorer")
+        assert callable(resolve("scorer", "ep-fewest"))
+    finally:
+        registry.unregister("scorer", "ep-fewest")
+
+
+# ---- kinds --------------------------------------------------------------------------------
+
+def test_an_unknown_geometry_is_refused_when_the_vocabulary_is_read():
+    from autocomp.concepts.vocab import parse_vocabulary
+
+    with pytest.raises(AutocompError, match=r"entry 1 \('near'\): field 'geometry.distance' "
+                                            r"is not known \(known: dx, dy, size, depth\)"):
+        parse_vocabulary({"name": "d", "kind": "relations", "entries": [
+            {"name": "near", "geometry": {"distance": -1}}]})
+
+
+class Never(GeometryKind):  # a geometry kind whose relation never holds
+    name, noun, question = "never", "never", "Is the {subject} by the {object}?"
+    keys, places, described = ("never",), True, "never"
+
+    def holds(self, box_s, box_o, g):
+        return False
+
+    def place(self, base, sign, dims_s, dims_o, g, size, rng):
+        return base[0] + sign * 60, base[1]
+
+
+def test_a_layout_that_cannot_be_found_is_one_line_naming_the_task(registered, tmp_path):
+    registered("kind", "never", "test_contracts:Never")
+    (tmp_path / "never.yaml").write_text(
+        "name: never\nkind: relations\nentries:\n"
+        "  - {name: by, inverse: past, geometry: {never: 1}}\n"
+        "  - {name: past, inverse: by, geometry: {never: -1}}\n")
+    (tmp_path / "t.yaml").write_text("name: shape_never\nkind: relation\nobjects: shapes\n"
+                                     "values: never.yaml\nn: [2]\n")
+    task = load_task(str(tmp_path / "t.yaml"))
+    c = sample_concepts(task, 2, 1, seed=3)[0]
+    gen = resolve("generator", "procedural")()
+    with pytest.raises(AutocompError) as err:
+        gen.generate_one(ImageRequest(c.id, c.graph, task, "minimal", c.seed, ""))
+    (a, b), rel = c.graph.names, c.graph.relations[0].predicate
+    message = str(err.value)
+    assert message == (f"task shape_never, concept {c.id}: no layout found for {a}, {b} "
+                       f"({a} {rel} {b}) after 2,000 tries")
+
+
+# ---- behaviour contracts ------------------------------------------------------------------
+
+def _docs_examples(tmp_path, monkeypatch) -> None:
+    """docs/extending.md's `# file:` Python blocks, written to tmp_path and importable."""
+    from test_docs import FILE, ROOT, blocks
+
+    for lang, body in blocks(ROOT / "docs" / "extending.md"):
+        first, _, rest = body.partition("\n")
+        named = FILE.match(first)
+        if lang == "python" and named and not named.group(2) and named.group(1) != \
+                "my_plugins.py":
+            (tmp_path / named.group(1)).write_text(rest)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+@pytest.fixture(scope="module")
+def pictures():
+    from PIL import Image
+
+    return [Image.new("RGB", (40, 40), c) for c in ("red", "navy", "white")]
+
+
+TEXTS = ["a red cube", "a blue sphere to the left of a red cube", "two cones", "a cube"]
+
+
+@pytest.fixture(scope="module")
+def dual_scorers(tmp_path_factory):
+    from tiny_models import tiny_hf_clip, tiny_hf_siglip, tiny_open_clip
+
+    tmp = tmp_path_factory.mktemp("dual")
+    return {"open_clip": f"open_clip:local-dir:{tiny_open_clip(tmp / 'oc')}",
+            "hf clip": f"hf:{tiny_hf_clip(tmp / 'clip')}",
+            "hf siglip": f"hf:{tiny_hf_siglip(tmp / 'siglip')}"}
+
+
+@pytest.mark.parametrize("which", ["open_clip", "hf clip", "hf siglip", "blind:unigram",
+                                   "blind:distinct", "docs:fewest"])
+def test_scorer_contract(which, dual_scorers, pictures, tmp_path, monkeypatch):
+    from autocomp.contracts import scorer_problems
+    from autocomp.eval.scorers import load_scorer
+
+    if which == "docs:fewest":
+        _docs_examples(tmp_path, monkeypatch)
+        import fewest_words
+
+        scorer = fewest_words.make("words")
+    else:
+        scorer = load_scorer(dual_scorers.get(which, which))
+    assert scorer_problems(scorer, pictures, TEXTS) == []
+
+
+def test_the_scorer_contract_rejects_unnormalised_vectors(pictures):
+    from autocomp.contracts import scorer_problems
+    from autocomp.eval.scorers.base import DualEncoder
+
+    class Loud(DualEncoder):
+        family = "loud"
+
+        def encode_texts(self, texts):
+            return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+        def encode_images(self, images):
+            return np.array([[1.0, 2.0] for _ in images], dtype=np.float32)
+
+    problems = scorer_problems(Loud("x"), pictures, TEXTS)
+    assert any("encode_texts vectors are not L2-normalised" in p for p in problems)
+
+    class Wide(Loud):  # float64, and one size for captions, another for images
+        def encode_texts(self, texts):
+            return np.ones((len(texts), 3)) / np.sqrt(3)
+
+        def encode_images(self, images):
+            return np.ones((len(images), 2), np.float32) / np.sqrt(2)
+
+    problems = scorer_problems(Wide("x"), pictures, TEXTS)
+    assert "encode_texts returned float64, not float32" in problems
+    assert "caption vectors have 3 dimensions, image vectors 2" in problems
+
+
+@pytest.fixture(scope="module")
+def samples():
+    from autocomp.validators.checks import Sample, Settings
+
+    det, ans = resolve("detector", "color-blobs")(), resolve("answerer", "pixels")()
+    gen = resolve("generator", "procedural")(size=128, faults={"drop_object": 0.5})
+    out = []
+    for name in ("shape_color", "shape_position"):
+        task = load_task(name)
+        for c in sample_concepts(task, 2, 3, seed=5):
+            for track in ("minimal", "contextual"):
+                img = np.asarray(gen.generate_one(ImageRequest(c.id, c.graph, task, track,
+                                                               c.seed, "")).image)
+                out.append(Sample(img, c.graph, task, track, det.detect(img, c.graph.names),
+                                  ans, Settings()))
+    return out
+
+
+@pytest.mark.parametrize("name", [*names("check"), "docs:min_size"])
+def test_check_contract(name, samples, tmp_path, monkeypatch):
+    from autocomp.contracts import check_problems
+
+    if name == "docs:min_size":
+        _docs_examples(tmp_path, monkeypatch)
+        import size_check
+
+        check = size_check.MinSize()
+    else:
+        check = resolve("check", name)()
+    mine = [s for s in samples if s.track in check.tracks]
+    assert check_problems(check, mine) == []
+    assert {check.check(s).passed for s in mine} == {True, False} or name != "objects"
+
+
+def test_the_check_contract_rejects_a_check_returning_a_bool(samples):
+    from autocomp.contracts import check_problems
+    from autocomp.validators.checks import Check
+
+    class Yes(Check):
+        name, label = "yes", "Yes"
+
+        def check(self, s):
+            return True
+
+    assert check_problems(Yes(), samples) == ["check() returned bool, not a CheckResult"]
+
+
+@pytest.fixture
+def sources(request, tmp_path, monkeypatch):
+    """format -> (source, images) of a hand-written fixture in that format."""
+    def get(fmt):
+        if fmt == "sugarcrepe":
+            return request.getfixturevalue("sugarcrepe"), request.getfixturevalue("coco")
+        if fmt == "crepe":
+            return request.getfixturevalue("crepe")
+        if fmt in ("winoground", "aro"):
+            return request.getfixturevalue(fmt), None
+        run = request.getfixturevalue("small_run")
+        if fmt == "run":
+            return run.dir, None
+        if fmt == "autocomp-export":
+            from autocomp.publish.export import export_benchmarks
+
+            export_benchmarks(run.dir, tmp_path / "export", audit=False)
+            return tmp_path / "export", None
+        _docs_examples(tmp_path, monkeypatch)  # docs: tsv
+        from PIL import Image
+
+        for f, c in (("a.png", "red"), ("b.png", "blue")):
+            Image.new("RGB", (32, 32), c).save(tmp_path / f)
+        (tmp_path / "pairs.tsv").write_text("a.png\ta red cube\ta blue cube\n"
+                                            "b.png\ta blue sphere\ta red sphere\n")
+        return tmp_path / "pairs.tsv", None
+    return get
+
+
+@pytest.mark.parametrize("fmt", ["run", "autocomp-export", "sugarcrepe", "crepe",
+                                 "winoground", "aro", "docs:tsv"])
+def test_format_contract(fmt, sources):
+    from autocomp.contracts import suite_problems
+    from autocomp.formats import open_suite
+
+    source, images = sources(fmt)
+    if fmt == "docs:tsv":
+        import tsv_format
+
+        suite = tsv_format.open_tsv(source, None, {}, False)
+    else:
+        suite = open_suite(source, fmt, images=images)
+    assert suite_problems(suite) == []
+
+
+def test_the_format_contract_rejects_items_the_harness_cannot_read(tmp_path):
+    from autocomp.contracts import suite_problems
+    from autocomp.formats.suite import LoadedBenchmark, Suite
+
+    rows = [{"id": "1", "image": "gone.png", "positive": "a cube", "negatives": []},
+            {"id": "1", "image": "gone.png", "positive": "a cube",
+             "negatives": [{"text": "a sphere"}]}]
+    bench = LoadedBenchmark("t/all", "t", 0, "t", "swap", lambda: iter(rows))
+    problems = suite_problems(Suite("t", tmp_path, tmp_path, [bench]))
+    assert "t/all: item '1': fewer than two captions, or an empty one" in problems
+    assert "t/all: item '1': image gone.png is not a file" in problems
+    assert "t/all: item '1': the id is not a string, or repeats" in problems
+    assert any("the harness cannot read it (KeyError('caption'))" in p for p in problems)

@@ -90,7 +90,10 @@ class GeometryKind(Kind):
         raise NotImplementedError
 
     def trade(self, box_s, box_o, name_s: str, name_o: str):
-        """The pair's boxes after the swap fault (each takes the other's place)."""
+        """The pair's boxes after the swap fault (each takes the other's place), or None
+        when trading cannot make the relation false (a symmetric one)."""
+        if self.symmetric:
+            return None
         from autocomp.synth.layout import trade_places
 
         return trade_places(box_s, box_o)

@@ -266,8 +266,10 @@ class _Swap:
             s, pred, o = relations[k]
             boxes = list(scene["boxes"])
             kind = drawn.geometry_kind(geometry[pred])
-            what = kind.traded
-            boxes[s], boxes[o] = kind.trade(boxes[s], boxes[o], names[s], names[o])
+            what, traded = kind.traded, kind.trade(boxes[s], boxes[o], names[s], names[o])
+            if traded is None:  # a symmetric relation: trading keeps it true
+                continue
+            boxes[s], boxes[o] = traded
             inside = all(b[0] >= 0 and b[1] >= 0 and b[2] <= gen.size and b[3] <= gen.size
                          for b in boxes)
             apart = not any(overlaps(p, q, 2) for i, p in enumerate(boxes)

@@ -1,0 +1,143 @@
+"""Behaviour contracts per plugin family, as a plugin's own tests (and ours, on every
+built-in and every docs/extending.md example: tests/test_contracts.py) check them. Each
+returns the list of problems found, empty when the entry keeps its family's contract.
+
+  scorer  dual encoders: finite float32 vectors, one size for images and captions,
+          L2-normalised; text scorers: finite float32, one row per caption; both: a batch
+          gives what one-by-one calls give, and calling twice gives the same.
+  check   returns a CheckResult named as the check (passed a bool, reason a string,
+          evidence a JSON-able dict), the same twice, and check_many equal to check one by
+          one.
+  format  a Suite whose every benchmark yields items the harness accepts: a unique string
+          id, a positive caption and negatives with captions (or a matrix item: images,
+          captions, truth of matching shape), images that exist, N and track as declared.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+ATOL = 1e-4  # batch vs one by one (float32 forward passes in another batch shape)
+
+
+def scorer_problems(scorer, images, texts) -> list[str]:
+    """The contract of a dual encoder (encode_images, encode_texts) or a text scorer
+    (score_texts), on a few PIL images and captions."""
+    problems: list[str] = []
+    if getattr(scorer, "embeds_images", False):
+        t = _matrix(scorer.encode_texts(texts), len(texts), "encode_texts", problems)
+        v = _matrix(scorer.encode_images(images), len(images), "encode_images", problems)
+        if t is None or v is None:
+            return problems
+        if t.shape[1] != v.shape[1]:
+            problems.append(f"caption vectors have {t.shape[1]} dimensions, image vectors "
+                            f"{v.shape[1]}")
+        for name, x in (("encode_texts", t), ("encode_images", v)):
+            norms = np.linalg.norm(x, axis=1)
+            if not np.allclose(norms, 1, atol=1e-3):
+                problems.append(f"{name} vectors are not L2-normalised (norms "
+                                f"{norms.min():.3f}-{norms.max():.3f}); the harness scores "
+                                "pairs by their dot product")
+        _same(problems, "encode_texts", t, [scorer.encode_texts([x]) for x in texts])
+        _same(problems, "encode_images", v, [scorer.encode_images([x]) for x in images])
+        _same(problems, "encode_texts called twice", t, [scorer.encode_texts(texts)])
+    elif getattr(scorer, "kind", None) == "text":
+        s = _matrix(scorer.score_texts(texts), len(texts), "score_texts", problems)
+        if s is not None:
+            _same(problems, "score_texts", s, [scorer.score_texts([x]) for x in texts])
+            _same(problems, "score_texts called twice", s, [scorer.score_texts(texts)])
+    else:
+        problems.append(f"scorer of kind {getattr(scorer, 'kind', None)!r}: the scorer "
+                        "contract covers dual and text scorers")
+    return problems
+
+
+def _matrix(x, rows: int, name: str, problems: list[str]):
+    if not isinstance(x, np.ndarray):
+        problems.append(f"{name} returned {type(x).__name__}, not a numpy array")
+        return None
+    if x.dtype != np.float32:
+        problems.append(f"{name} returned {x.dtype}, not float32")
+    if x.ndim != 2 or x.shape[0] != rows or x.shape[1] < 1:
+        problems.append(f"{name} returned shape {x.shape} for {rows} inputs (rows, size)")
+        return None
+    if not np.isfinite(x).all():
+        problems.append(f"{name} returned non-finite values")
+    return np.asarray(x, np.float64)
+
+
+def _same(problems: list[str], name: str, batch, parts) -> None:
+    whole = np.concatenate([np.asarray(p, np.float64) for p in parts])
+    if whole.shape != batch.shape or not np.allclose(whole, batch, atol=ATOL):
+        problems.append(f"{name}: a batch differs from the same inputs one by one")
+
+
+def check_problems(check, samples) -> list[str]:
+    """The contract of a validation check on a few Samples (validators/checks.py)."""
+    from autocomp.validators.base import CheckResult
+
+    problems: list[str] = []
+    one = [check.check(s) for s in samples]
+    for result in one:
+        if not isinstance(result, CheckResult):
+            return [f"check() returned {type(result).__name__}, not a CheckResult"]
+        if result.name != check.name:
+            problems.append(f"a result is named {result.name!r}, the check {check.name!r}")
+        if not isinstance(result.passed, bool) or not isinstance(result.reason, str):
+            problems.append("a result's passed is not a bool or its reason not a string")
+        try:
+            json.dumps(result.evidence)
+        except TypeError as exc:
+            problems.append(f"a result's evidence cannot be written to a record ({exc})")
+    if [r.to_dict() for r in one] != [check.check(s).to_dict() for s in samples]:
+        problems.append("check() gives another result the second time")
+    if [r.to_dict() for r in check.check_many(list(samples))] != [r.to_dict() for r in one]:
+        problems.append("check_many() differs from check() one by one")
+    if not check.label or not set(check.tracks) <= {"minimal", "contextual"}:
+        problems.append("a check needs a label (its funnel column) and tracks among "
+                        "minimal, contextual")
+    return problems
+
+
+def suite_problems(suite, limit: int = 200) -> list[str]:
+    """The contract of a format: what its opener returned, its first `limit` items per
+    benchmark read as the harness reads them."""
+    from pathlib import Path
+
+    from autocomp.eval.items import captions_of, image_refs, split_ref
+    from autocomp.eval.matrix import is_matrix, truth_of
+    from autocomp.formats.suite import Suite
+
+    if not isinstance(suite, Suite):
+        return [f"the opener returned {type(suite).__name__}, not a Suite"]
+    problems: list[str] = []
+    if not suite.benchmarks:
+        problems.append("the suite has no benchmark")
+    for bench in suite.benchmarks:
+        seen: set[str] = set()
+        for k, item in enumerate(bench.items()):
+            if k >= limit:
+                break
+            where = f"{bench.name}: item {item.get('id', k)!r}"
+            if not isinstance(item.get("id"), str) or item["id"] in seen:
+                problems.append(f"{where}: the id is not a string, or repeats")
+            seen.add(str(item.get("id")))
+            try:
+                captions, refs = captions_of(item), image_refs(item)
+            except (KeyError, TypeError) as exc:
+                problems.append(f"{where}: the harness cannot read it ({exc!r})")
+                continue
+            if len(captions) < 2 or not all(isinstance(c, str) and c for c in captions):
+                problems.append(f"{where}: fewer than two captions, or an empty one")
+            if is_matrix(item) and np.asarray(truth_of(item)).shape != (len(refs),
+                                                                        len(captions)):
+                problems.append(f"{where}: truth is not images x captions")
+            for ref in refs:
+                path = Path(split_ref(ref)[0])
+                if not path.is_absolute():
+                    path = Path(suite.root) / path
+                if not path.is_file():
+                    problems.append(f"{where}: image {ref} is not a file")
+    return problems
