@@ -140,7 +140,7 @@ def far_from_chance(accuracy: float | None, chance: float | None, n: int,
 
 
 def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = None,
-          echo=None, check_images: bool = False) -> list[dict]:
+          check_images: bool = False) -> list[dict]:
     """One row per benchmark: structure and each blind scorer's tie-aware accuracy (and,
     with `check_images`, what the image files show); a bar, or a progress line every ~10 s
     (core/progress.py)."""
@@ -152,7 +152,7 @@ def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = 
     models = [*BLIND, *extra_models]
     rows = []
     scorers = {m: load_scorer(m, device=device, batch_size=batch_size) for m in models}
-    cells = Progress("audit", len(suite.benchmarks) * len(scorers), "cell", echo)
+    cells = Progress("audit", len(suite.benchmarks) * len(scorers), "cell")
     with tempfile.TemporaryDirectory(prefix="autocomp-audit-") as tmp, cells:
         for bench in suite.benchmarks:
             bench = ReadOnce(bench)  # its negatives enumerated once for every scorer

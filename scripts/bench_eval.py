@@ -123,8 +123,7 @@ def reference_loop(run_dir: Path, weights: Path) -> dict:
 def harness(run_dir: Path, spec: str, results: Path, cache: Path) -> dict:
     from autocomp.eval.cells import evaluate
 
-    got = evaluate(run_dir, [spec], results, cache_dir=cache, batch_size=256,
-                   echo=lambda *_: None)
+    got = evaluate(run_dir, [spec], results, cache_dir=cache, batch_size=256)
     return {r["benchmark"]: {"accuracy": r["metrics"]["accuracy"],
                              "accuracy_paired": r["metrics"]["accuracy_paired"]} for r in got}
 
@@ -201,7 +200,7 @@ def precision_gap(run_dir: Path, spec: str, out: Path) -> None:
     acc = {}
     for precision in ("fp32", "bf16", "fp16"):
         got = evaluate(run_dir, [spec], out / precision, cache_dir=None, batch_size=256,
-                       echo=lambda *_: None, precision=precision)
+                       precision=precision)
         acc[precision] = {r["benchmark"]: r["metrics"]["accuracy"] for r in got}
     for precision in ("bf16", "fp16"):
         gaps = [abs(acc[precision][b] - acc["fp32"][b]) for b in acc["fp32"]]

@@ -26,13 +26,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def step_export(out: Path, max_negatives: int | None) -> dict:
+    from autocomp.core.log import attach
+
+    attach()  # progress lines on standard error, as the CLI shows them
     from bench_scale import peak_rss_mb
 
     from autocomp.publish.export import export_benchmarks
 
     t = time.perf_counter()
-    got = export_benchmarks(out / "run", out / "export", max_negatives, 0, audit=False,
-                            echo=lambda line: print(line, file=sys.stderr, flush=True))
+    got = export_benchmarks(out / "run", out / "export", max_negatives, 0, audit=False)
     seconds = time.perf_counter() - t
     items = sum(c["rows"] for c in got["configs"].values())
     return {"seconds": seconds, "items": items, "bytes": got["bytes"],

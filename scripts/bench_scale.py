@@ -161,7 +161,7 @@ def step_eval(out: Path, models: list[str], patterns: list[str], tag: str) -> di
 
     t = time.perf_counter()
     got = evaluate(out / "run", models, out / f"results-{tag}", patterns,
-                   cache_dir=out / f"cache-{tag}", batch_size=64, echo=lambda *_: None,
+                   cache_dir=out / f"cache-{tag}", batch_size=64,
                    progress_every=None)
     seconds = time.perf_counter() - t
     items = sum(r["n_items"] for r in got)

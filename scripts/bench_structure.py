@@ -1,8 +1,12 @@
 """The package's structure in numbers (issue 20): modules per package, imports that go up
 the layers of pyproject's import-linter contract, import cycles between siblings (module
-and package level), task-kind branches outside concepts/, README and docs lines.
+and package level), task-kind branches outside concepts/, drawable-kind switches outside
+autocomp/kinds/ (issue 39: code asking whether an entry is a color, a size word, ... or a
+geometry is a direction, a size or a depth, instead of asking its kind), README and docs
+lines.
 
     python scripts/bench_structure.py [--json]
+    python scripts/bench_structure.py --switches-only --root OTHER_CHECKOUT   # before/after
 
 Reads the import graph with grimp (import-linter's own graph builder, lazy imports
 included), so it counts what the contract checks.
@@ -75,6 +79,26 @@ def parent(module: str) -> str:
     return module.rpartition(".")[0]
 
 
+# what a switch on a drawable kind looks like outside the kind family
+SWITCHES = re.compile("|".join([
+    r"\b(e|entry|vocab\[[^\]]+\]|values\[[^\]]+\])\.(rgb|scale|pattern|material|count)\b",
+    r'"(dx|dy|depth|size)" in (g|geo|geometry)\b',
+    r'\b(g|geo)\["(dx|dy|depth|size)"\]',
+    r"geometry\[[^\]]+\]\[\"(dx|dy|depth|size)\"\]",
+    r'drawn_by == "',
+    r'reads == "(rgb|color|scale|pattern|material|count)"',
+    r"getattr\((e|entry), (key|f)\)",
+]))
+
+
+def kind_switches(root: Path) -> list[str]:
+    """Lines of autocomp/ outside autocomp/kinds/ that switch on a drawable kind."""
+    return [f"{p.relative_to(root)}:{i}" for p in sorted((root / "autocomp").rglob("*.py"))
+            if "kinds" not in p.relative_to(root / "autocomp").parts[:1]
+            for i, line in enumerate(p.read_text().splitlines(), 1)
+            if SWITCHES.search(line.split("#")[0])]
+
+
 def measure() -> dict:
     import grimp
 
@@ -107,20 +131,31 @@ def measure() -> dict:
     return {"modules": len(files), "modules_per_package": dict(sorted(per_package.items())),
             "upward_imports": [f"{a} -> {b}" for a, b in upward],
             "module_cycles": cycles(siblings), "package_cycles": cycles(packages),
-            "kind_branches_outside_concepts": branches, "doc_lines": lines}
+            "kind_branches_outside_concepts": branches,
+            "drawable_kind_switches_outside_kinds": kind_switches(ROOT), "doc_lines": lines}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--switches-only", action="store_true",
+                        help="only count drawable-kind switches (of --root's checkout)")
+    parser.add_argument("--root", type=Path, default=ROOT)
+    args = parser.parse_args()
+    if args.switches_only:
+        found = kind_switches(args.root.resolve())
+        print(f"drawable kind switches outside autocomp/kinds/ in {args.root}: {len(found)}")
+        for item in found:
+            print(f"  {item}")
+        return
     out = measure()
-    if parser.parse_args().json:
+    if args.json:
         print(json.dumps(out, indent=1))
         return
     print(f"modules: {out['modules']} ("
           + ", ".join(f"{k} {v}" for k, v in out["modules_per_package"].items()) + ")")
     for key in ("upward_imports", "module_cycles", "package_cycles",
-                "kind_branches_outside_concepts"):
+                "kind_branches_outside_concepts", "drawable_kind_switches_outside_kinds"):
         print(f"{key.replace('_', ' ')}: {len(out[key])}")
         for item in out[key][:10]:
             print(f"  {item}")

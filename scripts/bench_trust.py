@@ -85,7 +85,7 @@ def compass(run, out: Path, seeds: int) -> None:
     finally:
         sim.close()
     models = [f"reference:random@{s}" for s in range(seeds)]
-    evaluate_compass(out, models, echo=lambda *_: None)
+    evaluate_compass(out, models)
     by_n = manifest["counts_by_n"].get("skill-R", {})
     kept = sum(c.get("opposites_kept", 0) for name, per in manifest["filter"].items()
                if name.endswith("-R") for c in per.values())

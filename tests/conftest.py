@@ -127,3 +127,19 @@ def browser():
     driver = webdriver.Chrome(service=Service(driver_path), options=opts)
     yield driver
     driver.quit()
+
+
+@pytest.fixture
+def logged(caplog):
+    """`logged()`: autocomp's log lines (INFO and up) since the last call, as the CLI's
+    handler would show them (core/log.py)."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="autocomp")
+
+    def lines() -> list[str]:
+        out = [r.getMessage() for r in caplog.records if r.name.startswith("autocomp")]
+        caplog.clear()
+        return out
+
+    return lines

@@ -106,7 +106,7 @@ def _big_vg(folder, images: int):
     return folder
 
 
-def test_compass_vg_build_memory_is_flat_in_the_file_size(tmp_path, monkeypatch, capsys):
+def test_compass_vg_build_memory_is_flat_in_the_file_size(tmp_path, monkeypatch, logged):
     """Major 9: the build kept every raw entry and a second copy (2.73 GB for a 195 MB
     file); now scene_graphs.json is streamed and each image spilled as it is read, so the
     peak of Python allocations does not grow with the number of images; and the build
@@ -130,8 +130,9 @@ def test_compass_vg_build_memory_is_flat_in_the_file_size(tmp_path, monkeypatch,
     # 4x the images, the same memory (before: every raw entry and its copy were held)
     assert large < 1.5 * small, (small, large)  # before: 16 MB and 78 MB
     monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0")
+    logged()
     build_vg(tmp_path / "vg30", tmp_path / "vg30", tmp_path / "again",
              candidates="vocabulary")
-    err = capsys.readouterr().err
+    err = "\n".join(logged())
     assert "... compass build: reading scene_graphs.json:" in err
     assert "... compass build: writing the sets:" in err and "of 30 (" in err

@@ -170,7 +170,7 @@ def test_audit_of_two_sources_sharing_a_benchmark_name_tells_them_apart(winogrou
 
 
 def test_a_loaded_benchmark_is_read_once_and_its_fingerprint_taken_on_the_way(winoground,
-                                                                            tmp_path):
+                                                                            tmp_path, logged):
     """Eval read a loaded benchmark (and enumerated its negatives) once for its fingerprint
     and again to score it; the fingerprint is now taken as it is scored, and still lets
     --skip_existing skip the cell."""
@@ -184,14 +184,13 @@ def test_a_loaded_benchmark_is_read_once_and_its_fingerprint_taken_on_the_way(wi
         return real(self)
     LoadedBenchmark.items = counted
     try:
-        got = evaluate(winoground, ["reference:random"], tmp_path / "res",
-                       echo=lambda *_: None)
+        got = evaluate(winoground, ["reference:random"], tmp_path / "res")
         assert reads == ["winoground/test"]
         (bench,) = open_suite(winoground).benchmarks
         assert got[0]["benchmark_fingerprint"] == bench.fingerprint()
-        lines = []
-        evaluate(winoground, ["reference:random"], tmp_path / "res", skip_existing=True,
-                 echo=lines.append)
+        logged()
+        evaluate(winoground, ["reference:random"], tmp_path / "res", skip_existing=True)
+        lines = logged()
         assert any(ln.startswith("skip   reference:random winoground/test") for ln in lines)
     finally:
         LoadedBenchmark.items = real

@@ -65,7 +65,7 @@ def test_outcome_strict_and_tie_aware():
 def test_reference_scorers(run, tmp_path):
     out = tmp_path / "res"
     evaluate(run.dir, ["reference:oracle", "reference:bag-of-concepts"], out,
-             cache_dir=tmp_path / "cache", echo=lambda *_: None)
+             cache_dir=tmp_path / "cache")
     res = _results(out)
     benches = find_benchmarks(run.dir)
     for b in benches:
@@ -108,8 +108,7 @@ def _synthetic_run(tmp_path, count):
 def test_random_sits_at_chance_and_unigram_ties_on_swap(tmp_path):
     run = _synthetic_run(tmp_path, 4000)
     out = tmp_path / "res"
-    evaluate(run.dir, ["reference:random", "blind:unigram"], out, cache_dir=tmp_path / "c",
-             echo=lambda *_: None)
+    evaluate(run.dir, ["reference:random", "blind:unigram"], out, cache_dir=tmp_path / "c")
     res = _results(out)
     rnd = res[("reference:random", "shape_color-n2/minimal-swap")]
     assert rnd["n_items"] == 4000
@@ -197,7 +196,7 @@ def test_siglip_pads_to_64(tiny):
 def test_siglip_and_lm_run_end_to_end(run, tiny, tmp_path):
     out = tmp_path / "res"
     evaluate(run.dir, [tiny["siglip"], tiny["lm"]], out, ["shape_color-n2/*"],
-             cache_dir=tmp_path / "c", batch_size=8, echo=lambda *_: None)
+             cache_dir=tmp_path / "c", batch_size=8)
     res = _results(out)
     assert len(res) == 8
     for r in res.values():
@@ -244,8 +243,7 @@ def test_killed_eval_recomputes_nothing_cached(run, tiny, tmp_path):
 
 def test_report_chance_row_is_the_papers(run, tmp_path):
     out = tmp_path / "res"
-    evaluate(run.dir, ["reference:oracle"], out, cache_dir=tmp_path / "c",
-             echo=lambda *_: None)
+    evaluate(run.dir, ["reference:oracle"], out, cache_dir=tmp_path / "c")
     result = CliRunner().invoke(main, ["report", str(out)])
     assert result.exit_code == 0, result.output
     chance = next(line for line in result.output.splitlines() if "Random Chance" in line)
@@ -299,7 +297,7 @@ def test_distinct_words_shortcut_on_confusion(run, tmp_path):
     out = tmp_path / "res"
     evaluate(run.dir, ["blind:distinct"], out, ["shape_color-n2/minimal-*",
                                                 "shape_position-n3/minimal-*"],
-             cache_dir=tmp_path / "c", echo=lambda *_: None)
+             cache_dir=tmp_path / "c")
     res = _results(out)
     conf = res[("blind:distinct", "shape_color-n2/minimal-confusion")]["metrics"]
     # 1 / (2! 2!) = 25%, a little less where "white" also appears in the suffix
@@ -313,7 +311,7 @@ def test_distinct_words_shortcut_on_confusion(run, tmp_path):
 def test_distributed_ranks_share_the_cells(run, tmp_path):
     out = tmp_path / "res"
     got = [evaluate(run.dir, ["reference:oracle", "reference:random"], out, ["*-n2/*"],
-                    cache_dir=tmp_path / "c", rank=r, world_size=2, echo=lambda *_: None)
+                    cache_dir=tmp_path / "c", rank=r, world_size=2)
            for r in (0, 1)]
     cells = [(x["model"], x["benchmark"]) for g in got for x in g]
     assert len(cells) == len(set(cells)) == 2 * len(find_benchmarks(run.dir, ["*-n2/*"]))
@@ -372,7 +370,7 @@ def test_blind_choice_sits_at_chance_and_subsamples_confusion(run, fake_openai, 
     out = tmp_path / "res"
     evaluate(run.dir, ["blind:choice@openai:m"], out,
              ["shape_color-n3/minimal-confusion", "shape_color-n2/minimal-swap"],
-             cache_dir=tmp_path / "c", echo=lambda *_: None)
+             cache_dir=tmp_path / "c")
     res = _results(out)
     conf = res[("blind:choice@openai:m", "shape_color-n3/minimal-confusion")]
     assert conf["metrics"]["chance"] == 2.0  # 1 / 50, not 1 / 729
@@ -401,13 +399,13 @@ def test_blind_choice_retries_an_invalid_answer_then_scores_it_wrong(run, fake_o
     fake_openai.reply = staticmethod(_choice_reply(odd_invalid))
     out = tmp_path / "retry"
     evaluate(run.dir, ["blind:choice@openai:m"], out, ["shape_color-n2/minimal-swap"],
-             cache_dir=tmp_path / "c", echo=lambda *_: None)
+             cache_dir=tmp_path / "c")
     r = next(iter(_results(out).values()))
     assert r["scorer_stats"]["retried"] == r["n_items"] and r["scorer_stats"]["invalid"] == 0
     fake_openai.reply = staticmethod(_choice_reply(lambda o, _: "none of them"))
     out = tmp_path / "wrong"
     evaluate(run.dir, ["blind:choice@openai:m"], out, ["shape_color-n2/minimal-swap"],
-             cache_dir=tmp_path / "c", echo=lambda *_: None)
+             cache_dir=tmp_path / "c")
     r = next(iter(_results(out).values()))
     assert r["scorer_stats"]["invalid"] == r["n_items"] and r["metrics"]["accuracy"] == 0.0
     assert r["metrics"]["accuracy_tie_aware"] == 0.0
@@ -419,7 +417,7 @@ def test_blind_choice_through_a_tiny_transformers_chat_model(run, tmp_path):
     lm = tiny_gemma_lm(tmp_path / "gemma")
     out = tmp_path / "res"
     evaluate(run.dir, [f"blind:choice@{lm}"], out, ["shape_color-n2/minimal-swap"],
-             cache_dir=tmp_path / "c", echo=lambda *_: None)
+             cache_dir=tmp_path / "c")
     r = next(iter(_results(out).values()))
     stats = r["scorer_stats"]
     assert stats["questions"] == r["n_items"] > 0

@@ -115,7 +115,7 @@ def test_sugarcrepe_with_a_tiny_open_clip(sugarcrepe, coco, tmp_path):
 
     model = f"open_clip:local-dir:{tiny_open_clip(tmp_path / 'oc')}"
     got = evaluate(sugarcrepe, [model], tmp_path / "res", images=coco,
-                   cache_dir=tmp_path / "c", echo=lambda *_: None)
+                   cache_dir=tmp_path / "c")
     assert {r["benchmark"] for r in got} == {"sugarcrepe/add_obj", "sugarcrepe/swap_att"}
     assert all(r["encoded"]["images"] >= 1 for r in got)
 
@@ -180,8 +180,7 @@ def test_crepe_recall_at_k_mean_rank_and_crops(crepe, tmp_path):
     5-word swap, loses to the 8-word negative, beats "man": rank 3 (ties against it)."""
     d, vg = crepe
     out = tmp_path / "res"
-    evaluate(d, ["blind:length"], out, images=vg, cache_dir=tmp_path / "c",
-             echo=lambda *_: None)
+    evaluate(d, ["blind:length"], out, images=vg, cache_dir=tmp_path / "c")
     r = json.loads(result_file(out, "blind:length", "crepe/swap-n4").read_text())
     lines = result_file(out, "blind:length", "crepe/swap-n4").with_suffix(
         ".predictions.jsonl").read_text()
@@ -498,8 +497,7 @@ def test_column_mapping_from_yaml(tmp_path):
 
 
 def test_reference_scorers_on_items_without_graphs(sugarcrepe, coco, tmp_path):
-    got = evaluate(sugarcrepe, ["reference:random"], tmp_path / "r", images=coco,
-                   echo=lambda *_: None)
+    got = evaluate(sugarcrepe, ["reference:random"], tmp_path / "r", images=coco)
     assert sum(r["n_items"] for r in got) == 5
     result = CliRunner().invoke(main, ["eval", str(sugarcrepe), "--images", str(coco),
                                        "--model", "reference:oracle", "--output",

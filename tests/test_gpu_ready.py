@@ -74,14 +74,13 @@ def test_siglip_v1_with_a_sentencepiece_tokenizer_loads_and_scores(run, models, 
     vectors = scorer.encode_texts(["a red cube", "a blue sphere left of a green cone"])
     assert vectors.shape[0] == 2
     out = tmp_path / "res"
-    evaluate(run.dir, [models["siglip_v1"]], out, cache_dir=tmp_path / "c",
-             echo=lambda *_: None)
+    evaluate(run.dir, [models["siglip_v1"]], out, cache_dir=tmp_path / "c")
     results = [json.loads(p.read_text()) for p in out.rglob("*swap-*.json")]
     assert results and all(r["n_items"] > 0 for r in results)
 
 
 def test_a_model_missing_a_package_is_one_line_and_stops_no_other(run, models, tmp_path,
-                                                                  monkeypatch):
+                                                                  monkeypatch, logged):
     import transformers
 
     real = transformers.AutoTokenizer.from_pretrained
@@ -93,11 +92,11 @@ def test_a_model_missing_a_package_is_one_line_and_stops_no_other(run, models, t
         return real(ref, *a, **kw)
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", no_sentencepiece)
-    out, lines = tmp_path / "res", []
+    out = tmp_path / "res"
     with pytest.raises(AutocompError) as err:
         evaluate(run.dir, [models["siglip_v1"], models["open_clip"]], out,
-                 cache_dir=tmp_path / "c", echo=lines.append)
-    text = str(err.value)
+                 cache_dir=tmp_path / "c")
+    lines, text = logged(), str(err.value)
     assert "1 of 2 models" in text and "the reasons are above" in text
     assert "sentencepiece" not in text and "\n" not in text  # said once: on the fail line
     fail = [line for line in lines if line.startswith("fail")]

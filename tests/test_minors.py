@@ -67,7 +67,7 @@ def test_ctrl_c_says_rerunning_resumes(tmp_path, monkeypatch):
     assert "Aborted!" not in out.output
 
 
-def test_items_without_negatives_are_left_out_and_counted(tmp_path):
+def test_items_without_negatives_are_left_out_and_counted(tmp_path, logged):
     from autocomp.core.records import write_jsonl
     from autocomp.eval.cells import evaluate
     from autocomp.formats.runs import find_benchmarks
@@ -76,9 +76,9 @@ def test_items_without_negatives_are_left_out_and_counted(tmp_path):
     bench = find_benchmarks(run.dir, ["shape_color-n2/minimal-swap"])[0]
     items = list(bench.items())  # the full store: negatives written out
     write_jsonl(bench.path, [dict(items[0], negatives=[]), *items[1:]])
-    lines = []
     got = evaluate(run.dir, ["reference:random@1"], tmp_path / "res",
-                   ["shape_color-n2/minimal-swap"], echo=lines.append)
+                   ["shape_color-n2/minimal-swap"])
+    lines = logged()
     assert got[0]["n_items"] == 2 and got[0]["skipped_items"] == {"no negatives": 1}
     assert any("1 with no negatives" in ln for ln in lines)
 
@@ -521,15 +521,15 @@ def test_light_scorers_share_one_reading_of_each_benchmark(tmp_path, monkeypatch
     run = _run(tmp_path)
     models = ["reference:oracle", "reference:random", "blind:unigram", "blind:length"]
     pattern = ["shape_color-n2/*-confusion"]
-    alone = {m: evaluate(run.dir, [m], tmp_path / f"alone-{i}", pattern,
-                         echo=lambda *_: None) for i, m in enumerate(models)}
+    alone = {m: evaluate(run.dir, [m], tmp_path / f"alone-{i}", pattern)
+             for i, m in enumerate(models)}
     reads, real = [], Benchmark.items
 
     def counted(self):
         reads.append(self.name)
         return real(self)
     monkeypatch.setattr(Benchmark, "items", counted)
-    together = evaluate(run.dir, models, tmp_path / "together", pattern, echo=lambda *_: None)
+    together = evaluate(run.dir, models, tmp_path / "together", pattern)
     assert sorted(reads) == ["shape_color-n2/contextual-confusion",
                              "shape_color-n2/minimal-confusion"]  # once each, not 4 times
     for r in together:

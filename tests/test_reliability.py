@@ -452,7 +452,7 @@ def test_eval_removes_only_its_own_orphaned_temp_files(tmp_path):
     for p in (killed, theirs):
         p.write_text("half")
         os.utime(p, (time.time() - 7200, time.time() - 7200))
-    evaluate(run.dir, ["reference:random"], out, echo=lambda *_: None)
+    evaluate(run.dir, ["reference:random"], out)
     assert not killed.exists() and theirs.exists()
 
 
@@ -488,7 +488,7 @@ os.kill(os.getpid(), signal.SIGKILL)
     live = run.dir / "images" / ".y.png.@elsewhere~1.abc.autocomp.tmp"  # another host's
     live.write_text("half")
     run_pipeline(run, stages=("images",), progress=False)
-    evaluate(run.dir, ["reference:random"], out, echo=lambda *_: None)
+    evaluate(run.dir, ["reference:random"], out)
     export_run(run.dir, "webdataset", export)
     assert [p.name for p in tmp_path.rglob("*.autocomp.tmp")] == [live.name]
 

@@ -90,20 +90,21 @@ def test_old_full_benches_stay_readable_and_build_migrates(every_task_run, tmp_p
     assert list(read_jsonl(next((run.dir / "bench").glob("color-n2/minimal-swap.jsonl"))))
 
 
-def test_eval_prints_progress_on_long_cells(every_task_run, tmp_path):
+def test_eval_prints_progress_on_long_cells(every_task_run, tmp_path, logged):
     from autocomp.eval.cells import evaluate
 
     build(every_task_run)
-    lines = []
+    logged()
     evaluate(every_task_run.dir, ["reference:oracle"], tmp_path / "res",
-             ["color-n3/minimal-confusion"], echo=lines.append, progress_every=0.0)
+             ["color-n3/minimal-confusion"], progress_every=0.0)
+    lines = logged()
     progress = [ln for ln in lines if ln.startswith("...")]
     assert progress and "color-n3/minimal-confusion: 2 items" in progress[-1]
     assert "1,458 captions" in progress[-1]  # 2 x (1 + 728): chance is 1/729 here
     assert lines[-1].startswith("done   reference:oracle color-n3/minimal-confusion: acc 100.0")
-    quiet = []
     evaluate(every_task_run.dir, ["reference:oracle"], tmp_path / "res2",
-             ["color-n3/minimal-confusion"], echo=quiet.append)
+             ["color-n3/minimal-confusion"])
+    quiet = logged()
     assert not any(ln.startswith("...") for ln in quiet)  # a short cell prints no progress
 
 

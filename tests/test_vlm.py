@@ -111,7 +111,7 @@ def test_a_seeing_vlm_is_scored_right_and_sees_each_items_image(run, fake_openai
     reply = _reply(oracle)
     fake_openai.reply = staticmethod(reply)
     out = tmp_path / "res"
-    evaluate(run.dir, ["vlm:openai:m"], out, cache_dir=tmp_path / "c", echo=lambda *_: None)
+    evaluate(run.dir, ["vlm:openai:m"], out, cache_dir=tmp_path / "c")
     res = _results(out)
     assert res and all(r["metrics"]["accuracy"] == 100.0 for r in res.values())
     conf = res["shape_color-n3/minimal-confusion"]
@@ -145,7 +145,7 @@ def test_invalid_answers_are_retried_once_then_scored_wrong(run, fake_openai, tm
     fake_openai.reply = staticmethod(_reply(junk_then_right))
     out = tmp_path / "retry"
     evaluate(run.dir, ["vlm:openai:m"], out, ["shape_color-n2/minimal-swap"],
-             cache_dir=tmp_path / "c", echo=lambda *_: None)
+             cache_dir=tmp_path / "c")
     r = _results(out)["shape_color-n2/minimal-swap"]
     assert r["scorer_stats"]["retried"] == r["n_items"] > 0
     assert r["scorer_stats"]["invalid"] == 0 and r["metrics"]["accuracy"] == 100.0
@@ -154,7 +154,7 @@ def test_invalid_answers_are_retried_once_then_scored_wrong(run, fake_openai, tm
     fake_openai.reply = staticmethod(reply)
     out = tmp_path / "wrong"
     evaluate(run.dir, ["vlm:openai:m"], out, ["shape_color-n2/minimal-swap"],
-             cache_dir=tmp_path / "c", echo=lambda *_: None)
+             cache_dir=tmp_path / "c")
     r = _results(out)["shape_color-n2/minimal-swap"]
     assert r["scorer_stats"]["invalid"] == r["n_items"]
     assert r["metrics"]["accuracy"] == 0.0 and r["metrics"]["accuracy_tie_aware"] == 0.0
@@ -169,7 +169,7 @@ def test_table7_has_its_own_chance_row(run, fake_openai, tmp_path, monkeypatch):
     out = tmp_path / "res"
     pats = ["shape_color-n3/minimal-confusion"]
     evaluate(run.dir, ["vlm:openai:m", "reference:random"], out, pats,
-             cache_dir=tmp_path / "c", echo=lambda *_: None)
+             cache_dir=tmp_path / "c")
     results = [json.loads(p.read_text()) for p in out.rglob("*.json")]
     tables = {t.title.split(":")[0]: t for t in all_tables(results)}
     t7, t4 = tables["Table 7"], tables["Table 4"]
@@ -186,7 +186,7 @@ def test_tiny_image_text_to_text_models(build, run, tmp_path):
     model = build(tmp_path / "vlm")
     out = tmp_path / "res"
     evaluate(run.dir, [f"vlm:{model}"], out, ["shape_color-n2/minimal-*"],
-             cache_dir=tmp_path / "c", echo=lambda *_: None, batch_size=4)
+             cache_dir=tmp_path / "c", batch_size=4)
     res = _results(out)
     assert set(res) == {"shape_color-n2/minimal-swap", "shape_color-n2/minimal-confusion"}
     for r in res.values():

@@ -35,6 +35,9 @@ import tarfile
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.log import package_logger
+
+log = package_logger(__name__)
 
 FORMATS = ("hf", "parquet", "webdataset")
 SHARD = 1000
@@ -101,9 +104,9 @@ def check_output(out: Path) -> None:
         raise AutocompError(f"cannot write the export here ({problem})", file=out)
 
 
-def export_run(run_dir: Path, fmt: str, out: Path, echo=None) -> dict:
-    """Write the run's rows to `out` in `fmt`; `echo` gets a progress line every ~10 s
-    (core/progress.py) while rows are read and one before the dataset is written."""
+def export_run(run_dir: Path, fmt: str, out: Path) -> dict:
+    """Write the run's rows to `out` in `fmt`; a progress line every ~10 s (core/progress.py)
+    while rows are read and one before the dataset is written (logged)."""
     from autocomp.core.backend import require
     from autocomp.core.progress import Progress
     from autocomp.core.records import atomic_dir
@@ -121,14 +124,13 @@ def export_run(run_dir: Path, fmt: str, out: Path, echo=None) -> dict:
     if out.parent.is_dir():  # the temp folder of an export of this name that was killed
         clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")
     counts = {"rows": 0, "minimal": 0, "contextual": 0}
-    say = echo or (lambda line: None)
-    with atomic_dir(out) as tmp, Progress("export", len(run.records("concepts")), "concept",
-                                          echo) as bar:
+    with atomic_dir(out) as tmp, Progress("export", len(run.records("concepts")), "concept") \
+            as bar:
         if fmt == "webdataset":
             _webdataset(_counted(rows, counts, bar), tmp)
         else:
             rows = list(_counted(rows, counts, bar))
-            say(f"... export: writing {counts['rows']:,} rows as {fmt}")
+            log.info(f"... export: writing {counts['rows']:,} rows as {fmt}")
             if fmt == "hf":
                 from datasets import DatasetDict
 

@@ -53,6 +53,9 @@ class LazyGroup(click.Group):
     def invoke(self, ctx):
         import warnings
 
+        from autocomp.core.log import attach
+
+        attach()  # the library's messages and progress lines, to standard error
         before, warnings.formatwarning = warnings.formatwarning, _one_line
         try:
             return super().invoke(ctx)

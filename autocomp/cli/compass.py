@@ -149,7 +149,7 @@ def eval_cmd(compass_dir, models, output, patterns, cache_dir, device, batch_siz
     from autocomp.compass.evaluate import evaluate_compass
 
     evaluate_compass(compass_dir, list(models), cache_dir, device, batch_size, skip_existing,
-                     echo=click.echo, output=output, patterns=patterns, precision=precision,
+                     output=output, patterns=patterns, precision=precision,
                      workers=workers)
 
 

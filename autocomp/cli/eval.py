@@ -90,9 +90,10 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
     output, cache_dir = output or base / "results", cache_dir or base / "cache"
     for folder, option in ((output, "--output"), (cache_dir, "--cache")):
         _writable(folder, option)
-    evaluate(run_dir, specs, output, patterns, cache_dir, skip_existing, device, batch_size,
-             rank, world, echo=click.echo, suite=suite, precision=precision, workers=workers,
-             share=share, labels=labels, ties=ties)
+    evaluate(run_dir, specs, output, patterns, cache_dir=cache_dir,
+             skip_existing=skip_existing, device=device, batch_size=batch_size, rank=rank,
+             world_size=world, suite=suite, precision=precision, workers=workers, share=share,
+             labels=labels, ties=ties)
 
 
 def _writable(folder: Path, option: str) -> None:

@@ -29,17 +29,16 @@ FORMATS = ("benchmarks", "hf", "parquet", "webdataset")
 @click.option("--no-audit", is_flag=True, help="Leave the blind audit out of the card.")
 def export(run_dir, fmt, output, max_negatives, seed, hub_id, no_audit):
     """Write a run's benchmarks (or its validated samples) for others to load."""
-    echo = lambda line: click.echo(line, err=True)  # noqa: E731
     click.echo(f"export {run_dir} as {fmt}")
     if fmt == "benchmarks":
-        _benchmarks(run_dir, output, max_negatives, seed, hub_id, not no_audit, echo)
+        _benchmarks(run_dir, output, max_negatives, seed, hub_id, not no_audit)
         return
     if max_negatives is not None or hub_id:
         raise click.UsageError("--max-negatives and --push-to-hub go with --export-format "
                                "benchmarks")
     from autocomp.bench.export import export_run
 
-    got = export_run(run_dir, fmt, output, echo=echo)
+    got = export_run(run_dir, fmt, output)
     click.echo(f"{got['rows']} concepts ({got['minimal']} minimal, {got['contextual']} "
                f"contextual images) -> {got['out']} [{fmt}]")
     if got["tasks_bundled"]:
@@ -47,10 +46,10 @@ def export(run_dir, fmt, output, max_negatives, seed, hub_id, no_audit):
                    f"{', '.join(got['tasks_bundled'])} (`autocomp eval` reads them there)")
 
 
-def _benchmarks(run_dir, output, max_negatives, seed, hub_id, audit, echo):
+def _benchmarks(run_dir, output, max_negatives, seed, hub_id, audit):
     from autocomp.publish.export import export_benchmarks
 
-    got = export_benchmarks(run_dir, output, max_negatives, seed, hub_id, audit, echo)
+    got = export_benchmarks(run_dir, output, max_negatives, seed, hub_id, audit)
     rows = sum(c["rows"] for c in got["configs"].values())
     ratio = got["bytes"] / got["images"]["bytes"] if got["images"]["bytes"] else 0
     click.echo(f"{len(got['configs'])} configs, {rows:,} items, {got['bytes']:,} bytes "

@@ -29,7 +29,7 @@ __all__ = ["CANDIDATES", "build_run", "build_vg", "vg_lexicon", "write_sets"]
 def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None,
              image_ids=None, seed: int = 0, similarity=None, levels=("OA", "OR", "OAR"),
              writer=None, candidates: str = "wordnet", wordnet: str | None = None,
-             echo=None, scope: str = "primitive"):
+             scope: str = "primitive"):
     """A COMPASS set from a Visual Genome folder. scene_graphs.json is streamed once: each
     image's caption graphs and what it shows are spilled to a temporary file, and only
     counts (vocabulary, synsets, attribute hosts) are kept, so memory stays flat in the
@@ -44,7 +44,7 @@ def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None
     vocab = {"O": Counter(), "A": Counter(), "R": Counter()}
     hosts: dict[str, set] = {}
     recorded = _recorded() if candidates == "wordnet" else None
-    read = Progress("compass build: reading scene_graphs.json", None, "byte", echo)
+    read = Progress("compass build: reading scene_graphs.json", None, "byte")
     with tempfile.TemporaryDirectory(prefix="autocomp-compass-") as tmp, read:
         spill = _Spill(Path(tmp) / "sources.jsonl")
         with spill:
@@ -60,7 +60,7 @@ def build_vg(vg_dir: Path, images_dir: Path, out: Path, limit: int | None = None
                           {"source": "visual-genome", "dir": str(vg_dir),
                            "image_root": str(Path(images_dir).resolve()),
                            "images": spill.count, "skipped": dict(sorted(skipped.items()))},
-                          writer, candidates, lexicon, hosts, echo=echo, scope=scope)
+                          writer, candidates, lexicon, hosts, scope=scope)
 
 
 def _source(img, seed: int, levels, images_dir) -> tuple:
@@ -169,7 +169,7 @@ def contrasting_relations(vocabulary) -> set[tuple[str, str]]:
 
 def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=None,
               candidates: str = "vocabulary", wordnet: str | None = None,
-              scope: str = "primitive", echo=None):
+              scope: str = "primitive"):
     """Every validated image of a synthetic run: its concept graph is the caption graph.
     Candidates default to the run's task vocabularies: each is one curated category
     (shapes, colors, spatial relations) without synonyms, as Auto-Comp's negatives use."""
@@ -207,5 +207,5 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
     return write_sets(sources, vocab, Path(out), seed, similarity,
                       {"source": "synthetic", "dir": str(run.dir), "images": len(sources),
                        "image_root": str(run.dir.resolve())},
-                      writer, candidates, lexicon, groups=groups, scope=scope, echo=echo,
+                      writer, candidates, lexicon, groups=groups, scope=scope,
                       opposites=sorted(opposites))

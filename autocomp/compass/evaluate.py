@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 
 from autocomp.compass.sets import FILES, check_set, image_root
+from autocomp.core.log import package_logger
 from autocomp.core.records import write_text
 from autocomp.eval.cache import folder_name
 from autocomp.formats.runs import Benchmark
+
+log = package_logger(__name__)
 
 
 def predictions_path(compass_dir: Path, model: str, name: str,
@@ -38,7 +41,7 @@ def set_and_results(folder: Path) -> tuple[Path, Path]:
 
 def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | None = None,
                      device: str = "cpu", batch_size: int | None = None,
-                     skip_existing: bool = False, echo=print, output: Path | None = None,
+                     skip_existing: bool = False, output: Path | None = None,
                      patterns=(), precision: str = "fp32",
                      workers: int | None = None) -> None:
     """Score the set's files (those matching `patterns`, globs; all by default) with each
@@ -70,7 +73,7 @@ def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | Non
             scored = out.with_suffix(".json")  # which file the predictions are of
             if skip_existing and out.exists() and digests.get(name) and _scored(scored) \
                     == digests[name]:
-                echo(f"skip   {model} {name} (exists)")
+                log.info(f"skip   {model} {name} (exists)")
                 continue
             if harness is None:
                 out.parent.mkdir(parents=True, exist_ok=True)
@@ -85,7 +88,7 @@ def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | Non
             write_text(scored, json.dumps({"file": f"{name}.jsonl",
                                            "sha256": digests.get(name)}))
             acc = got["metrics"]["accuracy"]
-            echo(f"done   {model} {name}: R@1 {'n/a' if acc is None else f'{acc:.1f}'} "
+            log.info(f"done   {model} {name}: R@1 {'n/a' if acc is None else f'{acc:.1f}'} "
                  f"n={got['n_items']} {got['seconds']:.1f}s")
         if harness is not None:
             harness.close()

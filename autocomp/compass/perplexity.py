@@ -46,8 +46,8 @@ class Perplexity:
         return [self.cache[t] for t in texts]
 
 
-def audit(compass_dir: Path, ppl, files=("skill-O", "skill-A", "skill-R", "composed"),
-          echo=None) -> list:
+def audit(compass_dir: Path, ppl, files=("skill-O", "skill-A", "skill-R", "composed")
+          ) -> list:
     """Rows (file, level, captions, r, band) on the hardest negatives; a progress line (or
     bar) as the items are scored."""
     from autocomp.compass.sets import check_set
@@ -57,7 +57,7 @@ def audit(compass_dir: Path, ppl, files=("skill-O", "skill-A", "skill-R", "compo
     rows = []
     for name in files:
         groups: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
-        done = Progress(f"compass perplexity {name}", counts.get(name), "item", echo)
+        done = Progress(f"compass perplexity {name}", counts.get(name), "item")
         for item in read_jsonl(Path(compass_dir) / f"{name}.jsonl"):
             done.update()
             scores = ppl([item["positive"], *[n["caption"] for n in item["negatives"]]])

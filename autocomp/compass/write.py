@@ -115,7 +115,7 @@ def _chunks(sources: Iterable, size: int):
 
 def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
                writer=None, candidates: str = "wordnet", lexicon=None, hosts=None,
-               groups=None, echo=None, scope: str = "primitive", opposites=()) -> dict:
+               groups=None, scope: str = "primitive", opposites=()) -> dict:
     """sources: (key, image path, image id, present, [(level, caption graph)]) tuples, where
     `present` maps "O", "A", "R" to what occurs anywhere in the image.
     `writer`: None for template captions, else an LLM caption writer (registry).
@@ -141,7 +141,7 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
     from autocomp.core.progress import Progress
 
     with SetWriter(out) as rows, Progress("compass build: writing the sets", len(sources),
-                                          "image", echo) as made:
+                                          "image") as made:
         at = {"next": 0}  # the images whose captions are judged now (CHUNK at a time)
 
         def note(encoded: int) -> None:

@@ -1,14 +1,17 @@
 """Progress for long commands: a tqdm bar on a terminal, otherwise a line every ~10 s (a log
-file or a batch job's output is never silent for long). $AUTOCOMP_PROGRESS_EVERY sets the
-interval in seconds (tests use small ones)."""
+file or a batch job's output is never silent for long), logged at INFO on the
+"autocomp.progress" logger (core/log.py: the CLI shows it on standard error).
+$AUTOCOMP_PROGRESS_EVERY sets the interval in seconds (tests use small ones)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
 
 EVERY = 10.0
+log = logging.getLogger("autocomp.progress")
 
 
 def every() -> float:
@@ -21,15 +24,14 @@ def every() -> float:
 
 class Progress:
     """`update(n, extra)` as work is done. Lines look like "... compass build: 1,234 of
-    5,000 images (25%), <extra>, 31 s". Given `echo`, lines go there (never a bar)."""
+    5,000 images (25%), <extra>, 31 s"."""
 
-    def __init__(self, desc: str, total: int | None = None, unit: str = "item", echo=None):
+    def __init__(self, desc: str, total: int | None = None, unit: str = "item"):
         self.desc, self.total, self.unit, self.done = desc, total, unit, 0
-        self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
         self.interval = every()
         self.start = self.last = time.monotonic()
         self.bar = None
-        if echo is None and sys.stderr.isatty():
+        if sys.stderr.isatty() and log.isEnabledFor(logging.INFO):
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc=desc, unit=unit, leave=False)
@@ -42,7 +44,7 @@ class Progress:
         now = time.monotonic()
         if now - self.last >= self.interval:
             self.last = now
-            self.echo(self.line(extra))
+            log.info(self.line(extra))
 
     def line(self, extra: str = "") -> str:
         of = ""

@@ -13,14 +13,18 @@ from pathlib import Path
 
 from autocomp import __version__
 from autocomp.core.errors import AutocompError
+from autocomp.core.log import package_logger
 from autocomp.eval.cache import folder_name
 from autocomp.eval.harness import Harness, write_json
 from autocomp.eval.modelset import load_model_set, model_labels, record_models
 from autocomp.eval.once import Digesting, ReadOnce
 
-__all__ = ["evaluate", "load_model_set", "model_labels", "result_file"]
+__all__ = ["Request", "evaluate", "evaluate_request", "load_model_set", "model_labels",
+           "result_file"]
 from autocomp.formats.runs import Benchmark, find_benchmarks
 from autocomp.formats.suite import LoadedBenchmark
+
+log = package_logger(__name__)
 
 
 def result_file(out: Path, model: str, benchmark: str) -> Path:
@@ -42,167 +46,238 @@ class Cell:
         return Path(out) / folder_name(self.model) / f"{self.bench.slug}.json"
 
 
-def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), cache_dir=None,
-             skip_existing: bool = False, device: str = "cpu", batch_size: int | None = None,
-             rank: int = 0, world_size: int = 1, echo=print, fmt: str | None = None,
-             images=None, columns: dict | None = None, skip_missing: bool = False,
-             suite=None, progress_every: float | None = -1.0, precision: str = "fp32",
-             workers: int | None = None, share=None,
-             labels: dict | None = None, ties: str = "strict") -> list[dict]:
-    """Score `models` on the benchmarks of `run_dir`: an autocomp run, or a benchmark in
-    another format (`fmt`: sugarcrepe, crepe, columns; detected when None) whose images lie
-    under `images`. `labels` (spec -> a models file's label) go into each result and, with
-    the models' order, into OUT/models.yaml, which `autocomp report` follows. A cell running
-    longer than `progress_every` seconds prints a progress line that often (None: never;
-    the default: ~10 s, $AUTOCOMP_PROGRESS_EVERY). `ties`: strict, aware or argmax, the rule
-    every accuracy follows when the positive ties a negative (eval/metrics.py); each result
-    says which, and a result of another rule is done again."""
-    from autocomp.eval.metrics import TIES
+@dataclass
+class Request:
+    """What to score and how: `models` (specs) on the benchmarks of `run_dir` matching
+    `patterns`, results under `out`.
 
-    if ties not in TIES:
-        raise AutocompError(f"unknown tie rule '{ties}' (known: {', '.join(TIES)})")
-    if progress_every is not None and progress_every < 0:
-        from autocomp.core.progress import every
+    run_dir      an autocomp run, or a benchmark in another format (`fmt`: sugarcrepe,
+                 crepe, columns, ...; detected when None) whose images lie under `images`
+                 (`columns`, `skip_missing`: how a table is read); `suite`: already opened
+    labels       spec -> a models file's label, into each result and, with the models'
+                 order, into OUT/models.yaml, which `autocomp report` follows
+    progress_every  a cell running longer logs a progress line this often (None: never;
+                 negative: ~10 s, $AUTOCOMP_PROGRESS_EVERY)
+    ties         strict, aware or argmax: the rule every accuracy follows when the
+                 positive ties a negative (eval/metrics.py); each result says which, and
+                 a result of another rule is done again
+    rank, world_size, share   this process's part of a distributed eval (eval/shares.py)
+    """
 
-        progress_every = every()
-    from autocomp.eval.scorers import load_scorer
+    run_dir: Path
+    models: list[str]
+    out: Path
+    patterns: tuple = ()
+    cache_dir: Path | None = None
+    skip_existing: bool = False
+    device: str = "cpu"
+    batch_size: int | None = None
+    rank: int = 0
+    world_size: int = 1
+    fmt: str | None = None
+    images: Path | None = None
+    columns: dict | None = None
+    skip_missing: bool = False
+    suite: object = None
+    progress_every: float | None = -1.0
+    precision: str = "fp32"
+    workers: int | None = None
+    share: object = None
+    labels: dict | None = None
+    ties: str = "strict"
+
+    def __post_init__(self):
+        from autocomp.eval.metrics import TIES
+
+        if self.ties not in TIES:
+            raise AutocompError(f"unknown tie rule '{self.ties}' (known: {', '.join(TIES)})")
+        if self.progress_every is not None and self.progress_every < 0:
+            from autocomp.core.progress import every
+
+            self.progress_every = every()
+        self.models = list(dict.fromkeys(self.models))
+        self.labels = self.labels or {}
+
+    def scorer(self, spec: str):
+        from autocomp.eval.scorers import load_scorer
+
+        return load_scorer(spec, device=self.device, batch_size=self.batch_size,
+                           precision=self.precision)
+
+
+def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), **options) -> list[dict]:
+    """Score `models` on the benchmarks of `run_dir` (options: the fields of Request);
+    one result per cell written, and returned."""
+    return evaluate_request(Request(Path(run_dir), list(models), Path(out), tuple(patterns),
+                                    **options))
+
+
+def evaluate_request(req: Request) -> list[dict]:
     from autocomp.formats import open_suite
     from autocomp.runtime.launch import clean_orphans
 
-    if Path(out).is_dir():
-        clean_orphans(out)  # predictions of a killed eval (autocomp's own temp files only)
-    if suite is None:
-        suite = open_suite(run_dir, fmt, images, columns, skip_missing)
-    benches = (find_benchmarks(suite.root, patterns) if suite.format == "run"
-               else suite.select(patterns).benchmarks)
-    light = {m for m in dict.fromkeys(models)  # every spec checked before any model runs
-             if load_scorer(m, device=device, batch_size=batch_size, precision=precision).light}
-    prints = Fingerprints()
-    if world_size > 1 and share is not None and cache_dir is not None:
+    if req.out.is_dir():
+        clean_orphans(req.out)  # predictions of a killed eval (autocomp's own temp files)
+    suite = req.suite or open_suite(req.run_dir, req.fmt, req.images, req.columns,
+                                    req.skip_missing)
+    benches = (find_benchmarks(suite.root, req.patterns) if suite.format == "run"
+               else suite.select(req.patterns).benchmarks)
+    light = {m for m in req.models if req.scorer(m).light}  # every spec checked up front
+    session = Session(req, suite, light)
+    if req.world_size > 1 and req.share is not None and req.cache_dir is not None:
         from autocomp.eval.shares import encode_shares
 
-        todo = [b for b in benches if not (skip_existing and all(
-            finished(Cell(m, b).path(out), prints[b], ties) for m in models))]
-        encode_shares(models, todo, suite, cache_dir, rank, world_size, share,
-                      lambda spec: load_scorer(spec, device=device, batch_size=batch_size,
-                                               precision=precision), echo)
+        todo = [b for b in benches if not (req.skip_existing and all(
+            finished(Cell(m, b).path(req.out), session.prints[b], req.ties)
+            for m in req.models))]
+        encode_shares(req.models, todo, suite, req.cache_dir, req.rank, req.world_size,
+                      req.share, req.scorer)
     # light scorers benchmark by benchmark, all of them on one reading of its items; the
     # others model by model (one model's weights in memory at a time)
-    order = [Cell(m, b) for b in benches for m in dict.fromkeys(models) if m in light]
-    order += [Cell(m, b) for m in dict.fromkeys(models) if m not in light for b in benches]
-    cells = order[rank::world_size]
-    reading = {}  # the benchmark the light scorers are on, read once (eval/once.py)
-    ledgers = {}
-    if suite.format == "run":
-        from autocomp.bench.ledger import read_ledger
+    order = [Cell(m, b) for b in benches for m in req.models if m in light]
+    order += [Cell(m, b) for m in req.models if m not in light for b in benches]
+    results = [r for cell in order[req.rank::req.world_size]
+               if (r := session.score(cell)) is not None]
+    session.close()
+    if results:  # per-dataset micro/macro averages, from every cell there
+        from autocomp.eval.summary import write_summaries
 
-        ledgers = read_ledger(suite.root).get("dropped", {})
-    results, by_model, failed = [], {}, {}
-    for cell in cells:
-        target = cell.path(out)
-        if skip_existing:
-            state = result_state(target, prints[cell.bench], ties)
-            if state == "done":
-                echo(f"skip   {cell.model} {cell.bench.name} (exists)")
-                continue
-            if state != "missing":
-                echo(f"redo   {cell.model} {cell.bench.name} ({state})")
-        if cell.model in failed:
-            continue
-        if cell.model not in by_model:
-            for m in [m for m in by_model if m not in light]:  # one heavy model at a time
-                by_model.pop(m).close()
-            scorer = load_scorer(cell.model, device=device, batch_size=batch_size,
-                                 precision=precision)
-            echo(f"load   {cell.model}")
+        write_summaries(req.out)
+        if req.rank == 0:
+            record_models(req.out, req.models, req.labels)
+    _failures(req.models, session.failed)
+    return results
+
+
+def _failures(models: list[str], failed: dict) -> None:
+    """Models that could not load: one alone raises its own error; several, a count."""
+    if not failed:  # each reason was logged on its "fail" line
+        return
+    if len(models) == 1:
+        raise next(iter(failed.values()))
+    if len(failed) == len(models):
+        raise AutocompError(f"no model could be loaded ({', '.join(failed)}; the reasons "
+                            "are above): nothing was scored")
+    raise AutocompError(f"{len(failed)} of {len(models)} models could not be loaded "
+                        f"({', '.join(failed)}; the reasons are above); the other "
+                        f"{len(models) - len(failed)} models' results are written")
+
+
+class Session:
+    """The cells of one eval: loaded harnesses (one heavy model at a time), models that
+    failed to load, benchmark fingerprints, the items light scorers share."""
+
+    def __init__(self, req: Request, suite, light: set):
+        self.req, self.suite, self.light = req, suite, light
+        self.prints = Fingerprints()
+        self.by_model: dict = {}
+        self.failed: dict = {}
+        self.reading: dict = {}  # the benchmark the light scorers are on, read once
+        self.ledgers = {}
+        if suite.format == "run":
+            from autocomp.bench.ledger import read_ledger
+
+            self.ledgers = read_ledger(suite.root).get("dropped", {})
+
+    def harness(self, model: str):
+        """The model's harness, loaded now if it is not (None: it cannot load)."""
+        if model in self.failed:
+            return None
+        if model not in self.by_model:
+            for m in [m for m in self.by_model if m not in self.light]:
+                self.by_model.pop(m).close()
+            scorer = self.req.scorer(model)
+            log.info(f"load   {model}")
             try:
                 scorer.load()
             except AutocompError as exc:  # one model that cannot load stops no other
-                failed[cell.model] = exc
-                if len(dict.fromkeys(models)) > 1:  # alone, the error below says why
-                    echo(f"fail   {cell.model}: {exc}")
-                continue
-            by_model[cell.model] = Harness(scorer, suite.root, suite.tasks, cache_dir,
-                                           workers=workers, also=suite.also, ties=ties)
-        harness = by_model[cell.model]
+                self.failed[model] = exc
+                if len(self.req.models) > 1:  # alone, its error says why
+                    log.info(f"fail   {model}: {exc}")
+                return None
+            self.by_model[model] = Harness(scorer, self.suite.root, self.suite.tasks,
+                                           self.req.cache_dir, workers=self.req.workers,
+                                           also=self.suite.also, ties=self.req.ties)
+        return self.by_model[model]
+
+    def score(self, cell: Cell) -> dict | None:
+        """One cell scored and its result written (None: skipped, or its model failed)."""
+        req, target = self.req, cell.path(self.req.out)
+        if req.skip_existing:
+            state = result_state(target, self.prints[cell.bench], req.ties)
+            if state == "done":
+                log.info(f"skip   {cell.model} {cell.bench.name} (exists)")
+                return None
+            if state != "missing":
+                log.info(f"redo   {cell.model} {cell.bench.name} ({state})")
+        harness = self.harness(cell.model)
+        if harness is None:
+            return None
         before = dict(getattr(harness.scorer, "stats", None) or {})
-        bench = cell.bench
-        digesting = None  # a loaded benchmark's fingerprint, taken as its items are read
-        if cell.bench not in prints and isinstance(cell.bench, LoadedBenchmark):
+        bench, digesting = cell.bench, None  # a loaded benchmark's fingerprint, as read
+        if cell.bench not in self.prints and isinstance(cell.bench, LoadedBenchmark):
             bench = digesting = Digesting(cell.bench)
-        if cell.model in light:
-            if cell.bench.name not in reading:
-                reading = {cell.bench.name: ReadOnce(bench)}
-            bench = reading[cell.bench.name]
+        if cell.model in self.light:
+            if cell.bench.name not in self.reading:
+                self.reading = {cell.bench.name: ReadOnce(bench)}
+            bench = self.reading[cell.bench.name]
         got = harness.run(bench, target.with_suffix(".predictions.jsonl"),
-                          CellProgress(echo, f"{cell.model} {cell.bench.name}", progress_every))
+                          CellProgress(f"{cell.model} {cell.bench.name}", req.progress_every))
         if digesting is not None and digesting.fingerprint is not None:
-            prints[cell.bench] = digesting.fingerprint
-        s = harness.scorer
-        result = {"benchmark": cell.bench.name, "model": cell.model, "family": s.family,
+            self.prints[cell.bench] = digesting.fingerprint
+        result = self.result(cell, harness.scorer, got, before)
+        write_json(target, result)
+        _drop_legacy(cell, req.out)
+        log.info(f"done   {cell.model} {cell.bench.name}: {_scores_line(got['metrics'])} "
+                 f"n={got['n_items']} {got['seconds']:.1f}s")
+        return result
+
+    def result(self, cell: Cell, s, got: dict, before: dict) -> dict:
+        """The result JSON of a scored cell (and its notes, logged)."""
+        suite, bench = self.suite, cell.bench
+        result = {"benchmark": bench.name, "model": cell.model, "family": s.family,
                   "model_type": s.model_type,
-                  "name": s.name, "pretrained": s.pretrained, "task": cell.bench.task,
-                  "n": cell.bench.n, "track": cell.bench.track, "kind": cell.bench.kind,
-                  "metrics": got["metrics"], "ties": ties, "n_items": got["n_items"],
+                  "name": s.name, "pretrained": s.pretrained, "task": bench.task,
+                  "n": bench.n, "track": bench.track, "kind": bench.kind,
+                  "metrics": got["metrics"], "ties": self.req.ties, "n_items": got["n_items"],
                   "captions": got["captions"],
                   "chance": got["metrics"]["chance"], "seconds": got["seconds"],
                   "encoded": got["encoded"], "format": suite.format,
-                  "benchmark_fingerprint": prints[cell.bench],
+                  "benchmark_fingerprint": self.prints[bench],
                   "precision": getattr(s, "precision", "fp32"),
                   "run": str(suite.source), "autocomp_version": __version__}
-        if (labels or {}).get(cell.model):
-            result["label"] = labels[cell.model]
-        meta = getattr(cell.bench, "meta", None)
+        if self.req.labels.get(cell.model):
+            result["label"] = self.req.labels[cell.model]
+        meta = getattr(bench, "meta", None)
         if meta:  # how the benchmark aggregates (a macro rule, a seed of a group)
             result["meta"] = meta
             if "by" in meta:
                 from autocomp.eval.metrics import macro_accuracy
 
                 result["macro_accuracy"] = macro_accuracy(got["metrics"], meta)
-        task = suite.tasks.get(cell.bench.task) if suite.tasks else None
+        task = suite.tasks.get(bench.task) if suite.tasks else None
         if getattr(task, "aspect", None) is not None:  # what the values are, for labels
             result["aspect"] = {"name": task.aspect.name, "plural": task.aspect.plural}
         if suite.info:
             result["source_info"] = suite.info
-        if suite.format == "run":  # items the build left out of this benchmark, and why
-            entry = ledgers.get(cell.bench.name)
-            if entry:
-                result["dropped"] = entry
+        if suite.format == "run" and self.ledgers.get(bench.name):  # left out by the build
+            result["dropped"] = self.ledgers[bench.name]
         if got["skipped"]:  # items left out (no negatives: right whatever the model does)
             result["skipped_items"] = got["skipped"]
-            echo(f"note   {cell.bench.name}: items left out: "
-                 + ", ".join(f"{n:,} with {why}" for why, n in got["skipped"].items()))
+            log.info(f"note   {bench.name}: items left out: "
+                     + ", ".join(f"{n:,} with {why}" for why, n in got["skipped"].items()))
         if got.get("identical"):  # ties the model's context made (truncated captions)
             result["identical_text_ties"] = got["identical"]
-            echo(f"note   {cell.model} {cell.bench.name}: {got['identical']:,} items where "
-                 "a negative scores exactly as the positive (the same text embedding: "
-                 "identical within the model's context?); counted wrong, as ties are")
+            log.info(f"note   {cell.model} {bench.name}: {got['identical']:,} items where "
+                     "a negative scores exactly as the positive (the same text embedding: "
+                     "identical within the model's context?); counted wrong, as ties are")
         if getattr(s, "stats", None) is not None:  # e.g. blind:choice's invalid answers
             result["scorer_stats"] = {k: v - before.get(k, 0) for k, v in s.stats.items()}
-        write_json(target, result)
-        _drop_legacy(cell, out)
-        echo(f"done   {cell.model} {cell.bench.name}: {_scores_line(got['metrics'])} "
-             f"n={got['n_items']} {got['seconds']:.1f}s")
-        results.append(result)
-    for h in by_model.values():
-        h.close()
-    if results:  # per-dataset micro/macro averages, from every cell there
-        from autocomp.eval.summary import write_summaries
+        return result
 
-        write_summaries(out)
-        if rank == 0:
-            record_models(out, list(dict.fromkeys(models)), labels or {})
-    if failed:  # each reason was printed on its "fail" line
-        total = len(dict.fromkeys(models))
-        if total == 1:
-            raise next(iter(failed.values()))
-        if len(failed) == total:
-            raise AutocompError(f"no model could be loaded ({', '.join(failed)}; the reasons "
-                                "are above): nothing was scored")
-        raise AutocompError(f"{len(failed)} of {total} models could not be loaded "
-                            f"({', '.join(failed)}; the reasons are above); the other "
-                            f"{total - len(failed)} models' results are written")
-    return results
+    def close(self) -> None:
+        for h in self.by_model.values():
+            h.close()
 
 
 def _drop_legacy(cell: Cell, out: Path) -> None:
@@ -258,10 +333,10 @@ def finished(path: Path, fingerprint: str | None = None, ties: str = "strict") -
 
 
 class CellProgress:
-    """Prints "... items, captions, cache hits" every `every` seconds of a long cell."""
+    """Logs "... items, captions, cache hits" every `every` seconds of a long cell."""
 
-    def __init__(self, echo, label: str, every: float | None):
-        self.echo, self.label, self.every = echo, label, every
+    def __init__(self, label: str, every: float | None):
+        self.label, self.every = label, every
         self.next = every
 
     def __call__(self, state: dict) -> None:
@@ -270,7 +345,7 @@ class CellProgress:
         self.next = state["seconds"] + self.every
         enc = state["encoded"]
         rate = state["items"] / max(state["seconds"], 1e-9)
-        self.echo(f"...    {self.label}: {state['items']:,} items ({rate:,.0f}/s), "
+        log.info(f"...    {self.label}: {state['items']:,} items ({rate:,.0f}/s), "
                   f"{state['captions']:,} captions ({enc['captions']:,} encoded, "
                   f"{state['cache_hits']:,} cache hits), {enc['images']:,} images encoded, "
                   f"{state['seconds']:.0f} s")

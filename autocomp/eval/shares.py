@@ -15,6 +15,9 @@ import uuid
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.log import package_logger
+
+log = package_logger(__name__)
 
 CHUNK = 4096  # refs encoded per call (bounds the vectors held at once)
 
@@ -39,7 +42,7 @@ def distinct_inputs(benches) -> tuple[dict[str, str], list[str]]:
 
 
 def encode_shares(models, benches, suite, cache_dir: Path, rank: int, world: int, share,
-                  load, echo=print, wait_timeout: float | None = None) -> None:
+                  load, wait_timeout: float | None = None) -> None:
     """This rank's share of every model's images and captions into the cache, then wait
     for the other ranks. `load(spec)` gives a scorer; `share` is the launch's broadcast."""
     from autocomp.eval.harness import Harness
@@ -60,11 +63,11 @@ def encode_shares(models, benches, suite, cache_dir: Path, rank: int, world: int
                 for i in range(0, max(len(my_captions), len(my_images)), CHUNK):
                     part = my_images[i:i + CHUNK]
                     harness.fill(my_captions[i:i + CHUNK], {r: images[r] for r in part})
-                echo(f"shared {spec}: rank {rank}/{world} encoded {harness.encoded['images']:,}"
+                log.info(f"shared {spec}: rank {rank}/{world} encoded {harness.encoded['images']:,}"
                      f" images and {harness.encoded['captions']:,} captions")
                 harness.close()
             except AutocompError as exc:  # the cells say it again, and go on without it
-                echo(f"fail   {spec}: {exc}")
+                log.info(f"fail   {spec}: {exc}")
         peers.finished("encode")
         peers.wait_all("encode")
     finally:

@@ -28,7 +28,7 @@ def exported_suite(run, configs: list, k: int | None, seed: int) -> Suite:
     return Suite("run", run.dir, run.dir, benches, run.tasks)
 
 
-def audit_rows(run, configs: list, k: int | None, seed: int, echo=None) -> list[dict]:
+def audit_rows(run, configs: list, k: int | None, seed: int) -> list[dict]:
     from autocomp.audit import audit
 
-    return audit(exported_suite(run, configs, k, seed), echo=echo)
+    return audit(exported_suite(run, configs, k, seed))

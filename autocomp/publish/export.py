@@ -18,6 +18,9 @@ import json
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.log import package_logger
+
+log = package_logger(__name__)
 
 MANIFEST = "autocomp_export.json"
 
@@ -63,8 +66,8 @@ def write_configs(configs: list, run_dir: Path, folder: Path, max_negatives: int
 
 
 def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None,
-                      seed: int = 0, hub_id: str | None = None, audit: bool = True,
-                      echo=None) -> dict:
+                      seed: int = 0, hub_id: str | None = None,
+                      audit: bool = True) -> dict:
     """Write the export of RUN into `out`; returns its manifest."""
     from autocomp import __version__
     from autocomp.bench.export import check_output
@@ -83,13 +86,12 @@ def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None
     out = Path(out)
     check_output(out)
     run = Run.open(run_dir)
-    say = echo or (lambda line: None)
     if out.parent.is_dir():  # the temp folder of an export of this name that was killed
         clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")
     benches = configs(run.dir)
     items = sum(_lines(c.bench.path) for c in benches)
     with atomic_dir(out) as tmp:
-        with Progress("export", items, "item", echo) as bar:
+        with Progress("export", items, "item") as bar:
             got = write_configs(benches, run.dir, tmp, max_negatives, seed, bar)
         manifest = {"autocomp_version": __version__, "run": run.config.name,
                     "seed": run.config.seed, "split": "test",
@@ -99,10 +101,10 @@ def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None
         manifest["bytes"] = sum(c["bytes"] for c in got["configs"].values())
         blind = None
         if audit:
-            say("... export: blind audit of the exported captions")
+            log.info("... export: blind audit of the exported captions")
             from autocomp.publish.blind import audit_rows
 
-            blind = audit_rows(run, benches, max_negatives, seed, echo)
+            blind = audit_rows(run, benches, max_negatives, seed)
         manifest["adapters"] = adapters.write_all(tmp, manifest, hub_id or str(out.resolve()))
         write_text(tmp / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True))
         write_card(run, tmp, manifest, blind)
