@@ -13,7 +13,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.core.fields import SAFE_NAME, FieldReader
+from autocomp.core.fields import (
+    SAFE_NAME,
+    FieldReader,
+    choice,
+    declared,
+    dump_section,
+    integer,
+    read_section,
+)
 
 STORES = ("compact", "full")  # how benchmark items are stored (bench/store.py)
 
@@ -33,47 +41,85 @@ class Backend:
 
 @dataclass(frozen=True)
 class CaptionsConfig:
-    writer: Backend = Backend("template")
-    retries: int = 3
-    batch_size: int = 32
+    writer: Backend = Backend("template")  # YAML: writer, options
+    retries: int = integer(3, minimum=0, doc="more tries for a concept whose caption "
+                           "failed the preservation check")
+    batch_size: int = integer(32, minimum=1, doc="concepts per writer call")
+
+    def yaml(self) -> dict:
+        return {"writer": self.writer.name, "options": dict(self.writer.options),
+                **dump_section(self)}
 
 
 @dataclass(frozen=True)
 class GenerateConfig:
-    generator: Backend = Backend("procedural")
-    batch_size: int = 16
+    generator: Backend = Backend("procedural")  # YAML: generator, options
+    batch_size: int = integer(16, minimum=1, doc="images per generator call")
+
+    def yaml(self) -> dict:
+        return {"generator": self.generator.name, "options": dict(self.generator.options),
+                **dump_section(self)}
 
 
 @dataclass(frozen=True)
 class ValidateConfig:
-    detector: Backend = Backend("color-blobs")
-    answerer: Backend = Backend("pixels")
-    min_fraction: float = 0.7
-    min_gray: int = 190
-    region: str = "boxes"  # what is masked out as "object": the boxes (paper) or masks
-    batch_size: int = 16
+    detector: Backend = Backend("color-blobs")  # YAML: detector, detector_options
+    answerer: Backend = Backend("pixels")  # YAML: answerer, answerer_options
+    # check name -> its options (YAML: a section named as the check, e.g. `background`;
+    # each check declares its own, validators/checks.py); a check not named: its defaults
+    checks: dict = field(default_factory=dict, compare=False)
+    batch_size: int = integer(16, minimum=1, doc="images per detector and answerer call")
+
+    def options(self, check: str):
+        """The options of the registered check `check` (its declared defaults if unset)."""
+        if check in self.checks:
+            return self.checks[check]
+        from autocomp.core.registry import resolve
+
+        made = resolve("check", check).Options
+        return made() if made else None
+
+    def yaml(self) -> dict:
+        return {"detector": self.detector.name, "detector_options": dict(self.detector.options),
+                "answerer": self.answerer.name, "answerer_options": dict(self.answerer.options),
+                **{name: dump_section(o) for name, o in self.checks.items()},
+                **dump_section(self)}
 
 
 @dataclass(frozen=True)
 class BuildConfig:
     benchmarks: tuple[str, ...] = ("swap", "confusion", "vary_value", "vary_object")
-    max_negatives: int = 100_000  # per concept and benchmark; negatives.MAX_NEGATIVES
-    store: str = "compact"  # compact | full (bench/store.py)
+    max_negatives: int = integer(100_000, minimum=1, doc="most negatives a concept may "
+                                 "enumerate per benchmark (negatives.MAX_NEGATIVES)")
+    store: str = choice("compact", STORES, doc="how benchmark items are stored "
+                        "(bench/store.py)")
+
+    def yaml(self) -> dict:
+        return {"benchmarks": list(self.benchmarks), **dump_section(self)}
 
 
 @dataclass(frozen=True)
 class LaunchConfig:
     """How the processes of a launch wait for each other (runtime/sync.py)."""
-    wait_timeout: int = 24 * 3600  # seconds a finished rank waits for slower peers
-    stall_timeout: int = 300  # seconds without a heartbeat before a peer counts as dead
+    wait_timeout: int = integer(24 * 3600, minimum=1, doc="seconds a finished rank waits "
+                                "for slower peers")
+    stall_timeout: int = integer(300, minimum=1, doc="seconds without a heartbeat before a "
+                                 "peer counts as dead")
+
+    def yaml(self) -> dict:
+        return dump_section(self)
+
+
+SECTIONS = {"captions": CaptionsConfig, "generate": GenerateConfig,
+            "validate": ValidateConfig, "build": BuildConfig, "launch": LaunchConfig}
 
 
 @dataclass(frozen=True)
 class RunConfig:
     name: str
-    concepts: tuple[ConceptSpec, ...]
-    seed: int = 0
-    processes: int = 1
+    seed: int = integer(0, minimum=0, doc="the seed every draw follows")
+    processes: int = integer(1, minimum=1, doc="processes `autocomp run` launches")
+    concepts: tuple[ConceptSpec, ...] = ()
     captions: CaptionsConfig = CaptionsConfig()
     generate: GenerateConfig = GenerateConfig()
     validate: ValidateConfig = ValidateConfig()
@@ -83,27 +129,10 @@ class RunConfig:
 
     def to_dict(self) -> dict:
         """The config in the YAML file's own layout (parse_config reads it back)."""
-        c, g, v = self.captions, self.generate, self.validate
-        return {
-            "name": self.name, "seed": self.seed, "processes": self.processes,
-            "concepts": [{"task": s.task, "n": list(s.n), "count": s.count}
-                         for s in self.concepts],
-            "captions": {"writer": c.writer.name, "options": dict(c.writer.options),
-                         "retries": c.retries, "batch_size": c.batch_size},
-            "generate": {"generator": g.generator.name, "options": dict(g.generator.options),
-                         "batch_size": g.batch_size},
-            "validate": {"detector": v.detector.name,
-                         "detector_options": dict(v.detector.options),
-                         "answerer": v.answerer.name,
-                         "answerer_options": dict(v.answerer.options),
-                         "background": {"min_fraction": v.min_fraction,
-                                        "min_gray": v.min_gray, "region": v.region},
-                         "batch_size": v.batch_size},
-            "build": {"benchmarks": list(self.build.benchmarks),
-                      "max_negatives": self.build.max_negatives, "store": self.build.store},
-            "launch": {"wait_timeout": self.launch.wait_timeout,
-                       "stall_timeout": self.launch.stall_timeout},
-        }
+        return {"name": self.name, **dump_section(self),
+                "concepts": [{"task": s.task, "n": list(s.n), "count": s.count}
+                             for s in self.concepts],
+                **{key: getattr(self, key).yaml() for key in SECTIONS}}
 
     def task_paths(self) -> dict[str, str]:
         """Task reference -> what `load_task` should be given."""
@@ -125,8 +154,8 @@ def load_config(path) -> RunConfig:
 
 def parse_config(data, path=None) -> RunConfig:
     p = _Parser(path)
-    top = p.mapping(data, "", {"name", "seed", "processes", "concepts", "captions", "generate",
-                               "validate", "build", "launch"})
+    top = p.mapping(data, "", {"name", "concepts", *SECTIONS,
+                               *(f.name for f in declared(RunConfig))})
     specs = top.get("concepts")
     if not isinstance(specs, list) or not specs:
         raise p.error("concepts", "expected a non-empty list of {task, n, count}", specs)
@@ -139,60 +168,21 @@ def parse_config(data, path=None) -> RunConfig:
                 at = "" if n is None else f" N={n}"
                 raise p.error(f"concepts[{i}]", f"repeats concepts[{j}] (task "
                               f"'{spec.task}'{at}): give one spec a larger count instead")
-    cap = p.mapping(top.get("captions", {}), "captions", {"writer", "options", "retries",
-                                                          "batch_size"})
-    gen = p.mapping(top.get("generate", {}), "generate", {"generator", "options", "batch_size"})
-    val = p.mapping(top.get("validate", {}), "validate", {
-        "detector", "detector_options", "answerer", "answerer_options", "background",
-        "batch_size"})
-    bg = p.mapping(val.get("background", {}), "validate.background", {"min_fraction",
-                                                                      "min_gray", "region"})
-    bld = p.mapping(top.get("build", {}), "build", {"benchmarks", "max_negatives", "store"})
-    lau = p.mapping(top.get("launch", {}), "launch", {"wait_timeout", "stall_timeout"})
-    cfg = RunConfig(
-        name=p.file_name(top["name"], "name") if "name" in top else default_name(path),
-        concepts=concepts,
-        seed=p.integer(top.get("seed", 0), "seed", minimum=0),
-        processes=p.integer(top.get("processes", 1), "processes", minimum=1),
-        captions=CaptionsConfig(
-            writer=p.backend("writer", cap.get("writer", "template"), cap.get("options", {}),
-                             "captions"),
-            retries=p.integer(cap.get("retries", 3), "captions.retries", minimum=0),
-            batch_size=p.integer(cap.get("batch_size", 32), "captions.batch_size", minimum=1)),
-        generate=GenerateConfig(
-            generator=p.backend("generator", gen.get("generator", "procedural"),
-                                gen.get("options", {}), "generate"),
-            batch_size=p.integer(gen.get("batch_size", 16), "generate.batch_size", minimum=1)),
-        validate=ValidateConfig(
-            detector=p.backend("detector", val.get("detector", "color-blobs"),
-                               val.get("detector_options", {}), "validate",
-                               options_field="detector_options"),
-            answerer=p.backend("answerer", val.get("answerer", "pixels"),
-                               val.get("answerer_options", {}), "validate",
-                               options_field="answerer_options"),
-            min_fraction=p.number(bg.get("min_fraction", 0.7), "validate.background.min_fraction",
-                                  0.0, 1.0),
-            min_gray=p.integer(bg.get("min_gray", 190), "validate.background.min_gray",
-                               minimum=0, maximum=255),
-            region=p.one_of(bg.get("region", "boxes"), "validate.background.region",
-                            ("boxes", "masks")),
-            batch_size=p.integer(val.get("batch_size", 16), "validate.batch_size", minimum=1)),
-        build=BuildConfig(benchmarks=p.benchmarks(bld.get("benchmarks")),
-                          max_negatives=p.integer(bld.get("max_negatives", 100_000),
-                                                  "build.max_negatives", minimum=1),
-                          store=p.one_of(bld.get("store", "compact"), "build.store",
-                                         STORES)),
-        launch=LaunchConfig(
-            wait_timeout=p.integer(lau.get("wait_timeout", LaunchConfig.wait_timeout),
-                                   "launch.wait_timeout", minimum=1),
-            stall_timeout=p.integer(lau.get("stall_timeout", LaunchConfig.stall_timeout),
-                                    "launch.stall_timeout", minimum=1)),
-        path=path,
-    )
-    if cfg.validate.region == "masks" and cfg.validate.detector.options.get("masks") is False:
+    sections = {key: getattr(p, key)(top.get(key) or {}) for key in SECTIONS}
+    name = p.file_name(top["name"], "name") if "name" in top else default_name(path)
+    given = {key: top[key] for key in ("seed", "processes") if key in top}
+    cfg = read_section(p, RunConfig, given, "", name=name, concepts=concepts, path=path,
+                       **sections)
+    bg = cfg.validate.options("background")
+    if getattr(bg, "region", None) == "masks" and \
+            cfg.validate.detector.options.get("masks") is False:
         raise p.error("validate.background.region", "masks needs the detector's masks, but "
                       "validate.detector_options.masks is false (use region: boxes)", "masks")
     return replace(cfg, concepts=p.check_tasks(cfg))
+
+
+def _names(cls) -> set[str]:
+    return {f.name for f in declared(cls)}
 
 
 def default_name(path) -> str:
@@ -215,6 +205,48 @@ class _Parser(FieldReader):
         ns = tuple(self.integer(x, f"{fld}.n", minimum=1) for x in ns)
         count = self.integer(spec.get("count"), f"{fld}.count", minimum=1)
         return ConceptSpec(task, ns, count)
+
+    def captions(self, data) -> CaptionsConfig:
+        data = self.mapping(data, "captions", {"writer", "options", *_names(CaptionsConfig)})
+        return read_section(self, CaptionsConfig, data, "captions", {"writer", "options"},
+                            writer=self.backend("writer", data.get("writer", "template"),
+                                                data.get("options", {}), "captions"))
+
+    def generate(self, data) -> GenerateConfig:
+        data = self.mapping(data, "generate", {"generator", "options",
+                                               *_names(GenerateConfig)})
+        return read_section(self, GenerateConfig, data, "generate", {"generator", "options"},
+                            generator=self.backend("generator",
+                                                   data.get("generator", "procedural"),
+                                                   data.get("options", {}), "generate"))
+
+    def validate(self, data) -> ValidateConfig:
+        """Detector, answerer, and a section of options per check that declares some
+        (validate.background: the background check's)."""
+        from autocomp.core.registry import names, resolve
+
+        optioned = {n: resolve("check", n).Options for n in names("check")}
+        optioned = {n: made for n, made in optioned.items() if made is not None}
+        other = {"detector", "detector_options", "answerer", "answerer_options", *optioned}
+        data = self.mapping(data, "validate", other | _names(ValidateConfig))
+        checks = {n: read_section(self, made, data.get(n) or {}, f"validate.{n}")
+                  for n, made in optioned.items()}
+        return read_section(
+            self, ValidateConfig, data, "validate", other, checks=checks,
+            detector=self.backend("detector", data.get("detector", "color-blobs"),
+                                  data.get("detector_options", {}), "validate",
+                                  options_field="detector_options"),
+            answerer=self.backend("answerer", data.get("answerer", "pixels"),
+                                  data.get("answerer_options", {}), "validate",
+                                  options_field="answerer_options"))
+
+    def build(self, data) -> BuildConfig:
+        data = self.mapping(data, "build", {"benchmarks", *_names(BuildConfig)})
+        return read_section(self, BuildConfig, data, "build", {"benchmarks"},
+                            benchmarks=self.benchmarks(data.get("benchmarks")))
+
+    def launch(self, data) -> LaunchConfig:
+        return read_section(self, LaunchConfig, data, "launch")
 
     def backend(self, family: str, name, options, section: str,
                 options_field: str = "options") -> Backend:

@@ -280,7 +280,10 @@ def stage_rows(cfg, batches: dict | None = None) -> list[dict]:
                                                                           v.answerer)
     if detector is not None or answerer is not None:
         batch = batches.get("validation", v.batch_size)
-        masks = v.region == "masks" or bool((detector or {}).get("masks"))
+        from autocomp.validators.checks import cascade
+
+        masks = (any(c.needs_masks for c in cascade(v.checks))
+                 or bool((detector or {}).get("masks")))
         rows.append({"stage": "validation", **validation(detector, answerer, batch, masks),
                      "batch": batch, "field": "validate.batch_size"})
     for r in rows:

@@ -23,6 +23,8 @@ from pathlib import Path
 from autocomp import costs, memory
 from autocomp.config import RunConfig
 from autocomp.core import registry
+from autocomp.core.fields import dump_section
+from autocomp.validators.checks import cascade
 
 GPUS, CONCEPTS = 16, 100_000  # the paper's Table 18 run
 PAPER_COST = {  # GPU-seconds per unit (Auto-Comp Table 18)
@@ -66,7 +68,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
     ]
     weights = [(n, s.count) for s in cfg.concepts for n in (s.n or (3,))]
     mean_n = sum(n * c for n, c in weights) / max(sum(c for _, c in weights), 1)
-    masks = cfg.validate.region == "masks"
+    masks = any(c.needs_masks for c in cascade(cfg.validate.checks))
     rows, image_options = [], {}
     for name, family, backend, units, key in stages:
         free = backend.name in EMBEDDED
@@ -104,9 +106,8 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                          "writer": dict(cfg.captions.writer.options),
                          "retries": cfg.captions.retries,
                          "detector": dict(cfg.validate.detector.options),
-                         "background": {"min_fraction": cfg.validate.min_fraction,
-                                        "min_gray": cfg.validate.min_gray,
-                                        "region": cfg.validate.region}}}
+                         **{name: dump_section(o)
+                            for name, o in cfg.validate.checks.items()}}}
 
 
 def levers(options: dict, images: int, gpus, embedded: bool) -> list[dict]:

@@ -28,8 +28,9 @@ def test_good_config_and_defaults(tmp_path):
     assert cfg.name == "small" and cfg.seed == 3 and cfg.processes == 1
     assert cfg.concepts[1].n == (2, 3)  # the task's default complexities
     assert cfg.captions.writer.name == "template" and cfg.captions.retries == 3
-    assert cfg.validate.min_fraction == 0.7 and cfg.validate.min_gray == 190
-    assert cfg.validate.region == "boxes"  # the paper masks by the detector's boxes
+    background = cfg.validate.options("background")
+    assert background.min_fraction == 0.7 and background.min_gray == 190
+    assert background.region == "boxes"  # the paper masks by the detector's boxes
     assert cfg.generate.generator.options == {"size": 128, "faults": {"swap": 0.5}}
     again = parse_config(cfg.to_dict(), path)
     assert again.to_dict() == cfg.to_dict()

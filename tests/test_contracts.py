@@ -434,7 +434,7 @@ def test_the_scorer_contract_rejects_unnormalised_vectors(pictures):
 
 @pytest.fixture(scope="module")
 def samples():
-    from autocomp.validators.checks import Sample, Settings
+    from autocomp.validators.checks import Sample
 
     det, ans = resolve("detector", "color-blobs")(), resolve("answerer", "pixels")()
     gen = resolve("generator", "procedural")(size=128, faults={"drop_object": 0.5})
@@ -446,7 +446,7 @@ def samples():
                 img = np.asarray(gen.generate_one(ImageRequest(c.id, c.graph, task, track,
                                                                c.seed, "")).image)
                 out.append(Sample(img, c.graph, task, track, det.detect(img, c.graph.names),
-                                  ans, Settings()))
+                                  ans))
     return out
 
 
@@ -537,3 +537,44 @@ def test_the_format_contract_rejects_items_the_harness_cannot_read(tmp_path):
     assert "t/all: item '1': image gone.png is not a file" in problems
     assert "t/all: item '1': the id is not a string, or repeats" in problems
     assert any("the harness cannot read it (KeyError('caption'))" in p for p in problems)
+
+
+def test_a_checks_threshold_is_configured_by_a_field_of_its_options(registered, tmp_path,
+                                                                  monkeypatch):
+    """The docs' min_size check declares `min_share` once (default, range, help): a run
+    config sets it under validate.min_size, checked like every option, written back."""
+    from autocomp.config import parse_config
+    from autocomp.validators.checks import cascade
+
+    _docs_examples(tmp_path, monkeypatch)
+    registered("check", "min_size", "size_check:MinSize")
+    base = {"concepts": [{"task": "shape_color", "n": [2], "count": 2}]}
+    cfg = parse_config({**base, "validate": {"min_size": {"min_share": 0.02}}})
+    assert cfg.validate.options("min_size").min_share == 0.02
+    assert [c.options.min_share for c in cascade(cfg.validate.checks)
+            if c.name == "min_size"] == [0.02]
+    assert cfg.to_dict()["validate"]["min_size"] == {"min_share": 0.02}
+    assert parse_config(cfg.to_dict()).to_dict() == cfg.to_dict()
+    assert parse_config(base).validate.options("min_size").min_share == 0.004  # declared
+    with pytest.raises(AutocompError, match=r"field validate.min_size.min_share: expected a "
+                                            r"number in \[0.0, 1.0\], got 2"):
+        parse_config({**base, "validate": {"min_size": {"min_share": 2}}})
+    with pytest.raises(AutocompError, match=r"field validate.min_size.share: unknown field "
+                                            r"\(known: min_share\)"):
+        parse_config({**base, "validate": {"min_size": {"share": 0.1}}})
+
+
+def test_every_config_default_is_declared_once():
+    """A section's defaults live in its declarations: the YAML of an empty config is the
+    declared defaults, and the background check's are the paper's."""
+    import dataclasses
+
+    from autocomp.config import SECTIONS, parse_config
+    from autocomp.core.fields import declared
+
+    cfg = parse_config({"concepts": [{"task": "shape_color", "n": [2], "count": 2}]})
+    for key, cls in SECTIONS.items():
+        for f in declared(cls):
+            assert getattr(getattr(cfg, key), f.name) == f.default and f.metadata["doc"], f
+    bg = cfg.validate.options("background")
+    assert dataclasses.asdict(bg) == {"min_fraction": 0.7, "min_gray": 190, "region": "boxes"}

@@ -265,7 +265,7 @@ def test_procedural_draws_what_the_pixel_answerer_reads(scenes):
             img = gen.generate_one(ImageRequest("x", graph, scenes, track, 7 if c is None
                                                 else c.seed, ""))
             results = validate_image(np.asarray(img.image.convert("RGB")), graph, scenes,
-                                     track, det, PixelAnswerer(), 0.7, 190)
+                                     track, det, PixelAnswerer())
             if c is None:  # the hand-made scene reads right, every attribute and relation
                 answers = results[-1].evidence["answers"]
                 assert results[-1].passed and len(answers) == 9  # 7 attributes, 2 relations
@@ -373,7 +373,7 @@ def test_injected_faults_on_scenes_are_caught(scenes):
         img = gen.generate_one(ImageRequest("x", c.graph, scenes, "minimal", c.seed, ""))
         results = {r.name: r.passed for r in validate_image(
             np.asarray(img.image.convert("RGB")), c.graph, scenes, "minimal",
-            ColorBlobDetector(), PixelAnswerer(), 0.7, 190)}
+            ColorBlobDetector(), PixelAnswerer())}
         for f in img.faults:
             seen[f["kind"]] += 1
             if f["kind"] == "drop_object":

@@ -18,14 +18,14 @@ from autocomp.validators.pixels import PixelAnswerer, read_relation
 def test_background_rule_is_70_percent_at_gray_190():
     img = np.full((10, 10, 3), 255, np.uint8)
     img.reshape(-1, 3)[:30] = 189  # 30% dark: 70% bright, passes
-    assert background_check(img, None).passed
+    assert background_check(img, None, 0.7, 190).passed
     img.reshape(-1, 3)[30] = 189  # 31% dark: fails
-    result = background_check(img, None)
+    result = background_check(img, None, 0.7, 190)
     assert not result.passed and result.evidence["bright_fraction"] == 0.69
     mask = np.zeros((10, 10), bool)
     mask.reshape(-1)[:31] = True  # the dark pixels are the object: masked out
-    assert background_check(img, mask).passed
-    assert not background_check(img, np.ones((10, 10), bool)).passed
+    assert background_check(img, mask, 0.7, 190).passed
+    assert not background_check(img, np.ones((10, 10), bool), 0.7, 190).passed
 
 
 def test_grayscale_is_pil_luma():
@@ -78,7 +78,7 @@ def test_detector_and_answerer_read_back_clean_images(task_name):
                 out = gen.generate_one(ImageRequest("x", concept.graph, task, track,
                                                     concept.seed, ""))
                 results = validate_image(np.asarray(out.image), concept.graph, task, track,
-                                         det, ans, 0.7, 190)
+                                         det, ans)
                 assert all(r.passed for r in results), [r.reason for r in results]
                 assert [r.name for r in results][-1] == "attributes"
 
@@ -94,7 +94,7 @@ def test_each_fault_is_caught_by_its_check():
             out = gen.generate_one(ImageRequest("x", concept.graph, task, "minimal",
                                                 concept.seed, ""))
             results = validate_image(np.asarray(out.image), concept.graph, task, "minimal",
-                                     det, ans, 0.7, 190)
+                                     det, ans)
             failed = [r for r in results if not r.passed]
             assert [r.name for r in failed] == [check], (fault, [r.reason for r in results])
             assert failed[0].reason
@@ -116,7 +116,7 @@ def test_white_shape_on_white_is_found_by_its_outline():
     graph = attribute_graph(["cube", "sphere"], ["white", "silver"])
     out = ProceduralGenerator(160).generate_one(ImageRequest("w", graph, task, "minimal", 5, ""))
     results = validate_image(np.asarray(out.image), graph, task, "minimal",
-                             ColorBlobDetector(), PixelAnswerer(), 0.7, 190)
+                             ColorBlobDetector(), PixelAnswerer())
     assert all(r.passed for r in results), [r.reason for r in results]
     answers = results[-1].evidence["answers"]
     assert [a["answer"] for a in answers] == ["white", "silver"]
@@ -206,8 +206,7 @@ def test_validate_image_uses_boxes_for_a_detector_without_masks():
         def answer(self, image, qs, detections):
             return [{"answer": q.expected} for q in qs]
 
-    results = validate_image(image, graph, task, "minimal", _BoxesOnly(dets), Oracle(),
-                             0.7, 190)
+    results = validate_image(image, graph, task, "minimal", _BoxesOnly(dets), Oracle())
     bg = [r for r in results if r.name == "background"][0]
     assert bg.passed and bg.evidence["region"] == "boxes"
     assert bg.evidence["background_pixels"] == 100 * 100 - 60 * 100 - 40 * 60

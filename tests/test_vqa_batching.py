@@ -7,7 +7,7 @@ from tiny_models import tiny_gemma_vlm, tiny_llava_vlm
 
 from autocomp.concepts.questions import Question
 from autocomp.validators.base import CheckResult, Detection
-from autocomp.validators.checks import Check, Sample, Settings, validate_image, validate_images
+from autocomp.validators.checks import Check, Sample, validate_image, validate_images
 from autocomp.validators.vqa import TransformersAnswerer
 
 BUILDS = {"gemma3": tiny_gemma_vlm, "llava": tiny_llava_vlm}
@@ -124,7 +124,7 @@ def test_the_attribute_check_asks_the_whole_batch_at_once():
     answerer = _Recording()
     found = [Detection("cube", (0, 0, 4, 4), 0.9)]
     samples = [Sample(np.zeros((8, 8, 3), np.uint8), None, _Questions(), "contextual",
-                      found if i != 1 else [], answerer, Settings()) for i in range(4)]
+                      found if i != 1 else [], answerer) for i in range(4)]
     checks = [_Objects(), AttributesCheck()]
     results = validate_images(samples, checks)
     assert answerer.calls == [3]  # one call; the image that failed the objects check is not asked
@@ -133,7 +133,7 @@ def test_the_attribute_check_asks_the_whole_batch_at_once():
         ["objects", "attributes"]]
     assert all(rs[-1].passed for i, rs in enumerate(results) if i != 1)
     # the same results as the cascade image by image
-    one = [validate_image(s.image, s.graph, s.task, s.track, None, _Recording(), 0.7, 190,
+    one = [validate_image(s.image, s.graph, s.task, s.track, None, _Recording(),
                           checks=checks, detections=s.detections) for s in samples]
     assert [[r.to_dict() for r in rs] for rs in one] == \
         [[r.to_dict() for r in rs] for rs in results]

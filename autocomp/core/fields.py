@@ -1,9 +1,11 @@
 """Field checks for the YAML files autocomp reads (run configs): a wrong value is one line
-naming the file, the field and the value."""
+naming the file, the field and the value; and the declarations (`integer`, `number`,
+`choice`) a config section or a check's options are written with, each option once."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import field, fields
 
 from autocomp.core.errors import AutocompError
 
@@ -65,3 +67,48 @@ class FieldReader:
                 low <= value <= high):
             raise self.error(fld, f"expected a number in [{low}, {high}]", value)
         return float(value)
+
+
+# ---- options declared once -----------------------------------------------------------------
+# A config section (or a check's options) is a frozen dataclass whose fields are declared
+# with one of the helpers below: the default, the check of a YAML value and a line of help
+# sit in the declaration, and `read_section` / `dump_section` derive reading (with the
+# one-line errors above) and writing from it. A field declared without them (a plain
+# dataclass field) is not read from YAML by the generic reader.
+
+def integer(default: int, minimum: int | None = None, maximum: int | None = None,
+            doc: str = ""):
+    return field(default=default, metadata={"doc": doc, "read": lambda r, v, f: r.integer(
+        v, f, minimum, maximum)})
+
+
+def number(default: float, low: float, high: float, doc: str = ""):
+    return field(default=default, metadata={"doc": doc, "read": lambda r, v, f: r.number(
+        v, f, low, high)})
+
+
+def choice(default: str, choices: tuple[str, ...], doc: str = ""):
+    return field(default=default, metadata={"doc": doc, "read": lambda r, v, f: r.one_of(
+        v, f, choices)})
+
+
+def declared(cls) -> list:
+    """The fields of `cls` a YAML section holds, in their declared order."""
+    return [f for f in fields(cls) if "read" in f.metadata]
+
+
+def read_section(reader: FieldReader, cls, data, fld: str, also=(), **given):
+    """An instance of the section `cls` from the YAML mapping `data` at field `fld`: every
+    declared field checked by its declaration, absent ones at their declared default;
+    `given`: the fields the caller read another way, from the keys `also` names."""
+    data = reader.mapping(data, fld, {f.name for f in declared(cls)} | set(also))
+    values = {f.name: f.metadata["read"](reader, data[f.name], f"{fld}.{f.name}" if fld
+                                         else f.name)
+              for f in declared(cls) if f.name in data}
+    return cls(**values, **given)
+
+
+
+def dump_section(obj) -> dict:
+    """The declared fields of a section instance, as its YAML mapping."""
+    return {f.name: getattr(obj, f.name) for f in declared(type(obj))}

@@ -1,6 +1,8 @@
 """Background check (Auto-Comp, minimal track; METHODS.md section 3).
 
-Mask all objects; of the remaining pixels at least 70% must have grayscale >= 190.
+Mask all objects; of the remaining pixels at least `min_fraction` (the paper: 70%) must
+have grayscale >= `min_gray` (the paper: 190); the check's options, declared once
+(validators/checks.py BackgroundOptions).
 Grayscale is ITU-R 601 luma (0.299 R + 0.587 G + 0.114 B), rounded as PIL's "L" mode.
 Works on any RGB image and any object mask (from any detector).
 """
@@ -11,9 +13,6 @@ import numpy as np
 
 from autocomp.validators.base import CheckResult
 
-MIN_FRACTION = 0.7
-MIN_GRAY = 190
-
 
 def grayscale(image: np.ndarray) -> np.ndarray:
     """Integer luma, rounded as PIL's convert("L") rounds it."""
@@ -22,7 +21,7 @@ def grayscale(image: np.ndarray) -> np.ndarray:
 
 
 def background_check(image: np.ndarray, objects_mask: np.ndarray | None,
-                     min_fraction: float = MIN_FRACTION, min_gray: int = MIN_GRAY) -> CheckResult:
+                     min_fraction: float, min_gray: int) -> CheckResult:
     gray = grayscale(image)
     if objects_mask is None:
         objects_mask = np.zeros(gray.shape, bool)

@@ -1,14 +1,16 @@
 """The validation cascade of one image (Auto-Comp Phase 2; METHODS.md section 3).
 
   objects     detected classes and counts equal the concept's (a pair noun: 1 or 2)
-  background  minimal track only: >= 70% of the non-object pixels have grayscale >= 190;
-              "object" pixels are those inside the detector's boxes (the paper's rule) or,
-              with region "masks", inside its segmentation masks (a box where a detection
-              has no mask)
+  background  minimal track only: >= 70% of the non-object pixels have grayscale >= 190
+              (its options, validate.background in a run config); "object" pixels are
+              those inside the detector's boxes (the paper's rule) or, with region
+              "masks", inside its segmentation masks (a box where a detection has no mask)
   attributes  every binding question answered with the concept's value
 A check runs only if the ones before it passed, as in the paper (later checks would only
 be wasted on an image already rejected). Each check is a Check class registered in the
-registry's "check" family, whose order is the cascade's.
+registry's "check" family, whose order is the cascade's. A check with settings declares
+them once, as the fields of its `Options` dataclass (core/fields.py: default, range, help):
+a run config's `validate.<check name>` section sets them, checked like every option.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 from autocomp.concepts.task import Task
 from autocomp.core import registry
+from autocomp.core.fields import choice, integer, number
 from autocomp.core.records import TRACKS
 from autocomp.core.scene import SceneGraph
 from autocomp.validators.background import background_check
@@ -27,10 +30,13 @@ from autocomp.validators.base import CheckResult, Detection
 
 
 @dataclass(frozen=True)
-class Settings:
-    min_fraction: float = 0.7
-    min_gray: int = 190
-    region: str = "boxes"
+class BackgroundOptions:
+    min_fraction: float = number(0.7, 0.0, 1.0, doc="share of the non-object pixels that "
+                                 "must be bright (the paper: 70%)")
+    min_gray: int = integer(190, minimum=0, maximum=255, doc="grayscale a bright pixel "
+                            "reaches (the paper: 190)")
+    region: str = choice("boxes", ("boxes", "masks"), doc="what counts as object: the "
+                         "detector's boxes (the paper) or its segmentation masks")
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,6 @@ class Sample:
     track: str
     detections: list[Detection]
     answerer: object
-    settings: Settings
 
 
 def objects_check(detections: list[Detection], graph: SceneGraph, task: Task) -> CheckResult:
@@ -155,6 +160,16 @@ class Check:
     name: str = ""
     label: str = ""
     tracks: tuple[str, ...] = TRACKS
+    Options: type | None = None  # its settings, declared once (core/fields.py), or None
+
+    def __init__(self, options=None):
+        self.options = options if options is not None else (
+            self.Options() if self.Options is not None else None)
+
+    @property
+    def needs_masks(self) -> bool:
+        """Whether it reads the detector's segmentation masks (so the detector makes them)."""
+        return False
 
     def check(self, s: Sample) -> CheckResult:
         raise NotImplementedError
@@ -177,12 +192,17 @@ class BackgroundCheck(Check):
     """Minimal track: of the pixels outside every object, enough are bright."""
 
     name, label, tracks = "background", "BG", ("minimal",)
+    Options = BackgroundOptions
+
+    @property
+    def needs_masks(self) -> bool:
+        return self.options.region == "masks"
 
     def check(self, s: Sample) -> CheckResult:
-        mask = object_region(s.image.shape[:2], s.detections, s.settings.region)
-        result = background_check(s.image, mask, s.settings.min_fraction,
-                                  s.settings.min_gray)
-        result.evidence["region"] = s.settings.region
+        o = self.options
+        mask = object_region(s.image.shape[:2], s.detections, o.region)
+        result = background_check(s.image, mask, o.min_fraction, o.min_gray)
+        result.evidence["region"] = o.region
         return result
 
 
@@ -198,21 +218,22 @@ class AttributesCheck(Check):
         return attributes_results(samples)
 
 
-def cascade() -> list[Check]:
-    """The registered checks, in order."""
-    return [registry.resolve("check", name)() for name in registry.names("check")]
+def cascade(options: dict | None = None) -> list[Check]:
+    """The registered checks, in order, each with its options (check name -> an instance
+    of its Options; a check not named gets its defaults)."""
+    options = options or {}
+    return [registry.resolve("check", name)(options.get(name))
+            for name in registry.names("check")]
 
 
 def validate_image(image: np.ndarray, graph: SceneGraph, task: Task, track: str, detector,
-                   answerer, min_fraction: float, min_gray: int,
-                   region: str = "boxes", checks: list[Check] | None = None,
+                   answerer, checks: list[Check] | None = None,
                    detections=None) -> list[CheckResult]:
     """The cascade on one image: each check that applies to the track, until one fails.
     `detections`: the detector's, when it ran on a whole batch already."""
     if detections is None:
         detections = detector.detect(image, list(graph.names))
-    sample = Sample(image, graph, task, track, detections, answerer,
-                    Settings(min_fraction, min_gray, region))
+    sample = Sample(image, graph, task, track, detections, answerer)
     return validate_images([sample], checks)[0]
 
 

@@ -10,7 +10,7 @@ from autocomp.core.registry import instantiate
 from autocomp.core.run_records import ValidationRecord
 from autocomp.runtime.stage import Item, ItemStage
 from autocomp.validators.base import CheckResult
-from autocomp.validators.checks import Sample, Settings, cascade, validate_images
+from autocomp.validators.checks import Sample, cascade, validate_images
 
 
 class ValidateStage(ItemStage):
@@ -22,7 +22,7 @@ class ValidateStage(ItemStage):
         cfg = run.config.validate
         self.batch_size = cfg.batch_size
         self._detector = self._answerer = None
-        self.checks = cascade()
+        self.checks = cascade(run.config.validate.checks)
 
     @property
     def detector(self):
@@ -30,7 +30,7 @@ class ValidateStage(ItemStage):
             self._detector = instantiate("detector", self.run.config.validate.detector,
                                          self.device)
             if hasattr(self._detector, "want_masks"):  # segment only when a check reads it
-                self._detector.want_masks(self.run.config.validate.region == "masks")
+                self._detector.want_masks(any(c.needs_masks for c in self.checks))
         return self._detector
 
     @property
@@ -54,8 +54,6 @@ class ValidateStage(ItemStage):
         return f"{image.track}-{image.n}"
 
     def process(self, batch: Sequence[Item]) -> list[dict]:
-        cfg = self.run.config.validate
-        settings = Settings(cfg.min_fraction, cfg.min_gray, cfg.region)
         arrays = {}
         for it in batch:
             try:
@@ -65,7 +63,7 @@ class ValidateStage(ItemStage):
         ready = [it for it in batch if not isinstance(arrays[it.id], Exception)]
         samples = [Sample(arrays[it.id], it.data["concept"].scene,
                           self.run.tasks[it.data["concept"].task], it.data["image"].track,
-                          detections, self.answerer, settings)
+                          detections, self.answerer)
                    for it, detections in zip(ready, self._detect(ready, arrays), strict=True)]
         checked = dict(zip((it.id for it in ready), validate_images(samples, self.checks),
                            strict=True))
