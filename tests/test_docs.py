@@ -129,3 +129,19 @@ def test_every_doc_page_is_linked_from_the_readme():
     for page in sorted((ROOT / "docs").glob("*.md")):
         assert f"docs/{page.name}" in readme, page.name
     assert len(readme.splitlines()) <= 200
+
+
+def test_references_point_inside_the_repository():
+    """The code and docs cite docs/methods.md by section (each section exists) and never
+    files outside the repository (the team's shared notes)."""
+    methods = (ROOT / "docs" / "methods.md").read_text(encoding="utf-8")
+    sections = set(re.findall(r"^## (\d+)\. ", methods, re.M))
+    files = [*sorted((ROOT / "autocomp").rglob("*.py")), *DOCS, ROOT / "pyproject.toml"]
+    cited = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\b(METHODS|DESIGN)\.md|\.\./shared", text), path
+        for number in re.findall(r"methods\.md\s+section\s+(\d+)", text):
+            assert number in sections, (path, number)
+            cited += 1
+    assert cited >= 5

@@ -1,2 +1,2 @@
 """COMPASS: composed vs decomposed captions and skill load, on Visual Genome scene graphs
-and on autocomp's own synthetic runs (METHODS.md section 6)."""
+and on autocomp's own synthetic runs (docs/methods.md section 6)."""

@@ -8,7 +8,7 @@
 
 A concept is an attribute concept whose attribute is a numeral: the scene graph keeps one
 object per kind, its numeral as its attribute, and `object_counts` says how many of each
-the image must show, which the objects check (detected classes and counts, METHODS.md
+the image must show, which the objects check (detected classes and counts, docs/methods.md
 section 3) compares. Swap permutes the numerals over the objects ("three cubes and two
 spheres"), confusion repeats one ("two cubes and two spheres").
 """

@@ -1,5 +1,5 @@
-"""The Backend base class of every pluggable family (generators, writers, detectors,
-answerers, scorers).
+"""The Backend base class of the pipeline's model families (generators, writers,
+detectors, answerers; scorers have their own base classes, eval/scorers/base.py).
 
 A backend declares each option once, as a keyword of its `__init__` (name, type, default);
 `check_options` reads them from the signature, so a config is checked before anything runs

@@ -6,7 +6,7 @@ relative to, and what loading found (counts, normalised captions, flagged rows).
 is {id, task, n, image, positive, negatives: [{caption, category, same_meaning}], ...}, the
 layout of an autocomp run's bench files; an item may carry `crop` (x, y, w, h).
 
-Formats (`--format`, detected when not given):
+Formats (`--source-format`, detected when not given):
   run         an autocomp run directory (config.yaml + bench/)
   sugarcrepe  a folder with SugarCrepe's JSON files (add_att.json ... swap_obj.json)
   crepe       CREPE productivity CSVs (a folder of them, or one file)

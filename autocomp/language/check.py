@@ -1,4 +1,4 @@
-"""Semantic-preservation check (Auto-Comp section 3, METHODS.md section 2).
+"""Semantic-preservation check (Auto-Comp section 3, docs/methods.md section 2).
 
 Every binding of the concept must appear in the caption:
   attribute:  <Article> [<Word>] a_i o_i                       ("an elegant red chair")

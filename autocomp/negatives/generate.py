@@ -1,4 +1,4 @@
-"""Hard negatives as scene-graph edits (Auto-Comp section 3, Phase 3; METHODS.md section 4).
+"""Hard negatives as scene-graph edits (Auto-Comp section 3, Phase 3; docs/methods.md section 4).
 
 Every negative is an edited copy of the concept's graph, rendered by the same renderer as
 the positive, so the two differ only in the edited words (articles re-rendered). Words

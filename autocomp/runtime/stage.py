@@ -6,7 +6,8 @@ it reads: a stage whose input has not run is refused) and `parallel`:
   every rank), turns a batch of items into one record per item (`process`) and counts its
   merged records (`stats`); the runner owns sharding, resume, batching, progress, merging
   and timing;
-- a plain Stage runs once, in the launching process (`run`), and returns its counters.
+- a plain Stage runs once, in the launching process (`run_once`), and returns its
+  counters.
 Heavy models are created on the first `process` call, never in `__init__`, and dropped by
 `release` when the stage ends (the runner calls it, then frees what the models held), so
 one process never holds two stages' models at once.

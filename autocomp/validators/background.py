@@ -1,4 +1,4 @@
-"""Background check (Auto-Comp, minimal track; METHODS.md section 3).
+"""Background check (Auto-Comp, minimal track; docs/methods.md section 3).
 
 Mask all objects; of the remaining pixels at least `min_fraction` (the paper: 70%) must
 have grayscale >= `min_gray` (the paper: 190); the check's options, declared once

@@ -1,4 +1,4 @@
-"""The validation cascade of one image (Auto-Comp Phase 2; METHODS.md section 3).
+"""The validation cascade of one image (Auto-Comp Phase 2; docs/methods.md section 3).
 
   objects     detected classes and counts equal the concept's (a pair noun: 1 or 2)
   background  minimal track only: >= 70% of the non-object pixels have grayscale >= 190

@@ -1,0 +1,96 @@
+"""The Python API: what the commands do, as functions (docs/api.md has examples).
+
+    from autocomp import api
+
+    run = api.run("configs/demo.yaml", "runs/demo")     # every stage; resumes
+    run = api.open_run("runs/demo")                      # a run already there
+    api.benchmarks(run, "shape_color-n2/*")              # its benchmarks (name, task, N, ...)
+    api.items(run, "shape_color-n2/minimal-swap")        # one benchmark's items
+    api.evaluate(run, ["open_clip:ViT-B-32@openai"], "results", "shape_color-n2/*")
+    api.results("results")                               # every result written there
+
+Messages and progress lines go through `logging` ("autocomp" logger): call
+`api.show_progress()` to see them on standard error as the CLI shows them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["benchmarks", "evaluate", "items", "load_config", "open_run", "results", "run",
+           "show_progress"]
+
+
+def load_config(path):
+    """A run config read and checked (one-line errors naming file and field)."""
+    from autocomp.config import load_config as load
+
+    return load(Path(path))
+
+
+def run(config, directory, stages=None):
+    """Run the stages of `config` (a path or a RunConfig) into `directory`, in this
+    process; a run already there resumes where it stopped. Returns the Run."""
+    from autocomp.pipeline import ALL, run_pipeline
+    from autocomp.run import Run
+
+    if not hasattr(config, "to_dict"):
+        config = load_config(config)
+    made = Run.create(config, Path(directory))
+    run_pipeline(made, stages=tuple(stages or ALL), progress=False)
+    return made
+
+
+def open_run(directory):
+    """A run directory `autocomp run` (or `run()`) made."""
+    from autocomp.run import Run
+
+    return Run.open(Path(directory))
+
+
+def _dir(run_or_dir) -> Path:
+    return Path(getattr(run_or_dir, "dir", run_or_dir))
+
+
+def benchmarks(run_or_dir, *patterns) -> list:
+    """The run's benchmarks (each has name, task, n, track, kind), those matching the glob
+    `patterns` ("shape_color-n2/*") when given."""
+    from autocomp.formats.runs import find_benchmarks
+
+    return find_benchmarks(_dir(run_or_dir), patterns)
+
+
+def items(run_or_dir, name: str) -> list[dict]:
+    """The items of the benchmark `name`: id, image, positive, negatives (caption, edit,
+    category, same_meaning), graph, ..."""
+    from autocomp.core.errors import AutocompError
+
+    found = [b for b in benchmarks(run_or_dir) if b.name == name]
+    if not found:
+        raise AutocompError(f"no benchmark '{name}'", file=_dir(run_or_dir))
+    return list(found[0].items())
+
+
+def evaluate(source, models: list[str], output, *patterns, **options) -> list[dict]:
+    """Score `models` (specs as `autocomp eval --model` takes them) on the benchmarks of
+    `source` (a run, an export, or another project's benchmark) matching `patterns`; one
+    result per model and benchmark written under `output` and returned. Options are those
+    of `autocomp eval` (cache_dir, device, batch_size, ties, precision, ...:
+    autocomp.eval.cells.Request)."""
+    from autocomp.eval.cells import evaluate as run_cells
+
+    return run_cells(_dir(source), list(models), Path(output), patterns, **options)
+
+
+def results(folder) -> list[dict]:
+    """Every result `evaluate` (or `autocomp eval`) wrote under `folder`."""
+    from autocomp.report.tables import load_results
+
+    return load_results(Path(folder))
+
+
+def show_progress() -> None:
+    """Show autocomp's messages and progress lines on standard error, as the CLI does."""
+    from autocomp.core.log import attach
+
+    attach()
