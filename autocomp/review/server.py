@@ -137,100 +137,123 @@ def host_allowed(header: str | None, names: set[str], port: int) -> bool:
 def make_server(review: Review, host: str = "127.0.0.1", port: int = 8765,
                 timeout: float = TIMEOUT, allow_hosts: tuple[str, ...] = ()):
     """`allow_hosts`: more names the page may be opened at (a reverse proxy's)."""
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "autocomp-review"
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.review, server.idle_timeout = review, timeout
+    server.names = local_names(host) | {name.lower() for name in allow_hosts}
+    return server
 
-        def setup(self):
-            self.timeout = timeout  # socket timeout: a half-open request cannot hold a thread
-            super().setup()
 
-        def log_message(self, *args):
-            pass
+class Handler(BaseHTTPRequestHandler):
+    """The four requests, over the server's `review`, `names` and `idle_timeout`."""
 
-        def _refused(self) -> bool:
-            """A request from a rebound name, or a cross-origin post: answered 403."""
-            if not host_allowed(self.headers.get("Host"), names, self.server.server_port):
-                self._send(403, b"unknown Host: open the page at the address the review "
-                                b"command printed", "text/plain")
-                return True
-            origin = self.headers.get("Origin")
-            if self.command == "POST" and origin is not None and \
-                    origin.lower().rstrip("/") != f"http://{self.headers['Host'].lower()}":
-                self._send(403, b"cross-origin post refused", "text/plain")
-                return True
-            return False
+    server_version = "autocomp-review"
 
-        def do_GET(self):
-            if self._refused():
-                return None
-            url = urlsplit(self.path)
-            if url.path == "/":
-                return self._send(200, page(), "text/html; charset=utf-8")
-            if url.path == "/api/state":
-                query = parse_qs(url.query)
-                name = query.get("annotator", [""])[0]
-                at = query.get("index", [None])[0]
-                at = int(at) if at is not None and _LENGTH.fullmatch(at) else at
-                return self._api(lambda: review.state(check_name(name), at))
-            if url.path.startswith("/image/") and _LENGTH.fullmatch(url.path[7:]):
-                index = int(url.path[7:])
-                if index < len(review.units):
-                    try:
-                        path = review.image(index)
-                    except FileNotFoundError:
-                        return self._send(404, b"image missing", "text/plain")
-                    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-                    return self._send(200, path.read_bytes(), kind)
+    def setup(self):
+        self.timeout = self.server.idle_timeout  # a half-open request cannot hold a thread
+        super().setup()
+
+    def log_message(self, *args):
+        pass
+
+    @property
+    def review(self) -> Review:
+        return self.server.review
+
+    def _refused(self) -> bool:
+        """A request from a rebound name, or a cross-origin post: answered 403."""
+        if not host_allowed(self.headers.get("Host"), self.server.names,
+                            self.server.server_port):
+            self._send(403, b"unknown Host: open the page at the address the review "
+                            b"command printed", "text/plain")
+            return True
+        origin = self.headers.get("Origin")
+        if self.command == "POST" and origin is not None and \
+                origin.lower().rstrip("/") != f"http://{self.headers['Host'].lower()}":
+            self._send(403, b"cross-origin post refused", "text/plain")
+            return True
+        return False
+
+    def do_GET(self):
+        if self._refused():
+            return None
+        url = urlsplit(self.path)
+        if url.path == "/":
+            return self._send(200, page(), "text/html; charset=utf-8")
+        if url.path == "/api/state":
+            query = parse_qs(url.query)
+            name = query.get("annotator", [""])[0]
+            at = query.get("index", [None])[0]
+            at = int(at) if at is not None and _LENGTH.fullmatch(at) else at
+            return self._api(lambda: self.review.state(check_name(name), at))
+        if url.path.startswith("/image/") and _LENGTH.fullmatch(url.path[7:]):
+            return self._image(int(url.path[7:]))
+        return self._send(404, b"not found", "text/plain")
+
+    def _image(self, index: int):
+        if index >= len(self.review.units):
             return self._send(404, b"not found", "text/plain")
+        try:
+            path = self.review.image(index)
+        except FileNotFoundError:
+            return self._send(404, b"image missing", "text/plain")
+        kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return self._send(200, path.read_bytes(), kind)
 
-        def do_POST(self):
-            if self._refused():
-                return None
-            if urlsplit(self.path).path != "/api/judge":
-                return self._send(404, b"not found", "text/plain")
-            # JSON only: a page on another site cannot send this without a CORS preflight,
-            # which this server never grants
-            if not (self.headers.get("Content-Type") or "").startswith("application/json"):
-                return self._send(415, b"expected application/json", "text/plain")
-            length = (self.headers.get("Content-Length") or "0").strip()
-            if not _LENGTH.fullmatch(length):
-                self.close_connection = True  # the body's end is unknown
-                return self._json(400, {"error": f"bad Content-Length {length[:20]!r}"})
-            if int(length) > MAX_BODY:
-                self.close_connection = True
-                return self._send(413, b"too large", "text/plain")
-            try:
-                body = json.loads(self.rfile.read(int(length)) or b"{}")
-                if not isinstance(body, dict):
-                    raise ValueError("expected a JSON object")
-            except (ValueError, RecursionError) as exc:  # RecursionError: deep nesting
-                return self._json(400, {"error": f"bad request body ({str(exc)[:80]})"})
-            return self._api(lambda: review.judge(check_name(body.get("annotator")),
-                                                  body.get("index"), body.get("answer")))
+    def do_POST(self):
+        if self._refused():
+            return None
+        if urlsplit(self.path).path != "/api/judge":
+            return self._send(404, b"not found", "text/plain")
+        # JSON only: a page on another site cannot send this without a CORS preflight,
+        # which this server never grants
+        if not (self.headers.get("Content-Type") or "").startswith("application/json"):
+            return self._send(415, b"expected application/json", "text/plain")
+        body = self._body()
+        if body is None:
+            return None
+        return self._api(lambda: self.review.judge(check_name(body.get("annotator")),
+                                                   body.get("index"), body.get("answer")))
 
-        def _api(self, fn):
-            try:
-                return self._json(200, fn())
-            except AutocompError as exc:
-                return self._json(400, {"error": str(exc)})
-            except OSError as exc:  # the judgment could not be written: nothing of it kept
-                full = disk_full(exc)
-                return self._json(507 if full else 500, {
-                    "error": f"the judgment was not saved: {exc.strerror or exc}"
-                             + (" (disk full: free some space and answer again)" if full
-                                else "")})
+    def _body(self) -> dict | None:
+        """The request's JSON object, or None once an error is answered."""
+        length = (self.headers.get("Content-Length") or "0").strip()
+        if not _LENGTH.fullmatch(length):
+            self.close_connection = True  # the body's end is unknown
+            self._json(400, {"error": f"bad Content-Length {length[:20]!r}"})
+            return None
+        if int(length) > MAX_BODY:
+            self.close_connection = True
+            self._send(413, b"too large", "text/plain")
+            return None
+        try:
+            body = json.loads(self.rfile.read(int(length)) or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("expected a JSON object")
+        except (ValueError, RecursionError) as exc:  # RecursionError: deep nesting
+            self._json(400, {"error": f"bad request body ({str(exc)[:80]})"})
+            return None
+        return body
 
-        def _json(self, code, data):
-            return self._send(code, json.dumps(data).encode(), "application/json")
+    def _api(self, fn):
+        try:
+            return self._json(200, fn())
+        except AutocompError as exc:
+            return self._json(400, {"error": str(exc)})
+        except OSError as exc:  # the judgment could not be written: nothing of it kept
+            full = disk_full(exc)
+            return self._json(507 if full else 500, {
+                "error": f"the judgment was not saved: {exc.strerror or exc}"
+                         + (" (disk full: free some space and answer again)" if full
+                            else "")})
 
-        def _send(self, code, data: bytes, kind: str):
-            self.send_response(code)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.end_headers()
-            self.wfile.write(data)
+    def _json(self, code, data):
+        return self._send(code, json.dumps(data).encode(), "application/json")
 
-    names = local_names(host) | {name.lower() for name in allow_hosts}
-    return ThreadingHTTPServer((host, port), Handler)
+    def _send(self, code, data: bytes, kind: str):
+        self.send_response(code)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        self.wfile.write(data)
