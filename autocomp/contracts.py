@@ -136,8 +136,8 @@ def suite_problems(suite, limit: int = 200) -> list[str]:
                 problems.append(f"{where}: truth is not images x captions")
             for ref in refs:
                 path = Path(split_ref(ref)[0])
-                if not path.is_absolute():
-                    path = Path(suite.root) / path
-                if not path.is_file():
+                where_found = [path] if path.is_absolute() else [
+                    Path(folder) / path for folder in (suite.root, *suite.also)]
+                if not any(p.is_file() for p in where_found):
                     problems.append(f"{where}: image {ref} is not a file")
     return problems

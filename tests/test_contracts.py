@@ -2,6 +2,7 @@
 seed, a batch equals one-by-one calls, a clear error on bad options."""
 
 import io
+import json
 
 import numpy as np
 import pytest
@@ -489,6 +490,16 @@ def sources(request, tmp_path, monkeypatch):
             return request.getfixturevalue("crepe")
         if fmt in ("winoground", "aro"):
             return request.getfixturevalue(fmt), None
+        if fmt == "columns":
+            coco = request.getfixturevalue("coco")
+            path = tmp_path / "mine.jsonl"
+            path.write_text(json.dumps({"img": "000000000000.jpg", "cap": "a red square",
+                                        "negs": ["a blue square"]}) + "\n")
+            return path, coco
+        if fmt == "colorswap":
+            return _colorswap(tmp_path), None
+        if fmt == "autocomp-hf":
+            return _released(tmp_path), tmp_path / "imgs"
         run = request.getfixturevalue("small_run")
         if fmt == "run":
             return run.dir, None
@@ -508,11 +519,62 @@ def sources(request, tmp_path, monkeypatch):
     return get
 
 
-@pytest.mark.parametrize("fmt", ["run", "autocomp-export", "sugarcrepe", "crepe",
-                                 "winoground", "aro", "docs:tsv"])
+def _colorswap(tmp_path):
+    """Two rows in ColorSwap's parquet layout (images embedded)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from PIL import Image
+
+    def png(color):
+        buf = io.BytesIO()
+        Image.new("RGB", (8, 8), color).save(buf, format="PNG")
+        return {"bytes": buf.getvalue(), "path": None}
+
+    rows = [{"id": i, "image_1": png(a), "image_2": png(b), "caption_1": f"a {x} ball",
+             "caption_2": f"a {y} ball", "image_source": "sd", "caption_source": "human"}
+            for i, (a, b, x, y) in enumerate([("red", "blue", "red", "blue"),
+                                              ("green", "red", "green", "red")])]
+    folder = tmp_path / "colorswap" / "data"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), folder / "test-00000-of-00001.parquet")
+    return tmp_path / "colorswap"
+
+
+def _released(tmp_path):
+    """A dataset in the released AutoComp-Minimal-N2-C layout (saved with datasets)."""
+    import datasets
+    from PIL import Image
+
+    img = tmp_path / "a.png"
+    Image.new("RGB", (16, 16), (255, 0, 0)).save(img)
+    ds = datasets.Dataset.from_dict(
+        {"image": [str(img)] * 2,
+         "caption": ["a red chair and a blue lamp on a white background",
+                     "a blue chair and a red lamp on a white background"],
+         "objects": [["chair", "lamp"], ["chair", "lamp"]],
+         "colors": [["red", "blue"], ["blue", "red"]]},
+        features=datasets.Features({"image": datasets.Image(),
+                                    "caption": datasets.Value("string"),
+                                    "objects": datasets.Sequence(datasets.Value("string")),
+                                    "colors": datasets.Sequence(datasets.Value("string"))}))
+    folder = tmp_path / "AutoComp-Minimal-N2-C"
+    ds.save_to_disk(str(folder))
+    return folder
+
+
+FORMATS = ["run", "autocomp-export", "sugarcrepe", "crepe", "winoground", "aro", "columns",
+           "colorswap", "autocomp-hf"]
+
+
+def test_every_registered_format_has_a_contract_fixture():
+    assert set(FORMATS) == set(names("format"))
+
+
+@pytest.mark.parametrize("fmt", [*FORMATS, "docs:tsv"])
 def test_format_contract(fmt, sources):
     from autocomp.contracts import suite_problems
     from autocomp.formats import open_suite
+    from autocomp.formats.columns import parse_mapping
 
     source, images = sources(fmt)
     if fmt == "docs:tsv":
@@ -520,7 +582,9 @@ def test_format_contract(fmt, sources):
 
         suite = tsv_format.open_tsv(source, None, {}, False)
     else:
-        suite = open_suite(source, fmt, images=images)
+        columns = (parse_mapping("image=img,positive=cap,negatives=negs")
+                   if fmt == "columns" else None)
+        suite = open_suite(source, fmt, images=images, columns=columns)
     assert suite_problems(suite) == []
 
 
