@@ -142,6 +142,9 @@ def main(argv=None) -> None:
     unknown = [s for s in stages if s not in parallel]
     if unknown:
         parser.error(f"unknown stage(s) {', '.join(unknown)} (known: {', '.join(parallel)})")
+    from autocomp.core.log import attach
+
+    attach()  # a launched process is a command too: its progress lines to stderr
     try:
         worker(args.run_dir, stages, not args.no_progress, args.lock_held_by)
     except AutocompError as exc:
