@@ -287,7 +287,8 @@ def test_clear_errors(run, tmp_path):
                            "hf:someone/not-downloaded", "--benchmark", "shape_color-n2/*"],
                           capture_output=True, text=True,
                           env={"HF_HUB_OFFLINE": "1", "PATH": "", "HOME": str(tmp_path)})
-    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    lines = [x for x in proc.stderr.splitlines() if x.strip()
+             and not x.startswith(("read   ", "load   "))]  # status lines, then the error
     assert proc.returncode != 0 and len(lines) == 1 and "Traceback" not in proc.stderr
     assert "hf download someone/not-downloaded" in lines[0] and "hf:DIR" in lines[0]
 
@@ -336,7 +337,7 @@ def test_distributed_eval_under_accelerate_launch(run, tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(list(out.rglob("*.json"))) == 8  # 2 models x 4 benchmarks, once each
-    assert proc.stdout.count("done") == 8
+    assert proc.stderr.count("done   ") == 8  # status lines: logged to stderr
 
 
 def _choice_reply(pick):

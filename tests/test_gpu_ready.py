@@ -365,7 +365,7 @@ def test_distributed_eval_encodes_each_image_once_per_model(run, models, tmp_pat
     benches = find_benchmarks(run.dir, [])
     assert len(list(out.rglob("*.json"))) == 2 * len(benches)
     images, captions = distinct_inputs(benches)
-    shared = [line for line in proc.stdout.splitlines() if line.startswith("shared")]
+    shared = [line for line in proc.stderr.splitlines() if line.startswith("shared")]
     counts = [re.search(r"encoded (\d+) images and (\d+) captions", s).groups() for s in shared]
     assert len(counts) == 2  # one line per rank
     assert sum(int(i) for i, _ in counts) == len(images)

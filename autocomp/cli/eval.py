@@ -83,9 +83,12 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
                 "--distributed out")
         rank, world, share, dev = dist()
         device = dev if dev != "auto" else device  # each process its own GPU
-    click.echo(f"read   {run_dir}")  # a large source takes a while to read: never silent
+    # status lines go where eval's other ones are logged (stderr): a large source takes a
+    # while to read, never silently
+    click.echo(f"read   {run_dir}", err=True)
     suite = open_suite(run_dir, source_format, images, parse_mapping(columns), skip_missing)
-    click.echo(f"read   {run_dir}: {len(suite.benchmarks)} benchmark(s) ({suite.format})")
+    click.echo(f"read   {run_dir}: {len(suite.benchmarks)} benchmark(s) ({suite.format})",
+               err=True)
     base = output_base(suite.source, suite.format)
     output, cache_dir = output or base / "results", cache_dir or base / "cache"
     for folder, option in ((output, "--output"), (cache_dir, "--cache")):
