@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 from test_compositional import aro, winoground  # noqa: F401  (fixtures)
-from test_external import coco, crepe, small_run, sugarcrepe  # noqa: F401  (fixtures)
+from test_external import coco, crepe, released_layout, small_run, sugarcrepe  # noqa: F401
 
 from autocomp.captions.writers import CaptionRequest
 from autocomp.concepts.load import load_task
@@ -499,7 +499,7 @@ def sources(request, tmp_path, monkeypatch):
         if fmt == "colorswap":
             return _colorswap(tmp_path), None
         if fmt == "autocomp-hf":
-            return _released(tmp_path), tmp_path / "imgs"
+            return released_layout(tmp_path), tmp_path / "imgs"
         run = request.getfixturevalue("small_run")
         if fmt == "run":
             return run.dir, None
@@ -538,28 +538,6 @@ def _colorswap(tmp_path):
     folder.mkdir(parents=True)
     pq.write_table(pa.Table.from_pylist(rows), folder / "test-00000-of-00001.parquet")
     return tmp_path / "colorswap"
-
-
-def _released(tmp_path):
-    """A dataset in the released AutoComp-Minimal-N2-C layout (saved with datasets)."""
-    import datasets
-    from PIL import Image
-
-    img = tmp_path / "a.png"
-    Image.new("RGB", (16, 16), (255, 0, 0)).save(img)
-    ds = datasets.Dataset.from_dict(
-        {"image": [str(img)] * 2,
-         "caption": ["a red chair and a blue lamp on a white background",
-                     "a blue chair and a red lamp on a white background"],
-         "objects": [["chair", "lamp"], ["chair", "lamp"]],
-         "colors": [["red", "blue"], ["blue", "red"]]},
-        features=datasets.Features({"image": datasets.Image(),
-                                    "caption": datasets.Value("string"),
-                                    "objects": datasets.Sequence(datasets.Value("string")),
-                                    "colors": datasets.Sequence(datasets.Value("string"))}))
-    folder = tmp_path / "AutoComp-Minimal-N2-C"
-    ds.save_to_disk(str(folder))
-    return folder
 
 
 FORMATS = ["run", "autocomp-export", "sugarcrepe", "crepe", "winoground", "aro", "columns",

@@ -417,9 +417,9 @@ def test_export_never_leaves_a_partial_output(small_run, tmp_path, monkeypatch):
         export.export_run(small_run.dir, "hf", tmp_path / "hf")
 
 
-def test_released_layout_and_offline_hub(tmp_path, monkeypatch):
+def released_layout(tmp_path) -> Path:
     """A hand-made dataset in the released AutoComp-Minimal-N2-C layout (image, caption,
-    objects, colors); a hub id that is not cached fails in one line when offline."""
+    objects, colors), saved with datasets: one minimal and one contextual caption."""
     import datasets
     from PIL import Image as PILImage
 
@@ -437,6 +437,13 @@ def test_released_layout_and_offline_hub(tmp_path, monkeypatch):
                                     "colors": datasets.Sequence(datasets.Value("string"))}))
     folder = tmp_path / "AutoComp-Minimal-N2-C"
     ds.save_to_disk(str(folder))
+    return folder
+
+
+def test_released_layout_and_offline_hub(tmp_path, monkeypatch):
+    """The released layout reads as its swap and confusion benchmarks; a hub id that is not
+    cached fails in one line when offline."""
+    folder = released_layout(tmp_path)
     suite = open_suite(folder, images=tmp_path / "imgs")
     swap = next(b for b in suite.benchmarks if b.kind == "swap")
     items = list(swap.items())
