@@ -5,6 +5,8 @@ returns the list of problems found, empty when the entry keeps its family's cont
   scorer  dual encoders: finite float32 vectors, one size for images and captions,
           L2-normalised; text scorers: finite float32, one row per caption; both: a batch
           gives what one-by-one calls give, and calling twice gives the same.
+  item scorers (they see whole items: reference, vlm, blind:choice): one finite score per
+          candidate of each entry, the same twice, and a batch equal to one by one.
   check   returns a CheckResult named as the check (passed a bool, reason a string,
           evidence a JSON-able dict), the same twice, and check_many equal to check one by
           one.
@@ -49,8 +51,29 @@ def scorer_problems(scorer, images, texts) -> list[str]:
             _same(problems, "score_texts", s, [scorer.score_texts([x]) for x in texts])
             _same(problems, "score_texts called twice", s, [scorer.score_texts(texts)])
     else:
-        problems.append(f"scorer of kind {getattr(scorer, 'kind', None)!r}: the scorer "
-                        "contract covers dual and text scorers")
+        problems.append(f"scorer of kind {getattr(scorer, 'kind', None)!r}: its contract "
+                        "is item_scorer_problems")
+    return problems
+
+
+def item_scorer_problems(scorer, entries: list[tuple]) -> list[str]:
+    """The contract of a scorer that sees whole items, on entries as the harness makes
+    them (Harness.item_entries)."""
+    problems: list[str] = []
+    got = scorer.score_items(entries)
+    if not isinstance(got, list) or len(got) != len(entries):
+        return [f"score_items returned {type(got).__name__} of "
+                f"{len(got) if hasattr(got, '__len__') else '?'} for {len(entries)} entries"]
+    for (item, cands, _, _), scores in zip(entries, got, strict=True):
+        scores = np.asarray(scores, dtype=np.float64)
+        if scores.shape != (len(cands),) or not np.isfinite(scores).all():
+            problems.append(f"item {item.get('id')!r}: scores of shape {scores.shape} for "
+                            f"{len(cands)} candidates, or not finite")
+    whole = [list(map(float, s)) for s in got]
+    if whole != [list(map(float, s)) for s in scorer.score_items(entries)]:
+        problems.append("score_items gives other scores the second time")
+    if whole != [list(map(float, scorer.score_items([e])[0])) for e in entries]:
+        problems.append("score_items: a batch differs from the same entries one by one")
     return problems
 
 

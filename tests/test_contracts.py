@@ -381,16 +381,18 @@ TEXTS = ["a red cube", "a blue sphere to the left of a red cube", "two cones", "
 
 @pytest.fixture(scope="module")
 def dual_scorers(tmp_path_factory):
-    from tiny_models import tiny_hf_clip, tiny_hf_siglip, tiny_open_clip
+    from tiny_models import tiny_causal_lm, tiny_hf_clip, tiny_hf_siglip, tiny_open_clip
 
     tmp = tmp_path_factory.mktemp("dual")
     return {"open_clip": f"open_clip:local-dir:{tiny_open_clip(tmp / 'oc')}",
             "hf clip": f"hf:{tiny_hf_clip(tmp / 'clip')}",
-            "hf siglip": f"hf:{tiny_hf_siglip(tmp / 'siglip')}"}
+            "hf siglip": f"hf:{tiny_hf_siglip(tmp / 'siglip')}",
+            "blind:lm": f"blind:lm@{tiny_causal_lm(tmp / 'lm')}"}
 
 
 @pytest.mark.parametrize("which", ["open_clip", "hf clip", "hf siglip", "blind:unigram",
-                                   "blind:distinct", "docs:fewest"])
+                                   "blind:distinct", "blind:lm", "blind:length",
+                                   "docs:fewest"])
 def test_scorer_contract(which, dual_scorers, pictures, tmp_path, monkeypatch):
     from autocomp.contracts import scorer_problems
     from autocomp.eval.scorers import load_scorer
@@ -620,3 +622,39 @@ def test_every_config_default_is_declared_once():
             assert getattr(getattr(cfg, key), f.name) == f.default and f.metadata["doc"], f
     bg = cfg.validate.options("background")
     assert dataclasses.asdict(bg) == {"min_fraction": 0.7, "min_gray": 190, "region": "boxes"}
+
+
+@pytest.mark.parametrize("spec", ["reference:oracle", "reference:bag-of-concepts",
+                                  "reference:random", "reference:random@3"])
+def test_item_scorer_contract(spec, small_run, tmp_path):
+    from autocomp.contracts import item_scorer_problems
+    from autocomp.eval.harness import Harness
+    from autocomp.eval.scorers import load_scorer
+    from autocomp.formats.runs import find_benchmarks
+
+    scorer = load_scorer(spec)
+    harness = Harness(scorer, small_run.dir, small_run.tasks, tmp_path / "cache")
+    for bench in find_benchmarks(small_run.dir, ["shape_color-n2/*", "shape_position-n2/*"]):
+        entries = harness.item_entries(list(bench.items()))
+        assert item_scorer_problems(scorer, entries) == [], bench.name
+    harness.close()
+
+
+def test_the_item_scorer_contract_rejects_a_scorer_forgetting_candidates(small_run,
+                                                                          tmp_path):
+    from autocomp.contracts import item_scorer_problems
+    from autocomp.eval.harness import Harness
+    from autocomp.eval.scorers.base import ItemScorer
+    from autocomp.formats.runs import find_benchmarks
+
+    class FirstOnly(ItemScorer):
+        family = "first"
+
+        def score_item(self, item, candidates, truth):
+            return [1.0]  # the positive alone
+
+    harness = Harness(FirstOnly("x"), small_run.dir, small_run.tasks, tmp_path / "cache")
+    bench = find_benchmarks(small_run.dir, ["shape_color-n2/minimal-swap"])[0]
+    entries = harness.item_entries(list(bench.items()))
+    problems = item_scorer_problems(FirstOnly("x"), entries)
+    assert problems and "scores of shape (1,) for 2 candidates" in problems[0]

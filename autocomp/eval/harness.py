@@ -194,6 +194,12 @@ class Harness:
 
     def _item_scores(self, chunk: list[dict]) -> list[np.ndarray]:
         """Scores of single-image items from a scorer that sees whole items."""
+        return [np.asarray(s, dtype=np.float64)
+                for s in self.scorer.score_items(self.item_entries(chunk))]
+
+    def item_entries(self, chunk: list[dict]) -> list[tuple]:
+        """What a scorer that sees whole items is handed per item: (item, candidate scene
+        graphs or Nones, truth {graph, task}, its image when the scorer needs it)."""
         entries = []
         for item in chunk:
             task = self.tasks.get(item["task"])
@@ -213,7 +219,7 @@ class Harness:
                 path, crop = split_ref(ref)
                 image = self._open(self._image(path, item["id"]), crop, item["id"])
             entries.append((item, cands, {"graph": graph, "task": task}, image))
-        return [np.asarray(s, dtype=np.float64) for s in self.scorer.score_items(entries)]
+        return entries
 
     def run(self, bench: Benchmark, predictions: Path, progress=None) -> dict:
         """Score every item of `bench`; `progress(state)` is called after each chunk with
