@@ -626,7 +626,7 @@ def test_every_config_default_is_declared_once():
 
 @pytest.mark.parametrize("spec", ["reference:oracle", "reference:bag-of-concepts",
                                   "reference:random", "reference:random@3"])
-def test_item_scorer_contract(spec, small_run, tmp_path):
+def test_item_scorer_contract(spec, small_run, tmp_path):  # noqa: F811 (a fixture)
     from autocomp.contracts import item_scorer_problems
     from autocomp.eval.harness import Harness
     from autocomp.eval.scorers import load_scorer
@@ -640,7 +640,7 @@ def test_item_scorer_contract(spec, small_run, tmp_path):
     harness.close()
 
 
-def test_the_item_scorer_contract_rejects_a_scorer_forgetting_candidates(small_run,
+def test_the_item_scorer_contract_rejects_a_scorer_forgetting_candidates(small_run,  # noqa: F811
                                                                           tmp_path):
     from autocomp.contracts import item_scorer_problems
     from autocomp.eval.harness import Harness
