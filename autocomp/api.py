@@ -6,7 +6,7 @@
     run = api.open_run("runs/demo")                      # a run already there
     api.benchmarks(run, "shape_color-n2/*")              # its benchmarks (name, task, N, ...)
     api.items(run, "shape_color-n2/minimal-swap")        # one benchmark's items
-    api.evaluate(run, ["open_clip:ViT-B-32@openai"], "results", "shape_color-n2/*")
+    api.evaluate(run, ["open_clip:ViT-B-32-quickgelu@openai"], "results", "shape_color-n2/*")
     api.results("results")                               # every result written there
 
 Messages and progress lines go through `logging` ("autocomp" logger): call

@@ -145,3 +145,12 @@ def test_references_point_inside_the_repository():
             assert number in sections, (path, number)
             cited += 1
     assert cited >= 5
+
+
+def test_the_result_file_name_shown_is_the_real_one():
+    from autocomp.eval.cells import result_file
+
+    text = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    shown, spec, bench = re.search(r"e\.g\. `(RESULTS/\S+?\.json)` for `(\S+?)` on `(\S+?)`",
+                                   text).groups()
+    assert str(result_file("RESULTS", spec, bench)) == shown
