@@ -1,5 +1,7 @@
-"""Whether two run folders hold the same bytes (every file but the wall-clock ones under
-stats/timing/): the check a refactor that must not change outputs is held to.
+"""Whether two run folders hold the same bytes (every file the run's stages wrote, but the
+wall-clock ones under stats/timing/; eval's results/ and cache/, which `autocomp eval` puts
+in a run by default and which carry timings, are left out): the check a refactor that must
+not change outputs is held to.
 
     python scripts/compare_runs.py RUN_A RUN_B
 
@@ -16,11 +18,16 @@ import hashlib
 import sys
 from pathlib import Path
 
+LEFT_OUT = ("results", "cache")  # eval's outputs, not the run's
+
 
 def digests(run: Path) -> dict[str, str]:
-    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(run.rglob("*")) if p.is_file()
-            and p.relative_to(run).parts[:2] != ("stats", "timing")}
+    out = {}
+    for p in sorted(run.rglob("*")):
+        parts = p.relative_to(run).parts
+        if p.is_file() and parts[:2] != ("stats", "timing") and parts[0] not in LEFT_OUT:
+            out[str(p.relative_to(run))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
 
 
 def main() -> int:
