@@ -22,6 +22,7 @@ from autocomp.core.fields import (
     integer,
     read_section,
 )
+from autocomp.negatives.generate import MAX_NEGATIVES
 
 STORES = ("compact", "full")  # how benchmark items are stored (bench/store.py)
 
@@ -89,8 +90,8 @@ class ValidateConfig:
 @dataclass(frozen=True)
 class BuildConfig:
     benchmarks: tuple[str, ...] = ("swap", "confusion", "vary_value", "vary_object")
-    max_negatives: int = integer(100_000, minimum=1, doc="most negatives a concept may "
-                                 "enumerate per benchmark (negatives.MAX_NEGATIVES)")
+    max_negatives: int = integer(MAX_NEGATIVES, minimum=1, doc="most negatives a concept "
+                                 "may enumerate per benchmark")
     store: str = choice("compact", STORES, doc="how benchmark items are stored "
                         "(bench/store.py)")
 
