@@ -12,7 +12,7 @@ returns the list of problems found, empty when the entry keeps its family's cont
           one.
   format  a Suite whose every benchmark yields items the harness accepts: a unique string
           id, a positive caption and negatives with captions (or a matrix item: images,
-          captions, truth of matching shape), images that exist, N and track as declared.
+          captions, truth of matching shape), and images that exist.
 """
 
 from __future__ import annotations
