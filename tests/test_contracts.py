@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from test_compositional import aro, winoground  # noqa: F401  (fixtures)
+from test_eval import tiny  # noqa: F401  (fixture: tiny open_clip, CLIP, SigLIP, LM)
 from test_external import coco, crepe, released_layout, small_run, sugarcrepe  # noqa: F401
 
 from autocomp.captions.writers import CaptionRequest
@@ -379,21 +380,9 @@ def pictures():
 TEXTS = ["a red cube", "a blue sphere to the left of a red cube", "two cones", "a cube"]
 
 
-@pytest.fixture(scope="module")
-def dual_scorers(tmp_path_factory):
-    from tiny_models import tiny_causal_lm, tiny_hf_clip, tiny_hf_siglip, tiny_open_clip
-
-    tmp = tmp_path_factory.mktemp("dual")
-    return {"open_clip": f"open_clip:local-dir:{tiny_open_clip(tmp / 'oc')}",
-            "hf clip": f"hf:{tiny_hf_clip(tmp / 'clip')}",
-            "hf siglip": f"hf:{tiny_hf_siglip(tmp / 'siglip')}",
-            "blind:lm": f"blind:lm@{tiny_causal_lm(tmp / 'lm')}"}
-
-
-@pytest.mark.parametrize("which", ["open_clip", "hf clip", "hf siglip", "blind:unigram",
-                                   "blind:distinct", "blind:lm", "blind:length",
-                                   "docs:fewest"])
-def test_scorer_contract(which, dual_scorers, pictures, tmp_path, monkeypatch):
+@pytest.mark.parametrize("which", ["open_clip", "clip", "siglip", "lm", "blind:unigram",
+                                   "blind:distinct", "blind:length", "docs:fewest"])
+def test_scorer_contract(which, tiny, pictures, tmp_path, monkeypatch):  # noqa: F811
     from autocomp.contracts import scorer_problems
     from autocomp.eval.scorers import load_scorer
 
@@ -403,7 +392,7 @@ def test_scorer_contract(which, dual_scorers, pictures, tmp_path, monkeypatch):
 
         scorer = fewest_words.make("words")
     else:
-        scorer = load_scorer(dual_scorers.get(which, which))
+        scorer = load_scorer(tiny.get(which, which))  # tiny: test_eval's models
     assert scorer_problems(scorer, pictures, TEXTS) == []
 
 
