@@ -17,7 +17,6 @@ from autocomp.core.fields import (
     SAFE_NAME,
     FieldReader,
     choice,
-    declared,
     dump_section,
     integer,
     read_section,
@@ -155,35 +154,19 @@ def load_config(path) -> RunConfig:
 
 def parse_config(data, path=None) -> RunConfig:
     p = _Parser(path)
-    top = p.mapping(data, "", {"name", "concepts", *SECTIONS,
-                               *(f.name for f in declared(RunConfig))})
-    specs = top.get("concepts")
-    if not isinstance(specs, list) or not specs:
-        raise p.error("concepts", "expected a non-empty list of {task, n, count}", specs)
-    concepts = tuple(p.concept(s, f"concepts[{i}]") for i, s in enumerate(specs))
-    first: dict[tuple, int] = {}
-    for i, spec in enumerate(concepts):  # the same task and N twice draws the same concepts
-        for n in spec.n or (None,):
-            j = first.setdefault((spec.task, n), i)
-            if j != i:
-                at = "" if n is None else f" N={n}"
-                raise p.error(f"concepts[{i}]", f"repeats concepts[{j}] (task "
-                              f"'{spec.task}'{at}): give one spec a larger count instead")
-    sections = {key: getattr(p, key)(top.get(key) or {}) for key in SECTIONS}
-    name = p.file_name(top["name"], "name") if "name" in top else default_name(path)
-    given = {key: top[key] for key in ("seed", "processes") if key in top}
-    cfg = read_section(p, RunConfig, given, "", name=name, concepts=concepts, path=path,
-                       **sections)
+
+    def given(top: dict) -> dict:
+        return {"name": p.file_name(top["name"], "name") if "name" in top
+                else default_name(path), "concepts": p.concepts(top.get("concepts")),
+                "path": path, **{key: getattr(p, key)(top.get(key) or {}) for key in SECTIONS}}
+
+    cfg = read_section(p, RunConfig, data, "", ("name", "concepts", *SECTIONS), given)
     bg = cfg.validate.options("background")
     if getattr(bg, "region", None) == "masks" and \
             cfg.validate.detector.options.get("masks") is False:
         raise p.error("validate.background.region", "masks needs the detector's masks, but "
                       "validate.detector_options.masks is false (use region: boxes)", "masks")
     return replace(cfg, concepts=p.check_tasks(cfg))
-
-
-def _names(cls) -> set[str]:
-    return {f.name for f in declared(cls)}
 
 
 def default_name(path) -> str:
@@ -195,6 +178,22 @@ def default_name(path) -> str:
 
 class _Parser(FieldReader):
     """The run config's own sections, over the generic field checks (core/fields.py)."""
+
+    def concepts(self, specs) -> tuple[ConceptSpec, ...]:
+        if not isinstance(specs, list) or not specs:
+            raise self.error("concepts", "expected a non-empty list of {task, n, count}",
+                             specs)
+        concepts = tuple(self.concept(s, f"concepts[{i}]") for i, s in enumerate(specs))
+        first: dict[tuple, int] = {}
+        for i, spec in enumerate(concepts):  # the same task and N twice: the same concepts
+            for n in spec.n or (None,):
+                j = first.setdefault((spec.task, n), i)
+                if j != i:
+                    at = "" if n is None else f" N={n}"
+                    raise self.error(f"concepts[{i}]", f"repeats concepts[{j}] (task "
+                                     f"'{spec.task}'{at}): give one spec a larger count "
+                                     "instead")
+        return concepts
 
     def concept(self, spec, fld: str) -> ConceptSpec:
         spec = self.mapping(spec, fld, {"task", "n", "count"})
@@ -208,18 +207,16 @@ class _Parser(FieldReader):
         return ConceptSpec(task, ns, count)
 
     def captions(self, data) -> CaptionsConfig:
-        data = self.mapping(data, "captions", {"writer", "options", *_names(CaptionsConfig)})
-        return read_section(self, CaptionsConfig, data, "captions", {"writer", "options"},
-                            writer=self.backend("writer", data.get("writer", "template"),
-                                                data.get("options", {}), "captions"))
+        return read_section(self, CaptionsConfig, data, "captions", ("writer", "options"),
+                            lambda d: {"writer": self.backend(
+                                "writer", d.get("writer", "template"), d.get("options", {}),
+                                "captions")})
 
     def generate(self, data) -> GenerateConfig:
-        data = self.mapping(data, "generate", {"generator", "options",
-                                               *_names(GenerateConfig)})
-        return read_section(self, GenerateConfig, data, "generate", {"generator", "options"},
-                            generator=self.backend("generator",
-                                                   data.get("generator", "procedural"),
-                                                   data.get("options", {}), "generate"))
+        return read_section(self, GenerateConfig, data, "generate", ("generator", "options"),
+                            lambda d: {"generator": self.backend(
+                                "generator", d.get("generator", "procedural"),
+                                d.get("options", {}), "generate")})
 
     def validate(self, data) -> ValidateConfig:
         """Detector, answerer, and a section of options per check that declares some
@@ -228,23 +225,23 @@ class _Parser(FieldReader):
 
         optioned = {n: resolve("check", n).Options for n in names("check")}
         optioned = {n: made for n, made in optioned.items() if made is not None}
-        other = {"detector", "detector_options", "answerer", "answerer_options", *optioned}
-        data = self.mapping(data, "validate", other | _names(ValidateConfig))
-        checks = {n: read_section(self, made, data.get(n) or {}, f"validate.{n}")
-                  for n, made in optioned.items()}
-        return read_section(
-            self, ValidateConfig, data, "validate", other, checks=checks,
-            detector=self.backend("detector", data.get("detector", "color-blobs"),
-                                  data.get("detector_options", {}), "validate",
-                                  options_field="detector_options"),
-            answerer=self.backend("answerer", data.get("answerer", "pixels"),
-                                  data.get("answerer_options", {}), "validate",
-                                  options_field="answerer_options"))
+
+        def given(d: dict) -> dict:
+            return {"checks": {n: read_section(self, made, d.get(n) or {}, f"validate.{n}")
+                               for n, made in optioned.items()},
+                    "detector": self.backend("detector", d.get("detector", "color-blobs"),
+                                             d.get("detector_options", {}), "validate",
+                                             options_field="detector_options"),
+                    "answerer": self.backend("answerer", d.get("answerer", "pixels"),
+                                             d.get("answerer_options", {}), "validate",
+                                             options_field="answerer_options")}
+
+        return read_section(self, ValidateConfig, data, "validate", (
+            "detector", "detector_options", "answerer", "answerer_options", *optioned), given)
 
     def build(self, data) -> BuildConfig:
-        data = self.mapping(data, "build", {"benchmarks", *_names(BuildConfig)})
-        return read_section(self, BuildConfig, data, "build", {"benchmarks"},
-                            benchmarks=self.benchmarks(data.get("benchmarks")))
+        return read_section(self, BuildConfig, data, "build", ("benchmarks",),
+                            lambda d: {"benchmarks": self.benchmarks(d.get("benchmarks"))})
 
     def launch(self, data) -> LaunchConfig:
         return read_section(self, LaunchConfig, data, "launch")

@@ -97,17 +97,16 @@ def declared(cls) -> list:
     return [f for f in fields(cls) if "read" in f.metadata]
 
 
-def read_section(reader: FieldReader, cls, data, fld: str, also=(), **given):
+def read_section(reader: FieldReader, cls, data, fld: str, also=(), given=None):
     """An instance of the section `cls` from the YAML mapping `data` at field `fld`: every
-    declared field checked by its declaration, absent ones at their declared default;
-    `given`: the fields the caller read another way, from the keys `also` names."""
+    declared field checked by its declaration, absent ones at their declared default.
+    `also`: the section's other keys, which `given(mapping)` reads into the remaining
+    fields (a backend and its options, say)."""
     data = reader.mapping(data, fld, {f.name for f in declared(cls)} | set(also))
     values = {f.name: f.metadata["read"](reader, data[f.name], f"{fld}.{f.name}" if fld
                                          else f.name)
               for f in declared(cls) if f.name in data}
-    return cls(**values, **given)
-
-
+    return cls(**values, **(given(data) if given else {}))
 
 def dump_section(obj) -> dict:
     """The declared fields of a section instance, as its YAML mapping."""

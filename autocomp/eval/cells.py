@@ -14,36 +14,23 @@ from pathlib import Path
 from autocomp import __version__
 from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
-from autocomp.eval.cache import folder_name
 from autocomp.eval.harness import Harness, write_json
 from autocomp.eval.modelset import load_model_set, model_labels, record_models
 from autocomp.eval.once import Digesting, ReadOnce
-
-__all__ = ["Request", "evaluate", "evaluate_request", "load_model_set", "model_labels",
-           "result_file"]
-from autocomp.formats.runs import Benchmark, find_benchmarks
+from autocomp.eval.result_files import (
+    Cell,
+    Fingerprints,
+    drop_legacy,
+    finished,
+    result_file,
+    result_state,
+)
+from autocomp.formats.runs import find_benchmarks
 from autocomp.formats.suite import LoadedBenchmark
 
+__all__ = ["Request", "evaluate", "evaluate_request", "finished", "load_model_set",
+           "model_labels", "result_file", "result_state"]
 log = package_logger(__name__)
-
-
-def result_file(out: Path, model: str, benchmark: str) -> Path:
-    """Where the result of `model` on `benchmark` (its name) is written: collision-free,
-    as model folders are (subsets "a/b" and "a-b" get their own files)."""
-    return Path(out) / folder_name(model) / f"{folder_name(benchmark)}.json"
-
-
-@dataclass(frozen=True)
-class Cell:
-    model: str
-    bench: Benchmark
-
-    def path(self, out: Path) -> Path:
-        return result_file(out, self.model, self.bench.name)
-
-    def legacy_path(self, out: Path) -> Path:
-        """Where earlier versions wrote the result ("/" -> "-": "a/b" and "a-b" collided)."""
-        return Path(out) / folder_name(self.model) / f"{self.bench.slug}.json"
 
 
 @dataclass
@@ -227,7 +214,7 @@ class Session:
             self.prints[cell.bench] = digesting.fingerprint
         result = self.result(cell, harness.scorer, got, before)
         write_json(target, result)
-        _drop_legacy(cell, req.out)
+        drop_legacy(cell, req.out)
         log.info(f"done   {cell.model} {cell.bench.name}: {_scores_line(got['metrics'])} "
                  f"n={got['n_items']} {got['seconds']:.1f}s")
         return result
@@ -280,58 +267,6 @@ class Session:
             h.close()
 
 
-def _drop_legacy(cell: Cell, out: Path) -> None:
-    """The cell's result under its old name goes once the new one is written (the report
-    would otherwise read both)."""
-    import json
-
-    old = cell.legacy_path(out)
-    try:
-        same = json.loads(old.read_text(encoding="utf-8")).get("benchmark") == cell.bench.name
-    except (OSError, ValueError, AttributeError):
-        return
-    if same and old != cell.path(out):
-        old.unlink(missing_ok=True)
-        old.with_suffix(".predictions.jsonl").unlink(missing_ok=True)
-
-
-class Fingerprints(dict):
-    """Benchmark -> its fingerprint, computed once per benchmark when first asked."""
-
-    def __missing__(self, bench) -> str:
-        self[bench] = bench.fingerprint()
-        return self[bench]
-
-
-def result_state(path: Path, fingerprint: str | None = None, ties: str = "strict") -> str:
-    """"done" (a whole result of the benchmark as it is now), "missing", or why it is done
-    again: damaged, or the benchmark changed since it was scored (a result written before
-    results carried the benchmark's fingerprint cannot tell, so it is done again too)."""
-    import json
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return "missing"
-    except (OSError, ValueError):
-        return "the result file is damaged"
-    if not isinstance(data, dict) or "metrics" not in data:
-        return "the result file is damaged"
-    if data.get("ties", "strict") != ties:
-        return f"it was scored with ties {data.get('ties', 'strict')}, not {ties}"
-    if fingerprint is None or data.get("benchmark_fingerprint") == fingerprint:
-        return "done"
-    if "benchmark_fingerprint" not in data:
-        return "the result does not say which version of the benchmark it scored"
-    return "the benchmark changed since it was scored"
-
-
-def finished(path: Path, fingerprint: str | None = None, ties: str = "strict") -> bool:
-    """A result file that is there and whole (a truncated one is done again) and, given a
-    fingerprint, of the benchmark as it is now, under the tie rule `ties`."""
-    return result_state(path, fingerprint, ties) == "done"
-
-
 class CellProgress:
     """Logs "... items, captions, cache hits" every `every` seconds of a long cell."""
 
@@ -346,9 +281,9 @@ class CellProgress:
         enc = state["encoded"]
         rate = state["items"] / max(state["seconds"], 1e-9)
         log.info(f"...    {self.label}: {state['items']:,} items ({rate:,.0f}/s), "
-                  f"{state['captions']:,} captions ({enc['captions']:,} encoded, "
-                  f"{state['cache_hits']:,} cache hits), {enc['images']:,} images encoded, "
-                  f"{state['seconds']:.0f} s")
+                 f"{state['captions']:,} captions ({enc['captions']:,} encoded, "
+                 f"{state['cache_hits']:,} cache hits), {enc['images']:,} images encoded, "
+                 f"{state['seconds']:.0f} s")
 
 
 def _scores_line(m: dict) -> str:

@@ -1,0 +1,81 @@
+"""Result files of eval's cells: where each (model, benchmark) result is written, whether
+one there is whole and of the benchmark as it is now, and the fingerprints that tell."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from autocomp.eval.cache import folder_name
+from autocomp.formats.runs import Benchmark
+
+
+def result_file(out: Path, model: str, benchmark: str) -> Path:
+    """Where the result of `model` on `benchmark` (its name) is written: collision-free,
+    as model folders are (subsets "a/b" and "a-b" get their own files)."""
+    return Path(out) / folder_name(model) / f"{folder_name(benchmark)}.json"
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: str
+    bench: Benchmark
+
+    def path(self, out: Path) -> Path:
+        return result_file(out, self.model, self.bench.name)
+
+    def legacy_path(self, out: Path) -> Path:
+        """Where earlier versions wrote the result ("/" -> "-": "a/b" and "a-b" collided)."""
+        return Path(out) / folder_name(self.model) / f"{self.bench.slug}.json"
+
+
+def drop_legacy(cell: Cell, out: Path) -> None:
+    """The cell's result under its old name goes once the new one is written (the report
+    would otherwise read both)."""
+    import json
+
+    old = cell.legacy_path(out)
+    try:
+        same = json.loads(old.read_text(encoding="utf-8")).get("benchmark") == cell.bench.name
+    except (OSError, ValueError, AttributeError):
+        return
+    if same and old != cell.path(out):
+        old.unlink(missing_ok=True)
+        old.with_suffix(".predictions.jsonl").unlink(missing_ok=True)
+
+
+class Fingerprints(dict):
+    """Benchmark -> its fingerprint, computed once per benchmark when first asked."""
+
+    def __missing__(self, bench) -> str:
+        self[bench] = bench.fingerprint()
+        return self[bench]
+
+
+def result_state(path: Path, fingerprint: str | None = None, ties: str = "strict") -> str:
+    """"done" (a whole result of the benchmark as it is now), "missing", or why it is done
+    again: damaged, or the benchmark changed since it was scored (a result written before
+    results carried the benchmark's fingerprint cannot tell, so it is done again too)."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return "missing"
+    except (OSError, ValueError):
+        return "the result file is damaged"
+    if not isinstance(data, dict) or "metrics" not in data:
+        return "the result file is damaged"
+    if data.get("ties", "strict") != ties:
+        return f"it was scored with ties {data.get('ties', 'strict')}, not {ties}"
+    if fingerprint is None or data.get("benchmark_fingerprint") == fingerprint:
+        return "done"
+    if "benchmark_fingerprint" not in data:
+        return "the result does not say which version of the benchmark it scored"
+    return "the benchmark changed since it was scored"
+
+
+def finished(path: Path, fingerprint: str | None = None, ties: str = "strict") -> bool:
+    """A result file that is there and whole (a truncated one is done again) and, given a
+    fingerprint, of the benchmark as it is now, under the tie rule `ties`."""
+    return result_state(path, fingerprint, ties) == "done"
