@@ -47,8 +47,3 @@ def value_fields() -> tuple[str, ...]:
 def geometry_keys() -> tuple[str, ...]:
     return tuple(_by_key())
 
-
-def listed(names, last: str = "or") -> str:
-    """"a, b or c"."""
-    names = list(names)
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {last} {names[-1]}"

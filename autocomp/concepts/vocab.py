@@ -41,7 +41,7 @@ from autocomp.concepts.aspect import Aspect, default_aspect, parse_aspect
 from autocomp.core.errors import AutocompError
 from autocomp.core.resources import data_dir
 from autocomp.core.yamlio import checked_mapping, read_yaml
-from autocomp.language.grammar import ARTICLES, Noun, indefinite_article, plural
+from autocomp.language.grammar import ARTICLES, Noun, indefinite_article, join, plural
 from autocomp.language.letters import look_alike
 
 KINDS = ("objects", "attributes", "relations")
@@ -258,7 +258,7 @@ def _attribute_entry(name: str, raw: dict, fail) -> Entry:
     """An attribute entry, drawn by at most one value kind (the field it gives)."""
     given = [f for f in drawn.value_fields() if raw.get(f) is not None]
     if len(given) > 1:
-        raise fail(f"an attribute is drawn as one of {drawn.listed(drawn.value_fields())}, "
+        raise fail(f"an attribute is drawn as one of {join(drawn.value_fields(), 'or')}, "
                    "not several")
     if not given:
         return Entry(name)
@@ -277,7 +277,7 @@ def _geometry_kind(geometry: dict, fail):
     found = {drawn.geometry_kind({key: 0}) for key in geometry}
     if len(found) > 1:
         raise fail("field 'geometry' is one of "
-                   f"{drawn.listed(k.described for k in drawn.kinds('relations'))}")
+                   f"{join((k.described for k in drawn.kinds('relations')), 'or')}")
     if not found:
         return None
     geo_kind = found.pop()

@@ -44,10 +44,19 @@ class ValueKind(Kind):
     needs_blob: ClassVar[bool] = True  # reading it needs the object's one blob
     alone_hint: ClassVar[str] = ""  # said when a task cannot draw it alone
     drawn_as: ClassVar[str] = ""  # its values in the plural, for messages ("colors")
+    choices: ClassVar[tuple[str, ...]] = ()  # the values it may take, when it names them
+
+    def parse(self, raw, fail):
+        if self.choices and raw not in self.choices:
+            raise fail(f"field '{self.name}' must be one of {', '.join(self.choices)}, "
+                       f"got {raw!r}")
+        return raw
 
     def draw(self, look: dict, name: str, value) -> None:
-        """Set this kind's part of an object's look for the value `name`."""
-        raise NotImplementedError
+        """Set this kind's part of an object's look for the value `name` (by default its
+        one look field takes the value)."""
+        (key,) = self.look
+        look[key] = value
 
     def read(self, image, question, subject, detections) -> dict:
         """{"answer", "evidence"}: which of question.hints (value -> this kind's value)

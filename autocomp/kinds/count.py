@@ -23,9 +23,6 @@ class Count(ValueKind):
             raise fail(f"field 'count' must be an integer 1-{MAX_COUNT}, got {raw!r}")
         return raw
 
-    def draw(self, look, name, value):
-        look["count"] = value
-
     def read(self, image, question, subject, detections):
         found = sum(d.label == question.subject for d in detections)
         named = [name for name, count in question.hints.items() if count == found]

@@ -11,15 +11,7 @@ from autocomp.synth.materials import MATERIALS
 class Material(ValueKind):
     name, noun, question = "material", "material", "What is the {object} made of?"
     look = {"material": None}
-    drawn_as = "materials"
-
-    def parse(self, raw, fail):
-        if raw not in MATERIALS:
-            raise fail(f"field 'material' must be one of {', '.join(MATERIALS)}, got {raw!r}")
-        return raw
-
-    def draw(self, look, name, value):
-        look["material"] = value
+    drawn_as, choices = "materials", MATERIALS
 
     def read(self, image, question, subject, detections):
         from autocomp.validators.materials import read_material

@@ -18,15 +18,7 @@ from autocomp.synth.shapes import MIN_PATTERN_SHARE, PATTERNS, pattern_pitch, pa
 class Pattern(ValueKind):
     name, noun, question = "pattern", "pattern", "What pattern is on the surface of the {object}?"
     look = {"pattern": None}
-    drawn_as = "textures"
-
-    def parse(self, raw, fail):
-        if raw not in PATTERNS:
-            raise fail(f"field 'pattern' must be one of {', '.join(PATTERNS)}, got {raw!r}")
-        return raw
-
-    def draw(self, look, name, value):
-        look["pattern"] = value
+    drawn_as, choices = "textures", PATTERNS
 
     def read(self, image, question, subject, detections):
         from autocomp.validators.pixels import dominant_color

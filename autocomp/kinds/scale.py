@@ -20,9 +20,6 @@ class Scale(ValueKind):
             raise fail(f"field 'scale' must be a number in [0.2, 3] other than 1, got {raw!r}")
         return float(raw)
 
-    def draw(self, look, name, value):
-        look["scale"] = value
-
     def read(self, image, question, subject, detections):
         from autocomp.synth.layout import drawn_scale, nearest_scale
 

@@ -4,6 +4,7 @@ value kind (autocomp/kinds/: color, size word, pattern, material, count)."""
 from __future__ import annotations
 
 from autocomp.concepts import drawn
+from autocomp.language.grammar import join
 
 
 def scene_look(task, obj) -> dict:
@@ -45,6 +46,6 @@ def undrawable(vocab) -> str | None:
         if kind is None or not kind.alone:
             hint = kind.alone_hint if kind is not None else ""
             return (f"value '{entry.name}' of vocabulary '{vocab.name}' has no "
-                    f"{drawn.listed(k.name for k in alone)}; the procedural generator draws "
-                    f"{drawn.listed((k.drawn_as for k in alone), 'and')}{hint}")
+                    f"{join((k.name for k in alone), 'or')}; the procedural generator draws "
+                    f"{join(k.drawn_as for k in alone)}{hint}")
     return None

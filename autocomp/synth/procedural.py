@@ -31,6 +31,7 @@ from autocomp.concepts import drawn
 from autocomp.concepts.task import Task
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.language.grammar import join
 from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.counts import draw_counts
@@ -193,7 +194,7 @@ class _Drawable:
             if entry.drawn_by is None:
                 keys = ("/".join(k.keys) for k in drawn.kinds("relations"))
                 return (f"relation '{entry.name}' of vocabulary '{task.values.name}' has "
-                        f"no geometry ({drawn.listed(keys)}) to draw")
+                        f"no geometry ({join(keys, 'or')}) to draw")
         used = {drawn.kind_of(e) for e in task.values.entries}
         own = [k for k in used if k.own_layout]
         if own and len(used) > 1:

@@ -14,6 +14,7 @@ swapped size word changes the boxes, so the layout is made for the sizes drawn.
 from __future__ import annotations
 
 from autocomp.concepts import drawn
+from autocomp.language.grammar import join
 from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.faults import PALETTE, expected_outcomes, value_faults
 from autocomp.synth.layout import UNMARKED_SIDE, LayoutError, layout
@@ -87,6 +88,6 @@ def scene_cannot_draw(task) -> str | None:
     for entry in task.relations.entries:
         if entry.drawn_by not in {k.name for k in scenes}:
             return (f"relation '{entry.name}' of vocabulary '{task.relations.name}' has no "
-                    f"{drawn.listed('/'.join(k.keys) for k in scenes)} geometry; scene "
-                    f"tasks draw {drawn.listed(k.noun for k in scenes)} relations only")
+                    f"{join(('/'.join(k.keys) for k in scenes), 'or')} geometry; scene "
+                    f"tasks draw {join(k.noun for k in scenes)} relations only")
     return None

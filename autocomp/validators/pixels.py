@@ -23,6 +23,7 @@ import numpy as np
 from autocomp.concepts import drawn
 from autocomp.concepts.questions import Question
 from autocomp.core.backend import Backend
+from autocomp.language.grammar import join
 from autocomp.validators.base import Detection
 
 UNKNOWN = "unknown"
@@ -41,7 +42,7 @@ class PixelAnswerer(Backend):
                             "to read (use a VQA answerer)")
                 if not relation and e.drawn_by is None:
                     return (f"value '{e.name}' of vocabulary '{vocab.name}' has no "
-                            f"{drawn.listed(drawn.value_fields())} to read (use a VQA "
+                            f"{join(drawn.value_fields(), 'or')} to read (use a VQA "
                             "answerer)")
         return None
 
@@ -62,7 +63,7 @@ class PixelAnswerer(Backend):
         if q.reads == "none":
             return {"answer": UNKNOWN, "evidence": {
                 "why": "no pixel reading for this attribute (its entries have no "
-                       f"{drawn.listed(drawn.value_fields())}): use a VQA answerer"}}
+                       f"{join(drawn.value_fields(), 'or')}): use a VQA answerer"}}
         other = _find(detections, q.object)
         if other is None:
             return {"answer": UNKNOWN, "evidence": {"why": f"no single '{q.object}' blob"}}
