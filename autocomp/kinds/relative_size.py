@@ -46,11 +46,11 @@ class RelativeSize(GeometryKind):
 
     def trade(self, box_s, box_o, name_s, name_o):
         """Each keeps its place and takes the other's box area."""
-        from autocomp.synth.layout import box_at, box_centre, box_dims
+        from autocomp.synth.layout import box_at, box_dims, center
         from autocomp.synth.shapes import SHAPES
 
         (ws, hs), (wo, ho) = box_dims(box_s), box_dims(box_o)
         new_hs = math.sqrt(wo * ho / SHAPES[name_s].aspect)
         new_ho = math.sqrt(ws * hs / SHAPES[name_o].aspect)
-        return (box_at(box_centre(box_s), SHAPES[name_s].aspect * new_hs, new_hs),
-                box_at(box_centre(box_o), SHAPES[name_o].aspect * new_ho, new_ho))
+        return (box_at(center(box_s), SHAPES[name_s].aspect * new_hs, new_hs),
+                box_at(center(box_o), SHAPES[name_o].aspect * new_ho, new_ho))

@@ -193,10 +193,6 @@ def box_dims(b):
     return b[2] - b[0], b[3] - b[1]
 
 
-def box_centre(b):
-    return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
-
-
 def trade_places(box_s, box_o):
     """Two boxes after their objects trade places, each keeping its own size."""
-    return box_at(box_centre(box_o), *box_dims(box_s)), box_at(box_centre(box_s), *box_dims(box_o))
+    return box_at(center(box_o), *box_dims(box_s)), box_at(center(box_s), *box_dims(box_o))

@@ -222,8 +222,11 @@ def cascade(options: dict | None = None) -> list[Check]:
     """The registered checks, in order, each with its options (check name -> an instance
     of its Options; a check not named gets its defaults)."""
     options = options or {}
-    return [registry.resolve("check", name)(options.get(name))
+    made = [(registry.resolve("check", name), options.get(name))
             for name in registry.names("check")]
+    # a check without options is built as it always was (a plugin's own __init__ may
+    # take no argument)
+    return [cls() if opts is None else cls(opts) for cls, opts in made]
 
 
 def validate_image(image: np.ndarray, graph: SceneGraph, task: Task, track: str, detector,
