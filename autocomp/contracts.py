@@ -50,10 +50,34 @@ def scorer_problems(scorer, images, texts) -> list[str]:
         if s is not None:
             _same(problems, "score_texts", s, [scorer.score_texts([x]) for x in texts])
             _same(problems, "score_texts called twice", s, [scorer.score_texts(texts)])
+    elif getattr(scorer, "scores_pairs", False):
+        _pair_problems(scorer, images, texts, problems)
     else:
         problems.append(f"scorer of kind {getattr(scorer, 'kind', None)!r}: its contract "
                         "is item_scorer_problems")
     return problems
+
+
+def _pair_problems(scorer, images, texts, problems: list[str]) -> None:
+    """A pair scorer: one finite score per caption of each image, the same when the
+    images come one by one or each caption alone, and the same twice."""
+    jobs = [(image, list(texts)) for image in images]
+    whole = scorer.score_pairs(jobs)
+    if len(whole) != len(jobs):
+        problems.append(f"score_pairs gave {len(whole)} answers for {len(jobs)} images")
+        return
+    m = _matrix(np.stack([np.asarray(w, dtype=np.float32).reshape(-1) for w in whole]),
+                len(images), "score_pairs", problems)
+    if m is None:
+        return
+    if m.shape[1] != len(texts):
+        problems.append(f"score_pairs gave {m.shape[1]} scores for {len(texts)} captions")
+        return
+    alone = [np.array([[scorer.score_pairs([(image, [t])])[0][0] for t in texts]])
+             for image in images]
+    _same(problems, "score_pairs one caption at a time", m, alone)
+    _same(problems, "score_pairs called twice", m,
+          [np.stack(scorer.score_pairs(jobs)).astype(np.float64)])
 
 
 def item_scorer_problems(scorer, entries: list[tuple]) -> list[str]:

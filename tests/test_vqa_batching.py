@@ -55,7 +55,8 @@ def test_sharing_the_encoding_changes_no_logit(vlm, monkeypatch):
     import torch
 
     from autocomp.models.encode_once import encode_once, groups
-    from autocomp.validators.vqa import _padding, _pil
+    from autocomp.models.loading import chat_padding as _padding
+    from autocomp.validators.vqa import _pil
 
     ans = TransformersAnswerer(model=vlm, device="cpu")
     proc, model = ans._load()

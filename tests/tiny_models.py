@@ -376,3 +376,54 @@ def tiny_backends(folder: Path) -> dict:
     return {"sd3": tiny_sd3(folder / "sd3"), "gemma_lm": tiny_gemma_lm(folder / "gemma_lm"),
             "gemma_vlm": tiny_gemma_vlm(folder / "gemma_vlm"),
             "dino": tiny_grounding_dino(folder / "dino"), "sam2": tiny_sam2(folder / "sam2")}
+
+
+QWEN_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
+    "{% if c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% else %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>",
+                "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+
+
+def tiny_qwen2_vl(folder: Path) -> Path:
+    """A 2-layer Qwen2-VL: flat image patches with a grid per image and multimodal rotary
+    positions, the third image-text-to-text layout beside Gemma-3 and LLaVA."""
+    import torch
+    import transformers as T
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tk = Tokenizer(models.BPE(unk_token="<|endoftext|>"))
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    tk.train_from_iterator(SENTENCES * 4, trainers.BpeTrainer(
+        vocab_size=400, special_tokens=QWEN_SPECIAL,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    ids = tk.get_vocab()
+    tok = T.PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<|endoftext|>",
+                                    eos_token="<|im_end|>", chat_template=QWEN_TEMPLATE,
+                                    extra_special_tokens={"image_token": "<|image_pad|>",
+                                                          "video_token": "<|video_pad|>"})
+    text = dict(vocab_size=len(ids), hidden_size=32, intermediate_size=37,
+                num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                max_position_embeddings=2048, rope_scaling={"type": "mrope",
+                                                            "mrope_section": [2, 3, 3]},
+                pad_token_id=ids["<|endoftext|>"], bos_token_id=ids["<|endoftext|>"],
+                eos_token_id=ids["<|im_end|>"])
+    vision = dict(depth=2, embed_dim=32, hidden_size=32, num_heads=2, mlp_ratio=2,
+                  patch_size=8, spatial_merge_size=2, temporal_patch_size=2, in_channels=3)
+    cfg = T.Qwen2VLConfig(text_config=text, vision_config=vision,
+                          image_token_id=ids["<|image_pad|>"],
+                          video_token_id=ids["<|video_pad|>"],
+                          vision_start_token_id=ids["<|vision_start|>"],
+                          vision_end_token_id=ids["<|vision_end|>"])
+    torch.manual_seed(0)
+    T.Qwen2VLForConditionalGeneration(cfg).save_pretrained(folder)
+    image = T.Qwen2VLImageProcessor(patch_size=8, merge_size=2, temporal_patch_size=2,
+                                    min_pixels=32 * 32, max_pixels=32 * 32)
+    video = T.Qwen2VLVideoProcessor(patch_size=8, merge_size=2, temporal_patch_size=2)
+    T.Qwen2VLProcessor(image_processor=image, tokenizer=tok, video_processor=video,
+                       chat_template=QWEN_TEMPLATE).save_pretrained(folder)
+    return folder

@@ -71,6 +71,8 @@ FAMILIES: dict[str, dict[str, str]] = {
         "reference": "autocomp.eval.scorers.reference:make_reference",
         "blind": "autocomp.eval.scorers.blind:make_blind",
         "vlm": "autocomp.eval.scorers.vlm:VLMChoice",
+        "vqascore": "autocomp.eval.scorers.likelihood:VQAScore",
+        "visualgpt": "autocomp.eval.scorers.likelihood:VisualGPTScore",
     },
     "format": {
         "run": "autocomp.formats.runs:open_run",

@@ -201,6 +201,7 @@ class Session:
         if harness is None:
             return None
         before = dict(getattr(harness.scorer, "stats", None) or {})
+        before["picked"] = len(getattr(harness.scorer, "picked", ()))
         bench, digesting = cell.bench, None  # a loaded benchmark's fingerprint, as read
         if cell.bench not in self.prints and isinstance(cell.bench, LoadedBenchmark):
             bench = digesting = Digesting(cell.bench)
@@ -260,6 +261,8 @@ class Session:
                      "identical within the model's context?); counted wrong, as ties are")
         if getattr(s, "stats", None) is not None:  # e.g. blind:choice's invalid answers
             result["scorer_stats"] = {k: v - before.get(k, 0) for k, v in s.stats.items()}
+        if hasattr(s, "position_bias"):  # a multiple-choice test taker's preferred places
+            result["position_bias"] = s.position_bias(before["picked"])
         return result
 
     def close(self) -> None:

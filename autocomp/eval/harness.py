@@ -94,15 +94,21 @@ class Harness:
             raise AutocompError(f"item {item}: image '{name}' {what}", file=path)
         return path
 
-    def _fill_images(self, refs: list[str], owners: dict, fresh: dict) -> dict[str, str]:
-        """Encode the images the cache lacks; `owners` names an item per image (for
-        errors), `fresh` receives the vectors encoded here."""
+    def _image_keys(self, refs: list[str], owners: dict) -> tuple[dict, dict]:
+        """(ref -> content key, ref -> file) for images named by items (`owners`: an item
+        per ref, for errors); the key carries the crop box."""
         keys, files = {}, {}
         for ref in dict.fromkeys(refs):
             files[ref] = self._image(split_ref(ref)[0], owners.get(ref, "?"))
         for ref, digest in zip(files, self.workers.map(file_key, files.values()), strict=True):
             crop = split_ref(ref)[1]
             keys[ref] = digest + (f":crop={','.join(map(str, crop))}" if crop else "")
+        return keys, files
+
+    def _fill_images(self, refs: list[str], owners: dict, fresh: dict) -> dict[str, str]:
+        """Encode the images the cache lacks; `owners` names an item per image (for
+        errors), `fresh` receives the vectors encoded here."""
+        keys, files = self._image_keys(refs, owners)
         missing = set(self.cache.missing(keys.values()))
         todo = [p for p, k in keys.items() if k in missing]
         todo = list({keys[p]: p for p in todo}.values())  # one file per content
@@ -169,6 +175,8 @@ class Harness:
 
     # -- scoring ---------------------------------------------------------------------------
     def _scores(self, chunk: list[dict]) -> list[np.ndarray]:
+        if getattr(self.scorer, "scores_pairs", False):
+            return self._pair_scores(chunk)
         if self.scorer.scores_items:
             rows = [image_rows(item) if is_matrix(item) else [item] for item in chunk]
             scores = iter(self._item_scores([r for item in rows for r in item]))
@@ -190,6 +198,48 @@ class Harness:
             else:  # a text scorer: one score per caption, whatever the image
                 scores = np.tile(texts[:, 0], (len(item.get("images", [0])), 1))
             out.append(scores if is_matrix(item) else scores[0])
+        return out
+
+    def _pair_scores(self, chunk: list[dict]) -> list[np.ndarray]:
+        """Image x caption matrices from a scorer that scores each (image, caption) pair,
+        cached per (image content, caption); an image's missing captions go to the scorer
+        together, a few images per call."""
+        refs = {ref: item["id"] for item in chunk for ref in image_refs(item)}
+        ikeys, files = self._image_keys(list(refs), refs)
+        wanted: dict[str, dict] = {}  # image content key -> {caption: pair key}
+        for item in chunk:
+            for ref in image_refs(item):
+                pairs = wanted.setdefault(ikeys[ref], {})
+                for c in captions_of(item):
+                    pairs.setdefault(c, f"{ikeys[ref]}|{text_key(c)}")
+        missing = set(self.cache.missing(k for p in wanted.values() for k in p.values()))
+        ref_of = {k: r for r, k in ikeys.items()}
+        todo = [(key, [c for c, k in pairs.items() if k in missing])
+                for key, pairs in wanted.items()]
+        todo = [(key, caps) for key, caps in todo if caps]
+        scores: dict = {}
+        for group in _groups(todo, self.scorer.batch_size):
+            opened = [self.workers.submit(self._open, files[ref_of[key]],
+                                          split_ref(ref_of[key])[1], refs[ref_of[key]])
+                      for key, _ in group]
+            got = self.scorer.score_pairs([(f.result(), caps)
+                                           for f, (_, caps) in zip(opened, group, strict=True)])
+            keys = [wanted[key][c] for key, caps in group for c in caps]
+            values = np.concatenate([np.asarray(g, dtype=np.float32) for g in got])
+            self.cache.put_many(keys, values[:, None])
+            _keep(scores, keys, values[:, None])
+            self.encoded["images"] += len(group)
+            self.encoded["pairs"] = self.encoded.get("pairs", 0) + len(keys)
+            if self._tick is not None:
+                self._tick()
+        scores.update(self.cache.get_many([k for p in wanted.values() for k in p.values()
+                                           if k not in scores]))
+        out = []
+        for item in chunk:
+            caps = captions_of(item)
+            matrix = np.array([[float(scores[wanted[ikeys[ref]][c]][0]) for c in caps]
+                               for ref in image_refs(item)], dtype=np.float64)
+            out.append(matrix if is_matrix(item) else matrix[0])
         return out
 
     def _item_scores(self, chunk: list[dict]) -> list[np.ndarray]:
@@ -332,6 +382,20 @@ class Harness:
         self.workers.shutdown()
         if self.cache is not None:
             self.cache.close()
+
+
+def _groups(todo: list[tuple], rows: int) -> list[list[tuple]]:
+    """(image, captions) jobs in groups of about `rows` pairs (an image's captions never
+    split: the scorer batches them itself), so a long chunk reports progress as it goes."""
+    out: list[list[tuple]] = [[]]
+    held = 0
+    for job in todo:
+        if out[-1] and held + len(job[1]) > rows:
+            out.append([])
+            held = 0
+        out[-1].append(job)
+        held += len(job[1])
+    return [g for g in out if g]
 
 
 def _keep(fresh: dict, keys: list[str], vectors) -> None:

@@ -56,8 +56,8 @@ def encode_shares(models, benches, suite, cache_dir: Path, rank: int, world: int
         my_captions = [c for c in captions if _mine(c, rank, world)]
         for spec in dict.fromkeys(models):
             scorer = load(spec)
-            if scorer.scores_items:  # sees whole items: nothing cached to share
-                continue
+            if scorer.scores_items or scorer.scores_pairs:  # whole items, or (image,
+                continue  # caption) pairs: scored per cell, nothing to share ahead
             try:
                 harness = Harness(scorer, suite.root, suite.tasks, cache_dir, also=suite.also)
                 for i in range(0, max(len(my_captions), len(my_images)), CHUNK):

@@ -38,12 +38,11 @@ class ChatClient:
                                          timeout=self.timeout, max_retries=self.max_retries)
         return self._client
 
-    def complete(self, messages: list[dict], **params) -> str:
-        """The text of one completion ("" when the server's answer has none)."""
+    def _create(self, messages: list[dict], **params):
         import openai
 
         try:
-            resp = self.client().chat.completions.create(model=self.model, messages=messages,
+            return self.client().chat.completions.create(model=self.model, messages=messages,
                                                          **params)
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             raise AutocompError(
@@ -55,18 +54,43 @@ class ChatClient:
                 f"the chat server at {self.base_url} refused the request ({exc.status_code}: "
                 f"{_short(exc.message)}); check the model name '{self.model}' and the API key "
                 f"in ${self.api_key_env}") from None
+
+    def complete(self, messages: list[dict], **params) -> str:
+        """The text of one completion ("" when the server's answer has none)."""
+        resp = self._create(messages, **params)
         try:
             content = resp.choices[0].message.content
         except (AttributeError, IndexError, TypeError):
             return ""
         return content if isinstance(content, str) else ""
 
+    def first_logprobs(self, messages: list[dict], top: int = 20) -> dict[str, float] | None:
+        """{token: log-probability} of the `top` likeliest first tokens of the answer
+        (greedy, one token); None when the server returns no log-probabilities."""
+        resp = self._create(messages, temperature=0.0, max_tokens=1, logprobs=True,
+                            top_logprobs=top)
+        try:
+            listed = resp.choices[0].logprobs.content[0].top_logprobs
+        except (AttributeError, IndexError, TypeError):
+            return None
+        out: dict[str, float] = {}
+        for entry in listed or ():
+            out.setdefault(entry.token, float(entry.logprob))
+        return out
+
     def complete_many(self, conversations: list[list[dict]], params: list[dict]) -> list[str]:
-        if len(conversations) <= 1 or self.concurrency <= 1:
-            return [self.complete(c, **p) for c, p in zip(conversations, params, strict=True)]
+        return self._each(lambda cp: self.complete(cp[0], **cp[1]),
+                          list(zip(conversations, params, strict=True)))
+
+    def first_logprobs_many(self, conversations: list[list[dict]], top: int = 20) -> list:
+        return self._each(lambda c: self.first_logprobs(c, top), conversations)
+
+    def _each(self, call, args: list) -> list:
+        """`call` on every argument, `concurrency` requests at a time, answers in order."""
+        if len(args) <= 1 or self.concurrency <= 1:
+            return [call(a) for a in args]
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(lambda cp: self.complete(cp[0], **cp[1]),
-                                 zip(conversations, params, strict=True)))
+            return list(pool.map(call, args))
 
 
 def _short(text) -> str:

@@ -105,3 +105,13 @@ def load_vlm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False
     if tokenizer is not None:
         tokenizer.padding_side = "left"
     return proc, model
+
+
+def chat_padding(proc) -> dict:
+    """Batch padding for apply_chat_template: transformers 5 takes the processor's own
+    arguments in `processor_kwargs`, 4.x as keywords."""
+    import inspect
+
+    if "processor_kwargs" in inspect.signature(proc.apply_chat_template).parameters:
+        return {"processor_kwargs": {"padding": True}}
+    return {"padding": True}

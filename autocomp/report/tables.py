@@ -113,6 +113,50 @@ def table7(results, labels=None) -> Table | None:
                         f"confusion shows the positive + {MAX_OPTIONS - 1} negatives")
 
 
+def place_bias_table(results, labels=None) -> Table | None:
+    """Where multiple-choice test takers put their answers: per model, the answers pooled
+    over its cells, the share naming the first option against the share an even spread
+    over the places shown gives, the most picked place, and scipy's chi-square test."""
+    from scipy.stats import chisquare
+
+    labels = labels or {}
+    pooled: dict[str, dict] = {}
+    for r in results:
+        bias = r.get("position_bias")
+        if not bias:
+            continue
+        got = pooled.setdefault(r["model"], {"obs": [], "exp": [], "names": [], "cells": 0})
+        got["cells"] += 1
+        got["obs"] = _add(got["obs"], bias["observed"])
+        got["exp"] = _add(got["exp"], bias["expected"])
+        if len(bias["labels"]) > len(got["names"]):
+            got["names"] = bias["labels"]
+    if not pooled:
+        return None
+    rows = []
+    for model, got in sorted(pooled.items()):
+        n = sum(got["obs"])
+        top = max(range(len(got["obs"])), key=lambda i: got["obs"][i])
+        fit = chisquare(got["obs"], got["exp"]) if len(got["obs"]) > 1 else None
+        rows.append([labels.get(model, model), f"{n:,}", str(got["cells"]),
+                     f"{100 * got['obs'][0] / n:.1f} ({100 * got['exp'][0] / n:.1f})",
+                     f"{got['names'][top]} ({100 * got['obs'][top] / n:.1f})",
+                     "-" if fit is None else f"{fit.statistic:.1f}",
+                     "-" if fit is None else f"{fit.pvalue:.2g}"])
+    return Table("Option-place bias of the multiple-choice test takers: answers (n) pooled "
+                 "over their cells", ["Model", "Answers (n)", "Cells", "First option % "
+                 "(even spread)", "Most picked (%)", "chi2", "p"], rows,
+                 ["An even spread puts 1/K of a question's answer on each of its K places; "
+                  "with @circular every place holds the right caption equally often, so a "
+                  "small p means the model prefers a place, not that the places differ."])
+
+
+def _add(a: list, b: list) -> list:
+    """Two count lists added place by place (the shorter one padded with zeros)."""
+    width = max(len(a), len(b))
+    return [(a[i] if i < len(a) else 0) + (b[i] if i < len(b) else 0) for i in range(width)]
+
+
 def _is_vlm(model: str) -> bool:
     return model.startswith("vlm:")
 
@@ -241,6 +285,8 @@ def report_tables(results, labels=None, exclude_relations=None) -> tuple[list[Ta
                 ("Table 6", table6(plain) or None,
                  "no confusion errors on attribute tasks to break down"),
                 ("Table 7", table7(plain, labels), "no generative VLM (vlm:) results"),
+                ("Option-place bias", place_bias_table(ours, labels),
+                 "no multiple-choice (vlm:, blind:choice) results"),
                 ("Table 8", table8(plain, labels), "no N = 1 (vary value / object) results"),
                 ("Table 9", table9(plain, labels), "no text-only (blind:) scorer results"),
                 ("Table 13", table13(plain, labels), "no N = 2 swap results by relation"),

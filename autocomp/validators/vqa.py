@@ -21,6 +21,7 @@ from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
 from autocomp.models.chat import ChatClient
 from autocomp.models.devices import OnDevice
+from autocomp.models.loading import chat_padding
 
 DEFAULT_MODEL = "google/gemma-3-12b-it"
 
@@ -68,16 +69,6 @@ class Asking:
                         for t in texts[at:at + len(questions)]])
             at += len(questions)
         return out
-
-
-def _padding(proc) -> dict:
-    """Batch padding for apply_chat_template: transformers 5 takes the processor's own
-    arguments in `processor_kwargs`, 4.x as keywords."""
-    import inspect
-
-    if "processor_kwargs" in inspect.signature(proc.apply_chat_template).parameters:
-        return {"processor_kwargs": {"padding": True}}
-    return {"padding": True}
 
 
 class TransformersAnswerer(Asking, OnDevice, Backend):
@@ -129,7 +120,7 @@ class TransformersAnswerer(Asking, OnDevice, Backend):
                  for pil, text in pairs]
         enc = proc.apply_chat_template(convs, tokenize=True, return_dict=True,
                                        return_tensors="pt", add_generation_prompt=True,
-                                       **_padding(proc))
+                                       **chat_padding(proc))
         enc = {k: (v.to(model.device, dtype=model.dtype) if k == "pixel_values" else
                    v.to(model.device)) for k, v in enc.items()}
         with torch.inference_mode(), encode_once(model, groups([id(p) for p, _ in pairs])):

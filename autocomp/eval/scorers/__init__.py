@@ -6,6 +6,8 @@
   blind:unigram      blind:lm@gpt2            blind:lm@/weights/my-lm
   blind:choice@google/gemma-3-12b-it           blind:choice@openai:MODEL
   vlm:google/gemma-3-12b-it   vlm:/weights/qwen2.5-vl   vlm:openai:MODEL
+  vlm:google/gemma-3-12b-it@circular                    (every rotation of the options)
+  vqascore:google/gemma-3-12b-it   vqascore:openai:MODEL   visualgpt:/weights/qwen2.5-vl
 """
 
 from __future__ import annotations

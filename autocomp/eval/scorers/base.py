@@ -4,6 +4,9 @@
          by their dot product (cosine similarity). Embeddings are cached by content.
   text   score_texts gives one number per caption, image unseen (blind baselines); cached
          per caption like a 1-d embedding.
+  pair   score_pairs gives one number per (image, caption): a generative VLM's likelihood
+         (vqascore, visualgpt); the harness fills whole image x caption matrices from it,
+         cached per (image content, caption).
   item   score_item sees the item and its ground truth (reference scorers), or its image
          and captions (multiple-choice test takers: blind:choice, vlm); not cached.
 Heavy models load on first use, never in __init__.
@@ -21,6 +24,7 @@ class Scorer:
     family = ""
     embeds_images = False  # the harness encodes images and scores pairs by dot product
     scores_items = False  # the harness hands whole items (with truth) to score_items
+    scores_pairs = False  # the harness asks one score per (image, caption) (PairScorer)
     light = False  # no weights and nothing to load: eval runs it beside the others (cells.py)
 
     default_batch_size = 64  # images or captions per forward pass; VLMs and LLMs use less
@@ -105,6 +109,16 @@ class TextScorer(Scorer):
         return self.score_texts(texts)
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class PairScorer(Scorer):
+    kind = "pair"
+    scores_pairs = True
+    image_side = None
+
+    def score_pairs(self, jobs: list[tuple]) -> list[np.ndarray]:
+        """One score per caption for each (PIL image, captions) job, in order."""
         raise NotImplementedError
 
 

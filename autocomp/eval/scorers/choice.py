@@ -103,10 +103,12 @@ class ChoiceScorer(ItemScorer):
 
     stats_keys = ("questions", "retried", "invalid", "subsampled")
     default_batch_size = 16  # prompts of a chat LLM per generate call
+    circular = False  # ask every rotation of the options (CircularEval)
 
     def __init__(self, name, pretrained=None, **kw):
         super().__init__(name, pretrained, **kw)
         self.stats = dict.fromkeys(self.stats_keys, 0)
+        self.picked: list[tuple[int, int]] = []  # (options shown, place picked) per answer
 
     # what a family defines
     def labels(self, k: int) -> list[str]:
@@ -129,28 +131,38 @@ class ChoiceScorer(ItemScorer):
     def order(self, item: dict) -> list[int]:
         return option_order(item)
 
+    def position_bias(self, since: int = 0) -> dict | None:
+        """position_bias of the answers given after the first `since`."""
+        return position_bias(self.picked[since:], self.labels)
+
     def score_item(self, item, candidates, truth, image=None):
         return self.score_items([(item, candidates, truth, image)])[0]
 
     def score_items(self, entries: list[tuple]) -> list[list[float]]:
         """Scores for each (item, candidates, truth, image) entry, asked as one batch (the
-        retries as a second)."""
+        retries as a second). Circular: each item is asked once per rotation of its
+        options; the positive scores 1 only when every rotation picked it, each negative
+        the share of rotations that picked it (an unanswered rotation counts for every
+        shown negative), so the item is right only if right under every rotation."""
         from autocomp.eval.items import captions_of
 
-        todo = []
-        scores = []
+        todo, scores, asked = [], [], []
         for item, _cands, _truth, image in entries:
             texts = captions_of(item)
             order = self.order(item)
             labels = self.labels(len(order))
-            opts = [texts[c] for c in order]
-            listing = "\n".join(f"{lab}. {t}" for lab, t in zip(labels, opts, strict=True))
             s = np.full(len(texts), -np.inf)
             s[order] = 0.0
             scores.append(s)
-            todo.append((len(scores) - 1, item, image, listing, labels, opts, order))
-            self.stats["questions"] += 1
+            turns = rotations(order) if self.circular else [order]
+            asked.append(len(turns))
+            for turn in turns:
+                opts = [texts[c] for c in turn]
+                listing = "\n".join(f"{lab}. {t}" for lab, t in zip(labels, opts, strict=True))
+                todo.append((len(scores) - 1, item, image, listing, labels, opts, turn))
+            self.stats["questions"] += len(turns)
             self.stats["subsampled"] += len(order) < len(texts)
+        picks = [[] for _ in scores]
         for attempt in range(2):
             if not todo:
                 break
@@ -159,17 +171,53 @@ class ChoiceScorer(ItemScorer):
                                 for _, item, image, listing, labels, _, _ in todo])
             left = []
             for entry, answer in zip(todo, answers, strict=True):
-                pos, _, _, _, labels, opts, order = entry
+                pos, _, _, _, labels, opts, turn = entry
                 pick = self.parse(answer, len(labels), opts)
-                if pick is not None:
-                    scores[pos][order[pick]] = 1.0
-                else:
+                if pick is None:
                     left.append(entry)
+                    continue
+                picks[pos].append(turn[pick])
+                self.picked.append((len(labels), pick))
             self.stats["retried" if attempt == 0 else "invalid"] += len(left)
             todo = left
-        for pos, *_, order in todo:  # no valid answer: scored wrong
-            scores[pos][[c for c in order if c != 0]] = 1.0
+        for pos, *_, turn in todo:  # no valid answer: counts for every shown negative
+            picks[pos] += [c for c in turn if c != 0]
+        for s, got, n in zip(scores, picks, asked, strict=True):
+            for c in got:
+                if c:
+                    s[c] += 1.0 / n
+            s[0] = 1.0 if got.count(0) == n and len(got) == n else 0.0
         return [s.tolist() for s in scores]
+
+
+def rotations(order: list[int]) -> list[list[int]]:
+    """Every cyclic shift of the options (CircularEval): each one takes every place once."""
+    return [order[r:] + order[:r] for r in range(len(order))]
+
+
+def position_bias(picked: list[tuple[int, int]], labels=letters) -> dict | None:
+    """How often each option place was picked, against the count expected were the picks
+    spread evenly over the places shown (sum of 1/K over the questions of K options), and
+    scipy's chi-square test of the difference. With rotation every place holds the right
+    caption equally often, so a difference is the model's preference for a place. None
+    when there was no answer."""
+    if not picked:
+        return None
+    from scipy.stats import chisquare
+
+    width = max(k for k, _ in picked)
+    observed = np.zeros(width)
+    expected = np.zeros(width)
+    for k, place in picked:
+        observed[place] += 1
+        expected[:k] += 1.0 / k
+    fit = chisquare(observed, expected) if width > 1 else None
+    return {"n": len(picked), "labels": labels(width), "observed": observed.astype(int).tolist(),
+            "expected": [round(float(e), 3) for e in expected],
+            "first_share": round(float(observed[0] / len(picked)), 4),
+            "first_expected": round(float(expected[0] / len(picked)), 4),
+            "chi2": None if fit is None else round(float(fit.statistic), 4),
+            "p": None if fit is None else float(fit.pvalue)}
 
 
 SYSTEM = ("You are taking a multiple-choice test about images. You cannot see the image. "

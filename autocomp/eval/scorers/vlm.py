@@ -5,6 +5,11 @@ the item's shuffled captions as lettered options, and names one.
   vlm:transformers:/weights/qwen     the same, backend named
   vlm:openai:MODEL                   an OpenAI-compatible server ($OPENAI_BASE_URL); the
                                      image goes as a PNG data URL
+  vlm:MODEL@circular                 CircularEval (VLMEvalKit): every rotation of the
+                                     options is asked; right only if right every time
+
+Every cell's result carries `position_bias`: how often each option place was picked
+against an even spread, with a chi-square test (choice.py).
 
 Decoding is greedy and short (12 new tokens); only the generated tokens are read. Options,
 subsampling (confusion: the positive + 49 negatives), retries and scoring are choice.py's.
@@ -29,9 +34,11 @@ class VLMChoice(ChoiceScorer):
 
     def __init__(self, name, pretrained=None, **kw):
         super().__init__(name, pretrained, **kw)
-        if pretrained:
-            raise AutocompError(f"'vlm:{name}@{pretrained}': a vlm spec takes no @; write "
-                                "vlm:<transformers id or folder> or vlm:openai:<served model>")
+        if pretrained not in (None, "circular"):
+            raise AutocompError(f"'vlm:{name}@{pretrained}': a vlm spec takes no @ but "
+                                "@circular; write vlm:<transformers id or folder>, "
+                                "vlm:openai:<served model>, or either with @circular")
+        self.circular = pretrained == "circular"
         backend, sep, model = name.partition(":")
         if not sep or backend not in ("transformers", "openai"):
             backend, model = "transformers", name

@@ -1,0 +1,155 @@
+"""Generative VLMs scored by likelihood: one number per (image, caption), so they get whole
+image x caption matrices (Winoground's text, image and group scores; every table of the
+dual encoders) instead of a letter among shuffled options.
+
+  vqascore:google/gemma-3-12b-it    VQAScore (Lin et al. 2024): P("Yes" | image, 'Does
+                                    this figure show "{caption}"? Please answer yes or no.')
+  vqascore:openai:MODEL             the same from an OpenAI-compatible server that returns
+                                    log-probabilities (top 20 first tokens; "Yes" not among
+                                    them scores 0 and is counted)
+  visualgpt:google/gemma-3-12b-it   VisualGPTScore (Lin et al. 2023): the caption's mean
+                                    token log-probability as the answer to "Describe this
+                                    image in one sentence." (transformers only: a chat
+                                    server cannot score a given answer)
+
+The probability of an answer is the product of its tokens' probabilities (a tokenizer may
+split "Yes"); every token is scored as the tokenizer gives it alone, after the chat
+template's generation prompt. An image's captions go through the model in batches of
+`batch_size` rows that share one pass of its vision tower (models/likelihood.py); the
+harness caches each (image content, caption) score.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from autocomp.core.errors import AutocompError
+from autocomp.eval.scorers.base import PairScorer
+
+VQA_QUESTION = 'Does this figure show "{caption}"? Please answer yes or no.'
+VQA_ANSWER = "Yes"
+CAPTION_PROMPT = "Describe this image in one sentence."
+TOP_LOGPROBS = 20
+
+
+def model_ref(family: str, name: str, pretrained: str | None) -> tuple[str, str]:
+    """(backend, model) of "FAMILY:[transformers:|openai:]MODEL"."""
+    if pretrained:
+        raise AutocompError(f"'{family}:{name}@{pretrained}': a {family} spec takes no @; "
+                            f"write {family}:<transformers id or folder> or "
+                            f"{family}:openai:<served model>")
+    backend, sep, model = name.partition(":")
+    if not sep or backend not in ("transformers", "openai"):
+        backend, model = "transformers", name
+    if not model:
+        raise AutocompError(f"'{family}:{name}' names no model: {family}:google/gemma-3-12b-it, "
+                            f"{family}:/weights/my-vlm or {family}:openai:<served model>")
+    return backend, model
+
+
+class Likelihood(PairScorer):
+    """The shared loop: rows of (image, prompt, answer), log-probabilities, one number."""
+
+    default_batch_size = 16  # rows per forward pass (an image with each caption)
+    stats_keys = ("pairs",)
+
+    def __init__(self, name, pretrained=None, **kw):
+        super().__init__(name, pretrained, **kw)
+        self.backend, self.model = model_ref(self.family, name, pretrained)
+        self.stats = dict.fromkeys(self.stats_keys, 0)
+        self._pair = self._client = None
+
+    def _load(self):
+        if self.backend == "transformers" and self._pair is None:
+            from autocomp.models.loading import load_vlm
+
+            self._pair = load_vlm(self.model, self.device)
+        return self._pair
+
+    def row(self, caption: str) -> tuple[str, str]:
+        """(prompt, answer) whose log-probability scores `caption`."""
+        raise NotImplementedError
+
+    def reduce(self, logprobs: list[float]) -> float:
+        raise NotImplementedError
+
+    def score_pairs(self, jobs):
+        from autocomp.models.encode_once import groups
+
+        rows, owner = [], []
+        for j, (pil, captions) in enumerate(jobs):
+            rows += [(pil, *self.row(c)) for c in captions]
+            owner += [j] * len(captions)
+        self.stats["pairs"] += len(rows)
+        if self.backend == "openai":
+            flat = self._served(rows)
+        else:
+            from autocomp.models.likelihood import continuation_logprobs
+
+            proc, model = self._load()
+            bs = self.batch_size
+            flat = []
+            for i in range(0, len(rows), bs):
+                part = rows[i:i + bs]
+                logprobs = continuation_logprobs(proc, model, part,
+                                                 groups(owner[i:i + bs]))
+                flat += [self.reduce(lp) for lp in logprobs]
+        out, at = [], 0
+        for _, captions in jobs:
+            out.append(np.asarray(flat[at:at + len(captions)], dtype=np.float64))
+            at += len(captions)
+        return out
+
+    def _served(self, rows) -> list[float]:
+        raise AutocompError(f"{self.family}:openai: a chat server cannot score a given "
+                            f"answer; use {self.family}:<transformers id or folder>")
+
+
+class VQAScore(Likelihood):
+    family = "vqascore"
+    stats_keys = ("pairs", "yes_unlisted")
+
+    def row(self, caption):
+        return VQA_QUESTION.format(caption=caption), VQA_ANSWER
+
+    def reduce(self, logprobs):
+        return math.exp(sum(logprobs))
+
+    def _served(self, rows):
+        from autocomp.models.chat import ChatClient
+        from autocomp.validators.vqa import png_data_url
+
+        if self._client is None:
+            self._client = ChatClient(self.model)
+        client = self._client
+        urls: dict = {}
+        convs = []
+        for pil, prompt, _ in rows:
+            url = urls.setdefault(id(pil), png_data_url(pil))
+            convs.append([{"role": "user", "content": [
+                {"type": "image_url", "image_url": {"url": url}},
+                {"type": "text", "text": prompt}]}])
+        out = []
+        for listed in client.first_logprobs_many(convs, TOP_LOGPROBS):
+            if listed is None:
+                raise AutocompError(f"the chat server at {client.base_url} returned no "
+                                    f"log-probabilities for '{self.model}' (vqascore needs "
+                                    "logprobs=true and top_logprobs)")
+            if VQA_ANSWER in listed:
+                out.append(math.exp(listed[VQA_ANSWER]))
+            else:  # below the 20 likeliest: scored 0, counted
+                self.stats["yes_unlisted"] += 1
+                out.append(0.0)
+        return out
+
+
+class VisualGPTScore(Likelihood):
+    family = "visualgpt"
+
+    def row(self, caption):
+        return CAPTION_PROMPT, caption
+
+    def reduce(self, logprobs):
+        return float(np.mean(logprobs)) if logprobs else -math.inf
