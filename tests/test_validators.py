@@ -11,7 +11,7 @@ from autocomp.synth.procedural import ProceduralGenerator
 from autocomp.synth.shapes import SHAPES, fill_fraction, silhouette
 from autocomp.validators.background import background_check, grayscale
 from autocomp.validators.blobs import ColorBlobDetector, _iou_centred
-from autocomp.validators.checks import _whole_word, validate_image
+from autocomp.validators.checks import names_only, validate_image
 from autocomp.validators.pixels import PixelAnswerer, read_relation
 
 
@@ -100,13 +100,13 @@ def test_each_fault_is_caught_by_its_check():
             assert failed[0].reason
 
 
-def test_whole_word_answers():
+def testnames_only_answers():
     choices = ("red", "blue", "light blue")
-    assert _whole_word("Red.", "red", choices)
-    assert not _whole_word("reddish", "red", choices)
-    assert not _whole_word("red or blue", "red", choices)
-    assert _whole_word("it is light blue", "light blue", choices)
-    assert not _whole_word("light blue", "blue", choices)
+    assert names_only("Red.", "red", choices)
+    assert not names_only("reddish", "red", choices)
+    assert not names_only("red or blue", "red", choices)
+    assert names_only("it is light blue", "light blue", choices)
+    assert not names_only("light blue", "blue", choices)
 
 
 def test_white_shape_on_white_is_found_by_its_outline():

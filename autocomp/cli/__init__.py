@@ -30,6 +30,8 @@ COMMANDS = {
     "chance": ("autocomp.cli.chance:chance", "Chance levels of the built-in tasks (Table 4)."),
     "select": ("autocomp.cli.select:select", "Caption diversity and CLIPScore of runs side by "
                "side (Tables 15, 16)."),
+    "t2i": ("autocomp.cli.t2i:t2i", "Score text-to-image models for faithfulness on a run's "
+            "prompts (Table 16), each metric checked against exact truth."),
     "review": ("autocomp.cli.review:review", "Human validation page for a run; --report for "
                "concordance and human accuracy (Tables 10, 17)."),
 }

@@ -20,8 +20,8 @@ class Question:
     hints: dict = field(default_factory=dict)  # choice -> rgb or geometry, for pixel readers
     reads: str = "rgb"  # what a pixel reader measures: the value kind of one object's
     #                     value (rgb, scale, pattern, ...: the kind drawing the vocabulary's
-    #                     entries, autocomp/kinds/), relation between two, or none (only a
-    #                     VQA answerer can answer it)
+    #                     entries, autocomp/kinds/), relation between two, presence of an
+    #                     object (yes / no), or none (only a VQA answerer can answer it)
 
     @property
     def about_relation(self) -> bool:

@@ -91,7 +91,7 @@ def attributes_result(qs, answers, detections) -> CheckResult:
     wrong = []
     evidence = {"answers": []}
     for q, a in zip(qs, answers, strict=True):
-        ok = _whole_word(a["answer"], q.expected, q.choices)
+        ok = names_only(a["answer"], q.expected, q.choices)
         entry = {"question": q.text.split(" Answer with")[0], "expected": q.expected,
                  "answer": a["answer"], "correct": ok, "evidence": a.get("evidence", {})}
         if q.about_relation:
@@ -119,12 +119,12 @@ def geometry_cross_check(q, detections, answer: str) -> dict:
         return {"relation": None, "why": "no single box for each object"}
     seen = read_relation(s, o, q.hints)
     return {"relation": None if seen == UNKNOWN else seen,
-            "agrees_with_answer": _whole_word(answer, seen, q.choices) if seen != UNKNOWN
+            "agrees_with_answer": names_only(answer, seen, q.choices) if seen != UNKNOWN
             else None,
             "agrees_with_concept": seen == q.expected}
 
 
-def _whole_word(answer: str, expected: str, choices) -> bool:
+def names_only(answer: str, expected: str, choices) -> bool:
     """The answer names the expected value as a whole phrase and no other choice."""
     from autocomp.concepts.vocab import answer_words
 

@@ -11,6 +11,7 @@ and the detector's blobs, for procedural and other clean images.
              rule, the relation with the largest component above 0.5; relative size: box
              area ratio above 1.25 is "larger", below 0.8 "smaller"; depth: the nearer
              object stands lower and is larger; otherwise "unknown".
+  presence   "Is there a cube?" (t2i's object questions): yes when the detector found one.
 An object the detector did not find exactly once gets the answer "unknown" (except count).
 """
 
@@ -52,6 +53,9 @@ class PixelAnswerer(Backend):
         return [self._one(image, q, detections) for q in questions]
 
     def _one(self, image, q: Question, detections) -> dict:
+        if q.reads == "presence":  # "Is there a cube?": whether the detector found one
+            found = sum(d.label == q.subject for d in detections)
+            return {"answer": "yes" if found else "no", "evidence": {"found": found}}
         kind = None if q.reads in ("relation", "none") else drawn.kind(q.reads)
         subject = None
         if kind is None or kind.needs_blob:

@@ -1,0 +1,148 @@
+"""`autocomp t2i`: text-to-image models compared on a run's prompts.
+
+Models come as specs (`procedural`, `diffusers:<hub id or folder>`, `folder:<images>`, any
+registered generator's name) or a YAML file (configs/generators.yaml):
+
+    images_per_prompt: 4            # K (default 1)
+    vqascore: vqascore:google/gemma-3-12b-it       # optional
+    clipscore: open_clip:ViT-L-14-quickgelu@openai  # optional
+    generators:
+      - {name: sd35-large, generator: diffusers,
+         options: {model: stabilityai/stable-diffusion-3.5-large}}
+      - {name: theirs, folder: /data/their-images}
+
+Everything lands in `<out>`: per model its images, `images.jsonl` and `scores.jsonl` (a
+record per image, resumed where a killed command stopped), then `summary.json`,
+`tables.md` and `by-n.png` (.pdf, .svg).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from autocomp.core.errors import AutocompError
+from autocomp.core.log import package_logger
+from autocomp.core.records import TRACKS, read_jsonl
+from autocomp.t2i.generate import Model, Prompt, _safe, draw, prompts
+
+log = package_logger(__name__)
+OPTIONS = ("images_per_prompt", "vqascore", "clipscore", "generators")
+
+
+def model_of(spec: str) -> Model:
+    """A model from a command-line spec."""
+    from autocomp.config import Backend
+    from autocomp.core.registry import names
+
+    kind, sep, rest = spec.partition(":")
+    if sep and kind == "folder":
+        path = Path(rest)
+        return Model(path.name or str(path), folder=path)
+    if sep and kind == "diffusers":
+        return Model(Path(rest).name or rest, Backend("diffusers", {"model": rest}))
+    if not sep and spec in names("generator"):
+        return Model(spec, Backend(spec, {}))
+    raise AutocompError(f"model '{spec}' is not procedural, diffusers:<hub id or folder>, "
+                        f"folder:<images> or a generator ({', '.join(names('generator'))})")
+
+
+def read_models(path: Path) -> tuple[list[Model], dict]:
+    """(models, other settings) of a generators YAML file; errors name the file and field."""
+    from autocomp.config import Backend
+    from autocomp.core.registry import resolve
+    from autocomp.core.yamlio import checked_mapping, read_yaml
+
+    data = checked_mapping(read_yaml(path), path, OPTIONS, "generators file")
+    given = data.get("generators")
+    if not isinstance(given, list) or not given:
+        raise AutocompError("expected a list of generators", file=path, field="generators")
+    models = []
+    for i, entry in enumerate(given):
+        where = f"generators[{i}]"
+        entry = checked_mapping(entry, path, ("name", "generator", "options", "folder"), where)
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise AutocompError("expected a name", file=path, field=f"{where}.name")
+        if "folder" in entry:
+            folder = Path(str(entry["folder"]))
+            if not folder.is_absolute():
+                folder = path.parent / folder
+            models.append(Model(name, folder=folder))
+            continue
+        gen = entry.get("generator", "procedural")
+        cls = resolve("generator", gen, file=path, field=f"{where}.generator")
+        options = cls.check_options(entry.get("options") or {}, file=path,
+                                    field=f"{where}.options")
+        models.append(Model(name, Backend(gen, options)))
+    if len({m.name for m in models}) < len(models):
+        raise AutocompError("two generators share a name", file=path, field="generators")
+    k = data.get("images_per_prompt", 1)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise AutocompError(f"expected an integer >= 1, got {k!r}", file=path,
+                            field="images_per_prompt")
+    return models, {"k": k, "vqascore": data.get("vqascore"),
+                    "clipscore": data.get("clipscore")}
+
+
+def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=(),
+            tracks=TRACKS, per_group: int | None = None, device: str = "auto",
+            vqascore: str | None = None, clipscore: str | None = None,
+            batch_size: int = 8) -> dict:
+    """Draw, score and summarize; returns the summary (also written to `out`)."""
+    from autocomp.core.progress import Progress
+    from autocomp.run import Run
+    from autocomp.t2i.figure import by_n_figure
+    from autocomp.t2i.score import Judge
+    from autocomp.t2i.summary import summarize, tables
+
+    run = Run.open(Path(run_dir))
+    todo = prompts(run, patterns, tracks, per_group)
+    if not todo:
+        raise AutocompError(f"no prompts in {run_dir} match {', '.join(patterns) or '*'}")
+    by_prompt = {p.id: p for p in todo}
+    out.mkdir(parents=True, exist_ok=True)
+    judge = None
+    scored = {}
+    for model in models:
+        log.info(f"model  {model.name}: {model.describe()}, {len(todo):,} prompts x {k}")
+        with Progress(f"t2i {model.name}: draw", len(todo) * k, "image") as bar:
+            records = draw(model, run, todo, k, out, device, batch_size, bar.update)
+        if judge is None:
+            judge = Judge(run, device, vqascore, clipscore, batch_size)
+        scored[model.name] = _scores(judge, model, records, by_prompt, out, batch_size)
+    summary = {"run": str(run_dir), "images_per_prompt": k, "tracks": list(tracks),
+               "backends": judge.names if judge else {},
+               "models": {m.name: m.describe() for m in models},
+               "summary": summarize(scored)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
+    made = tables(summary["summary"])
+    (out / "tables.md").write_text("\n\n".join(t.render("markdown") for t in made) + "\n")
+    by_n_figure(summary["summary"], out / "by-n")
+    return summary
+
+
+def _scores(judge, model: Model, records: list[dict], by_prompt: dict[str, Prompt],
+            out: Path, batch_size: int) -> list[dict]:
+    """Each image's scores, from `scores.jsonl` where done before (same image, same
+    backends), else scored now and appended a batch at a time."""
+    from autocomp.core.progress import Progress
+
+    path = out / _safe(model.name) / "scores.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stamp = json.dumps(judge.names, sort_keys=True)
+    done = {r["id"]: r for r in read_jsonl(path) if r.get("backends") == stamp} \
+        if path.exists() else {}
+    todo = [r for r in records if r["id"] not in done]
+    root = out
+    with Progress(f"t2i {model.name}: score", len(todo), "image") as bar, \
+            open(path, "a", encoding="utf-8") as fh:
+        for i in range(0, len(todo), batch_size):
+            batch = todo[i:i + batch_size]
+            for got in judge.score(batch, by_prompt, root):
+                got["model"], got["backends"] = model.name, stamp
+                fh.write(json.dumps(got, sort_keys=True) + "\n")
+                done[got["id"]] = got
+            fh.flush()
+            bar.update(len(batch))
+    return [done[r["id"]] for r in records]

@@ -1,0 +1,150 @@
+"""The prompts of a run and the images each text-to-image model makes of them.
+
+A prompt is a concept's caption on one track (`<concept id>-minimal`, `-contextual`); each
+model draws K images of it, image k from seed `image_seed(concept seed, k)` (k = 0 is the
+concept's own seed, as the run's images stage uses), recorded with the image. A model is
+a generator backend of the registry with its options (the run config's `generate`
+section: `procedural`, `diffusers` with a hub id or folder, ...) or a folder of images
+someone else made, named `<prompt id>-<k>.png` (or `<prompt id>.png` for k = 0).
+
+Images and their records go to `<out>/<model>/images/` and `<out>/<model>/images.jsonl`,
+a record per finished batch: a killed command resumes without drawing an image twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from autocomp.core.errors import AutocompError
+from autocomp.core.log import package_logger
+from autocomp.core.records import TRACKS, read_jsonl
+
+log = package_logger(__name__)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    id: str  # <concept id>-<track>
+    concept: str
+    task: str
+    n: int
+    track: str
+    text: str
+    seed: int  # the concept's
+    graph: object  # its SceneGraph
+
+
+@dataclass(frozen=True)
+class Model:
+    """A text-to-image model to score: a generator backend (name + options) or a folder."""
+    name: str
+    generator: object = None  # config.Backend
+    folder: Path | None = None
+
+    def describe(self) -> str:
+        if self.folder is not None:
+            return f"images in {self.folder}"
+        opts = ", ".join(f"{k}={v}" for k, v in sorted(self.generator.options.items()))
+        return self.generator.name + (f" ({opts})" if opts else "")
+
+
+def image_seed(seed: int, k: int) -> int:
+    """Image k's seed: the concept's for k = 0, then a hash of both."""
+    if k == 0:
+        return int(seed)
+    return int(hashlib.sha256(f"t2i:{seed}:{k}".encode()).hexdigest()[:8], 16)
+
+
+def prompts(run, patterns=(), tracks=TRACKS, per_group: int | None = None) -> list[Prompt]:
+    """The run's prompts whose `<task>-n<N>` matches a glob of `patterns` (all when none),
+    on `tracks`, at most `per_group` concepts per task and N (the first drawn)."""
+    from fnmatch import fnmatch
+
+    concepts = {c.id: c for c in run.read("concepts")}
+    taken: dict[tuple, int] = {}
+    out = []
+    for cap in run.read("captions"):
+        c = concepts.get(cap.id)
+        if c is None or not cap.passed or c.partner_of:
+            continue
+        group = f"{c.task}-n{c.n}"
+        if patterns and not any(fnmatch(group, p) for p in patterns):
+            continue
+        if per_group is not None and taken.get(group, 0) >= per_group:
+            continue
+        taken[group] = taken.get(group, 0) + 1
+        for track in tracks:
+            text = cap.caption(track)
+            if text:
+                out.append(Prompt(f"{c.id}-{track}", c.id, c.task, c.n, track, text, c.seed,
+                                  c.scene))
+    return out
+
+
+def draw(model: Model, run, todo: list[Prompt], k: int, out: Path, device: str = "auto",
+         batch_size: int = 8, progress=None) -> list[dict]:
+    """Every (prompt, k) image of `model`, drawn now or found from before; one record
+    each: id, prompt, k, seed, image (relative to `out`), faults, truth, generation."""
+    folder = out / _safe(model.name)
+    records_path = folder / "images.jsonl"
+    done = {r["id"]: r for r in read_jsonl(records_path)} if records_path.exists() else {}
+    wanted = [(p, j) for p in todo for j in range(k)]
+    if model.folder is not None:
+        return _from_folder(model, wanted, folder)
+    missing = [(p, j) for p, j in wanted if f"{p.id}-{j}" not in done]
+    if missing:
+        from autocomp.core.registry import instantiate
+        from autocomp.synth.base import ImageRequest
+        from autocomp.synth.stage import save_png
+
+        gen = instantiate("generator", model.generator, device)
+        (folder / "images").mkdir(parents=True, exist_ok=True)
+        with open(records_path, "a", encoding="utf-8") as fh:
+            for i in range(0, len(missing), batch_size):
+                batch = missing[i:i + batch_size]
+                reqs = [ImageRequest(p.concept, p.graph, run.tasks[p.task], p.track,
+                                     image_seed(p.seed, j), p.text) for p, j in batch]
+                for (p, j), req, made in zip(batch, reqs, gen.generate(reqs), strict=True):
+                    rel = f"{_safe(model.name)}/images/{p.id}-{j}.png"
+                    save_png(made.image, out / rel)
+                    rec = {"id": f"{p.id}-{j}", "prompt": p.id, "k": j, "seed": req.seed,
+                           "image": rel, "faults": made.faults, "truth": made.truth,
+                           "generation": made.meta or None}
+                    fh.write(json.dumps(rec, sort_keys=True) + "\n")
+                    done[rec["id"]] = rec
+                fh.flush()
+                if progress is not None:
+                    progress(len(batch))
+        del gen
+    return [done[f"{p.id}-{j}"] for p, j in wanted]
+
+
+def _from_folder(model: Model, wanted, folder: Path) -> list[dict]:
+    """Records of the images found in `model.folder` ({prompt id}-{k}.png, or
+    {prompt id}.png for k = 0); missing images are counted and named, not guessed."""
+    if not model.folder.is_dir():
+        raise AutocompError(f"model '{model.name}': no folder {model.folder}")
+    files = {p.stem: p for p in model.folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
+    out, missing = [], []
+    for p, j in wanted:
+        path = files.get(f"{p.id}-{j}") or (files.get(p.id) if j == 0 else None)
+        if path is None:
+            missing.append(f"{p.id}-{j}")
+            continue
+        out.append({"id": f"{p.id}-{j}", "prompt": p.id, "k": j, "seed": None,
+                    "image": str(path.resolve()), "faults": None, "truth": None,
+                    "generation": {"folder": str(model.folder)}})
+    if missing:
+        log.info(f"note   {model.name}: {len(missing):,} of {len(wanted):,} images not in "
+                 f"{model.folder} (e.g. {missing[0]}.png); scored without them")
+    return out
+
+
+def _safe(name: str) -> str:
+    from autocomp.eval.cache import slug
+
+    return slug(name, 60)

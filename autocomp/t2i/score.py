@@ -1,0 +1,187 @@
+"""Each text-to-image image scored from its prompt's scene graph (t2i/probes.py):
+
+  tifa      TIFA-style: every probe (objects, attributes, relations) asked the run's
+            answerer, its answer constrained to the vocabulary; the share answered with
+            the expected value (the validators' rule: it names that value and no other)
+  dsg       DSG-style: the same answers, an attribute or relation counting only when the
+            objects it presupposes were found (answered yes)
+  geneval   GenEval-style, from the run's detector with no VQA model: each object's count
+            (as many found as the prompt names), colors read off the object's mask and
+            spatial relations off the box centres (GenEval's rule; the embedded pixel
+            reader); `geneval` is the share of these checks passed, `geneval_all` whether
+            all passed (GenEval's per-image verdict); None when no check applies
+  vqascore  P("Yes" | image, 'Does this figure show "{prompt}"?') from a VLM (vqascore:...)
+  clipscore 100 x max(cos(image, prompt), 0) from a dual encoder (as T2I papers report it,
+            Auto-Comp Table 16; Hessel et al.'s CLIP-S is 2.5 x max(cos, 0))
+  survived  whether the image passes the run's validation cascade (the share is the
+            generator's sample survival rate: what a benchmark of this model costs)
+
+With the embedded generator's truth, each probe also carries `truth` (its expected answer
+is true of the image), and the image `true_share` (share of probes true) and `faithful`
+(all true); None where the drawing cannot say.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autocomp.t2i.probes import probes, true_answers
+
+CLIP_SCALE = 100.0
+
+
+class Judge:
+    """The backends that score images: the run's detector and answerer (or others), the
+    validation cascade, and optional VQAScore and CLIPScore models."""
+
+    def __init__(self, run, device: str = "auto", vqascore: str | None = None,
+                 clipscore: str | None = None, batch_size: int | None = None):
+        from autocomp.core.registry import instantiate
+        from autocomp.validators.checks import cascade
+        from autocomp.validators.pixels import PixelAnswerer
+
+        cfg = run.config.validate
+        self.run, self.tasks = run, run.tasks
+        self.checks = cascade(cfg.checks)
+        self.detector = instantiate("detector", cfg.detector, device)
+        if hasattr(self.detector, "want_masks"):
+            self.detector.want_masks(True)  # colors are read off the masks
+        self.answerer = instantiate("answerer", cfg.answerer, device)
+        self.reader = PixelAnswerer()
+        self.names = {"detector": cfg.detector.name, "answerer": cfg.answerer.name}
+        self.vqa = self.clip = None
+        scorer_device = "cpu" if device == "auto" else device
+        if vqascore:
+            from autocomp.eval.scorers import load_scorer
+
+            self.vqa = load_scorer(vqascore, device=scorer_device, batch_size=batch_size)
+            self.names["vqascore"] = vqascore
+        if clipscore:
+            from autocomp.eval.scorers import load_scorer
+
+            self.clip = load_scorer(clipscore, device=scorer_device, batch_size=batch_size)
+            if not getattr(self.clip, "embeds_images", False):
+                from autocomp.core.errors import AutocompError
+
+                raise AutocompError(f"--clipscore '{clipscore}' is not a dual encoder "
+                                    "(open_clip:..., hf:...)")
+            self.names["clipscore"] = clipscore
+
+    def score(self, records: list[dict], by_prompt: dict, root) -> list[dict]:
+        """One scored record per image record (`by_prompt`: prompt id -> Prompt; image
+        paths relative to `root`)."""
+        from autocomp.validators.checks import Sample, validate_images
+        from autocomp.validators.stage import load_rgb
+
+        if not records:
+            return []
+        arrays = [load_rgb(root / r["image"]) for r in records]
+        prompts = [by_prompt[r["prompt"]] for r in records]
+        tasks = [self.tasks[p.task] for p in prompts]
+        found = [probes(p.graph, t) for p, t in zip(prompts, tasks, strict=True)]
+        detections = self._detect(arrays, prompts)
+        jobs = [(a, [pr.question for pr in f], d)
+                for a, f, d in zip(arrays, found, detections, strict=True)]
+        many = getattr(self.answerer, "answer_many", None)
+        answers = many(jobs) if many else [self.answerer.answer(*job) for job in jobs]
+        readings = [self.reader.answer(*job) for job in jobs]
+        samples = [Sample(a, p.graph, t, p.track, d, self.answerer)
+                   for a, p, t, d in zip(arrays, prompts, tasks, detections, strict=True)]
+        survived = [all(c.passed for c in res) for res in validate_images(samples, self.checks)]
+        vqa = self._vqascore(arrays, prompts)
+        clip = self._clipscore(arrays, prompts)
+        out = []
+        for i, rec in enumerate(records):
+            out.append(self._one(rec, prompts[i], tasks[i], found[i], answers[i], readings[i],
+                                 detections[i], survived[i], vqa[i], clip[i]))
+        return out
+
+    def _detect(self, arrays, prompts) -> list:
+        names = [list(p.graph.names) for p in prompts]
+        many = getattr(self.detector, "detect_many", None)
+        if many is not None:
+            return many(arrays, names)
+        return [self.detector.detect(a, n) for a, n in zip(arrays, names, strict=True)]
+
+    def _pil(self, arrays):
+        from PIL import Image
+
+        return [Image.fromarray(a) for a in arrays]
+
+    def _vqascore(self, arrays, prompts) -> list:
+        if self.vqa is None:
+            return [None] * len(arrays)
+        got = self.vqa.score_pairs([(pil, [p.text]) for pil, p in
+                                    zip(self._pil(arrays), prompts, strict=True)])
+        return [float(g[0]) for g in got]
+
+    def _clipscore(self, arrays, prompts) -> list:
+        if self.clip is None:
+            return [None] * len(arrays)
+        images = self.clip.encode_images(self._pil(arrays))
+        texts = self.clip.encode_texts([p.text for p in prompts])
+        cos = (np.asarray(images, np.float64) * np.asarray(texts, np.float64)).sum(axis=1)
+        return [CLIP_SCALE * max(float(c), 0.0) for c in cos]
+
+    def _one(self, rec, prompt, task, found, answers, readings, detections, survived, vqa,
+             clip) -> dict:
+        from autocomp.validators.checks import names_only
+
+        right = {p.id: names_only(a["answer"], p.question.expected, p.question.choices)
+                 for p, a in zip(found, answers, strict=True)}
+        truth = (true_answers(found, prompt.graph, task, rec["truth"], rec["faults"] or [])
+                 if rec.get("truth") is not None else [None] * len(found))
+        geneval = _geneval(found, readings, detections, prompt.graph, task)
+        rows = []
+        for p, a, t in zip(found, answers, truth, strict=True):
+            rows.append({**p.to_dict(), "answer": a["answer"], "right": right[p.id],
+                         "dsg": right[p.id] and all(right[q] for q in p.parents),
+                         "geneval": geneval["probes"].get(p.id), "truth": t})
+        known = [t for t in truth if t is not None]
+        checks = geneval["checks"]
+        return {
+            "id": rec["id"], "prompt": prompt.id, "concept": prompt.concept,
+            "task": prompt.task, "n": prompt.n, "track": prompt.track, "k": rec["k"],
+            "seed": rec["seed"], "image": rec["image"],
+            "faults": sorted({f["kind"] for f in rec["faults"] or []}),
+            "probes": rows,
+            "tifa": float(np.mean([r["right"] for r in rows])),
+            "dsg": float(np.mean([r["dsg"] for r in rows])),
+            "geneval": float(np.mean(checks)) if checks else None,
+            "geneval_all": bool(all(checks)) if checks else None,
+            "vqascore": vqa, "clipscore": clip, "survived": survived,
+            "has_truth": rec.get("truth") is not None,
+            "true_share": (float(np.mean(known)) if known and len(known) == len(truth)
+                           else None),
+            "faithful": (all(known) if known and len(known) == len(truth) else None),
+        }
+
+
+def _geneval(found, readings, detections, graph, task) -> dict:
+    """GenEval-style checks from the detector alone: each object's count, then the color
+    and spatial probes as the pixel reader reads them (masks, box centres). `probes`: probe
+    id -> passed, for the probes GenEval checks."""
+    from collections import Counter
+
+    from autocomp.concepts import drawn
+    from autocomp.validators.checks import names_only
+
+    want = task.object_counts(graph)
+    got = Counter(d.label for d in detections if d.label is not None)
+    checks = [got.get(name, 0) == count for name, count in want.items()]
+    by_probe = {}
+    geometry = task.relation_geometry()
+    for p, r in zip(found, readings, strict=True):
+        q = p.question
+        if p.kind == "attribute" and q.reads != "rgb":
+            continue
+        if p.kind == "relation":
+            rel = graph.relations[int(p.id[1:])]
+            kind = drawn.geometry_kind(geometry.get(rel.predicate) or {})
+            if kind is None or kind.name != "spatial":
+                continue
+        if p.kind == "object":
+            continue
+        by_probe[p.id] = names_only(r["answer"], q.expected, q.choices)
+        checks.append(by_probe[p.id])
+    return {"checks": checks, "probes": by_probe}

@@ -1,0 +1,215 @@
+"""What `autocomp t2i` prints: per model its scores with 95% intervals (Auto-Comp Table 16's
+layout and more columns), per aspect and N the share of questions answered right, and
+where the images carry exact truth (the embedded generator) how well each metric tells
+faithful images from unfaithful ones.
+
+Intervals: a model's K images of one prompt are not independent, so every interval is a
+percentile bootstrap that resamples whole prompts (eval/intervals.py `clustered`), or
+Clopper-Pearson where each prompt has one image. Scores print in percent (TIFA 0.914 is
+91.4); CLIPScore as T2I papers print it (100 x cosine).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from autocomp.report.table import INTERVAL_NOTE, Table, ci
+
+METRICS = {  # key -> (column, scale to [0, 1])
+    "clipscore": ("CLIPScore", 100.0), "tifa": ("TIFA (%)", 1.0), "dsg": ("DSG (%)", 1.0),
+    "geneval": ("GenEval checks (%)", 1.0), "geneval_all": ("GenEval all (%)", 1.0),
+    "vqascore": ("VQAScore (%)", 1.0), "survived": ("Survival (%)", 1.0)}
+VERDICTS = ("tifa", "dsg", "geneval_all")  # a score of 1 says faithful, below 1 unfaithful
+
+
+def mean_ci(values_by_prompt: dict, scale: float = 1.0) -> dict | None:
+    """Mean of per-image values (grouped by prompt) with its prompt-clustered interval, in
+    the metric's printed unit (percent of [0, 1], or as given for CLIPScore)."""
+    from autocomp.eval.intervals import clustered
+
+    groups = [v for v in values_by_prompt.values() if v]
+    if not groups:
+        return None
+    sums = [sum(float(x) / scale for x in g) for g in groups]
+    counts = [len(g) for g in groups]
+    unit = 100.0 if scale == 1.0 else 1.0  # percent of a share; CLIPScore as it is
+    lo, hi = clustered(sums, counts)
+    return {"mean": unit * sum(sums) / sum(counts), "n": sum(counts), "prompts": len(groups),
+            "interval": [lo * unit * scale / 100.0, hi * unit * scale / 100.0]}
+
+
+def _by_prompt(records, value) -> dict:
+    out: dict = defaultdict(list)
+    for r in records:
+        v = value(r)
+        if v is not None:
+            out[r["prompt"]].append(float(v))
+    return out
+
+
+def model_scores(records: list[dict]) -> dict:
+    """Each metric's mean and interval over a model's images."""
+    return {key: mean_ci(_by_prompt(records, lambda r, k=key: r.get(k)), scale)
+            for key, (_, scale) in METRICS.items()}
+
+
+def aspect_scores(records: list[dict], field: str = "right") -> dict:
+    """(aspect, N) -> share of that aspect's questions passing `field` (right: TIFA, dsg:
+    DSG), prompt-clustered."""
+    cells: dict = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        for p in r["probes"]:
+            cells[(p["aspect"], r["n"])][r["prompt"]].append(float(p[field]))
+    return {key: mean_ci(groups) for key, groups in cells.items()}
+
+
+def truth_agreement(records: list[dict]) -> dict:
+    """With exact truth: per (aspect, N), the share of questions whose answer agrees with
+    the truth (answered right exactly when the expected answer is true); per verdict
+    metric, the precision and recall of calling an image unfaithful; per metric, Spearman
+    and Kendall correlations with the true share of correct bindings."""
+    from scipy.stats import kendalltau, spearmanr
+
+    from autocomp.eval.intervals import exact
+
+    known = [r for r in records if r.get("true_share") is not None]
+    unknown = sum(1 for r in records if r.get("has_truth") and r["true_share"] is None)
+    agree: dict = defaultdict(lambda: defaultdict(list))
+    for r in known:
+        for p in r["probes"]:
+            agree[(p["aspect"], r["n"])][r["prompt"]].append(float(p["right"] == p["truth"]))
+    verdicts = {}
+    for key in VERDICTS:
+        pairs = [(r[key] is not None and r[key] < 1.0, not r["faithful"]) for r in known
+                 if r.get(key) is not None]
+        tp = sum(1 for said, true in pairs if said and true)
+        fp = sum(1 for said, true in pairs if said and not true)
+        fn = sum(1 for said, true in pairs if not said and true)
+        verdicts[key] = {"n": len(pairs), "tp": tp, "fp": fp, "fn": fn,
+                         "tn": len(pairs) - tp - fp - fn,
+                         "precision": _share(tp, tp + fp, exact),
+                         "recall": _share(tp, tp + fn, exact)}
+    corr = {}
+    for key in METRICS:
+        xs = [(r[key], r["true_share"]) for r in known if r.get(key) is not None]
+        if len(xs) < 3 or len({a for a, _ in xs}) < 2 or len({b for _, b in xs}) < 2:
+            corr[key] = {"n": len(xs), "spearman": None, "kendall": None}
+            continue
+        a, b = zip(*xs, strict=True)
+        s, k = spearmanr(a, b), kendalltau(a, b)
+        corr[key] = {"n": len(xs), "spearman": float(s.statistic), "spearman_p": float(s.pvalue),
+                     "kendall": float(k.statistic), "kendall_p": float(k.pvalue)}
+    return {"images": len(known), "unknown": unknown,
+            "unfaithful": sum(1 for r in known if not r["faithful"]),
+            "agreement": {key: mean_ci(groups) for key, groups in agree.items()},
+            "verdicts": verdicts, "correlation": corr}
+
+
+def _share(k: int, n: int, exact) -> dict | None:
+    if not n:
+        return None
+    lo, hi = exact(k, n)
+    return {"value": 100.0 * k / n, "k": k, "n": n, "interval": [lo, hi]}
+
+
+def summarize(scored: dict[str, list[dict]]) -> dict:
+    """The whole summary of scored images per model."""
+    out = {}
+    for model, records in scored.items():
+        out[model] = {"images": len(records), "prompts": len({r["prompt"] for r in records}),
+                      "scores": model_scores(records),
+                      "by_aspect": {f"{a}|{n}": v for (a, n), v in
+                                    aspect_scores(records).items()},
+                      "by_aspect_dsg": {f"{a}|{n}": v for (a, n), v in
+                                        aspect_scores(records, "dsg").items()},
+                      "by_n": {str(n): model_scores([r for r in records if r["n"] == n])
+                               for n in sorted({r["n"] for r in records})}}
+        if any(r.get("true_share") is not None for r in records):
+            agreement = truth_agreement(records)
+            agreement["agreement"] = {f"{a}|{n}": v for (a, n), v in
+                                      agreement["agreement"].items()}
+            out[model]["truth"] = agreement
+    return out
+
+
+def _cell(got: dict | None) -> str:
+    return "-" if got is None else ci(got["mean"], got["interval"])
+
+
+def tables(summary: dict, labels: dict | None = None) -> list[Table]:
+    """Table 16's layout (a row per model), questions right per aspect x N, and the
+    metrics against the truth where there is truth."""
+    labels = labels or {}
+    present = [k for k in METRICS if any(s["scores"].get(k) for s in summary.values())]
+    rows = [[labels.get(m, m), str(s["images"]), str(s["prompts"]),
+             *[_cell(s["scores"].get(k)) for k in present]] for m, s in summary.items()]
+    out = [Table(f"Table 16 layout: text-to-image faithfulness per model; {INTERVAL_NOTE} "
+                 "(prompts resampled)", ["Model", "Images (n)", "Prompts (n)",
+                                         *[METRICS[k][0] for k in present]], rows,
+                 ["TIFA: share of the scene graph's questions answered right; DSG: the "
+                  "same, a binding counting only when its objects were found; GenEval: "
+                  "detector counts, mask colors, box-centre positions; Survival: images "
+                  "passing the run's validation cascade."])]
+    ns = sorted({int(k.split("|")[1]) for s in summary.values() for k in s["by_aspect"]})
+    rows = []
+    for m, s in summary.items():
+        for aspect in sorted({k.split("|")[0] for k in s["by_aspect"]}):
+            rows.append([labels.get(m, m), aspect,
+                         *[_cell(s["by_aspect"].get(f"{aspect}|{n}")) for n in ns],
+                         *[_n(s["by_aspect"].get(f"{aspect}|{n}")) for n in ns]])
+    out.append(Table(f"Questions answered right (%) per aspect and N (TIFA); {INTERVAL_NOTE}",
+                     ["Model", "Aspect", *[f"N={n}" for n in ns],
+                      *[f"questions N={n}" for n in ns]], rows))
+    truth = [(m, s["truth"]) for m, s in summary.items() if "truth" in s]
+    if truth:
+        out += truth_tables(truth, labels, ns)
+    return out
+
+
+def _n(got: dict | None) -> str:
+    return "-" if got is None else str(got["n"])
+
+
+def truth_tables(truth, labels, ns) -> list[Table]:
+    rows = []
+    for m, t in truth:
+        for key in VERDICTS:
+            v = t["verdicts"][key]
+            rows.append([labels.get(m, m), METRICS[key][0].split(" (")[0], str(v["n"]),
+                         f"{v['tp'] + v['fn']}", _pct(v["precision"]), _pct(v["recall"])])
+    verdict = Table("Unfaithful images caught, against the exact truth: precision and recall "
+                    f"(%) of 'unfaithful' (score below 1); {INTERVAL_NOTE}",
+                    ["Model", "Metric", "Images (n)", "Unfaithful (n)", "Precision",
+                     "Recall"], rows)
+    rows = []
+    for m, t in truth:
+        for key, c in t["correlation"].items():
+            if c["n"]:
+                rows.append([labels.get(m, m), METRICS[key][0].split(" (")[0], str(c["n"]),
+                             _num(c["spearman"]), _num(c.get("spearman_p"), ".2g"),
+                             _num(c["kendall"]), _num(c.get("kendall_p"), ".2g")])
+    corr = Table("Each metric against the true share of correct bindings (per image)",
+                 ["Model", "Metric", "Images (n)", "Spearman", "p", "Kendall", "p"], rows,
+                 ["'-': the metric or the truth is constant over these images."])
+    rows = []
+    for m, t in truth:
+        for aspect in sorted({k.split("|")[0] for k in t["agreement"]}):
+            rows.append([labels.get(m, m), aspect,
+                         *[_cell(t["agreement"].get(f"{aspect}|{n}")) for n in ns]])
+    agree = Table("Answers agreeing with the exact truth (%) per aspect and N (right exactly "
+                  f"when the expected answer is true of the image); {INTERVAL_NOTE}",
+                  ["Model", "Aspect", *[f"N={n}" for n in ns]], rows,
+                  [f"{t['unknown']} image(s) of {m} left out: the drawing cannot say "
+                   "(a texture with no room, sizes drawn smaller)" for m, t in truth
+                   if t["unknown"]])
+    return [verdict, corr, agree]
+
+
+def _pct(share: dict | None) -> str:
+    return "-" if share is None else ci(share["value"], share["interval"])
+
+
+def _num(x, fmt: str = ".3f") -> str:
+    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, fmt)
