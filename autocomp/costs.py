@@ -56,7 +56,8 @@ def llm_params(model: str) -> float:
 
 def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
             masks: bool = False) -> tuple[float, float]:
-    """(best, worst) GPU seconds of one unit ("image", "caption", "detect", "vqa")."""
+    """(best, worst) GPU seconds of one unit ("image", "caption", "detect", "vqa",
+    "vqascore")."""
     peak, bandwidth = GPUS[gpu]
 
     def compute(flops, shares=UTILISATION):
@@ -93,4 +94,7 @@ def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
         prefill = compute(VISION_TOWER + mean_n * 2 * params * (IMAGE_TOKENS + 40))
         decode = memory(2 * params * int(options.get("max_new_tokens", 12))) * mean_n / batch
         return prefill[0] + decode, prefill[1] + decode
+    if unit == "vqascore":  # one prompt per image (the vision tower, ~60 prompt tokens and
+        #                        the answer's), read off the logits: no decoding
+        return compute(VISION_TOWER + 2 * params * (IMAGE_TOKENS + 60))
     raise ValueError(f"unknown unit {unit!r}")

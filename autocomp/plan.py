@@ -88,6 +88,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                      "paper_hours": 0.0 if free else round(units * paper[key] / 3600, 2),
                      "measured_hours": None if not measured else
                      0.0 if free else round(units * measured.get(key, 0.0) / 3600, 2)})
+    t2i = t2i_cost(cfg, gpus, mean_n)
     per_node = processes or cfg.processes
     total = per_node * nodes
     ranges = {gpu: [round(sum(r["estimate"][gpu][i] for r in rows), 1) for i in (0, 1)]
@@ -102,12 +103,33 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                              cfg.generate.generator.name in EMBEDDED),
             "memory": {gpu: memory.fit(cfg, memory.card(gpu)[0]) for gpu in gpus},
             "utilisation": list(costs.UTILISATION),
+            "t2i": t2i,
             "settings": {"generator": dict(cfg.generate.generator.options),
                          "writer": dict(cfg.captions.writer.options),
                          "retries": cfg.captions.retries,
                          "detector": dict(cfg.validate.detector.options),
                          **{name: dump_section(o)
                             for name, o in cfg.validate.checks.items()}}}
+
+
+def t2i_cost(cfg: RunConfig, gpus, mean_n: float) -> dict:
+    """GPU seconds per image of `autocomp t2i` with this config's generator and
+    validators: the image, the detector with masks (GenEval colors), every probe of the
+    image to the answerer (~2N + 1: its objects, attributes and relations) and one VQAScore
+    prompt to the same model; CLIPScore's encoders are small and left out."""
+    parts = {}
+    for key, family, backend, unit, n in (
+            ("image", "generator", cfg.generate.generator, "image", 1),
+            ("detect", "detector", cfg.validate.detector, "detect", 1),
+            ("questions", "answerer", cfg.validate.answerer, "vqa", 2 * mean_n + 1),
+            ("vqascore", "answerer", cfg.validate.answerer, "vqascore", 1)):
+        options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
+        free = backend.name in EMBEDDED
+        parts[key] = {gpu: [0.0, 0.0] if free else [round(v, 3) for v in costs.seconds(
+            unit, options, memory.CARDS[gpu][1], n, masks=True)] for gpu in gpus}
+    total = {gpu: [round(sum(p[gpu][i] for p in parts.values()), 2) for i in (0, 1)]
+             for gpu in gpus}
+    return {"seconds_per_image": total, "parts": parts, "questions_per_image": 2 * mean_n + 1}
 
 
 def levers(options: dict, images: int, gpus, embedded: bool) -> list[dict]:
@@ -181,6 +203,13 @@ def format_plan(p: dict) -> str:
                  f"{p['paper_hours']:,} GPU-hours; its 4.9 s per image is above the A100's "
                  "bf16 peak for SD3.5-large at 1024 px, 28 steps, guidance 4.5 (1.75 PFLOP: "
                  "5.6 s at 100%).")
+    t2i = p.get("t2i")
+    if t2i and any(high for _, high in t2i["seconds_per_image"].values()):
+        lines.append("autocomp t2i with this generator and these validators, per image "
+                     f"(the image, detection with masks, ~{t2i['questions_per_image']:.0f} "
+                     "questions, one VQAScore prompt): " + "; ".join(
+                         f"{gpu} {low:.1f}-{high:.1f} s"
+                         for gpu, (low, high) in t2i["seconds_per_image"].items()) + ".")
     if p["levers"]:
         lines += ["", "Throughput levers for the images stage (run-only options; its GPU-hours "
                       "on " + ", ".join(gpus) + "):"]

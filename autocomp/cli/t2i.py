@@ -58,5 +58,5 @@ def t2i(run_dir, specs, config, k, patterns, tracks, per_group, vqascore, clipsc
     summary = compare(run_dir, models, output, k or settings["k"], patterns,
                       tuple(tracks) or TRACKS, per_group, device,
                       vqascore or settings["vqascore"], clipscore or settings["clipscore"],
-                      batch_size)
+                      batch_size, settings.get("answerer"), settings.get("detector"))
     click.echo("\n\n".join(t.render(table_format) for t in tables(summary["summary"])))

@@ -4,6 +4,8 @@ Models come as specs (`procedural`, `diffusers:<hub id or folder>`, `folder:<ima
 registered generator's name) or a YAML file (configs/generators.yaml):
 
     images_per_prompt: 4            # K (default 1)
+    answerer: {name: transformers, options: {model: google/gemma-3-12b-it}}  # default:
+    detector: {name: grounding-dino+sam2}            # the run's validators
     vqascore: vqascore:google/gemma-3-12b-it       # optional
     clipscore: open_clip:ViT-L-14-quickgelu@openai  # optional
     generators:
@@ -27,7 +29,8 @@ from autocomp.core.records import TRACKS, read_jsonl
 from autocomp.t2i.generate import Model, Prompt, _safe, draw, prompts
 
 log = package_logger(__name__)
-OPTIONS = ("images_per_prompt", "vqascore", "clipscore", "generators")
+OPTIONS = ("images_per_prompt", "vqascore", "clipscore", "generators", "answerer",
+           "detector")
 
 
 def model_of(spec: str) -> Model:
@@ -81,15 +84,23 @@ def read_models(path: Path) -> tuple[list[Model], dict]:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise AutocompError(f"expected an integer >= 1, got {k!r}", file=path,
                             field="images_per_prompt")
+    judges = {}
+    for family in ("answerer", "detector"):
+        if family in data:
+            entry = checked_mapping(data[family], path, ("name", "options"), family)
+            cls = resolve(family, entry.get("name"), file=path, field=f"{family}.name")
+            judges[family] = Backend(entry["name"], cls.check_options(
+                entry.get("options") or {}, file=path, field=f"{family}.options"))
     return models, {"k": k, "vqascore": data.get("vqascore"),
-                    "clipscore": data.get("clipscore")}
+                    "clipscore": data.get("clipscore"), **judges}
 
 
 def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=(),
             tracks=TRACKS, per_group: int | None = None, device: str = "auto",
             vqascore: str | None = None, clipscore: str | None = None,
-            batch_size: int = 8) -> dict:
-    """Draw, score and summarize; returns the summary (also written to `out`)."""
+            batch_size: int = 8, answerer=None, detector=None) -> dict:
+    """Draw, score and summarize; returns the summary (also written to `out`).
+    `answerer`, `detector`: backends (config.Backend) in place of the run's validators'."""
     from autocomp.core.progress import Progress
     from autocomp.run import Run
     from autocomp.t2i.figure import by_n_figure
@@ -109,7 +120,7 @@ def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=
         with Progress(f"t2i {model.name}: draw", len(todo) * k, "image") as bar:
             records = draw(model, run, todo, k, out, device, batch_size, bar.update)
         if judge is None:
-            judge = Judge(run, device, vqascore, clipscore, batch_size)
+            judge = Judge(run, device, vqascore, clipscore, batch_size, answerer, detector)
         scored[model.name] = _scores(judge, model, records, by_prompt, out, batch_size)
     summary = {"run": str(run_dir), "images_per_prompt": k, "tracks": list(tracks),
                "backends": judge.names if judge else {},

@@ -35,20 +35,22 @@ class Judge:
     validation cascade, and optional VQAScore and CLIPScore models."""
 
     def __init__(self, run, device: str = "auto", vqascore: str | None = None,
-                 clipscore: str | None = None, batch_size: int | None = None):
+                 clipscore: str | None = None, batch_size: int | None = None,
+                 answerer=None, detector=None):
         from autocomp.core.registry import instantiate
         from autocomp.validators.checks import cascade
         from autocomp.validators.pixels import PixelAnswerer
 
         cfg = run.config.validate
+        answerer, detector = answerer or cfg.answerer, detector or cfg.detector
         self.run, self.tasks = run, run.tasks
         self.checks = cascade(cfg.checks)
-        self.detector = instantiate("detector", cfg.detector, device)
+        self.detector = instantiate("detector", detector, device)
         if hasattr(self.detector, "want_masks"):
             self.detector.want_masks(True)  # colors are read off the masks
-        self.answerer = instantiate("answerer", cfg.answerer, device)
+        self.answerer = instantiate("answerer", answerer, device)
         self.reader = PixelAnswerer()
-        self.names = {"detector": cfg.detector.name, "answerer": cfg.answerer.name}
+        self.names = {"detector": _named(detector), "answerer": _named(answerer)}
         self.vqa = self.clip = None
         scorer_device = "cpu" if device == "auto" else device
         if vqascore:
@@ -155,6 +157,12 @@ class Judge:
                            else None),
             "faithful": (all(known) if known and len(known) == len(truth) else None),
         }
+
+
+def _named(backend) -> str:
+    """A backend's name with the model it loads, as the scores record it."""
+    model = backend.options.get("model") or backend.options.get("detector_model")
+    return backend.name + (f" ({model})" if model else "")
 
 
 def _geneval(found, readings, detections, graph, task) -> dict:

@@ -1,0 +1,296 @@
+"""`autocomp t2i`: text-to-image models scored from the scene graph, and each metric checked
+against the embedded generator's exact truth."""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import built_run
+
+from autocomp.cli import main
+from autocomp.config import Backend
+from autocomp.core import registry
+from autocomp.core.backend import Backend as BackendBase
+from autocomp.core.errors import AutocompError
+from autocomp.t2i.compare import compare, model_of, read_models
+from autocomp.t2i.generate import Model, draw, image_seed, prompts
+from autocomp.t2i.probes import probes, true_answers
+
+CONFIG = """
+name: t2i
+seed: 2
+concepts:
+  - {task: shape_color, n: [2, 3], count: 4}
+  - {task: shape_position, n: [2], count: 4}
+  - {task: shape_count, n: [2], count: 4}
+  - {task: shape_material, n: [2], count: 3}
+generate: {options: {size: 96}}
+build: {benchmarks: [swap]}
+"""
+FAULTS = {"swap": 0.3, "wrong_value": 0.3, "drop_object": 0.3}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return built_run(tmp_path_factory.mktemp("t2i"), CONFIG)
+
+
+def _procedural(name, faults=None):
+    from autocomp.synth.procedural import ProceduralGenerator
+
+    options = {"size": 128, **({"faults": dict(faults)} if faults else {})}
+    return Model(name, Backend("procedural", ProceduralGenerator.check_options(options)))
+
+
+def _key(image) -> str:
+    return hashlib.sha256(np.ascontiguousarray(image).tobytes()).hexdigest()
+
+
+class TruthAnswerer(BackendBase):
+    """Answers every probe as the image's exact truth says (an oracle), or, with
+    `hallucinate`, names the expected value of every attribute and relation whatever the
+    image shows (a VLM describing an object that is not there)."""
+
+    truths: dict = {}
+    hallucinate = False
+
+    def answer(self, image, questions, detections):
+        known = self.truths[_key(image)]  # (question, expected) -> true of the image
+        out = []
+        for q in questions:  # the probes, or the validation cascade's questions
+            true = known[(q.text, q.expected)]
+            if q.reads == "presence":
+                said = "yes" if true else "no"
+            elif true or self.hallucinate:
+                said = q.expected
+            else:
+                said = next(c for c in q.choices if c != q.expected)
+            out.append({"answer": said, "evidence": {}})
+        return out
+
+
+@pytest.fixture
+def oracle():
+    registry.register("answerer", "truth-oracle", "test_t2i:TruthAnswerer")
+    TruthAnswerer.truths, TruthAnswerer.hallucinate = {}, False
+    yield Backend("truth-oracle")
+    registry.unregister("answerer", "truth-oracle")
+
+
+def _learn(run, records, out):
+    """The oracle's answers: each image's true answers, by its pixels."""
+    from autocomp.validators.stage import load_rgb
+
+    by_prompt = {p.id: p for p in prompts(run)}
+    for r in records:
+        p = by_prompt[r["prompt"]]
+        task = run.tasks[p.task]
+        found = probes(p.graph, task)
+        truth = true_answers(found, p.graph, task, r["truth"], r["faults"])
+        TruthAnswerer.truths[_key(load_rgb(out / r["image"]))] = {
+            (x.question.text, x.question.expected): t for x, t in zip(found, truth, strict=True)}
+
+
+def test_probes_follow_the_scene_graph(run):
+    found = {p.task: probes(p.graph, run.tasks[p.task]) for p in prompts(run)
+             if p.n == 2}
+    color = found["shape_color"]
+    assert [p.kind for p in color] == ["object", "object", "attribute", "attribute"]
+    assert [p.parents for p in color[2:]] == [("o0",), ("o1",)]
+    assert color[0].question.text.startswith("Is there a ")
+    assert color[0].question.choices == ("yes", "no") and color[2].aspect == "color"
+    rel = found["shape_position"]
+    assert [p.kind for p in rel] == ["object", "object", "relation"]
+    assert rel[2].parents == ("o0", "o1") and rel[2].aspect == "spatial"
+    assert [p.aspect for p in found["shape_count"]] == ["object", "object", "number",
+                                                        "number"]
+
+
+def test_each_fault_breaks_exactly_its_questions(run, tmp_path):
+    """The truth of every probe under each injected fault alone: a dropped object takes
+    its own questions and the bindings that presuppose it; a wrong value one attribute
+    (one numeral: that object's count); a swap the two traded values, or the relations
+    whose drawn boxes no longer hold."""
+    todo = prompts(run, tracks=("minimal",))
+    seen = set()
+    for fault in ("drop_object", "wrong_value", "swap"):
+        records = draw(_procedural(fault, {fault: 1.0}), run, todo, 2, tmp_path)
+        for r in records:
+            p = next(x for x in todo if x.id == r["prompt"])
+            task = run.tasks[p.task]
+            found = probes(p.graph, task)
+            truth = dict(zip((x.id for x in found), true_answers(
+                found, p.graph, task, r["truth"], r["faults"]), strict=True))
+            broken = {k for k, v in truth.items() if v is False}
+            if not r["faults"]:  # nothing to trade (two equal values, no room): all true
+                assert broken == set()
+                continue
+            (f,) = r["faults"]
+            seen.add((fault, p.task))
+            if p.task == "shape_count":  # numerals: a count changes
+                slots = {f["slot"]} if fault == "wrong_value" else (
+                    set(f["slots"]) if fault == "swap" else None)
+                if slots is not None:
+                    assert broken == {f"a{s}.0" for s in slots}
+                else:  # one instance of one kind left out: that kind's count
+                    name = f["name"]
+                    kinds = [i for i, o in enumerate(p.graph.objects) if o.name == name]
+                    assert broken == {f"a{i}.0" for i in kinds}
+                continue
+            if fault == "drop_object":
+                s = f["slot"]
+                want = {f"o{s}", *(x.id for x in found if x.kind != "object" and s in x.slots)}
+                assert broken == want
+            elif fault == "wrong_value":
+                assert broken == {f"a{f['slot']}.0"}
+            elif "relation" in f:  # two objects traded places: the relations now false
+                assert f"r{f['relation']}" in broken
+                assert broken <= {x.id for x in found if x.kind == "relation"}
+            else:
+                a, b = f["slots"]
+                values = [p.graph.objects[i].attributes[0] for i in (a, b)]
+                assert broken == ({f"a{a}.0", f"a{b}.0"} if values[0] != values[1] else set())
+    assert {("drop_object", "shape_color"), ("swap", "shape_position"),
+            ("wrong_value", "shape_count"), ("swap", "shape_material")} <= seen
+
+
+def test_faithful_images_score_one_and_faults_lower_exactly_their_questions(run, tmp_path,
+                                                                             oracle):
+    todo = prompts(run)
+    clean, faulty = _procedural("clean"), _procedural("faulty", FAULTS)
+    for model in (clean, faulty):
+        _learn(run, draw(model, run, todo, 2, tmp_path), tmp_path)
+    summary = compare(run.dir, [clean, faulty], tmp_path, k=2, answerer=oracle)
+    scores = {m: [json.loads(ln) for ln in (tmp_path / m / "scores.jsonl").read_text()
+                  .splitlines()] for m in ("clean", "faulty")}
+    assert all(r["tifa"] == r["dsg"] == 1.0 and r["faithful"] for r in scores["clean"])
+    for r in scores["faulty"]:
+        assert all(p["right"] == p["truth"] for p in r["probes"])
+        assert r["tifa"] == pytest.approx(r["true_share"])
+        assert (r["tifa"] < 1.0) == (not r["faithful"]) == bool(
+            set(r["faults"]) - {"grey_background"} and r["true_share"] < 1.0)
+    got = summary["summary"]["faulty"]["truth"]
+    assert got["verdicts"]["tifa"]["precision"]["value"] == 100.0
+    assert got["verdicts"]["tifa"]["recall"]["value"] == 100.0
+    assert got["unfaithful"] > 0
+    assert got["correlation"]["tifa"]["spearman"] == pytest.approx(1.0)
+    clean_scores = summary["summary"]["clean"]["scores"]
+    assert clean_scores["tifa"]["mean"] == 100.0 and clean_scores["tifa"]["n"] == 2 * len(todo)
+
+
+def test_dsg_gates_the_bindings_of_a_dropped_object(run, tmp_path, oracle):
+    """A VLM that names a color for an object that is not there: TIFA counts it right,
+    DSG does not (its object question was answered no), so DSG is the true share."""
+    todo = [p for p in prompts(run, ("shape_color-n*",))]
+    model = _procedural("dropped", {"drop_object": 1.0})
+    _learn(run, draw(model, run, todo, 1, tmp_path), tmp_path)
+    TruthAnswerer.hallucinate = True
+    compare(run.dir, [model], tmp_path, patterns=("shape_color-n*",), answerer=oracle)
+    rows = [json.loads(ln) for ln in (tmp_path / "dropped" / "scores.jsonl").read_text()
+            .splitlines()]
+    assert rows
+    for r in rows:
+        gone = next(p for p in r["probes"] if p["kind"] == "object" and not p["truth"])
+        attr = next(p for p in r["probes"] if p["parents"] == [gone["id"]])
+        assert gone["answer"] == "no" and attr["right"] and not attr["dsg"]
+        assert r["dsg"] == pytest.approx(r["true_share"]) and r["dsg"] < r["tifa"]
+
+
+def test_t2i_command_on_the_embedded_generator(run, tmp_path):
+    """The CLI: models from a file, K images per prompt with their seeds, tables per model,
+    aspect and N, the metrics against the truth, the figure; a second call resumes."""
+    gens = tmp_path / "gens.yaml"
+    gens.write_text("images_per_prompt: 2\ngenerators:\n"
+                    "  - {name: clean, generator: procedural, options: {size: 128}}\n"
+                    "  - {name: faulty, generator: procedural, options: {size: 128, faults: "
+                    "{swap: 0.3, wrong_value: 0.3, drop_object: 0.3}}}\n")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["t2i", str(run.dir), "--generators", str(gens), "-o",
+                                    str(out)])
+    assert res.exit_code == 0, res.output
+    for title in ("Table 16 layout", "per aspect and N", "Unfaithful images caught",
+                  "true share of correct bindings", "agreeing with the exact truth"):
+        assert title in res.output
+    assert (out / "by-n.png").stat().st_size > 0 and (out / "tables.md").is_file()
+    images = [json.loads(ln) for ln in (out / "faulty" / "images.jsonl").read_text()
+              .splitlines()]
+    n_prompts = len(prompts(run))
+    assert len(images) == 2 * n_prompts
+    by_id = {r["id"]: r for r in images}
+    for p in prompts(run)[:3]:
+        assert by_id[f"{p.id}-0"]["seed"] == p.seed == image_seed(p.seed, 0)
+        assert by_id[f"{p.id}-1"]["seed"] == image_seed(p.seed, 1) != p.seed
+    summary = json.loads((out / "summary.json").read_text())["summary"]
+    assert summary["faulty"]["images"] == 2 * n_prompts
+    assert {k.split("|")[0] for k in summary["faulty"]["by_aspect"]} == {
+        "object", "color", "spatial", "number", "material"}
+    again = CliRunner().invoke(main, ["t2i", str(run.dir), "--generators", str(gens), "-o",
+                                      str(out)])
+    assert again.exit_code == 0
+    assert len((out / "faulty" / "images.jsonl").read_text().splitlines()) == len(images)
+    assert len((out / "faulty" / "scores.jsonl").read_text().splitlines()) == len(images)
+
+
+def test_a_folder_of_someone_elses_images(run, tmp_path):
+    """Images named by prompt id are scored as they are; the missing ones are counted."""
+    import shutil
+
+    todo = prompts(run, ("shape_color-n2",), ("minimal",))
+    made = draw(_procedural("maker"), run, todo, 1, tmp_path / "made")
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    for r in made[1:]:  # the first prompt's image is missing
+        shutil.copy(tmp_path / "made" / r["image"], theirs / f"{r['prompt']}.png")
+    summary = compare(run.dir, [model_of(f"folder:{theirs}")], tmp_path / "out",
+                      patterns=("shape_color-n2",), tracks=("minimal",))
+    got = summary["summary"]["theirs"]
+    assert got["images"] == len(todo) - 1 and "truth" not in got
+    assert got["scores"]["tifa"]["mean"] > 50
+
+
+def test_models_and_files_refuse_bad_input(tmp_path):
+    with pytest.raises(AutocompError, match="is not procedural"):
+        model_of("dall-e")
+    assert model_of("diffusers:stabilityai/stable-diffusion-3.5-large").generator.options == {
+        "model": "stabilityai/stable-diffusion-3.5-large"}
+    bad = tmp_path / "g.yaml"
+    bad.write_text("generators:\n  - {name: a, generator: procedural, options: {size: 9}}\n")
+    with pytest.raises(AutocompError) as err:
+        read_models(bad)
+    assert "g.yaml" in str(err.value) and "generators[0].options.size" in str(err.value)
+    bad.write_text("generators:\n  - {name: a}\n  - {name: a}\n")
+    with pytest.raises(AutocompError, match="share a name"):
+        read_models(bad)
+    bad.write_text("images_per_prompt: 0\ngenerators: [{name: a}]\n")
+    with pytest.raises(AutocompError, match="images_per_prompt"):
+        read_models(bad)
+
+
+def test_vqascore_and_clipscore_of_the_whole_prompt(run, tmp_path):
+    """Real loading of a tiny VLM and a tiny CLIP: each image's VQAScore is the likelihood
+    scorer's P(yes) of its prompt, its CLIPScore 100 x max(cos, 0)."""
+    from PIL import Image
+    from tiny_models import tiny_gemma_vlm, tiny_hf_clip
+
+    from autocomp.eval.scorers import load_scorer
+
+    vlm, clip = tiny_gemma_vlm(tmp_path / "vlm"), tiny_hf_clip(tmp_path / "clip")
+    summary = compare(run.dir, [_procedural("clean")], tmp_path / "out",
+                      patterns=("shape_color-n2",), tracks=("minimal",),
+                      vqascore=f"vqascore:{vlm}", clipscore=f"hf:{clip}")
+    rows = [json.loads(ln) for ln in (tmp_path / "out" / "clean" / "scores.jsonl")
+            .read_text().splitlines()]
+    by_prompt = {p.id: p for p in prompts(run)}
+    vqa, enc = load_scorer(f"vqascore:{vlm}"), load_scorer(f"hf:{clip}")
+    for r in rows[:2]:
+        image = Image.open(tmp_path / "out" / r["image"]).convert("RGB")
+        text = by_prompt[r["prompt"]].text
+        assert r["vqascore"] == pytest.approx(vqa.score_pairs([(image, [text])])[0][0],
+                                              abs=1e-5)
+        cos = float(enc.encode_images([image])[0] @ enc.encode_texts([text])[0])
+        assert r["clipscore"] == pytest.approx(100 * max(cos, 0.0), abs=1e-3)
+    got = summary["summary"]["clean"]["scores"]
+    assert got["vqascore"]["n"] == got["clipscore"]["n"] == len(rows)
+    assert 0 <= got["vqascore"]["mean"] <= 100
