@@ -404,6 +404,41 @@ def test_concordance_and_accuracy_from_judgments(run):
     assert acc[("t", 2, "minimal", "confusion")] == {"v1": (1, 1), "v2": (0, 1)}
 
 
+def test_likert_ratings_against_the_t2i_metrics(run, tmp_path):
+    """Table 16's human side: ratings recorded with the yes / no answer (1-5 only), then
+    Spearman and Kendall between the mean rating of a unit and each metric of its image,
+    as scipy gives them."""
+    from scipy.stats import kendalltau, spearmanr
+
+    s = load_or_draw(run, "validate", 3, 0)
+    review = Review(run.dir, s, Judgments(run.dir / "review" / "judgments.jsonl"))
+    with pytest.raises(AutocompError, match="rating 6"):
+        review.judge("alice", 0, "yes", 6)
+    out = tmp_path / "t2i"
+    res = CliRunner().invoke(main, ["t2i", str(run.dir), "-g", "run", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    scores = {}
+    for line in (out / "run" / "scores.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        scores[str(Path(r["image"]).resolve())] = r
+    mine = {}
+    for i, u in enumerate(s["units"]):
+        r = scores[str((run.dir / u["image"]).resolve())]
+        rating = 1 + round(4 * r["true_share"]) if i % 3 else 1 + i % 5  # some noise
+        review.judge("alice", i, "yes" if rating > 3 else "no", rating)
+        review.judge("bob", i, "yes", min(5, rating + 1))
+        mine[u["key"]] = (rating + min(5, rating + 1)) / 2, r
+    res = CliRunner().invoke(main, ["review", str(run.dir), "--report", "--t2i", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "Human faithfulness ratings" in res.output
+    row = next(ln for ln in res.output.splitlines() if ln.startswith("| TIFA |"))
+    a, b = zip(*[(h, r["tifa"]) for h, r in mine.values()], strict=True)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == str(len(mine))
+    assert cells[2] == f"{spearmanr(a, b).statistic:.3f}"
+    assert cells[4] == f"{kendalltau(a, b).statistic:.3f}"
+
+
 def test_report_cli_says_what_is_missing(run):
     res = CliRunner().invoke(main, ["review", str(run.dir), "--report"])
     assert res.exit_code != 0 and "no validate review yet" in res.output
@@ -444,6 +479,8 @@ def test_page_in_chromium_validate_mode(run, serve, browser, tmp_path):
     clicked = {}
     for i, u in enumerate(units[:3]):  # alice: the validator's verdict, except on unit 1
         say = "yes" if u["auto"] != (i == 1) else "no"
+        if i == 0:  # a Likert rating picked first goes with the answer
+            browser.find_elements(By.CSS_SELECTOR, "#ratings button")[3].click()
         browser.find_element(By.ID, say).click()
         clicked[u["key"]] = say
         _progress(browser, f"alice: {i + 1} / ")
@@ -470,6 +507,7 @@ def test_page_in_chromium_validate_mode(run, serve, browser, tmp_path):
     recs = [json.loads(x) for x in srv.judgments.path.read_text().splitlines()]
     assert [(r["annotator"], r["unit"], r["answer"]) for r in recs[:3]] == \
         [("alice", k, v) for k, v in clicked.items()]
+    assert recs[0]["rating"] == 4 and "rating" not in recs[1]
     assert len(recs) == 6 and recs[3]["answer"] == "yes" and recs[5]["annotator"] == "bob"
     assert (recs[4]["unit"], recs[4]["answer"]) == (units[3]["key"], "no")  # appended
     res = CliRunner().invoke(main, ["review", str(run.dir), "--report"])

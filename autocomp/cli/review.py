@@ -32,9 +32,13 @@ from autocomp.cli import options
                    "another folder for a run that is read-only or shared.")
 @click.option("--report", "report_only", is_flag=True,
               help="Print concordance (validate) or human accuracy (test) and exit.")
+@click.option("--t2i", "t2i_dir", type=click.Path(path_type=Path, file_okay=False),
+              default=None, help="With --report: an `autocomp t2i` output folder that scored "
+                                 "this run's images (-g run); prints how the Likert ratings "
+                                 "correlate with each of its metrics.")
 @options.table_format
 def review(run_dir, mode, per_cell, seed, host, port, allow_host, review_dir, report_only,
-           table_format):
+           t2i_dir, table_format):
     """Serve a page that shows a balanced sample of RUN_DIR's images to human judges and
     records each judgment in RUN_DIR/review/judgments.jsonl (resumable; annotators by
     name). With --report, print what the judgments say."""
@@ -46,7 +50,7 @@ def review(run_dir, mode, per_cell, seed, host, port, allow_host, review_dir, re
     folder = review_dir or run.layout.review
     judgments = Judgments(folder / "judgments.jsonl")
     if report_only:
-        return _report(run, mode, judgments, table_format, sample_path(folder, mode))
+        return _report(run, mode, judgments, table_format, sample_path(folder, mode), t2i_dir)
     _writable(folder, review_dir is None)
     sample = load_or_draw(run, mode, per_cell, seed, folder)
     from autocomp.review.server import Review, make_server
@@ -83,7 +87,7 @@ def _writable(folder: Path, default: bool) -> None:
         raise AutocompError(f"cannot write the review folder ({problem}){hint}", file=folder)
 
 
-def _report(run, mode, judgments, fmt, path):
+def _report(run, mode, judgments, fmt, path, t2i_dir=None):
     import json
 
     from autocomp.core.errors import AutocompError
@@ -107,6 +111,15 @@ def _report(run, mode, judgments, fmt, path):
                f"({', '.join(annotators)}) on {len(sample['units'])} units\n")
     tables = (concordance_tables(concordance(sample, latest)) if mode == "validate"
               else accuracy_tables(human_accuracy(sample, latest)))
+    if t2i_dir is not None and mode == "validate":
+        from autocomp.review.report import rating_correlations, rating_table
+        from autocomp.t2i.compare import image_scores
+
+        scores = image_scores(t2i_dir)
+        if not scores:
+            raise AutocompError(f"no scored images in {t2i_dir} (run `autocomp t2i "
+                                f"{run.dir} -g run -o {t2i_dir}` first)", file=t2i_dir)
+        tables = [*tables, rating_table(rating_correlations(sample, latest, scores, run.dir))]
     for table in tables:
         click.echo(table.render(fmt))
         click.echo()

@@ -13,7 +13,8 @@ from autocomp.cli import options
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("-g", "--generator", "specs", multiple=True, metavar="SPEC",
               help="A model: procedural, diffusers:<hub id or folder>, folder:<images named "
-                   "<prompt id>-<k>.png> or a registered generator (repeatable).")
+                   "<prompt id>-<k>.png>, run (the run's own images) or a registered "
+                   "generator (repeatable).")
 @click.option("--generators", "config", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="A YAML file of models and settings (configs/generators.yaml).")
 @click.option("-k", "--images-per-prompt", "k", type=click.IntRange(min=1), default=None,

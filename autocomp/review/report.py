@@ -166,3 +166,51 @@ def accuracy_tables(data: dict) -> list[Table]:
             raw.append([t, str(n), TRACK_SHORT.get(tr, tr), *cells])
     return [right, Table("Table 17: raw scores per annotator (correct / judged)", raw_head,
                          raw)]
+
+
+RATED_METRICS = {"tifa": "TIFA", "dsg": "DSG", "geneval": "GenEval checks",
+                 "vqascore": "VQAScore", "clipscore": "CLIPScore", "true_share": "true share"}
+
+
+def rating_correlations(sample: dict, latest: dict, scores: dict, root) -> dict:
+    """Table 16's human side: per metric, Spearman's and Kendall's correlation (scipy)
+    between the mean Likert rating of each rated unit and the metric of its image
+    (`scores`: resolved image path -> the image's t2i record, t2i/compare.image_scores)."""
+    from pathlib import Path
+
+    from scipy.stats import kendalltau, spearmanr
+
+    units = {u["key"]: u for u in sample["units"]}
+    ratings = defaultdict(list)
+    for (_who, key), rec in latest.items():
+        if key in units and rec.get("rating") is not None:
+            ratings[key].append(rec["rating"])
+    rated = {k: sum(v) / len(v) for k, v in ratings.items()}
+    found = {k: scores.get(str((Path(root) / units[k]["image"]).resolve())) for k in rated}
+    out = {"rated": len(rated), "scored": sum(r is not None for r in found.values()),
+           "metrics": {}}
+    for metric in RATED_METRICS:
+        pairs = [(rated[k], r[metric]) for k, r in found.items()
+                 if r is not None and r.get(metric) is not None]
+        got = {"n": len(pairs), "spearman": None, "kendall": None}
+        if len(pairs) >= 3 and len({a for a, _ in pairs}) > 1 and len({b for _, b in pairs}) > 1:
+            a, b = zip(*pairs, strict=True)
+            s, t = spearmanr(a, b), kendalltau(a, b)
+            got.update(spearman=float(s.statistic), spearman_p=float(s.pvalue),
+                       kendall=float(t.statistic), kendall_p=float(t.pvalue))
+        out["metrics"][metric] = got
+    return out
+
+
+def rating_table(data: dict) -> Table:
+    def num(x, fmt=".3f"):
+        return "-" if x is None else format(x, fmt)
+
+    rows = [[RATED_METRICS[m], str(g["n"]), num(g["spearman"]), num(g.get("spearman_p"), ".2g"),
+             num(g["kendall"]), num(g.get("kendall_p"), ".2g")]
+            for m, g in data["metrics"].items() if g["n"]]
+    return Table("Human faithfulness ratings (Likert 1-5, mean over annotators) against each "
+                 "t2i metric of the same image", ["Metric", "Units (n)", "Spearman", "p",
+                                                  "Kendall", "p"], rows,
+                 [f"{data['rated']} unit(s) rated, {data['scored']} of them scored by t2i; "
+                  "'-': fewer than 3 pairs, or a constant side."])

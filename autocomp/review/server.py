@@ -4,7 +4,9 @@ told otherwise. It answers four requests and reads no path a request names:
   GET  /                      the page
   GET  /api/state?annotator=  the next unit this annotator has not judged, and progress
        [&index=I]             (or unit I, with the answer given to it: going back)
-  POST /api/judge             {annotator, index, answer}: one judgment, appended
+  POST /api/judge             {annotator, index, answer[, rating]}: one judgment, appended
+                               (validate mode: an optional Likert rating 1-5 of how
+                               faithfully the image shows its caption)
   GET  /image/<index>         the image of sample unit <index>, a file inside the run
 Units go to the page without their answers (the validators' verdict, the positive's place).
 
@@ -37,6 +39,7 @@ from autocomp.review.sample import is_right
 
 MAX_BODY = 16_384
 TIMEOUT = 30.0  # seconds a connection may sit idle mid-request
+LIKERT = 5  # faithfulness ratings 1 (not at all) .. 5 (exactly as the caption says)
 _LENGTH = re.compile(r"[0-9]{1,9}")  # ASCII digits only: int() also takes "\u0661", " 12"
 
 
@@ -61,7 +64,10 @@ class Review:
         if index is not None:
             unit = self.public(index)
             if self.units[index]["key"] in mine:
-                unit["answered"] = mine[self.units[index]["key"]]["answer"]
+                earlier = mine[self.units[index]["key"]]
+                unit["answered"] = earlier["answer"]
+                if "rating" in earlier:
+                    unit["rated"] = earlier["rating"]
         return {"mode": self.sample["mode"], "annotator": annotator, "total": len(self.units),
                 "judged": sum(u["key"] in mine for u in self.units), "unit": unit}
 
@@ -75,7 +81,7 @@ class Review:
             out.update(kind=u["kind"], options=u["options"])
         return out
 
-    def judge(self, annotator: str, index, answer) -> dict:
+    def judge(self, annotator: str, index, answer, rating=None) -> dict:
         if not _whole(index) or not 0 <= index < len(self.units):
             raise AutocompError(f"no unit {index!r} in this sample")
         u = self.units[index]
@@ -85,6 +91,11 @@ class Review:
             if answer not in ("yes", "no"):
                 raise AutocompError(f"answer {answer!r}: expected 'yes' or 'no'")
             rec["answer"] = answer
+            if rating is not None:
+                if not _whole(rating) or not 1 <= rating <= LIKERT:
+                    raise AutocompError(f"rating {rating!r}: expected a whole number "
+                                        f"1..{LIKERT}")
+                rec["rating"] = rating
         else:
             if not _whole(answer) or not 0 <= answer < len(u["options"]):
                 raise AutocompError(f"answer {answer!r}: expected an option index 0.."
@@ -212,7 +223,8 @@ class Handler(BaseHTTPRequestHandler):
         if body is None:
             return None
         return self._api(lambda: self.review.judge(check_name(body.get("annotator")),
-                                                   body.get("index"), body.get("answer")))
+                                                   body.get("index"), body.get("answer"),
+                                                   body.get("rating")))
 
     def _body(self) -> dict | None:
         """The request's JSON object, or None once an error is answered."""

@@ -1,7 +1,7 @@
 """`autocomp t2i`: text-to-image models compared on a run's prompts.
 
-Models come as specs (`procedural`, `diffusers:<hub id or folder>`, `folder:<images>`, any
-registered generator's name) or a YAML file (configs/generators.yaml):
+Models come as specs (`procedural`, `diffusers:<hub id or folder>`, `folder:<images>`,
+`run` for the run's own images, any registered generator's name) or a YAML file (configs/generators.yaml):
 
     images_per_prompt: 4            # K (default 1)
     answerer: {name: transformers, options: {model: google/gemma-3-12b-it}}  # default:
@@ -38,6 +38,8 @@ def model_of(spec: str) -> Model:
     from autocomp.config import Backend
     from autocomp.core.registry import names
 
+    if spec == "run":
+        return Model("run", own=True)
     kind, sep, rest = spec.partition(":")
     if sep and kind == "folder":
         path = Path(rest)
@@ -47,7 +49,19 @@ def model_of(spec: str) -> Model:
     if not sep and spec in names("generator"):
         return Model(spec, Backend(spec, {}))
     raise AutocompError(f"model '{spec}' is not procedural, diffusers:<hub id or folder>, "
-                        f"folder:<images> or a generator ({', '.join(names('generator'))})")
+                        f"folder:<images>, run (its own images) or a generator "
+                        f"({', '.join(names('generator'))})")
+
+
+def image_scores(folder: Path) -> dict[str, dict]:
+    """Resolved image path -> its scored record, over every model in a t2i output folder
+    (what `autocomp review --report --t2i` pairs with human ratings)."""
+    out = {}
+    for path in sorted(Path(folder).glob("*/scores.jsonl")):
+        for r in read_jsonl(path):
+            image = Path(r["image"])
+            out[str((image if image.is_absolute() else Path(folder) / image).resolve())] = r
+    return out
 
 
 def read_models(path: Path) -> tuple[list[Model], dict]:

@@ -4,8 +4,10 @@ A prompt is a concept's caption on one track (`<concept id>-minimal`, `-contextu
 model draws K images of it, image k from seed `image_seed(concept seed, k)` (k = 0 is the
 concept's own seed, as the run's images stage uses), recorded with the image. A model is
 a generator backend of the registry with its options (the run config's `generate`
-section: `procedural`, `diffusers` with a hub id or folder, ...) or a folder of images
-someone else made, named `<prompt id>-<k>.png` (or `<prompt id>.png` for k = 0).
+section: `procedural`, `diffusers` with a hub id or folder, ...), a folder of images
+someone else made, named `<prompt id>-<k>.png` (or `<prompt id>.png` for k = 0), or the
+run's own images (`run`: k = 0 only, with their truth where the generator recorded it; the
+images a human review rates).
 
 Images and their records go to `<out>/<model>/images/` and `<out>/<model>/images.jsonl`,
 a record per finished batch: a killed command resumes without drawing an image twice.
@@ -44,8 +46,11 @@ class Model:
     name: str
     generator: object = None  # config.Backend
     folder: Path | None = None
+    own: bool = False  # the run's own images
 
     def describe(self) -> str:
+        if self.own:
+            return "the run's own images"
         if self.folder is not None:
             return f"images in {self.folder}"
         opts = ", ".join(f"{k}={v}" for k, v in sorted(self.generator.options.items()))
@@ -95,6 +100,8 @@ def draw(model: Model, run, todo: list[Prompt], k: int, out: Path, device: str =
     wanted = [(p, j) for p in todo for j in range(k)]
     if model.folder is not None:
         return _from_folder(model, wanted, folder)
+    if model.own:
+        return _from_run(run, wanted)
     missing = [(p, j) for p, j in wanted if f"{p.id}-{j}" not in done]
     if missing:
         from autocomp.core.registry import instantiate
@@ -141,6 +148,25 @@ def _from_folder(model: Model, wanted, folder: Path) -> list[dict]:
     if missing:
         log.info(f"note   {model.name}: {len(missing):,} of {len(wanted):,} images not in "
                  f"{model.folder} (e.g. {missing[0]}.png); scored without them")
+    return out
+
+
+def _from_run(run, wanted) -> list[dict]:
+    """Records of the run's own images (image k = 0 of each prompt; the others and any
+    image the run did not draw are counted)."""
+    images = {r.id: r for r in run.read("images")}
+    out, missing = [], 0
+    for p, j in wanted:
+        r = images.get(p.id) if j == 0 else None
+        if r is None:
+            missing += 1
+            continue
+        out.append({"id": f"{p.id}-0", "prompt": p.id, "k": 0, "seed": r.seed,
+                    "image": str((run.dir / r.image).resolve()), "faults": r.faults,
+                    "truth": r.truth or None, "generation": r.generation})
+    if missing:
+        log.info(f"note   run: {missing:,} of {len(wanted):,} images not in the run "
+                 "(it draws one per prompt: k = 0)")
     return out
 
 
