@@ -1,7 +1,8 @@
 """`autocomp t2i`: text-to-image models compared on a run's prompts.
 
 Models come as specs (`procedural`, `diffusers:<hub id or folder>`, `folder:<images>`,
-`run` for the run's own images, any registered generator's name) or a YAML file (configs/generators.yaml):
+`run` for the run's own images, any registered generator's name) or a YAML file
+(configs/generators.yaml):
 
     images_per_prompt: 4            # K (default 1)
     answerer: {name: transformers, options: {model: google/gemma-3-12b-it}}  # default:
