@@ -212,4 +212,8 @@ def _pct(share: dict | None) -> str:
 
 
 def _num(x, fmt: str = ".3f") -> str:
-    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, fmt)
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "-"
+    if fmt == ".2g" and x == 0:  # a p-value below the smallest float
+        return "<1e-300"
+    return format(x, fmt)
