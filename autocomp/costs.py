@@ -3,7 +3,8 @@
 Compute-bound work (diffusion, prefill, detection) is FLOPs over the GPU's dense bf16 peak
 at a utilisation of 35-55% (what large batched bf16 transformer inference reaches);
 token-by-token decoding is memory-bound: every step reads the weights once for the whole
-batch, at 70% of the memory bandwidth. CPU work on the GPU's clock is added as measured:
+batch, at 70% of the memory bandwidth, plus a fixed cost per forward pass (FORWARD_OVERHEAD,
+measured). CPU work on the GPU's clock is added as measured:
 reading and decoding a 1024 px PNG for validation (~55 ms). PNG encoding (~0.35 s per
 image) runs on writer threads beside the GPU and is not on its clock.
 
@@ -31,6 +32,12 @@ DINO_TINY = 0.46e12  # FLOPs per image, GroundingDINO Swin-T at 800 x 1333
 SAM2_LARGE = 0.82e12  # FLOPs per image, SAM2 Hiera-L image encoder at 1024 px
 VISION_TOWER = 3.3e12  # FLOPs per image, Gemma-3's SigLIP-400M at 896 px
 IMAGE_TOKENS = 256  # Gemma-3's image tokens per image
+# The fixed cost of one forward pass (a prefill or one decoding step) of a 12B chat model
+# under transformers' generate, whatever the GPU: kernel launches and Python around 48
+# layers. Measured on an H200 with Gemma-3-12B's architecture: a decoding step takes 44 ms
+# at 6 prompts and 39 ms at 32, where reading the weights takes 7 ms
+# (scripts/bench_t2i.py --gpu). Without it, decoding was estimated 5x too fast.
+FORWARD_OVERHEAD = 0.035
 
 
 def dit_flops(width: int, blocks: int, size: int, steps: int, guidance: float) -> float:
@@ -84,17 +91,22 @@ def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
         return best + DECODE_PNG, worst + DECODE_PNG
     params = llm_params(options.get("model", ""))
     batch = int(options.get("batch_size", 16))
+    def step():  # one decoding step of a batch: the weights read once, plus the overhead
+        return memory(2 * params) + FORWARD_OVERHEAD
+
     if unit == "caption":  # ~450 prompt tokens, up to 150 new ones
         prefill = compute(2 * params * 450)
-        decode = memory(2 * params * int(options.get("max_new_tokens", 150))) / batch
+        decode = (FORWARD_OVERHEAD + step() * int(options.get("max_new_tokens", 150))) / batch
         return prefill[0] + decode, prefill[1] + decode
     if unit == "vqa":  # ~mean_n questions per image: the vision tower once per image, each
         #                   question's prompt (256 image tokens + ~40) prefilled; 12 new
         #                   tokens decoded for `batch_size` questions at a time
         prefill = compute(VISION_TOWER + mean_n * 2 * params * (IMAGE_TOKENS + 40))
-        decode = memory(2 * params * int(options.get("max_new_tokens", 12))) * mean_n / batch
+        decode = ((FORWARD_OVERHEAD + step() * int(options.get("max_new_tokens", 12)))
+                  * mean_n / batch)
         return prefill[0] + decode, prefill[1] + decode
     if unit == "vqascore":  # one prompt per image (the vision tower, ~60 prompt tokens and
         #                        the answer's), read off the logits: no decoding
-        return compute(VISION_TOWER + 2 * params * (IMAGE_TOKENS + 60))
+        return tuple(c + FORWARD_OVERHEAD for c in compute(
+            VISION_TOWER + 2 * params * (IMAGE_TOKENS + 60)))
     raise ValueError(f"unknown unit {unit!r}")

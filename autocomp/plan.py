@@ -3,7 +3,8 @@ stage fits the GPU's memory.
 
 - Cost: the headline is estimated from the work itself (costs.py), per GPU type, on the
   launch's nodes x GPUs: FLOPs per unit at the config's sizes and steps over the GPU's
-  bf16 peak at a stated utilisation, memory-bound decoding over its bandwidth, and the
+  bf16 peak at a stated utilisation, memory-bound decoding over its bandwidth plus a
+  measured fixed cost per forward pass of a chat model (costs.FORWARD_OVERHEAD), and the
   CPU work that sits on the GPU's clock. The paper's own figures (Auto-Comp Table 18, 16 x
   A100) follow as a labelled comparison only: their 4.9 s per image is faster than an A100
   can run SD3.5-large at 1024 px, 28 steps, with guidance (1.75 PFLOP per image: 5.6 s at
@@ -198,7 +199,9 @@ def format_plan(p: dict) -> str:
         lines.append(f"{'Estimated' if p['measured'] else 'Expected'} on {gpu}: "
                      f"{low:,.0f}-{high:,.0f} GPU-hours, {low / p['processes']:,.0f}-"
                      f"{high / p['processes']:,.0f} h on {where} (compute at {worst:.0%}-"
-                     f"{best:.0%} of bf16 peak, decoding memory-bound; autocomp/costs.py).")
+                     f"{best:.0%} of bf16 peak, decoding memory-bound + "
+                     f"{1000 * costs.FORWARD_OVERHEAD:.0f} ms a forward pass; "
+                     "autocomp/costs.py).")
     lines.append(f"Paper, for comparison only (Auto-Comp Table 18, 16 x A100): "
                  f"{p['paper_hours']:,} GPU-hours; its 4.9 s per image is above the A100's "
                  "bf16 peak for SD3.5-large at 1024 px, 28 steps, guidance 4.5 (1.75 PFLOP: "

@@ -207,8 +207,20 @@ def gemma(device, dtype, tiny: bool, questions: int, repeat: int) -> dict:
         with torch.inference_mode():
             model(**scored)
 
+    def decode_step(rows: int) -> float:
+        """Seconds of one decoding step at `rows` prompts: (12 tokens - 1 token) / 11."""
+        batch = prompt(rows, 40)
+
+        def run(tokens):
+            with torch.inference_mode(), encode_once(model, groups([0] * rows)):
+                model.generate(**batch, do_sample=False, max_new_tokens=tokens,
+                               min_new_tokens=tokens)
+        return (_timed(lambda: run(12), repeat) - _timed(lambda: run(1), repeat)) / 11
+
     out = {"questions": questions, "ask": _timed(ask, repeat),
-           "vqascore": _timed(vqascore, repeat)}
+           "vqascore": _timed(vqascore, repeat),
+           "step": {rows: decode_step(rows) for rows in (questions, 32)},
+           "attention": getattr(model.config, "_attn_implementation", None)}
     if device == "cuda":
         out["peak_gib"] = torch.cuda.max_memory_allocated() / 2**30
     return out
@@ -258,7 +270,9 @@ def gpu(tiny: bool, mean_n: float, repeat: int) -> None:
         print(f"  estimate   {low:.3f}-{high:.3f} s for the same parts (autocomp/costs.py)")
     print("  left out: the text encoders (once per prompt) and the detector "
           f"(estimate {_detect(gpu_key)})")
-    print(json.dumps({"device": name, "measured": measured,
+    steps = ", ".join(f"{1000 * sec:.1f} ms at {rows} prompts" for rows, sec in vlm["step"].items())
+    print(f"  Gemma-3 decoding step ({vlm['attention']} attention): {steps}")
+    print(json.dumps({"device": name, "measured": measured, "decode_step": vlm["step"],
                       "estimates": {k: list(v) for k, v in estimates.items()}}))
 
 

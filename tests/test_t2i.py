@@ -294,3 +294,28 @@ def test_vqascore_and_clipscore_of_the_whole_prompt(run, tmp_path):
     got = summary["summary"]["clean"]["scores"]
     assert got["vqascore"]["n"] == got["clipscore"]["n"] == len(rows)
     assert 0 <= got["vqascore"]["mean"] <= 100
+
+
+def test_the_dry_run_plan_prices_a_t2i_image():
+    """GPU seconds per t2i image: the generator's image, detection with masks, ~2N + 1
+    questions and one VQAScore prompt, each as costs.py prices it; none for the embedded
+    backends."""
+    from autocomp import costs
+    from autocomp.cli.run import config_path
+    from autocomp.config import load_config
+    from autocomp.plan import plan
+
+    p = plan(load_config(config_path("autocomp-cp")), gpus=("H100",))
+    t2i = p["t2i"]
+    parts = t2i["parts"]
+    assert set(parts) == {"image", "detect", "questions", "vqascore"}
+    assert parts["vqascore"]["H100"] == [round(v, 3) for v in costs.seconds(
+        "vqascore", {"model": "google/gemma-3-12b-it"}, "H100")]
+    total = t2i["seconds_per_image"]["H100"]
+    assert total == [round(sum(x["H100"][i] for x in parts.values()), 2) for i in (0, 1)]
+    assert parts["image"]["H100"][0] > 0.5 * total[0]  # the image is most of it
+    out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--gpu", "H100"])
+    line = next(ln for ln in out.output.splitlines() if ln.startswith("autocomp t2i"))
+    assert f"H100 {total[0]:.1f}-{total[1]:.1f} s" in line
+    demo = plan(load_config(config_path("demo")), gpus=("H100",))
+    assert demo["t2i"]["seconds_per_image"]["H100"] == [0.0, 0.0]
