@@ -319,3 +319,21 @@ def test_the_dry_run_plan_prices_a_t2i_image():
     assert f"H100 {total[0]:.1f}-{total[1]:.1f} s" in line
     demo = plan(load_config(config_path("demo")), gpus=("H100",))
     assert demo["t2i"]["seconds_per_image"]["H100"] == [0.0, 0.0]
+
+
+def test_the_report_shows_t2i_tables_and_figure(run, tmp_path):
+    out = tmp_path / "t2i"
+    compare(run.dir, [_procedural("clean"), _procedural("faulty", FAULTS)], out,
+            patterns=("shape_color-n2",))
+    ev = tmp_path / "results"
+    res = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
+                                    "--benchmark", "shape_color-n2/*", "-o", str(ev)])
+    assert res.exit_code == 0, res.output
+    page = tmp_path / "report.html"
+    res = CliRunner().invoke(main, ["report", str(ev), "--t2i", str(out), "--html", str(page)])
+    assert res.exit_code == 0, res.output
+    assert "Table 16 layout" in res.output and "Unfaithful images caught" in res.output
+    html = page.read_text()
+    assert "Table 16 layout" in html and "by-n" in html
+    res = CliRunner().invoke(main, ["report", str(ev), "--t2i", str(tmp_path)])
+    assert res.exit_code != 0 and "summary.json" in res.output

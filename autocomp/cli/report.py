@@ -30,9 +30,13 @@ from autocomp.cli import options
                    "paired intervals of the difference, exact McNemar p, Holm-adjusted.")
 @click.option("--gallery-size", type=click.IntRange(min=0), default=24, show_default=True,
               help="Failures shown per model and benchmark on the --html page.")
+@click.option("--t2i", "t2i_dirs", multiple=True,
+              type=click.Path(path_type=Path, file_okay=False),
+              help="Also the tables and figure of an `autocomp t2i` output folder (Table 16 "
+                   "layout, per aspect and N, the metrics against truth).")
 @options.as_json
 def report(results_dirs, table_format, models_file, figure, csv_path, exclude_relations,
-           html_path, compare, gallery_size, as_json):
+           html_path, compare, gallery_size, t2i_dirs, as_json):
     """Print every table there are results for in RESULTS_DIR(s): Tables 4-9 and 13 and the
     synthetic Winoground (Auto-Comp layouts), and the other formats' (SugarCrepe, CREPE,
     Winoground, ColorSwap, ARO, tables); then the tables left out and why. Several folders
@@ -58,6 +62,14 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
         from autocomp.report.paired import compare_table
 
         tables.append(compare_table(results, *compare, labels))
+    more_figures = []
+    for folder in t2i_dirs:
+        from autocomp.t2i.summary import read_tables
+
+        made, figure_path = read_tables(folder)
+        tables += made
+        if figure_path is not None:
+            more_figures.append((figure_path, folder))
     print_tables(tables, skipped, table_format, as_json)
     say = (lambda line: click.echo(line, err=True)) if as_json else click.echo
     if csv_path:
@@ -79,7 +91,7 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
         from autocomp.report.html import report_page
 
         shown = report_page(html_path, list(results_dirs), results, labels, tables, skipped,
-                            gallery_size)
+                            gallery_size, tuple(more_figures))
         say(f"html: {html_path} ({shown} failures shown)")
 
 

@@ -175,15 +175,17 @@ def write_html(path: Path, title: str, subtitle: str, tables: list, skipped: lis
 
 
 def report_page(path: Path, folders: list[Path], results: list[dict], labels: dict,
-                tables: list, skipped: list[str], gallery_size: int) -> int:
+                tables: list, skipped: list[str], gallery_size: int,
+                more_figures: tuple = ()) -> int:
     """The page of `autocomp report`: the figures of the results folders and of the runs
-    they scored; returns how many failures the gallery shows."""
+    they scored (and `more_figures`: (png, its folder) pairs); returns how many failures
+    the gallery shows."""
     from autocomp.report.failures import gallery
 
     sections = gallery(results, labels, gallery_size)
     runs = list(dict.fromkeys(s.run for s in sections if s.run is not None))
     figures = [(p, Path(d)) for d in [*folders, *runs]
-               for p in sorted((Path(d) / "figures").glob("*.png"))]
+               for p in sorted((Path(d) / "figures").glob("*.png"))] + list(more_figures)
     names = ", ".join(str(f) for f in folders)
     write_html(path, "autocomp report", f"Results: {names}", tables, skipped, figures,
                sections)

@@ -217,3 +217,20 @@ def _num(x, fmt: str = ".3f") -> str:
     if fmt == ".2g" and x == 0:  # a p-value below the smallest float
         return "<1e-300"
     return format(x, fmt)
+
+
+def read_tables(folder) -> tuple[list[Table], object]:
+    """The tables of an `autocomp t2i` output folder and its figure (None if not drawn);
+    one line naming the file when the folder holds no summary."""
+    import json
+    from pathlib import Path
+
+    from autocomp.core.errors import AutocompError
+
+    path = Path(folder) / "summary.json"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))["summary"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise AutocompError(f"not an `autocomp t2i` output folder ({exc})", file=path) from None
+    figure = Path(folder) / "by-n.png"
+    return tables(summary), figure if figure.is_file() else None
