@@ -50,10 +50,16 @@ def _results(out):
     return {r["benchmark"]: r for r in (json.loads(p.read_text()) for p in out.rglob("*.json"))}
 
 
-def _predictions(out, bench):
-    path = next(p for p in out.rglob("*.predictions.jsonl") if bench.replace("/", "_") in
-                str(p) or bench.split("/")[1] in p.name)
-    return [json.loads(ln) for ln in path.read_text().splitlines()]
+def _predicted(out, bench: str, family: str, item: str) -> dict:
+    """The prediction of `family`'s scorer for item `item` of a benchmark kind ("minimal-
+    swap")."""
+    path = next(p for p in out.rglob(f"*{bench}*.predictions.jsonl") if family in str(p))
+    return next(r for r in map(json.loads, path.read_text().splitlines()) if r["id"] == item)
+
+
+def _first_item(run, bench: str) -> dict:
+    return json.loads((run.dir / "bench" / "shape_color-n2" / f"{bench}.jsonl")
+                      .read_text().splitlines()[0])
 
 
 def _by_hand(model, image_path, prompt, answer):
@@ -100,12 +106,8 @@ def test_likelihood_matrices_equal_one_by_one_scoring(run, vlm, tmp_path):
             assert r["metrics"]["chance"] == 25.0
     wino = json.loads(next(p for p in out.rglob("*minimal-winoground*.json")
                            if "vqascore" in str(p)).read_text())
-    pred = [json.loads(ln) for ln in next(
-        p for p in out.rglob("*minimal-winoground*.predictions.jsonl")
-        if "vqascore" in str(p)).read_text().splitlines()]
-    item = json.loads((run.dir / "bench" / "shape_color-n2" /
-                       "minimal-winoground.jsonl").read_text().splitlines()[0])
-    row = next(p for p in pred if p["id"] == item["id"])
+    item = _first_item(run, "minimal-winoground")
+    row = _predicted(out, "minimal-winoground", "vqascore", item["id"])
     for i, image in enumerate(item["images"]):
         for j, caption in enumerate(item["captions"]):
             want = math.exp(sum(_by_hand(vlm, run.dir / image,
@@ -116,12 +118,8 @@ def test_likelihood_matrices_equal_one_by_one_scoring(run, vlm, tmp_path):
     asked = sum(r["scorer_stats"]["pairs"] for r in res if r["model"].startswith("vqa"))
     assert asked == sum(r["encoded"].get("pairs", 0) for r in res
                         if r["model"].startswith("vqa")) > 0
-    swap_pred = [json.loads(ln) for ln in next(
-        p for p in out.rglob("*minimal-swap*.predictions.jsonl")
-        if "visualgpt" in str(p)).read_text().splitlines()]
-    swap = json.loads((run.dir / "bench" / "shape_color-n2" /
-                       "minimal-swap.jsonl").read_text().splitlines()[0])
-    got = next(p for p in swap_pred if p["id"] == swap["id"])
+    swap = _first_item(run, "minimal-swap")
+    got = _predicted(out, "minimal-swap", "visualgpt", swap["id"])
     want = np.mean(_by_hand(vlm, run.dir / swap["image"], CAPTION_PROMPT, swap["positive"]))
     assert got["positive_score"] == pytest.approx(want, abs=2e-6)
     again = tmp_path / "again"

@@ -212,16 +212,23 @@ GEMMA_SPECIAL = ["<pad>", "<unk>", "<bos>", "<eos>", "<start_of_turn>", "<end_of
                  "<start_of_image>", "<end_of_image>", "<image_soft_token>"]
 
 
-def _gemma_tokenizer():
-    import transformers as T
+def _byte_bpe(special: list[str], unk: str, vocab_size: int = 400):
+    """A byte-level BPE trained on SENTENCES with `special` tokens: (tokenizer, vocab)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    tk = Tokenizer(models.BPE(unk_token="<unk>"))
+    tk = Tokenizer(models.BPE(unk_token=unk))
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
     tk.train_from_iterator(SENTENCES * 4, trainers.BpeTrainer(
-        vocab_size=400, special_tokens=GEMMA_SPECIAL,
+        vocab_size=vocab_size, special_tokens=special,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    return tk, tk.get_vocab()
+
+
+def _gemma_tokenizer():
+    import transformers as T
+
+    tk, _ = _byte_bpe(GEMMA_SPECIAL, "<unk>")
     tok = T.PreTrainedTokenizerFast(
         tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>", bos_token="<bos>",
         eos_token="<eos>", chat_template=CHAT_TEMPLATE,
@@ -284,15 +291,8 @@ def tiny_llava_vlm(folder: Path) -> Path:
     family beside Gemma-3, with its own processor and chat template."""
     import torch
     import transformers as T
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    tk = Tokenizer(models.BPE(unk_token="<unk>"))
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    tk.train_from_iterator(SENTENCES * 4, trainers.BpeTrainer(
-        vocab_size=300, special_tokens=["<pad>", "<unk>", "<s>", "</s>", "<image>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    ids = tk.get_vocab()
+    tk, ids = _byte_bpe(["<pad>", "<unk>", "<s>", "</s>", "<image>"], "<unk>", 300)
     tok = T.PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>",
                                     bos_token="<s>", eos_token="</s>",
                                     chat_template=LLAVA_TEMPLATE,
@@ -393,15 +393,8 @@ def tiny_qwen2_vl(folder: Path) -> Path:
     positions, the third image-text-to-text layout beside Gemma-3 and LLaVA."""
     import torch
     import transformers as T
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    tk = Tokenizer(models.BPE(unk_token="<|endoftext|>"))
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    tk.train_from_iterator(SENTENCES * 4, trainers.BpeTrainer(
-        vocab_size=400, special_tokens=QWEN_SPECIAL,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    ids = tk.get_vocab()
+    tk, ids = _byte_bpe(QWEN_SPECIAL, "<|endoftext|>")
     tok = T.PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<|endoftext|>",
                                     eos_token="<|im_end|>", chat_template=QWEN_TEMPLATE,
                                     extra_special_tokens={"image_token": "<|image_pad|>",
