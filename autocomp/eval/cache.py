@@ -244,3 +244,9 @@ class EmbeddingCache:
         for fd in self._fds.values():
             os.close(fd)
         self._fds = {}
+
+
+def keep(fresh: dict, keys: list[str], vectors) -> None:
+    """Hold what was just encoded, as the cache would give it back (float32 rows)."""
+    rows = np.asarray(vectors, dtype=np.float32).reshape(len(keys), -1)
+    fresh.update(zip(keys, rows, strict=True))

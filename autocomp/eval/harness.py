@@ -22,7 +22,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.records import dumps, temp_path
 from autocomp.core.scene import SceneGraph
 from autocomp.core.workers import Workers
-from autocomp.eval.cache import EmbeddingCache, file_key, text_key
+from autocomp.eval.cache import EmbeddingCache, file_key, keep, text_key
 from autocomp.eval.images import Budget, large_blocks, open_image
 from autocomp.eval.items import (
     caption_count,
@@ -73,10 +73,10 @@ class Harness:
                       if not scorer.scores_items else None)
         self.encoded = {"images": 0, "captions": 0}
         self.budget = Budget()  # full-size decodes in flight, in bytes
-        self._tick = None  # called after each encoded batch (progress inside a long chunk)
+        self.tick = None  # called after each encoded batch (progress inside a long chunk)
         large_blocks()
 
-    def _open(self, path: Path, crop, item: str):
+    def decode_image(self, path: Path, crop, item: str):
         return open_image(path, crop, item, getattr(self.scorer, "image_side", None),
                           self.budget)
 
@@ -94,7 +94,7 @@ class Harness:
             raise AutocompError(f"item {item}: image '{name}' {what}", file=path)
         return path
 
-    def _image_keys(self, refs: list[str], owners: dict) -> tuple[dict, dict]:
+    def image_keys(self, refs: list[str], owners: dict) -> tuple[dict, dict]:
         """(ref -> content key, ref -> file) for images named by items (`owners`: an item
         per ref, for errors); the key carries the crop box."""
         keys, files = {}, {}
@@ -108,7 +108,7 @@ class Harness:
     def _fill_images(self, refs: list[str], owners: dict, fresh: dict) -> dict[str, str]:
         """Encode the images the cache lacks; `owners` names an item per image (for
         errors), `fresh` receives the vectors encoded here."""
-        keys, files = self._image_keys(refs, owners)
+        keys, files = self.image_keys(refs, owners)
         missing = set(self.cache.missing(keys.values()))
         todo = [p for p, k in keys.items() if k in missing]
         todo = list({keys[p]: p for p in todo}.values())  # one file per content
@@ -116,7 +116,7 @@ class Harness:
         batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
 
         def decode(batch):
-            return [self.workers.submit(self._open, files[ref], split_ref(ref)[1],
+            return [self.workers.submit(self.decode_image, files[ref], split_ref(ref)[1],
                                         owners.get(ref, "?"))
                     for ref in batch]
 
@@ -126,10 +126,10 @@ class Harness:
             ahead = decode(batches[i + 1]) if i + 1 < len(batches) else []  # while encoding
             vecs = self.scorer.encode_images(images)
             self.cache.put_many([keys[p] for p in batch], vecs)
-            _keep(fresh, [keys[p] for p in batch], vecs)
+            keep(fresh, [keys[p] for p in batch], vecs)
             self.encoded["images"] += len(batch)
-            if self._tick is not None:
-                self._tick()
+            if self.tick is not None:
+                self.tick()
         return keys
 
     def fill(self, captions: list[str], images: dict[str, str]) -> None:
@@ -153,10 +153,10 @@ class Harness:
             batch = todo[i:i + bs]
             vecs = encode(batch)
             self.cache.put_many([keys[t] for t in batch], vecs)
-            _keep(fresh, [keys[t] for t in batch], vecs)
+            keep(fresh, [keys[t] for t in batch], vecs)
             self.encoded["captions"] += len(batch)
-            if self._tick is not None:
-                self._tick()
+            if self.tick is not None:
+                self.tick()
         return keys
 
     def text_vectors(self, texts: list[str]) -> np.ndarray:
@@ -176,7 +176,9 @@ class Harness:
     # -- scoring ---------------------------------------------------------------------------
     def _scores(self, chunk: list[dict]) -> list[np.ndarray]:
         if getattr(self.scorer, "scores_pairs", False):
-            return self._pair_scores(chunk)
+            from autocomp.eval.pair_scores import pair_scores
+
+            return pair_scores(self, chunk)
         if self.scorer.scores_items:
             rows = [image_rows(item) if is_matrix(item) else [item] for item in chunk]
             scores = iter(self._item_scores([r for item in rows for r in item]))
@@ -198,48 +200,6 @@ class Harness:
             else:  # a text scorer: one score per caption, whatever the image
                 scores = np.tile(texts[:, 0], (len(item.get("images", [0])), 1))
             out.append(scores if is_matrix(item) else scores[0])
-        return out
-
-    def _pair_scores(self, chunk: list[dict]) -> list[np.ndarray]:
-        """Image x caption matrices from a scorer that scores each (image, caption) pair,
-        cached per (image content, caption); an image's missing captions go to the scorer
-        together, a few images per call."""
-        refs = {ref: item["id"] for item in chunk for ref in image_refs(item)}
-        ikeys, files = self._image_keys(list(refs), refs)
-        wanted: dict[str, dict] = {}  # image content key -> {caption: pair key}
-        for item in chunk:
-            for ref in image_refs(item):
-                pairs = wanted.setdefault(ikeys[ref], {})
-                for c in captions_of(item):
-                    pairs.setdefault(c, f"{ikeys[ref]}|{text_key(c)}")
-        missing = set(self.cache.missing(k for p in wanted.values() for k in p.values()))
-        ref_of = {k: r for r, k in ikeys.items()}
-        todo = [(key, [c for c, k in pairs.items() if k in missing])
-                for key, pairs in wanted.items()]
-        todo = [(key, caps) for key, caps in todo if caps]
-        scores: dict = {}
-        for group in _groups(todo, self.scorer.batch_size):
-            opened = [self.workers.submit(self._open, files[ref_of[key]],
-                                          split_ref(ref_of[key])[1], refs[ref_of[key]])
-                      for key, _ in group]
-            got = self.scorer.score_pairs([(f.result(), caps)
-                                           for f, (_, caps) in zip(opened, group, strict=True)])
-            keys = [wanted[key][c] for key, caps in group for c in caps]
-            values = np.concatenate([np.asarray(g, dtype=np.float32) for g in got])
-            self.cache.put_many(keys, values[:, None])
-            _keep(scores, keys, values[:, None])
-            self.encoded["images"] += len(group)
-            self.encoded["pairs"] = self.encoded.get("pairs", 0) + len(keys)
-            if self._tick is not None:
-                self._tick()
-        scores.update(self.cache.get_many([k for p in wanted.values() for k in p.values()
-                                           if k not in scores]))
-        out = []
-        for item in chunk:
-            caps = captions_of(item)
-            matrix = np.array([[float(scores[wanted[ikeys[ref]][c]][0]) for c in caps]
-                               for ref in image_refs(item)], dtype=np.float64)
-            out.append(matrix if is_matrix(item) else matrix[0])
         return out
 
     def _item_scores(self, chunk: list[dict]) -> list[np.ndarray]:
@@ -267,7 +227,7 @@ class Harness:
             if getattr(self.scorer, "needs_image", False):
                 ref = image_ref(item)
                 path, crop = split_ref(ref)
-                image = self._open(self._image(path, item["id"]), crop, item["id"])
+                image = self.decode_image(self._image(path, item["id"]), crop, item["id"])
             entries.append((item, cands, {"graph": graph, "task": task}, image))
         return entries
 
@@ -286,7 +246,7 @@ class Harness:
             return {"items": tally.n, "captions": looked_up, "encoded": dict(self.encoded),
                     "cache_hits": (self.cache.hits - hits0) if self.cache else 0,
                     "seconds": time.perf_counter() - start}
-        self._tick = None if progress is None else (lambda: progress(state()))
+        self.tick = None if progress is None else (lambda: progress(state()))
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
                 for chunk in _chunks(self._scoreable(bench.items(), skipped),
@@ -305,7 +265,7 @@ class Harness:
                         progress(state())
             os.replace(tmp, predictions)
         finally:
-            self._tick = None
+            self.tick = None
             Path(tmp).unlink(missing_ok=True)
         return {"metrics": tally.metrics(), "n_items": tally.n, "captions": looked_up,
                 "seconds": round(time.perf_counter() - start, 3),
@@ -382,26 +342,6 @@ class Harness:
         self.workers.shutdown()
         if self.cache is not None:
             self.cache.close()
-
-
-def _groups(todo: list[tuple], rows: int) -> list[list[tuple]]:
-    """(image, captions) jobs in groups of about `rows` pairs (an image's captions never
-    split: the scorer batches them itself), so a long chunk reports progress as it goes."""
-    out: list[list[tuple]] = [[]]
-    held = 0
-    for job in todo:
-        if out[-1] and held + len(job[1]) > rows:
-            out.append([])
-            held = 0
-        out[-1].append(job)
-        held += len(job[1])
-    return [g for g in out if g]
-
-
-def _keep(fresh: dict, keys: list[str], vectors) -> None:
-    """Hold what was just encoded, as the cache would give it back (float32 rows)."""
-    rows = np.asarray(vectors, dtype=np.float32).reshape(len(keys), -1)
-    fresh.update(zip(keys, rows, strict=True))
 
 
 def write_json(path: Path, data: dict) -> None:
