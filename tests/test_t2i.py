@@ -293,7 +293,10 @@ def test_vqascore_and_clipscore_of_the_whole_prompt(run, tmp_path):
         assert r["clipscore"] == pytest.approx(100 * max(cos, 0.0), abs=1e-3)
     got = summary["summary"]["clean"]["scores"]
     assert got["vqascore"]["n"] == got["clipscore"]["n"] == len(rows)
-    assert 0 <= got["vqascore"]["mean"] <= 100
+    assert got["vqascore"]["mean"] == pytest.approx(100 * np.mean([r["vqascore"] for r in rows]))
+    assert got["clipscore"]["mean"] == pytest.approx(np.mean([r["clipscore"] for r in rows]))
+    lo, hi = got["clipscore"]["interval"]
+    assert lo <= got["clipscore"]["mean"] <= hi
 
 
 def test_the_dry_run_plan_prices_a_t2i_image():

@@ -26,18 +26,18 @@ VERDICTS = ("tifa", "dsg", "geneval_all")  # a score of 1 says faithful, below 1
 
 def mean_ci(values_by_prompt: dict, scale: float = 1.0) -> dict | None:
     """Mean of per-image values (grouped by prompt) with its prompt-clustered interval, in
-    the metric's printed unit (percent of [0, 1], or as given for CLIPScore)."""
+    the printed unit: 100 x value / scale (a share in [0, 1] in percent; CLIPScore, already
+    100 x cosine with scale 100, as it is)."""
     from autocomp.eval.intervals import clustered
 
     groups = [v for v in values_by_prompt.values() if v]
     if not groups:
         return None
-    sums = [sum(float(x) / scale for x in g) for g in groups]
+    sums = [sum(float(x) / scale for x in g) for g in groups]  # each value in [0, 1]
     counts = [len(g) for g in groups]
-    unit = 100.0 if scale == 1.0 else 1.0  # percent of a share; CLIPScore as it is
-    lo, hi = clustered(sums, counts)
-    return {"mean": unit * sum(sums) / sum(counts), "n": sum(counts), "prompts": len(groups),
-            "interval": [lo * unit * scale / 100.0, hi * unit * scale / 100.0]}
+    lo, hi = clustered(sums, counts)  # in percent of [0, 1]
+    return {"mean": 100.0 * sum(sums) / sum(counts), "n": sum(counts), "prompts": len(groups),
+            "interval": [lo, hi]}
 
 
 def _by_prompt(records, value) -> dict:
