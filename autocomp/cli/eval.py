@@ -16,7 +16,9 @@ from autocomp.eval.metrics import TIES as TIE_RULES
               help="FAMILY:NAME[@PRETRAINED], repeatable: open_clip:ViT-B-32@laion2b_s34b_b79k, "
                    "open_clip:local-dir:/w, hf:google/siglip-base-patch16-224, hf:/w, "
                    "reference:oracle|bag-of-concepts|random, blind:unigram, blind:lm@gpt2, "
-                   "blind:choice@ID, vlm:ID (a generative VLM), vlm:openai:MODEL.")
+                   "blind:choice@ID, vlm:ID (a generative VLM picking a letter; "
+                   "vlm:ID@circular: every rotation), vlm:openai:MODEL, vqascore:ID, "
+                   "visualgpt:ID (a VLM's likelihood of each caption).")
 @click.option("--models-file", type=click.Path(path_type=Path), default=None,
               help="A model-set YAML (e.g. configs/models/autocomp-cp.yaml).")
 @click.option("--benchmark", "patterns", multiple=True,
