@@ -8,6 +8,7 @@
     api.items(run, "shape_color-n2/minimal-swap")        # one benchmark's items
     api.evaluate(run, ["open_clip:ViT-B-32-quickgelu@openai"], "results", "shape_color-n2/*")
     api.results("results")                               # every result written there
+    api.t2i(run, ["procedural"], "t2i", k=2)             # text-to-image faithfulness
 
 Messages and progress lines go through `logging` ("autocomp" logger): call
 `api.show_progress()` to see them on standard error as the CLI shows them.
@@ -18,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = ["benchmarks", "evaluate", "items", "load_config", "open_run", "results", "run",
-           "show_progress"]
+           "show_progress", "t2i"]
 
 
 def load_config(path):
@@ -80,6 +81,16 @@ def evaluate(source, models: list[str], output, *patterns, **options) -> list[di
     from autocomp.eval.cells import evaluate as run_cells
 
     return run_cells(_dir(source), list(models), Path(output), patterns, **options)
+
+
+def t2i(run_or_dir, models: list[str], output, **options) -> dict:
+    """Text-to-image models (specs as `autocomp t2i -g` takes them: procedural,
+    diffusers:<id>, folder:<images>, run) scored on the run's prompts; the summary (also
+    written to `output`). Options are compare()'s (autocomp/t2i/compare.py): k, patterns,
+    tracks, per_group, device, vqascore, clipscore, batch_size, answerer, detector."""
+    from autocomp.t2i.compare import compare, model_of
+
+    return compare(_dir(run_or_dir), [model_of(m) for m in models], Path(output), **options)
 
 
 def results(folder) -> list[dict]:
