@@ -340,3 +340,27 @@ def test_the_report_shows_t2i_tables_and_figure(run, tmp_path):
     assert "Table 16 layout" in html and "by-n" in html
     res = CliRunner().invoke(main, ["report", str(ev), "--t2i", str(tmp_path)])
     assert res.exit_code != 0 and "summary.json" in res.output
+
+
+def test_an_image_the_generator_refuses_is_left_out_and_counted(run, tmp_path, logged,
+                                                                 monkeypatch):
+    """A seed with no layout fails that image alone (the batch is drawn one by one); the
+    others are drawn and scored, and a later call tries it again."""
+    from autocomp.synth.procedural import ProceduralGenerator
+
+    todo = prompts(run, ("shape_color-n2",), ("minimal",))
+    bad = f"{todo[1].concept}"
+    real = ProceduralGenerator.generate_one
+
+    def refuse(self, req):
+        if req.id == bad and req.seed != todo[1].seed:  # image k = 1 of the second prompt
+            raise AutocompError(f"task shape_color, concept {bad}: no layout found")
+        return real(self, req)
+
+    monkeypatch.setattr(ProceduralGenerator, "generate_one", refuse)
+    records = draw(_procedural("p"), run, todo, 2, tmp_path, batch_size=4)
+    assert len(records) == 2 * len(todo) - 1
+    assert f"{todo[1].id}-1" not in {r["id"] for r in records}
+    assert any("1 of" in line and "could not be drawn" in line for line in logged())
+    monkeypatch.setattr(ProceduralGenerator, "generate_one", real)
+    assert len(draw(_procedural("p"), run, todo, 2, tmp_path)) == 2 * len(todo)

@@ -104,30 +104,52 @@ def draw(model: Model, run, todo: list[Prompt], k: int, out: Path, device: str =
         return _from_run(run, wanted)
     missing = [(p, j) for p, j in wanted if f"{p.id}-{j}" not in done]
     if missing:
-        from autocomp.core.registry import instantiate
-        from autocomp.synth.base import ImageRequest
-        from autocomp.synth.stage import save_png
+        _draw_missing(model, run, missing, out, device, batch_size, done, progress)
+    left = [f"{p.id}-{j}" for p, j in wanted if f"{p.id}-{j}" not in done]
+    if left:
+        log.info(f"note   {model.name}: {len(left):,} of {len(wanted):,} images could not be "
+                 f"drawn (e.g. {left[0]}); scored without them, tried again next time")
+    return [done[f"{p.id}-{j}"] for p, j in wanted if f"{p.id}-{j}" in done]
 
-        gen = instantiate("generator", model.generator, device)
-        (folder / "images").mkdir(parents=True, exist_ok=True)
-        with open(records_path, "a", encoding="utf-8") as fh:
-            for i in range(0, len(missing), batch_size):
-                batch = missing[i:i + batch_size]
-                reqs = [ImageRequest(p.concept, p.graph, run.tasks[p.task], p.track,
-                                     image_seed(p.seed, j), p.text) for p, j in batch]
-                for (p, j), req, made in zip(batch, reqs, gen.generate(reqs), strict=True):
-                    rel = f"{_safe(model.name)}/images/{p.id}-{j}.png"
-                    save_png(made.image, out / rel)
-                    rec = {"id": f"{p.id}-{j}", "prompt": p.id, "k": j, "seed": req.seed,
-                           "image": rel, "faults": made.faults, "truth": made.truth,
-                           "generation": made.meta or None}
-                    fh.write(json.dumps(rec, sort_keys=True) + "\n")
-                    done[rec["id"]] = rec
-                fh.flush()
-                if progress is not None:
-                    progress(len(batch))
-        del gen
-    return [done[f"{p.id}-{j}"] for p, j in wanted]
+
+def _draw_missing(model: Model, run, missing, out: Path, device, batch_size: int, done: dict,
+                  progress) -> None:
+    """Draw `missing` (prompt, k) images in batches, appending a record per image; a batch
+    the generator refuses (no layout found for a seed, say) is drawn image by image, and an
+    image it still refuses is logged and left out."""
+    from autocomp.core.registry import instantiate
+    from autocomp.synth.base import ImageRequest
+    from autocomp.synth.stage import save_png
+
+    gen = instantiate("generator", model.generator, device)
+    folder = out / _safe(model.name)
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+
+    def made(batch):
+        reqs = [ImageRequest(p.concept, p.graph, run.tasks[p.task], p.track,
+                             image_seed(p.seed, j), p.text) for p, j in batch]
+        try:
+            return list(zip(batch, reqs, gen.generate(reqs), strict=True))
+        except AutocompError as exc:
+            if len(batch) > 1:
+                return [got for one in batch for got in made([one])]
+            log.info(f"skip   {model.name} {batch[0][0].id}-{batch[0][1]}: {exc}")
+            return []
+
+    with open(folder / "images.jsonl", "a", encoding="utf-8") as fh:
+        for i in range(0, len(missing), batch_size):
+            batch = missing[i:i + batch_size]
+            for (p, j), req, image in made(batch):
+                rel = f"{_safe(model.name)}/images/{p.id}-{j}.png"
+                save_png(image.image, out / rel)
+                rec = {"id": f"{p.id}-{j}", "prompt": p.id, "k": j, "seed": req.seed,
+                       "image": rel, "faults": image.faults, "truth": image.truth,
+                       "generation": image.meta or None}
+                fh.write(json.dumps(rec, sort_keys=True) + "\n")
+                done[rec["id"]] = rec
+            fh.flush()
+            if progress is not None:
+                progress(len(batch))
 
 
 def _from_folder(model: Model, wanted, folder: Path) -> list[dict]:
