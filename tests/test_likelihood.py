@@ -283,4 +283,7 @@ def test_the_report_shows_place_bias(run, fake_openai, tmp_path, monkeypatch):
     (row,) = bias.rows
     n = sum(r["position_bias"]["n"] for r in res.values())
     assert row[:3] == ["vlm:openai:m@circular", f"{n:,}", str(len(res))]
-    assert row[3].startswith("0.0 (") and row[4] == "B (100.0)"
+    from autocomp.eval.intervals import exact
+
+    lo, hi = exact(0, n)  # never the first option: its share and Clopper-Pearson interval
+    assert row[3].startswith(f"0.0 [{lo:.1f}, {hi:.1f}] (") and row[4] == "B (100.0)"

@@ -119,6 +119,8 @@ def place_bias_table(results, labels=None) -> Table | None:
     over the places shown gives, the most picked place, and scipy's chi-square test."""
     from scipy.stats import chisquare
 
+    from autocomp.eval.intervals import exact
+
     labels = labels or {}
     pooled: dict[str, dict] = {}
     for r in results:
@@ -139,13 +141,15 @@ def place_bias_table(results, labels=None) -> Table | None:
         top = max(range(len(got["obs"])), key=lambda i: got["obs"][i])
         fit = chisquare(got["obs"], got["exp"]) if len(got["obs"]) > 1 else None
         rows.append([labels.get(model, model), f"{n:,}", str(got["cells"]),
-                     f"{100 * got['obs'][0] / n:.1f} ({100 * got['exp'][0] / n:.1f})",
+                     f"{ci(100 * got['obs'][0] / n, exact(got['obs'][0], n))} "
+                     f"({100 * got['exp'][0] / n:.1f})",
                      f"{got['names'][top]} ({100 * got['obs'][top] / n:.1f})",
                      "-" if fit is None else f"{fit.statistic:.1f}",
                      "-" if fit is None else f"{fit.pvalue:.2g}"])
     return Table("Option-place bias of the multiple-choice test takers: answers (n) pooled "
-                 "over their cells", ["Model", "Answers (n)", "Cells", "First option % "
-                 "(even spread)", "Most picked (%)", "chi2", "p"], rows,
+                 f"over their cells; {INTERVAL_NOTE}", ["Model", "Answers (n)", "Cells",
+                                                        "First option % (even spread)",
+                                                        "Most picked (%)", "chi2", "p"], rows,
                  ["An even spread puts 1/K of a question's answer on each of its K places; "
                   "with @circular every place holds the right caption equally often, so a "
                   "small p means the model prefers a place, not that the places differ."])
