@@ -53,14 +53,12 @@ class Judge:
         self.names = {"detector": _named(detector), "answerer": _named(answerer)}
         self.vqa = self.clip = None
         scorer_device = "cpu" if device == "auto" else device
-        if vqascore:
-            from autocomp.eval.scorers import load_scorer
+        from autocomp.eval.scorers import load_scorer
 
+        if vqascore:
             self.vqa = load_scorer(vqascore, device=scorer_device, batch_size=batch_size)
             self.names["vqascore"] = vqascore
         if clipscore:
-            from autocomp.eval.scorers import load_scorer
-
             self.clip = load_scorer(clipscore, device=scorer_device, batch_size=batch_size)
             if not getattr(self.clip, "embeds_images", False):
                 from autocomp.core.errors import AutocompError
@@ -72,7 +70,9 @@ class Judge:
     def score(self, records: list[dict], by_prompt: dict, root) -> list[dict]:
         """One scored record per image record (`by_prompt`: prompt id -> Prompt; image
         paths relative to `root`)."""
-        from autocomp.validators.checks import Sample, validate_images
+        from PIL import Image
+
+        from autocomp.validators.checks import Sample, answer_all, detect_all, validate_images
         from autocomp.validators.stage import load_rgb
 
         if not records:
@@ -81,46 +81,34 @@ class Judge:
         prompts = [by_prompt[r["prompt"]] for r in records]
         tasks = [self.tasks[p.task] for p in prompts]
         found = [probes(p.graph, t) for p, t in zip(prompts, tasks, strict=True)]
-        detections = self._detect(arrays, prompts)
+        detections = detect_all(self.detector, arrays, [list(p.graph.names) for p in prompts])
         jobs = [(a, [pr.question for pr in f], d)
                 for a, f, d in zip(arrays, found, detections, strict=True)]
-        many = getattr(self.answerer, "answer_many", None)
-        answers = many(jobs) if many else [self.answerer.answer(*job) for job in jobs]
+        answers = answer_all(self.answerer, jobs)
         readings = [self.reader.answer(*job) for job in jobs]
         samples = [Sample(a, p.graph, t, p.track, d, self.answerer)
                    for a, p, t, d in zip(arrays, prompts, tasks, detections, strict=True)]
         survived = [all(c.passed for c in res) for res in validate_images(samples, self.checks)]
-        vqa = self._vqascore(arrays, prompts)
-        clip = self._clipscore(arrays, prompts)
+        pils = [Image.fromarray(a) for a in arrays] if self.vqa or self.clip else None
+        vqa = self._vqascore(pils, prompts)
+        clip = self._clipscore(pils, prompts)
         out = []
         for i, rec in enumerate(records):
             out.append(self._one(rec, prompts[i], tasks[i], found[i], answers[i], readings[i],
                                  detections[i], survived[i], vqa[i], clip[i]))
         return out
 
-    def _detect(self, arrays, prompts) -> list:
-        names = [list(p.graph.names) for p in prompts]
-        many = getattr(self.detector, "detect_many", None)
-        if many is not None:
-            return many(arrays, names)
-        return [self.detector.detect(a, n) for a, n in zip(arrays, names, strict=True)]
-
-    def _pil(self, arrays):
-        from PIL import Image
-
-        return [Image.fromarray(a) for a in arrays]
-
-    def _vqascore(self, arrays, prompts) -> list:
+    def _vqascore(self, pils, prompts) -> list:
         if self.vqa is None:
-            return [None] * len(arrays)
+            return [None] * len(prompts)
         got = self.vqa.score_pairs([(pil, [p.text]) for pil, p in
-                                    zip(self._pil(arrays), prompts, strict=True)])
+                                    zip(pils, prompts, strict=True)])
         return [float(g[0]) for g in got]
 
-    def _clipscore(self, arrays, prompts) -> list:
+    def _clipscore(self, pils, prompts) -> list:
         if self.clip is None:
-            return [None] * len(arrays)
-        images = self.clip.encode_images(self._pil(arrays))
+            return [None] * len(prompts)
+        images = self.clip.encode_images(pils)
         texts = self.clip.encode_texts([p.text for p in prompts])
         cos = (np.asarray(images, np.float64) * np.asarray(texts, np.float64)).sum(axis=1)
         return [CLIP_SCALE * max(float(c), 0.0) for c in cos]
@@ -181,15 +169,13 @@ def _geneval(found, readings, detections, graph, task) -> dict:
     geometry = task.relation_geometry()
     for p, r in zip(found, readings, strict=True):
         q = p.question
-        if p.kind == "attribute" and q.reads != "rgb":
-            continue
+        if p.kind == "object" or (p.kind == "attribute" and q.reads != "rgb"):
+            continue  # objects: counted above; only colors among the attributes
         if p.kind == "relation":
             rel = graph.relations[int(p.id[1:])]
             kind = drawn.geometry_kind(geometry.get(rel.predicate) or {})
             if kind is None or kind.name != "spatial":
                 continue
-        if p.kind == "object":
-            continue
         by_probe[p.id] = names_only(r["answer"], q.expected, q.choices)
         checks.append(by_probe[p.id])
     return {"checks": checks, "probes": by_probe}

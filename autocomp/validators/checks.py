@@ -77,12 +77,26 @@ def attributes_results(samples: list[Sample]) -> list[CheckResult]:
     if not samples:
         return []
     questions = [s.task.questions(s.graph) for s in samples]
-    answerer = samples[0].answerer
-    many = getattr(answerer, "answer_many", None)
     jobs = [(s.image, qs, s.detections) for s, qs in zip(samples, questions, strict=True)]
-    answers = many(jobs) if many else [answerer.answer(*job) for job in jobs]
+    answers = answer_all(samples[0].answerer, jobs)
     return [attributes_result(qs, got, s.detections)
             for s, qs, got in zip(samples, questions, answers, strict=True)]
+
+
+def answer_all(answerer, jobs: list[tuple]) -> list[list[dict]]:
+    """The answers to each (image, questions, detections) job: in one call for an answerer
+    that takes a batch (`answer_many`: a VLM), image by image otherwise."""
+    many = getattr(answerer, "answer_many", None)
+    return many(jobs) if many else [answerer.answer(*job) for job in jobs]
+
+
+def detect_all(detector, images: list, names: list[list[str]]) -> list:
+    """The detections of each image (`names`: the objects to look for in each): in one
+    call for a detector that takes a batch (GroundingDINO), image by image otherwise."""
+    many = getattr(detector, "detect_many", None)
+    if many is not None:
+        return many(images, names)
+    return [detector.detect(image, n) for image, n in zip(images, names, strict=True)]
 
 
 def attributes_result(qs, answers, detections) -> CheckResult:

@@ -10,7 +10,7 @@ from autocomp.core.registry import instantiate
 from autocomp.core.run_records import ValidationRecord
 from autocomp.runtime.stage import Item, ItemStage
 from autocomp.validators.base import CheckResult
-from autocomp.validators.checks import Sample, cascade, validate_images
+from autocomp.validators.checks import Sample, cascade, detect_all, validate_images
 
 
 class ValidateStage(ItemStage):
@@ -90,12 +90,8 @@ class ValidateStage(ItemStage):
         batch (GroundingDINO), image by image otherwise."""
         if not ready:
             return []
-        names = [list(it.data["concept"].scene.names) for it in ready]
-        many = getattr(self.detector, "detect_many", None)
-        if many is not None:
-            return many([arrays[it.id] for it in ready], names)
-        return [self.detector.detect(arrays[it.id], n) for it, n in zip(ready, names,
-                                                                         strict=True)]
+        return detect_all(self.detector, [arrays[it.id] for it in ready],
+                          [list(it.data["concept"].scene.names) for it in ready])
 
     def stats(self, records: list[dict]) -> dict:
         failed: dict[str, int] = {}
