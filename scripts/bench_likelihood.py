@@ -18,12 +18,29 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 
+@contextmanager
+def building(device, dtype):
+    """Modules built inside are made on `device` in `dtype` (no copy in host memory)."""
+    import torch
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device(device):
+            yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
 def build(tiny: bool, device: str):
+    """(processor, model): Gemma-3-12B's architecture (or a tiny one) with random weights,
+    made on `device` (bf16 on a GPU)."""
     import torch
     import transformers as T
     from tiny_models import CHAT_TEMPLATE, _gemma_text_config, _gemma_tokenizer
@@ -46,13 +63,9 @@ def build(tiny: bool, device: str):
                          eoi_token_index=ids["<end_of_image>"],
                          image_token_index=ids["<image_soft_token>"])
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    try:
-        with torch.device(device):
-            model = T.Gemma3ForConditionalGeneration(cfg).eval()
-    finally:
-        torch.set_default_dtype(previous)
+    torch.manual_seed(0)
+    with building(device, dtype):
+        model = T.Gemma3ForConditionalGeneration(cfg).eval()
     proc = T.Gemma3Processor(image_processor=T.Gemma3ImageProcessor(
         size={"height": side, "width": side}), tokenizer=tok, image_seq_length=per_image,
         chat_template=CHAT_TEMPLATE)

@@ -26,8 +26,9 @@ import json
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
+
+from bench_likelihood import build, building  # scripts/ is on the path when run
 
 RUN = """name: bench-t2i
 seed: 1
@@ -99,20 +100,6 @@ def _timed(fn, repeat: int) -> float:
     return (time.perf_counter() - start) / repeat
 
 
-@contextmanager
-def _building(device, dtype):
-    """Modules built inside are made on `device` in `dtype` (no copy in host memory)."""
-    import torch
-
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    try:
-        with torch.device(device):
-            yield
-    finally:
-        torch.set_default_dtype(previous)
-
-
 def sd35(device, dtype, tiny: bool, repeat: int) -> dict:
     """Seconds of one image: 28 guided steps of SD3.5-large's MMDiT, then the VAE decode."""
     import torch
@@ -120,7 +107,7 @@ def sd35(device, dtype, tiny: bool, repeat: int) -> dict:
 
     size, steps = (64, 2) if tiny else (1024, 28)
     heads, layers = (2, 2) if tiny else (38, 38)
-    with _building(device, dtype):  # weights made on the device, in its dtype
+    with building(device, dtype):  # weights made on the device, in its dtype
         net = SD3Transformer2DModel(
             sample_size=size // 8, patch_size=2, in_channels=16, num_layers=layers,
             attention_head_dim=64, num_attention_heads=heads, joint_attention_dim=4096,
@@ -153,40 +140,23 @@ def sd35(device, dtype, tiny: bool, repeat: int) -> dict:
     return {"seconds": got, "peak_gib": peak, "size": size, "steps": steps}
 
 
-def gemma(device, dtype, tiny: bool, questions: int, repeat: int) -> dict:
+def gemma(device, tiny: bool, questions: int, repeat: int) -> dict:
     """Seconds of one image's questions (one batch, 12 new tokens each) and of its
     VQAScore forward pass, on Gemma-3-12B's architecture."""
     import torch
-    import transformers as T
 
     from autocomp.models.encode_once import encode_once, groups
 
-    if tiny:
-        text = dict(vocab_size=1024, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                    num_attention_heads=2, num_key_value_heads=1, head_dim=32)
-        vision = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=2, image_size=224, patch_size=14)
-        image_tokens, ids = 16, {"image": 1000, "boi": 1001, "eoi": 1002}
-    else:
-        text = dict(vocab_size=262208, hidden_size=3840, intermediate_size=15360,
-                    num_hidden_layers=48, num_attention_heads=16, num_key_value_heads=8,
-                    head_dim=256)
-        vision = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27,
-                      num_attention_heads=16, image_size=896, patch_size=14)
-        image_tokens, ids = 256, {"image": 262144, "boi": 255999, "eoi": 256000}
-    cfg = T.Gemma3Config(text_config=dict(text, sliding_window=1024,
-                                          max_position_embeddings=8192),
-                         vision_config=vision, mm_tokens_per_image=image_tokens,
-                         image_token_index=ids["image"], boi_token_index=ids["boi"],
-                         eoi_token_index=ids["eoi"])
-    torch.manual_seed(0)
-    with _building(device, dtype):
-        model = T.Gemma3ForConditionalGeneration(cfg).eval()
-    side = vision["image_size"]
+    _, model = build(tiny, device)  # bench_likelihood's: the same model, random weights
+    cfg = model.config
+    image_tokens, side = cfg.mm_tokens_per_image, cfg.vision_config.image_size
+    ids = {"image": cfg.image_token_index, "boi": cfg.boi_token_index,
+           "eoi": cfg.eoi_token_index}
 
     def prompt(rows: int, words: int) -> dict:
         gen = torch.Generator().manual_seed(rows)
-        body = torch.randint(10, 900, (rows, words), generator=gen)
+        top = min(900, cfg.text_config.vocab_size)  # ordinary tokens, past the special ones
+        body = torch.randint(10, top, (rows, words), generator=gen)
         image = torch.full((rows, image_tokens), ids["image"])
         seq = torch.cat([torch.full((rows, 1), 2), torch.full((rows, 1), ids["boi"]), image,
                          torch.full((rows, 1), ids["eoi"]), body], dim=1)
@@ -194,7 +164,7 @@ def gemma(device, dtype, tiny: bool, questions: int, repeat: int) -> dict:
         types[:, 2:2 + image_tokens] = 1
         pixels = torch.randn(1, 3, side, side).expand(rows, -1, -1, -1)
         return {"input_ids": seq.to(device), "attention_mask": torch.ones_like(seq).to(device),
-                "token_type_ids": types.to(device), "pixel_values": pixels.to(device, dtype)}
+                "token_type_ids": types.to(device), "pixel_values": pixels.to(device, model.dtype)}
 
     asked = prompt(questions, 40)
     scored = prompt(1, 60)
@@ -242,7 +212,7 @@ def gpu(tiny: bool, mean_n: float, repeat: int) -> None:
     if device == "cuda":  # SD3.5's weights went with its function's frame
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-    vlm = gemma(device, dtype, tiny, questions, repeat)
+    vlm = gemma(device, tiny, questions, repeat)
     measured = {"image": image["seconds"], "questions": vlm["ask"],
                 "vqascore": vlm["vqascore"]}
     print(f"t2i per image on {name}{' (tiny: seconds mean nothing)' if tiny else ''}, "

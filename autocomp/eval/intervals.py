@@ -15,6 +15,7 @@
                discordant items, where a bootstrap is too narrow) and the exact McNemar
                test (a binomial test of the discordant pairs, scipy)
   holm         Holm's step-down adjustment over a family of paired tests (statsmodels)
+  rank_correlation  Spearman and Kendall of paired values (scipy), undefined when constant
 
 Every resampling uses a fixed seed, so a report prints the same numbers twice. Values are
 in percent (points), as the tables print them.
@@ -160,3 +161,17 @@ def holm(pvalues: list[float], alpha: float = 1 - LEVEL) -> list[float]:
     from statsmodels.stats.multitest import multipletests
 
     return [float(x) for x in multipletests(pvalues, alpha=alpha, method="holm")[1]]
+
+
+def rank_correlation(pairs: list[tuple[float, float]]) -> dict:
+    """Spearman's and Kendall's correlation (scipy) of (x, y) pairs with their p-values and
+    n; None for both where they are undefined (fewer than 3 pairs, or a constant side)."""
+    out = {"n": len(pairs), "spearman": None, "kendall": None}
+    if len(pairs) < 3 or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
+        return out
+    from scipy.stats import kendalltau, spearmanr
+
+    a, b = zip(*pairs, strict=True)
+    s, k = spearmanr(a, b), kendalltau(a, b)
+    return {**out, "spearman": float(s.statistic), "spearman_p": float(s.pvalue),
+            "kendall": float(k.statistic), "kendall_p": float(k.pvalue)}

@@ -28,7 +28,8 @@ def _per_token_keys(enc: dict, shape) -> list[str]:
 
 
 def _batch(proc, rows: Sequence[tuple]):
-    """(model inputs, [(first continuation position, length)] per row)."""
+    """(model inputs, each row's continuation token ids, each row's (first continuation
+    position, length))."""
     import torch
 
     from autocomp.models.loading import chat_padding

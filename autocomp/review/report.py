@@ -178,7 +178,7 @@ def rating_correlations(sample: dict, latest: dict, scores: dict, root) -> dict:
     (`scores`: resolved image path -> the image's t2i record, t2i/compare.image_scores)."""
     from pathlib import Path
 
-    from scipy.stats import kendalltau, spearmanr
+    from autocomp.eval.intervals import rank_correlation
 
     units = {u["key"]: u for u in sample["units"]}
     ratings = defaultdict(list)
@@ -190,15 +190,9 @@ def rating_correlations(sample: dict, latest: dict, scores: dict, root) -> dict:
     out = {"rated": len(rated), "scored": sum(r is not None for r in found.values()),
            "metrics": {}}
     for metric in RATED_METRICS:
-        pairs = [(rated[k], r[metric]) for k, r in found.items()
-                 if r is not None and r.get(metric) is not None]
-        got = {"n": len(pairs), "spearman": None, "kendall": None}
-        if len(pairs) >= 3 and len({a for a, _ in pairs}) > 1 and len({b for _, b in pairs}) > 1:
-            a, b = zip(*pairs, strict=True)
-            s, t = spearmanr(a, b), kendalltau(a, b)
-            got.update(spearman=float(s.statistic), spearman_p=float(s.pvalue),
-                       kendall=float(t.statistic), kendall_p=float(t.pvalue))
-        out["metrics"][metric] = got
+        out["metrics"][metric] = rank_correlation(
+            [(rated[k], r[metric]) for k, r in found.items()
+             if r is not None and r.get(metric) is not None])
     return out
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
 from autocomp.core.records import TRACKS, read_jsonl
-from autocomp.t2i.generate import Model, Prompt, _safe, draw, prompts
+from autocomp.t2i.generate import Model, Prompt, draw, folder_of, prompts
 
 log = package_logger(__name__)
 OPTIONS = ("images_per_prompt", "vqascore", "clipscore", "generators", "answerer",
@@ -102,8 +102,12 @@ def read_models(path: Path) -> tuple[list[Model], dict]:
     judges = {}
     for family in ("answerer", "detector"):
         if family in data:
-            entry = checked_mapping(data[family], path, ("name", "options"), family)
-            cls = resolve(family, entry.get("name"), file=path, field=f"{family}.name")
+            entry = checked_mapping(data[family], path, ("name", "options"),
+                                    f"{family}: expected a mapping with name and options")
+            if not isinstance(entry.get("name"), str):
+                raise AutocompError("expected a backend name", file=path,
+                                    field=f"{family}.name")
+            cls = resolve(family, entry["name"], file=path, field=f"{family}.name")
             judges[family] = Backend(entry["name"], cls.check_options(
                 entry.get("options") or {}, file=path, field=f"{family}.options"))
     return models, {"k": k, "vqascore": data.get("vqascore"),
@@ -154,18 +158,17 @@ def _scores(judge, model: Model, records: list[dict], by_prompt: dict[str, Promp
     backends), else scored now and appended a batch at a time."""
     from autocomp.core.progress import Progress
 
-    path = out / _safe(model.name) / "scores.jsonl"
+    path = out / folder_of(model.name) / "scores.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = json.dumps(judge.names, sort_keys=True)
     done = {r["id"]: r for r in read_jsonl(path) if r.get("backends") == stamp} \
         if path.exists() else {}
     todo = [r for r in records if r["id"] not in done]
-    root = out
     with Progress(f"t2i {model.name}: score", len(todo), "image") as bar, \
             open(path, "a", encoding="utf-8") as fh:
         for i in range(0, len(todo), batch_size):
             batch = todo[i:i + batch_size]
-            for got in judge.score(batch, by_prompt, root):
+            for got in judge.score(batch, by_prompt, out):
                 got["model"], got["backends"] = model.name, stamp
                 fh.write(json.dumps(got, sort_keys=True) + "\n")
                 done[got["id"]] = got

@@ -94,7 +94,7 @@ def draw(model: Model, run, todo: list[Prompt], k: int, out: Path, device: str =
          batch_size: int = 8, progress=None) -> list[dict]:
     """Every (prompt, k) image of `model`, drawn now or found from before; one record
     each: id, prompt, k, seed, image (relative to `out`), faults, truth, generation."""
-    folder = out / _safe(model.name)
+    folder = out / folder_of(model.name)
     records_path = folder / "images.jsonl"
     done = {r["id"]: r for r in read_jsonl(records_path)} if records_path.exists() else {}
     wanted = [(p, j) for p in todo for j in range(k)]
@@ -122,7 +122,7 @@ def _draw_missing(model: Model, run, missing, out: Path, device, batch_size: int
     from autocomp.synth.stage import save_png
 
     gen = instantiate("generator", model.generator, device)
-    folder = out / _safe(model.name)
+    folder = out / folder_of(model.name)
     (folder / "images").mkdir(parents=True, exist_ok=True)
 
     def made(batch):
@@ -140,7 +140,7 @@ def _draw_missing(model: Model, run, missing, out: Path, device, batch_size: int
         for i in range(0, len(missing), batch_size):
             batch = missing[i:i + batch_size]
             for (p, j), req, image in made(batch):
-                rel = f"{_safe(model.name)}/images/{p.id}-{j}.png"
+                rel = f"{folder_of(model.name)}/images/{p.id}-{j}.png"
                 save_png(image.image, out / rel)
                 rec = {"id": f"{p.id}-{j}", "prompt": p.id, "k": j, "seed": req.seed,
                        "image": rel, "faults": image.faults, "truth": image.truth,
@@ -192,7 +192,8 @@ def _from_run(run, wanted) -> list[dict]:
     return out
 
 
-def _safe(name: str) -> str:
+def folder_of(name: str) -> str:
+    """The output folder's name for a model (file-name safe)."""
     from autocomp.eval.cache import slug
 
     return slug(name, 60)

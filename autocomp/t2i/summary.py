@@ -70,9 +70,7 @@ def truth_agreement(records: list[dict]) -> dict:
     the truth (answered right exactly when the expected answer is true); per verdict
     metric, the precision and recall of calling an image unfaithful; per metric, Spearman
     and Kendall correlations with the true share of correct bindings."""
-    from scipy.stats import kendalltau, spearmanr
-
-    from autocomp.eval.intervals import exact
+    from autocomp.eval.intervals import exact, rank_correlation
 
     known = [r for r in records if r.get("true_share") is not None]
     unknown = sum(1 for r in records if r.get("has_truth") and r["true_share"] is None)
@@ -93,14 +91,8 @@ def truth_agreement(records: list[dict]) -> dict:
                          "recall": _share(tp, tp + fn, exact)}
     corr = {}
     for key in METRICS:
-        xs = [(r[key], r["true_share"]) for r in known if r.get(key) is not None]
-        if len(xs) < 3 or len({a for a, _ in xs}) < 2 or len({b for _, b in xs}) < 2:
-            corr[key] = {"n": len(xs), "spearman": None, "kendall": None}
-            continue
-        a, b = zip(*xs, strict=True)
-        s, k = spearmanr(a, b), kendalltau(a, b)
-        corr[key] = {"n": len(xs), "spearman": float(s.statistic), "spearman_p": float(s.pvalue),
-                     "kendall": float(k.statistic), "kendall_p": float(k.pvalue)}
+        corr[key] = rank_correlation([(r[key], r["true_share"]) for r in known
+                                      if r.get(key) is not None])
     return {"images": len(known), "unknown": unknown,
             "unfaithful": sum(1 for r in known if not r["faithful"]),
             "agreement": {key: mean_ci(groups) for key, groups in agree.items()},

@@ -143,16 +143,23 @@ class OpenAIAnswerer(Asking, Backend):
 
     def ask(self, pairs: Sequence[tuple]) -> list[str]:
         """One answer (temperature 0) per (PIL image, question text); requests concurrent."""
-        urls = {}
-        convs = []
-        for pil, text in pairs:
-            if id(pil) not in urls:
-                urls[id(pil)] = png_data_url(pil)
-            convs.append([{"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": urls[id(pil)]}},
-                {"type": "text", "text": text}]}])
+        convs = image_chats(pairs)
         params = [{"temperature": 0.0, "max_tokens": self.max_tokens}] * len(convs)
         return self.chat.complete_many(convs, params)
+
+
+def image_chats(pairs) -> list[list[dict]]:
+    """A one-turn chat per (PIL image, text): the image as a PNG data URL (each image
+    encoded once however many texts ask about it), then the text."""
+    urls: dict = {}
+    chats = []
+    for pil, text in pairs:
+        if id(pil) not in urls:
+            urls[id(pil)] = png_data_url(pil)
+        chats.append([{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": urls[id(pil)]}},
+            {"type": "text", "text": text}]}])
+    return chats
 
 
 def png_data_url(pil) -> str:

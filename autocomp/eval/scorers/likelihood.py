@@ -27,26 +27,12 @@ import numpy as np
 
 from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.base import PairScorer
+from autocomp.eval.scorers.vlm import model_ref
 
 VQA_QUESTION = 'Does this figure show "{caption}"? Please answer yes or no.'
 VQA_ANSWER = "Yes"
 CAPTION_PROMPT = "Describe this image in one sentence."
 TOP_LOGPROBS = 20
-
-
-def model_ref(family: str, name: str, pretrained: str | None) -> tuple[str, str]:
-    """(backend, model) of "FAMILY:[transformers:|openai:]MODEL"."""
-    if pretrained:
-        raise AutocompError(f"'{family}:{name}@{pretrained}': a {family} spec takes no @; "
-                            f"write {family}:<transformers id or folder> or "
-                            f"{family}:openai:<served model>")
-    backend, sep, model = name.partition(":")
-    if not sep or backend not in ("transformers", "openai"):
-        backend, model = "transformers", name
-    if not model:
-        raise AutocompError(f"'{family}:{name}' names no model: {family}:google/gemma-3-12b-it, "
-                            f"{family}:/weights/my-vlm or {family}:openai:<served model>")
-    return backend, model
 
 
 class Likelihood(PairScorer):
@@ -119,18 +105,12 @@ class VQAScore(Likelihood):
 
     def _served(self, rows):
         from autocomp.models.chat import ChatClient
-        from autocomp.validators.vqa import png_data_url
+        from autocomp.validators.vqa import image_chats
 
         if self._client is None:
             self._client = ChatClient(self.model)
         client = self._client
-        urls: dict = {}
-        convs = []
-        for pil, prompt, _ in rows:
-            url = urls.setdefault(id(pil), png_data_url(pil))
-            convs.append([{"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": url}},
-                {"type": "text", "text": prompt}]}])
+        convs = image_chats([(pil, prompt) for pil, prompt, _ in rows])
         out = []
         for listed in client.first_logprobs_many(convs, TOP_LOGPROBS):
             if listed is None:

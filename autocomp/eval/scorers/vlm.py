@@ -27,6 +27,21 @@ RETRY = "\n\nYour answer must be a single option letter from {first} to {last}, 
 MAX_NEW_TOKENS = 12
 
 
+def model_ref(family: str, name: str, pretrained: str | None) -> tuple[str, str]:
+    """(backend, model) of "FAMILY:[transformers:|openai:]MODEL"."""
+    if pretrained:
+        raise AutocompError(f"'{family}:{name}@{pretrained}': a {family} spec takes no @; "
+                            f"write {family}:<transformers id or folder> or "
+                            f"{family}:openai:<served model>")
+    backend, sep, model = name.partition(":")
+    if not sep or backend not in ("transformers", "openai"):
+        backend, model = "transformers", name
+    if not model:
+        raise AutocompError(f"'{family}:{name}' names no model: {family}:google/gemma-3-12b-it, "
+                            f"{family}:/weights/my-vlm or {family}:openai:<served model>")
+    return backend, model
+
+
 class VLMChoice(ChoiceScorer):
     family = "vlm"
     needs_image = True
@@ -39,13 +54,7 @@ class VLMChoice(ChoiceScorer):
                                 "@circular; write vlm:<transformers id or folder>, "
                                 "vlm:openai:<served model>, or either with @circular")
         self.circular = pretrained == "circular"
-        backend, sep, model = name.partition(":")
-        if not sep or backend not in ("transformers", "openai"):
-            backend, model = "transformers", name
-        if not model:
-            raise AutocompError(f"'vlm:{name}' names no model: vlm:google/gemma-3-12b-it, "
-                                "vlm:/weights/my-vlm or vlm:openai:<served model>")
-        self.backend, self.model = backend, model
+        self.backend, self.model = model_ref("vlm", name, None)
         self._answerer = None
 
     def answerer(self):
