@@ -247,6 +247,9 @@ def test_a_folder_of_someone_elses_images(run, tmp_path):
                       patterns=("shape_color-n2",), tracks=("minimal",))
     got = summary["summary"]["theirs"]
     assert got["images"] == len(todo) - 1 and "truth" not in got
+    from autocomp.t2i.summary import tables
+
+    assert f"theirs: 1 of {len(todo)} images missing" in tables(summary["summary"])[0].notes[-1]
     assert got["scores"]["tifa"]["mean"] > 50
 
 

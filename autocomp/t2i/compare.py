@@ -144,7 +144,7 @@ def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=
     summary = {"run": str(run_dir), "images_per_prompt": k, "tracks": list(tracks),
                "backends": judge.names if judge else {},
                "models": {m.name: m.describe() for m in models},
-               "summary": summarize(scored)}
+               "summary": summarize(scored, len(todo) * k)}
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
     made = tables(summary["summary"])
     (out / "tables.md").write_text("\n\n".join(t.render("markdown") for t in made) + "\n")

@@ -106,11 +106,13 @@ def _share(k: int, n: int, exact) -> dict | None:
     return {"value": 100.0 * k / n, "k": k, "n": n, "interval": [lo, hi]}
 
 
-def summarize(scored: dict[str, list[dict]]) -> dict:
-    """The whole summary of scored images per model."""
+def summarize(scored: dict[str, list[dict]], wanted: int | None = None) -> dict:
+    """The whole summary of scored images per model (`wanted`: the images asked of each,
+    prompts x K, so the ones missing are counted)."""
     out = {}
     for model, records in scored.items():
         out[model] = {"images": len(records), "prompts": len({r["prompt"] for r in records}),
+                      "wanted": wanted if wanted is not None else len(records),
                       "scores": model_scores(records),
                       "by_aspect": {f"{a}|{n}": v for (a, n), v in
                                     aspect_scores(records).items()},
@@ -143,7 +145,10 @@ def tables(summary: dict, labels: dict | None = None) -> list[Table]:
                  ["TIFA: share of the scene graph's questions answered right; DSG: the "
                   "same, a binding counting only when its objects were found; GenEval: "
                   "detector counts, mask colors, box-centre positions; Survival: images "
-                  "passing the run's validation cascade."])]
+                  "passing the run's validation cascade.",
+                  *[f"{labels.get(m, m)}: {s['wanted'] - s['images']:,} of {s['wanted']:,} "
+                    "images missing (not in its folder, or not drawn: the log names them)"
+                    for m, s in summary.items() if s.get("wanted", s["images"]) > s["images"]]])]
     ns = sorted({int(k.split("|")[1]) for s in summary.values() for k in s["by_aspect"]})
     rows = []
     for m, s in summary.items():
