@@ -19,6 +19,7 @@ from autocomp.core.fields import (
     choice,
     dump_section,
     integer,
+    number,
     read_section,
 )
 from autocomp.negatives.generate import MAX_NEGATIVES
@@ -110,6 +111,34 @@ class LaunchConfig:
         return dump_section(self)
 
 
+HOLD_OUT = ("none", "compounds", "values", "objects", "relations")
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """Train / val / test by concept (bench/splits.py). `hold_out` keeps whole compounds (a
+    value-object pair or a relation triple), values, objects or relations out of train:
+    every concept holding one goes to test; the other concepts are split by the fractions.
+    Test concepts are labelled seen compounds / unseen compounds / unseen atoms (CREPE)
+    against train, or against `corpus` (a text, JSONL, CSV or parquet file of training
+    captions, column `corpus_column`) when given."""
+    train: float = number(0.8, 0.0, 1.0, doc="share of the free concepts in train")
+    val: float = number(0.1, 0.0, 1.0, doc="share of the free concepts in val")
+    test: float = number(0.1, 0.0, 1.0, doc="share of the free concepts in test")
+    hold_out: str = choice("none", HOLD_OUT, doc="what train never holds")
+    hold_out_fraction: float = number(0.2, 0.0, 1.0, doc="share of the distinct compounds "
+                                      "(values, objects, relations) held out, unless named")
+    held_out: tuple[str, ...] = ()  # YAML: held_out, the values / objects / relations named
+    corpus: str | None = None  # YAML: corpus, a path relative to the config file
+    corpus_column: str = "caption"  # YAML: corpus_column
+
+    def yaml(self) -> dict:
+        out = {**dump_section(self), "held_out": list(self.held_out)}
+        if self.corpus is not None:
+            out.update(corpus=self.corpus, corpus_column=self.corpus_column)
+        return out
+
+
 SECTIONS = {"captions": CaptionsConfig, "generate": GenerateConfig,
             "validate": ValidateConfig, "build": BuildConfig, "launch": LaunchConfig}
 
@@ -125,6 +154,7 @@ class RunConfig:
     validate: ValidateConfig = ValidateConfig()
     build: BuildConfig = BuildConfig()
     launch: LaunchConfig = LaunchConfig()
+    split: SplitConfig | None = None  # no split: every concept is a test concept
     path: Path | None = None  # the file it came from (task paths are relative to it)
 
     def to_dict(self) -> dict:
@@ -132,7 +162,15 @@ class RunConfig:
         return {"name": self.name, **dump_section(self),
                 "concepts": [{"task": s.task, "n": list(s.n), "count": s.count}
                              for s in self.concepts],
-                **{key: getattr(self, key).yaml() for key in SECTIONS}}
+                **{key: getattr(self, key).yaml() for key in SECTIONS},
+                **({"split": self.split.yaml()} if self.split is not None else {})}
+
+    def corpus_path(self) -> Path | None:
+        """The split's training-caption corpus (relative to the config file)."""
+        if self.split is None or self.split.corpus is None:
+            return None
+        base = self.path.parent if self.path else Path.cwd()
+        return (base / self.split.corpus).resolve()
 
     def task_paths(self) -> dict[str, str]:
         """Task reference -> what `load_task` should be given."""
@@ -158,9 +196,11 @@ def parse_config(data, path=None) -> RunConfig:
     def given(top: dict) -> dict:
         return {"name": p.file_name(top["name"], "name") if "name" in top
                 else default_name(path), "concepts": p.concepts(top.get("concepts")),
-                "path": path, **{key: getattr(p, key)(top.get(key) or {}) for key in SECTIONS}}
+                "path": path, **{key: getattr(p, key)(top.get(key) or {}) for key in SECTIONS},
+                "split": p.split(top["split"]) if top.get("split") is not None else None}
 
-    cfg = read_section(p, RunConfig, data, "", ("name", "concepts", *SECTIONS), given)
+    cfg = read_section(p, RunConfig, data, "", ("name", "concepts", "split", *SECTIONS),
+                       given)
     bg = cfg.validate.options("background")
     if getattr(bg, "region", None) == "masks" and \
             cfg.validate.detector.options.get("masks") is False:
@@ -245,6 +285,30 @@ class _Parser(FieldReader):
 
     def launch(self, data) -> LaunchConfig:
         return read_section(self, LaunchConfig, data, "launch")
+
+    def split(self, data) -> SplitConfig:
+        def given(d: dict) -> dict:
+            held = d.get("held_out", [])
+            if not isinstance(held, list) or not all(isinstance(h, str) and h.strip()
+                                                      for h in held):
+                raise self.error("split.held_out", "expected a list of values, objects or "
+                                 "relations", held)
+            out = {"held_out": tuple(h.strip() for h in held)}
+            if d.get("corpus") is not None:
+                out["corpus"] = self.string(d["corpus"], "split.corpus")
+            if d.get("corpus_column") is not None:
+                out["corpus_column"] = self.string(d["corpus_column"], "split.corpus_column")
+            return out
+
+        cfg = read_section(self, SplitConfig, data, "split",
+                           ("held_out", "corpus", "corpus_column"), given)
+        if abs(cfg.train + cfg.val + cfg.test - 1.0) > 1e-9:
+            raise self.error("split", "train + val + test must be 1",
+                             [cfg.train, cfg.val, cfg.test])
+        if cfg.held_out and cfg.hold_out in ("none", "compounds"):
+            raise self.error("split.held_out", "names values, objects or relations: set "
+                             "hold_out to values, objects or relations", list(cfg.held_out))
+        return cfg
 
     def backend(self, family: str, name, options, section: str,
                 options_field: str = "options") -> Backend:

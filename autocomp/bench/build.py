@@ -61,7 +61,13 @@ class BuildStage(Stage):
 
             warnings.warn(f"{self.run.dir}: building a partial run ({'; '.join(missing)} "
                           "done); its benchmarks are marked partial", stacklevel=2)
-        return build(self.run, self.store, partial=missing)
+        stats = build(self.run, self.store, partial=missing)
+        if self.run.config.split is not None:  # train / val / test and the seen labels
+            from autocomp.bench.splits import make_splits
+
+            made = make_splits(self.run)
+            stats["splits"] = {"counts": made["counts"], "seen": made["seen_counts"]}
+        return stats
 
 
 def unfinished(run: Run) -> list[str]:

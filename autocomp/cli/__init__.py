@@ -21,6 +21,8 @@ COMMANDS = {
     "report": ("autocomp.cli.report:report", "Tables (Auto-Comp layouts) from eval results."),
     "audit": ("autocomp.cli.audit:audit_cmd", "Blind scorers and caption anomalies per "
               "benchmark (runs, SugarCrepe, CREPE, tables)."),
+    "split": ("autocomp.cli.split:split", "Train / val / test by concept; seen / unseen "
+              "compounds and atoms of test concepts (against train or a caption corpus)."),
     "export": ("autocomp.cli.export:export", "Publish a run's benchmarks: a dataset folder with "
                "its card and harness adapters."),
     "compass": ("autocomp.cli.compass:compass", "COMPASS: composed vs decomposed, skill load."),

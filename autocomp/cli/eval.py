@@ -53,9 +53,13 @@ from autocomp.eval.metrics import TIES as TIE_RULES
               help="When the positive ties a negative: strict counts it wrong (the papers'); "
                    "aware gives 1/k for a k-way tie; argmax picks the first of the tied, "
                    "the positive, as CLIP_benchmark and MIEB do.")
+@click.option("--split", type=click.Choice(("test", "val", "train", "all")), default="test",
+              show_default=True,
+              help="A run with splits (docs/train.md): score the items of this split; each "
+                   "result states its selection and splits its scores seen / unseen.")
 def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_existing, device,
              batch_size, precision, workers, distributed, source_format, images, columns,
-             skip_missing, seed, ties):
+             skip_missing, seed, ties, split):
     """Score every model on every benchmark of RUN_DIR (an autocomp run, or SugarCrepe,
     CREPE or any column-mapped table); one JSON per (model, benchmark)."""
     from autocomp.core.errors import AutocompError
@@ -92,13 +96,14 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
     click.echo(f"read   {run_dir}: {len(suite.benchmarks)} benchmark(s) ({suite.format})",
                err=True)
     base = output_base(suite.source, suite.format)
-    output, cache_dir = output or base / "results", cache_dir or base / "cache"
+    default = "results" if split == "test" else f"results-{split}"  # apart from test's
+    output, cache_dir = output or base / default, cache_dir or base / "cache"
     for folder, option in ((output, "--output"), (cache_dir, "--cache")):
         _writable(folder, option)
     evaluate(run_dir, specs, output, patterns, cache_dir=cache_dir,
              skip_existing=skip_existing, device=device, batch_size=batch_size, rank=rank,
              world_size=world, suite=suite, precision=precision, workers=workers, share=share,
-             labels=labels, ties=ties)
+             labels=labels, ties=ties, split=split)
 
 
 def _writable(folder: Path, option: str) -> None:

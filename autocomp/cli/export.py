@@ -1,4 +1,5 @@
-"""`autocomp export RUN_DIR --output DIR [--export-format benchmarks|hf|parquet|webdataset]`."""
+"""`autocomp export RUN_DIR --output DIR [--export-format benchmarks|hf|parquet|webdataset|
+training]`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import click
 
 from autocomp.cli import options
 
-FORMATS = ("benchmarks", "hf", "parquet", "webdataset")
+FORMATS = ("benchmarks", "hf", "parquet", "webdataset", "training")
 
 
 @click.command("export")
@@ -17,7 +18,9 @@ FORMATS = ("benchmarks", "hf", "parquet", "webdataset")
               show_default=True,
               help="benchmarks: every benchmark of the run, a dataset config each, with "
                    "its negatives, a dataset card and harness adapters; hf, parquet, "
-                   "webdataset: the released Auto-Comp layout (no negatives).")
+                   "webdataset: the released Auto-Comp layout (no negatives); training: the "
+                   "train split as fine-tuning data (open_clip/NegCLIP CSV with hard and "
+                   "image negatives, grouped batches, chat SFT JSON; docs/train.md).")
 @options.output(required=True)
 @click.option("--max-negatives", type=click.IntRange(min=1), default=None,
               help="Keep at most K negatives an item (a seeded subset, recorded); default: "
@@ -27,11 +30,28 @@ FORMATS = ("benchmarks", "hf", "parquet", "webdataset")
 @click.option("--push-to-hub", "hub_id", default=None, metavar="REPO",
               help="Upload the folder to this Hugging Face dataset repo (benchmarks only).")
 @click.option("--no-audit", is_flag=True, help="Leave the blind audit out of the card.")
-def export(run_dir, fmt, output, max_negatives, seed, hub_id, no_audit):
-    """Write a run's benchmarks (or its validated samples) for others to load."""
+@click.option("--split", type=click.Choice(("train", "val")), default="train",
+              show_default=True, help="The split a training export is made of.")
+@click.option("--batch-size", type=click.IntRange(min=2), default=256, show_default=True,
+              help="Rows per grouped batch of a training export.")
+def export(run_dir, fmt, output, max_negatives, seed, hub_id, no_audit, split, batch_size):
+    """Write a run's benchmarks (or its validated samples, or its train split) for others
+    to load."""
     click.echo(f"export {run_dir} as {fmt}")
     if fmt == "benchmarks":
         _benchmarks(run_dir, output, max_negatives, seed, hub_id, not no_audit)
+        return
+    if fmt == "training":
+        from autocomp.publish.training import export_training
+
+        got = export_training(run_dir, output, split, seed, batch_size, max_negatives)
+        left = sum(got["negatives_left_out"].values())
+        click.echo(f"{got['rows']:,} {split} images, {got['negatives']:,} hard negatives "
+                   f"({left:,} left out: " + (", ".join(
+                       f"{n:,} {why}" for why, n in got["negatives_left_out"].items())
+                       or "none") + f"), {got['images_with_image_negative']:,} with an image "
+                   f"negative, {got['batches']:,} batches, {got['sft_conversations']:,} SFT "
+                   f"conversations -> {output}")
         return
     if max_negatives is not None or hub_id:
         raise click.UsageError("--max-negatives and --push-to-hub go with --export-format "

@@ -72,6 +72,7 @@ class Request:
     share: object = None
     labels: dict | None = None
     ties: str = "strict"
+    split: str | None = "test"  # a run with splits: the items of this split (or all)
 
     def __post_init__(self):
         from autocomp.eval.metrics import TIES
@@ -107,7 +108,7 @@ def evaluate_request(req: Request) -> list[dict]:
         clean_orphans(req.out)  # predictions of a killed eval (autocomp's own temp files)
     suite = req.suite or open_suite(req.run_dir, req.fmt, req.images, req.columns,
                                     req.skip_missing)
-    benches = (find_benchmarks(suite.root, req.patterns) if suite.format == "run"
+    benches = (find_benchmarks(suite.root, req.patterns, req.split) if suite.format == "run"
                else suite.select(req.patterns).benchmarks)
     light = {m for m in req.models if req.scorer(m).light}  # every spec checked up front
     session = Session(req, suite, light)
@@ -248,6 +249,8 @@ class Session:
             result["aspect"] = {"name": task.aspect.name, "plural": task.aspect.plural}
         if suite.info:
             result["source_info"] = suite.info
+        if getattr(bench, "selection", None) is not None:  # a split: what it kept, why
+            result["selection"] = bench.selection.summary()
         if suite.format == "run" and self.ledgers.get(bench.name):  # left out by the build
             result["dropped"] = self.ledgers[bench.name]
         if got["skipped"]:  # items left out (no negatives: right whatever the model does)

@@ -323,7 +323,8 @@ class Harness:
                   item.get("paired", False), group,
                   TIED if tied else error_category(chosen), concept=item.get("concept"))
         ruled = result[TIES[tally.ties]]
-        tally.breakdown(item.get("breakdown"), ruled, None, ruled)
+        tally.breakdown(item.get("breakdown"), ruled, None, ruled, item.get("concept"),
+                        1.0 / int(shown.sum()))
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["strict"],
                 "rank": result["rank"],
                 "tie_credit": round(result["tie_credit"], 6),

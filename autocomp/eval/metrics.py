@@ -92,6 +92,7 @@ class Tally:
     matrix: dict = field(default_factory=dict)  # text / image / group sums (matrix items)
     by: dict = field(default_factory=dict)  # breakdown -> value -> [n, text, image, group]
     units: dict = field(default_factory=dict)  # score -> concept -> [items, sum] (intervals)
+    by_units: dict = field(default_factory=dict)  # (breakdown, value) -> concept -> [n, sum]
 
     def unit(self, score: str, concept, value) -> None:
         """One item's outcome under its concept (an item without one is its own unit)."""
@@ -126,20 +127,28 @@ class Tally:
             m["chance_image"] += chance["image"]
             self.unit("image_score", concept, ruled["image"])
         self.unit("group_score", concept, ruled["group"])
-        self.breakdown(breakdown, ruled["text"], ruled["image"], ruled["group"])
+        self.breakdown(breakdown, ruled["text"], ruled["image"], ruled["group"], concept,
+                       chance["text"])
         self.add({"strict": result["text"], "tie_credit": result["text_tie"],
                   "argmax": result["text_argmax"], "distinct": result["text"],
                   "rank": result["rank"]},
                  1.0 / chance["text"], 1.0 / chance["text"], False, None, concept=concept)
 
-    def breakdown(self, breakdown, text, image, group) -> None:
+    def breakdown(self, breakdown, text, image, group, concept=None, chance=None) -> None:
+        """An item's outcomes under each value of its breakdown (the seen label of a split,
+        ARO's relation, ...), with its chance and its concept (the values' intervals)."""
         for dim, values in (breakdown or {}).items():  # a value, or a list of them
             for value in values if isinstance(values, list) else [values]:
-                cell = self.by.setdefault(dim, {}).setdefault(str(value), [0, 0, 0, 0])
+                cell = self.by.setdefault(dim, {}).setdefault(str(value), [0, 0, 0, 0, 0.0])
                 cell[0] += 1  # outcomes under the tie rule: 0/1, or a tie's credit
                 cell[1] += float(text or 0)
                 cell[2] += float(image or 0)
                 cell[3] += float(group or 0)
+                cell[4] += float(chance or 0)
+                key = concept if concept is not None else ("item", self.n)
+                u = self.by_units.setdefault((dim, str(value)), {}).setdefault(key, [0, 0.0])
+                u[0] += 1
+                u[1] += float(text or 0)
 
     def add(self, result: dict, n_candidates: int, n_distinct: int, paired: bool,
             group: str | None, error_category: str | None = None, concept=None) -> None:
@@ -195,11 +204,16 @@ class Tally:
         if self.matrix:
             out.update(self._matrix_metrics(pct))
         if self.by:
+            from autocomp.eval.intervals import proportion
+
             out["by"], out["macro"] = {}, {}
             for dim, values in sorted(self.by.items()):
                 rows = {}
-                for k, (n, text, image, group) in sorted(values.items()):
-                    rows[k] = {"n": n, "accuracy": pct(text, n)}
+                for k, (n, text, image, group, chance) in sorted(values.items()):
+                    got = proportion(self.by_units.get((dim, k), {}))
+                    rows[k] = {"n": n, "accuracy": pct(text, n), "chance": pct(chance, n),
+                               "interval": [round(got[0], 4), round(got[1], 4)] if got
+                               else None}
                     if self.matrix and self.matrix["image_n"]:
                         rows[k].update(text_score=pct(text, n), image_score=pct(image, n),
                                        group_score=pct(group, n))

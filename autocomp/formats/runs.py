@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autocomp.bench.store import expand, is_compact
@@ -12,6 +12,41 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.layout import RunLayout
 from autocomp.core.records import numbered_jsonl
 from autocomp.core.scene import SceneGraph
+
+
+@dataclass
+class Selection:
+    """The items of one split of a run (bench/splits.json): which are kept, each labelled
+    with its split and, outside train, its seen label (item["breakdown"]["seen"]); what
+    was left out is counted per split as the items are read."""
+
+    wanted: tuple[str, ...]
+    split_of: dict
+    seen_of: dict
+    against: dict
+    left_out: dict = field(default_factory=dict)
+    kept: int = 0
+
+    def digest(self) -> str:
+        import hashlib
+        import json
+
+        text = json.dumps([self.wanted, self.split_of, self.seen_of], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def split(self, row: dict, where: str) -> str:
+        got = self.split_of.get(row.get("concept"))
+        if got is None:
+            raise AutocompError(f"concept {row.get('concept')!r} has no split in "
+                                "bench/splits.json (written before the run grew?): "
+                                "`autocomp split RUN` writes it again", file=where)
+        return got
+
+    def summary(self) -> dict:
+        """What the result says of its selection."""
+        return {"split": "+".join(self.wanted), "items": self.kept,
+                "left_out": dict(sorted(self.left_out.items())),
+                "seen_against": self.against}
 
 
 @dataclass(frozen=True)
@@ -29,13 +64,17 @@ class Benchmark:
         return self.name.replace("/", "-")
 
     max_negatives: int | None = field(default=None, compare=False, repr=False)
+    selection: Selection | None = field(default=None, compare=False, repr=False)
 
     def fingerprint(self) -> str:
         """A digest of the stored file (and of what its compact rows are enumerated under),
         so a result can tell whether the benchmark it scored is still this one."""
         import hashlib
 
-        h = hashlib.sha256(f"n={self.n} max_negatives={self.max_negatives}\n".encode())
+        head = f"n={self.n} max_negatives={self.max_negatives}\n"
+        if self.selection is not None:  # another split, or new labels: another benchmark
+            head += f"selection={self.selection.digest()}\n"
+        h = hashlib.sha256(head.encode())
         with open(self.path, "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
@@ -62,9 +101,26 @@ class Benchmark:
         return expand(row, task, n=self.n, limit=self.max_negatives, where=where)
 
     def items(self) -> Iterator[dict]:
-        """The items as the full store holds them (compact rows are expanded)."""
+        """The items as the full store holds them (compact rows are expanded); with a
+        selection, those of its splits only, each labelled."""
+        sel = self.selection
+        if sel is None:
+            for where, row in self.rows():
+                yield self.expand(row, where)
+            return
+        sel.left_out, sel.kept = {}, 0
         for where, row in self.rows():
-            yield self.expand(row, where)
+            split = sel.split(row, where)
+            if split not in sel.wanted:
+                sel.left_out[split] = sel.left_out.get(split, 0) + 1
+                continue
+            sel.kept += 1
+            item = self.expand(row, where)
+            item["split"] = split
+            seen = sel.seen_of.get(row.get("concept"))
+            if seen is not None:
+                item["breakdown"] = {**(item.get("breakdown") or {}), "seen": seen}
+            yield item
 
 
 def open_run(source, images, columns, skip_missing: bool, text_only=False):
@@ -76,8 +132,10 @@ def open_run(source, images, columns, skip_missing: bool, text_only=False):
     return Suite("run", run.dir, run.dir, find_benchmarks(run.dir), run.tasks)
 
 
-def find_benchmarks(run_dir: Path, patterns=()) -> list[Benchmark]:
-    """Every benchmark file under RUN_DIR/bench (or matching one of `patterns`)."""
+def find_benchmarks(run_dir: Path, patterns=(), split: str | None = "test") -> list[Benchmark]:
+    """Every benchmark file under RUN_DIR/bench (or matching one of `patterns`). A run
+    with splits (bench/splits.json) gives the items of `split` (train, val, test, or all),
+    labelled seen / unseen."""
     layout = RunLayout(run_dir)
     bench = layout.bench
     tasks = limit = None
@@ -89,9 +147,11 @@ def find_benchmarks(run_dir: Path, patterns=()) -> list[Benchmark]:
     if not bench.is_dir():
         raise AutocompError("no benchmarks here: build them first (`autocomp run CONFIG` or "
                             "`autocomp build RUN_DIR`)", file=bench)
+    selection = _selection(bench, split)
     out = []
     for f, path in layout.benchmark_files():
-        b = Benchmark(f.name, f.task, f.n, f.track, f.kind, path, tasks, limit)
+        b = Benchmark(f.name, f.task, f.n, f.track, f.kind, path, tasks, limit,
+                      None if selection is None else replace(selection))
         if not patterns or any(fnmatch.fnmatch(b.name, p) or fnmatch.fnmatch(b.slug, p)
                                 for p in patterns):
             out.append(b)
@@ -99,6 +159,23 @@ def find_benchmarks(run_dir: Path, patterns=()) -> list[Benchmark]:
         what = f" matching {', '.join(patterns)}" if patterns else ""
         raise AutocompError(f"no benchmark files{what}", file=bench)
     return out
+
+
+def _selection(bench: Path, split: str | None) -> Selection | None:
+    from autocomp.bench.splits import SPLITS, read_splits
+
+    data = read_splits(bench)
+    if data is None:
+        if split not in (None, "test", "all"):
+            raise AutocompError(f"the run has no splits, so no {split} items (a split "
+                                "section in the config, then `autocomp split RUN`)",
+                                file=bench)
+        return None
+    wanted = SPLITS if split in (None, "all") else (split,)
+    if split not in (None, "all", *SPLITS):
+        raise AutocompError(f"unknown split {split!r} (known: {', '.join(SPLITS)}, all)")
+    return Selection(wanted, data["split"], data.get("seen") or {},
+                     data.get("seen_against") or {})
 
 
 def negative_graph(graph: SceneGraph, task, edit: dict) -> SceneGraph:

@@ -129,16 +129,18 @@ def bindings(graph: SceneGraph) -> list[Binding]:
 
 
 def check_caption(caption: str, graph: SceneGraph, noun: Callable[[str], Noun],
-                  vocabulary: Iterable[str] = ()) -> CheckResult:
+                  vocabulary: Iterable[str] = (), articles: bool = True) -> CheckResult:
     """Match every binding of `graph` in `caption`.
 
     `noun` gives the written forms of an object name; `vocabulary` lists the written forms
     of the vocabulary's objects (`Task.object_forms`), which a match must not be a part of.
+    `articles=False` lets a noun phrase stand without its article ("red cars on a road"):
+    how a training corpus is read for the compounds it holds (bench/corpus.py).
     """
     longer = tuple(vocabulary)
     matches, failed = [], []
     for b in bindings(graph):
-        m = _match(caption, graph, b, noun, longer)
+        m = _MATCHERS[b.kind](caption, graph, b, noun, longer, articles)
         if m is None:
             failed.append(b.label(graph))
         else:
@@ -146,23 +148,19 @@ def check_caption(caption: str, graph: SceneGraph, noun: Callable[[str], Noun],
     return CheckResult(not failed, tuple(matches), tuple(failed))
 
 
-def _match(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
-    return _MATCHERS[b.kind](caption, graph, b, noun, longer)
-
-
-def _match_object(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
-    pattern = _np("s", None, noun(graph.objects[b.index].name).forms)
+def _match_object(caption, graph, b: Binding, noun, longer, articles) -> BindingMatch | None:
+    pattern = _np("s", None, noun(graph.objects[b.index].name).forms, (), articles)
     return _match_phrase(caption, pattern, b, longer)
 
 
-def _match_attribute(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
+def _match_attribute(caption, graph, b: Binding, noun, longer, articles) -> BindingMatch | None:
     obj = graph.objects[b.index]
     value = obj.attributes[b.attribute]
     others = [a for j, a in enumerate(obj.attributes) if j != b.attribute]
     written = noun(obj.name)
     if written.counted:
         return _match_phrase(caption, _counted("s", value, written.forms), b, longer)
-    return _match_phrase(caption, _np("s", value, written.forms, others), b, longer)
+    return _match_phrase(caption, _np("s", value, written.forms, others, articles), b, longer)
 
 
 def _match_phrase(caption, pattern: str, b: Binding, longer) -> BindingMatch | None:
@@ -177,16 +175,16 @@ def _match_phrase(caption, pattern: str, b: Binding, longer) -> BindingMatch | N
     return None
 
 
-def _match_relation(caption, graph, b: Binding, noun, longer) -> BindingMatch | None:
+def _match_relation(caption, graph, b: Binding, noun, longer, articles) -> BindingMatch | None:
     """The subject's noun phrase, then the relation and the object's phrase right after it.
     Two patterns instead of one: each is shared by many bindings (one per subject, one per
     relation and object), so a benchmark's hundred thousand distinct relation bindings
     compile a few thousand patterns, not one each."""
     rel = graph.relations[b.index]
     subj, objn = (graph.objects[i] for i in (rel.subject, rel.object))
-    head = _compile(_np("s", None, noun(subj.name).forms, subj.attributes))
+    head = _compile(_np("s", None, noun(subj.name).forms, subj.attributes, articles))
     tail = _compile(f"(?:{_VERB})?" + r"\s+(?P<pred>" + _words(rel.predicate) + r")\s+"
-                    + _np("o", None, noun(objn.name).forms, objn.attributes))
+                    + _np("o", None, noun(objn.name).forms, objn.attributes, articles))
     pos = 0
     while (m := head.search(caption, pos)) is not None:
         t = tail.match(caption, m.end())
@@ -207,7 +205,8 @@ def _words(phrase: str) -> str:
     return r"\s+".join(re.escape(w) for w in phrase.split())
 
 
-def _np(prefix: str, value: str | None, forms: tuple[str, ...], others=()) -> str:
+def _np(prefix: str, value: str | None, forms: tuple[str, ...], others=(),
+        articles: bool = True) -> str:
     """<Article> [<Word>] [value] noun. `others`: the object's other attributes (scene
     graphs give an object several: "a large red cube"), whose words may stand before and
     after the value in any order; an object with one attribute or none gets the paper's
@@ -222,7 +221,8 @@ def _np(prefix: str, value: str | None, forms: tuple[str, ...], others=()) -> st
                    reverse=True)
     extra = rf"(?:(?:{'|'.join(map(re.escape, words))})\s+)*" if words else ""
     middle = f"{extra}(?P<{prefix}val>{_words(value)})\\s+{extra}" if value else extra
-    return (rf"\b(?P<{prefix}art>{_ART})\s+(?:(?P<{prefix}mod>{_WORD})\s+)?{middle}"
+    art = rf"(?P<{prefix}art>{_ART})\s+" if articles else rf"(?:(?P<{prefix}art>{_ART})\s+)?"
+    return (rf"\b{art}(?:(?P<{prefix}mod>{_WORD})\s+)?{middle}"
             rf"(?P<{prefix}noun>{alts})(?!\w)")  # not \b: "c++" ends in no word char
 
 

@@ -300,4 +300,24 @@ def report_tables(results, labels=None, exclude_relations=None) -> tuple[list[Ta
                 skipped.append(f"{name} ({why})")
             else:
                 tables += made if isinstance(made, list) else [made]
+    tables += _seen_tables(ours, labels)
     return tables + external_tables(results, labels, exclude_relations), skipped
+
+
+def _seen_tables(results, labels) -> list[Table]:
+    """The seen / unseen table and Table 4 on each label's items (report/seen.py)."""
+    from autocomp.report.seen import ORDER, per_label_results, seen_table
+
+    got = seen_table(results, labels)
+    if got is None:
+        return []
+    out = [got]
+    plain = [r for r in results if r.get("kind") != "winoground"]
+    for label in ORDER:
+        part = per_label_results(plain, label)
+        made = table4(part, labels, only=lambda m: not _is_vlm(m),
+                      title=f"Table 4, {label} only: accuracy (%), positive strictly above "
+                            "every negative") if part else None
+        if made is not None:
+            out.append(made)
+    return out

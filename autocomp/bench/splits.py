@@ -1,0 +1,214 @@
+"""Train / val / test by concept, and CREPE's seen / unseen labels (docs/train.md).
+
+Atoms and compounds (CREPE section 3.1) are read off the scene graph:
+  atoms      ("object", name), ("value", attribute), ("relation", predicate)
+  compounds  ("value-object", attribute, name), ("relation", subject, predicate, object)
+
+`assign` gives every concept a split. A concept and its Winoground partner are one group
+(one split). With `hold_out`, a share of the distinct compounds (or values, objects,
+relations; or those named) is held out: a group holding one goes to test, whatever the
+fractions say, so train never holds it. The other groups go to train / val / test by a
+hash of (seed, group), so adding concepts moves none.
+
+`label` places a test concept as CREPE does: "unseen atoms" if one of its atoms was never
+seen, else "unseen compounds" if one of its compounds was never seen, else "seen
+compounds". Seen against train (the train concepts' graphs, exact), or against a caption
+corpus (bench/corpus.py).
+
+bench/splits.json records the assignment, what was held out, the labels and what they
+were measured against; formats/runs.py reads it (eval scores test items by default).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+from autocomp.core.errors import AutocompError
+from autocomp.core.records import write_text
+from autocomp.core.scene import SceneGraph
+
+SPLITS = ("train", "val", "test")
+SEEN = ("seen compounds", "unseen compounds", "unseen atoms")
+SEEN_SHORT = {"seen compounds": "SC", "unseen compounds": "UC", "unseen atoms": "UA"}
+FILE = "splits.json"
+_HELD_KIND = {"values": "value", "objects": "object", "relations": "relation"}
+
+
+def atoms(graph: SceneGraph) -> set[tuple]:
+    out = {("object", o.name) for o in graph.objects}
+    out |= {("value", a) for o in graph.objects for a in o.attributes}
+    return out | {("relation", r.predicate) for r in graph.relations}
+
+
+def compounds(graph: SceneGraph) -> set[tuple]:
+    out = {("value-object", a, o.name) for o in graph.objects for a in o.attributes}
+    return out | {("relation", graph.objects[r.subject].name, r.predicate,
+                   graph.objects[r.object].name) for r in graph.relations}
+
+
+def words(unit: tuple) -> str:
+    """A compound or atom as words ("red cube", "cube above sphere")."""
+    return " ".join(unit[1:])
+
+
+def label(graph: SceneGraph, seen_atoms, seen_compounds) -> str:
+    if not atoms(graph) <= seen_atoms:
+        return SEEN[2]
+    if not compounds(graph) <= seen_compounds:
+        return SEEN[1]
+    return SEEN[0]
+
+
+def _unit(key: str) -> float:
+    """A number in [0, 1) from a key, the same on every machine."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:15], 16) / 16 ** 15
+
+
+def _groups(records: list[dict]) -> dict[str, list[dict]]:
+    """Group id -> its records: a partner joins its original, and concepts of one meaning
+    (the same graph drawn by two tasks) join each other, so neither straddles splits."""
+    parent = {r["id"]: r["id"] for r in records}
+
+    def root(i: str) -> str:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict = {}
+    for r in records:
+        links = [first.setdefault(SceneGraph.from_dict(r["graph"]).meaning_key(), r["id"])]
+        if r.get("partner_of") in parent:
+            links.append(r["partner_of"])
+        for other in links:
+            a, b = sorted((root(r["id"]), root(other)))
+            parent[b] = a
+    out: dict[str, list[dict]] = {}
+    for r in records:
+        out.setdefault(root(r["id"]), []).append(r)
+    return out
+
+
+def held_out(records: list[dict], cfg, seed: int, where=None) -> set[tuple]:
+    """The compounds or atoms train must never hold."""
+    if cfg.hold_out == "none":
+        return set()
+    graphs = [SceneGraph.from_dict(r["graph"]) for r in records]
+    if cfg.hold_out == "compounds":
+        universe = sorted(set().union(*(compounds(g) for g in graphs)))
+    else:
+        kind = _HELD_KIND[cfg.hold_out]
+        universe = sorted(a for a in set().union(*(atoms(g) for g in graphs)) if a[0] == kind)
+        if cfg.held_out:
+            named = {(kind, h) for h in cfg.held_out}
+            unknown = sorted(h for k, h in named - set(universe))
+            if unknown:
+                raise AutocompError(f"held out {cfg.hold_out} that no concept holds: "
+                                    f"{', '.join(unknown)} (known: "
+                                    f"{', '.join(u[1] for u in universe)})", file=where,
+                                    field="split.held_out")
+            return named
+    k = round(cfg.hold_out_fraction * len(universe))
+    return set(random.Random(f"{seed}/split/{cfg.hold_out}").sample(universe, k))
+
+
+def _holds(graph: SceneGraph, held: set[tuple]) -> bool:
+    return bool(held & (compounds(graph) | atoms(graph)))
+
+
+def assign(records: list[dict], cfg, seed: int, where=None) -> dict:
+    """{"split": {concept id: split}, "held_out": [...]}: every concept's split."""
+    held = held_out(records, cfg, seed, where)
+    split = {}
+    for gid, members in _groups(records).items():
+        if any(_holds(SceneGraph.from_dict(r["graph"]), held) for r in members):
+            name = "test"
+        else:
+            u = _unit(f"{seed}/{gid}")
+            name = "train" if u < cfg.train else "val" if u < cfg.train + cfg.val else "test"
+        for r in members:
+            split[r["id"]] = name
+    return {"split": split, "held_out": sorted(list(h) for h in held),
+            "hold_out": cfg.hold_out}
+
+
+def seen_in_train(records: list[dict], split: dict) -> tuple[set, set]:
+    train = [SceneGraph.from_dict(r["graph"]) for r in records if split[r["id"]] == "train"]
+    return set().union(*(atoms(g) for g in train)), set().union(*(compounds(g) for g in train))
+
+
+def labels(records: list[dict], split: dict, seen_atoms, seen_compounds) -> dict[str, str]:
+    """Concept id -> its seen label, for every concept outside train."""
+    return {r["id"]: label(SceneGraph.from_dict(r["graph"]), seen_atoms, seen_compounds)
+            for r in records if split[r["id"]] != "train"}
+
+
+def leaks(records: list[dict], split: dict, held) -> list[str]:
+    """What train holds that it must not: a held-out compound or atom, or a concept (by
+    meaning) that is also outside train. Empty when the split is clean."""
+    held = {tuple(h) for h in held}
+    out, outside = [], set()
+    for r in records:
+        if split[r["id"]] != "train":
+            outside.add(SceneGraph.from_dict(r["graph"]).meaning_key())
+    for r in records:
+        if split[r["id"]] != "train":
+            continue
+        graph = SceneGraph.from_dict(r["graph"])
+        for unit in sorted(held & (compounds(graph) | atoms(graph))):
+            out.append(f"train concept {r['id']} holds held-out {unit[0]} '{words(unit)}'")
+        if graph.meaning_key() in outside:
+            out.append(f"train concept {r['id']} is also a concept outside train")
+    return out
+
+
+def make_splits(run, corpus=None, column: str | None = None, progress=None) -> dict:
+    """Assign the run's concepts, label those outside train (against train, or against
+    `corpus`), check for leaks, write bench/splits.json; returns what it wrote."""
+    cfg = run.config.split
+    if cfg is None:
+        raise AutocompError("the run's config has no split section (add one: docs/train.md)",
+                            file=run.dir / "config.yaml")
+    records = run.records("concepts")
+    made = assign(records, cfg, run.config.seed, where=run.dir / "config.yaml")
+    problems = leaks(records, made["split"], made["held_out"])
+    if problems:  # assign cannot make these; a guard against a future change
+        raise AutocompError(f"the split leaks into train: {problems[0]} "
+                            f"({len(problems)} in all)", file=run.dir)
+    corpus = corpus if corpus is not None else run.config.corpus_path()
+    if corpus is not None:
+        from autocomp.bench.corpus import scan
+
+        column = column or cfg.corpus_column
+        found = scan(Path(corpus), column, records, run.tasks, progress=progress)
+        seen_atoms, seen_compounds = found["atoms"], found["compounds"]
+        against = {"corpus": str(corpus), "column": column, "rows": found["rows"],
+                   "empty_rows": found["empty"]}
+    else:
+        seen_atoms, seen_compounds = seen_in_train(records, made["split"])
+        against = {"train": sum(s == "train" for s in made["split"].values())}
+    seen = labels(records, made["split"], seen_atoms, seen_compounds)
+    out = {"hold_out": made["hold_out"], "held_out": made["held_out"],
+           "fractions": {s: getattr(cfg, s) for s in SPLITS}, "seen_against": against,
+           "counts": dict(Counter(made["split"].values())),
+           "seen_counts": dict(Counter(seen.values())),
+           "split": made["split"], "seen": seen}
+    write_text(run.layout.bench / FILE, json.dumps(out, indent=1, sort_keys=True))
+    return out
+
+
+def read_splits(bench_dir: Path) -> dict | None:
+    path = Path(bench_dir) / FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AutocompError(f"not readable JSON ({exc})", file=path) from None
+    if not isinstance(data, dict) or not isinstance(data.get("split"), dict):
+        raise AutocompError("expected the split of every concept (`split`)", file=path)
+    return data

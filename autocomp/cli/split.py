@@ -1,0 +1,35 @@
+"""`autocomp split RUN_DIR [--corpus FILE --column NAME]`: train / val / test by concept,
+and the seen / unseen labels of the concepts outside train (bench/splits.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("split")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--corpus", type=click.Path(path_type=Path), default=None,
+              help="Label test concepts against this training-caption corpus (.txt, .jsonl, "
+                   ".csv, .tsv or .parquet) instead of the run's train split.")
+@click.option("--column", default=None,
+              help="The corpus's caption column (default: the config's split.corpus_column, "
+                   "caption).")
+def split(run_dir, corpus, column):
+    """Assign a run's concepts to train / val / test (its config's split section) and label
+    each concept outside train seen compounds, unseen compounds or unseen atoms."""
+    from autocomp.bench.splits import SEEN, SPLITS, make_splits
+    from autocomp.run import Run
+
+    run = Run.open(run_dir)
+    got = make_splits(run, corpus, column)
+    counts = ", ".join(f"{got['counts'].get(s, 0):,} {s}" for s in SPLITS)
+    click.echo(f"concepts: {counts} (hold out: {got['hold_out']}, "
+               f"{len(got['held_out']):,} held out)")
+    against = got["seen_against"]
+    where = (f"corpus {against['corpus']} ({against['rows']:,} captions read)"
+             if "corpus" in against else f"the {against['train']:,} train concepts")
+    seen = ", ".join(f"{got['seen_counts'].get(s, 0):,} {s}" for s in SEEN)
+    click.echo(f"outside train, against {where}: {seen}")
+    click.echo(f"-> {run.layout.bench / 'splits.json'}")
