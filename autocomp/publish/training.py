@@ -103,9 +103,9 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
             graph, task = SceneGraph.from_dict(item["graph"]), run.tasks[item["task"]]
             for neg in item["negatives"]:
                 ng = negative_graph(graph, task, neg["edit"]) if neg.get("edit") else None
-                if guard.keep(ng, graph, bool(neg.get("same_meaning"))):
-                    if bench.kind == "swap" or neg["caption"] not in row["negatives"]:
-                        row["negatives"][neg["caption"]] = bench.kind
+                kept = guard.keep(ng, graph, bool(neg.get("same_meaning")))
+                if kept and (bench.kind == "swap" or neg["caption"] not in row["negatives"]):
+                    row["negatives"][neg["caption"]] = bench.kind  # swap wins: listed first
     if not rows:
         raise AutocompError(f"no {split} items in the run's benchmarks", file=run.dir)
     return _write(run, Path(out), rows, pairs, guard, split, seed, batch_size, max_negatives,
