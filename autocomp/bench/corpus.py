@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from autocomp.bench.splits import atoms, compounds
+from autocomp.bench.atoms import atoms, compounds
 from autocomp.core.errors import AutocompError
 from autocomp.core.scene import Object, Relation, SceneGraph
 from autocomp.language.check import check_caption

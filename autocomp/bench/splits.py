@@ -27,6 +27,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from autocomp.bench.atoms import atoms, compounds, words
 from autocomp.core.errors import AutocompError
 from autocomp.core.records import write_text
 from autocomp.core.scene import SceneGraph
@@ -36,23 +37,6 @@ SEEN = ("seen compounds", "unseen compounds", "unseen atoms")
 SEEN_SHORT = {"seen compounds": "SC", "unseen compounds": "UC", "unseen atoms": "UA"}
 FILE = "splits.json"
 _HELD_KIND = {"values": "value", "objects": "object", "relations": "relation"}
-
-
-def atoms(graph: SceneGraph) -> set[tuple]:
-    out = {("object", o.name) for o in graph.objects}
-    out |= {("value", a) for o in graph.objects for a in o.attributes}
-    return out | {("relation", r.predicate) for r in graph.relations}
-
-
-def compounds(graph: SceneGraph) -> set[tuple]:
-    out = {("value-object", a, o.name) for o in graph.objects for a in o.attributes}
-    return out | {("relation", graph.objects[r.subject].name, r.predicate,
-                   graph.objects[r.object].name) for r in graph.relations}
-
-
-def words(unit: tuple) -> str:
-    """A compound or atom as words ("red cube", "cube above sphere")."""
-    return " ".join(unit[1:])
 
 
 def label(graph: SceneGraph, seen_atoms, seen_compounds) -> str:

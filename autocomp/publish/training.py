@@ -33,7 +33,8 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from autocomp.bench.splits import atoms, compounds, read_splits, words
+from autocomp.bench.atoms import atoms, compounds, words
+from autocomp.bench.splits import read_splits
 from autocomp.core.errors import AutocompError
 from autocomp.core.records import atomic_open
 from autocomp.core.scene import SceneGraph
