@@ -191,7 +191,9 @@ def scan(path: Path, column: str, records: list[dict], tasks: dict, progress=Non
                     empty += 1
                     continue
                 _match(caption, targets, seen_atoms, seen_compounds)
-            bar.update(len(batch), f"{len(seen_atoms):,} of {len(targets.atoms):,} atoms, "
+            done = len(batch)
+            del batch  # not alive while the next one is read: one batch in memory
+            bar.update(done, f"{len(seen_atoms):,} of {len(targets.atoms):,} atoms, "
                        f"{len(seen_compounds):,} of {len(targets.compounds):,} compounds seen")
             if len(seen_atoms) + len(seen_compounds) == wanted:
                 break  # every target found: the rest cannot change a label

@@ -52,9 +52,11 @@ def _unit(key: str) -> float:
     return int(hashlib.sha256(key.encode()).hexdigest()[:15], 16) / 16 ** 15
 
 
-def _groups(records: list[dict]) -> dict[str, list[dict]]:
-    """Group id -> its records: a partner joins its original, and concepts of one meaning
-    (the same graph drawn by two tasks) join each other, so neither straddles splits."""
+def _groups(records: list[dict], tasks: dict | None = None) -> dict[str, list[dict]]:
+    """Group id -> its records: a partner joins its original, concepts of one meaning (the
+    same graph drawn by two tasks) join each other, and with `tasks`, two drawn concepts
+    that are each other's swap join too (they make a Winoground item), so none straddles
+    splits."""
     parent = {r["id"]: r["id"] for r in records}
 
     def root(i: str) -> str:
@@ -65,9 +67,14 @@ def _groups(records: list[dict]) -> dict[str, list[dict]]:
 
     first: dict = {}
     for r in records:
-        links = [first.setdefault(SceneGraph.from_dict(r["graph"]).meaning_key(), r["id"])]
+        first.setdefault(SceneGraph.from_dict(r["graph"]).meaning_key(), r["id"])
+    for r in records:
+        links = [first[SceneGraph.from_dict(r["graph"]).meaning_key()]]
         if r.get("partner_of") in parent:
             links.append(r["partner_of"])
+        swap = _swap_meaning(r, tasks)
+        if swap in first:
+            links.append(first[swap])
         for other in links:
             a, b = sorted((root(r["id"]), root(other)))
             parent[b] = a
@@ -75,6 +82,15 @@ def _groups(records: list[dict]) -> dict[str, list[dict]]:
     for r in records:
         out.setdefault(root(r["id"]), []).append(r)
     return out
+
+
+def _swap_meaning(record: dict, tasks: dict | None):
+    if not tasks or record.get("task") not in tasks:
+        return None
+    from autocomp.concepts.partners import partner_graph
+
+    got = partner_graph(tasks[record["task"]], SceneGraph.from_dict(record["graph"]))
+    return None if got is None else got.meaning_key()
 
 
 def held_out(records: list[dict], cfg, seed: int, where=None) -> set[tuple]:
@@ -104,11 +120,12 @@ def _holds(graph: SceneGraph, held: set[tuple]) -> bool:
     return bool(held & (compounds(graph) | atoms(graph)))
 
 
-def assign(records: list[dict], cfg, seed: int, where=None) -> dict:
-    """{"split": {concept id: split}, "held_out": [...]}: every concept's split."""
+def assign(records: list[dict], cfg, seed: int, where=None, tasks: dict | None = None) -> dict:
+    """{"split": {concept id: split}, "held_out": [...]}: every concept's split (`tasks`:
+    the run's, so that concepts that are each other's swap share one)."""
     held = held_out(records, cfg, seed, where)
     split = {}
-    for gid, members in _groups(records).items():
+    for gid, members in _groups(records, tasks).items():
         if any(_holds(SceneGraph.from_dict(r["graph"]), held) for r in members):
             name = "test"
         else:
@@ -158,7 +175,8 @@ def make_splits(run, corpus=None, column: str | None = None, progress=None) -> d
         raise AutocompError("the run's config has no split section (add one: docs/train.md)",
                             file=run.dir / "config.yaml")
     records = run.records("concepts")
-    made = assign(records, cfg, run.config.seed, where=run.dir / "config.yaml")
+    made = assign(records, cfg, run.config.seed, where=run.dir / "config.yaml",
+                  tasks=run.tasks)
     problems = leaks(records, made["split"], made["held_out"])
     if problems:  # assign cannot make these; a guard against a future change
         raise AutocompError(f"the split leaks into train: {problems[0]} "

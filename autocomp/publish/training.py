@@ -95,8 +95,11 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
     for bench in find_benchmarks(run.dir, split=split):
         for item in bench.items():
             if bench.kind == PAIRED:
-                for k in (0, 1):
-                    _row(rows, item["images"][k], item["captions"][k], item, bench)
+                if splits["split"].get(item.get("partner")) != split:
+                    guard.dropped["image pair whose partner is outside the split"] += 1
+                    continue
+                for k, concept in enumerate((item["concept"], item["partner"])):
+                    _row(rows, item["images"][k], item["captions"][k], item, bench, concept)
                     rows[item["images"][k]]["negatives"][item["captions"][1 - k]] = "swap"
                 pairs.append(tuple(item["images"]))
                 continue
@@ -113,9 +116,10 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
                   splits)
 
 
-def _row(rows: dict, image: str, caption: str, item: dict, bench) -> dict:
+def _row(rows: dict, image: str, caption: str, item: dict, bench, concept=None) -> dict:
     if image not in rows:
-        rows[image] = {"image": image, "title": caption, "concept": item["concept"],
+        rows[image] = {"image": image, "title": caption,
+                       "concept": concept or item["concept"],
                        "task": item["task"], "n": item["n"], "track": bench.track,
                        "negatives": {}}
     return rows[image]

@@ -1,0 +1,369 @@
+"""Splits by concept: nothing held out reaches train (each split kind), CREPE's seen /
+unseen labels, the streamed corpus scan in flat memory, eval and report by label, and the
+training export read back by the libraries its users use."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from autocomp.bench.atoms import atoms, compounds
+from autocomp.bench.splits import assign, label, leaks
+from autocomp.config import SplitConfig, parse_config
+from autocomp.core.errors import AutocompError
+from autocomp.core.scene import SceneGraph
+
+CONFIG = """name: sp
+seed: 0
+concepts:
+  - {task: shape_color, n: [2, 3], count: 40}
+  - {task: shape_position, n: [2], count: 24}
+captions:
+  options: {slip_rate: 0.0}
+generate:
+  options: {size: 96}
+build:
+  benchmarks: [swap, confusion, winoground]
+split: {train: 0.7, val: 0.1, test: 0.2, hold_out: compounds, hold_out_fraction: 0.15}
+"""
+
+
+def _records(seed=0):
+    """Concept records of three tasks, partners included (no images needed)."""
+    from autocomp.concepts.load import load_task
+    from autocomp.concepts.partners import partner_records
+    from autocomp.concepts.sampling import Concept, sample_concepts
+
+    out, seen = [], set()
+    for name, n, count in (("shape_color", 2, 60), ("shape_color", 3, 60),
+                           ("shape_position", 2, 40), ("shape_position", 3, 30)):
+        task = load_task(name)
+        for c in sample_concepts(task, n, count, seed):
+            r = c.to_record()
+            for rec in (r, partner_records(task, r, Concept)):
+                if rec is not None and rec["id"] not in seen:
+                    seen.add(rec["id"])
+                    out.append(rec)
+    return out
+
+
+def _graph(r):
+    return SceneGraph.from_dict(r["graph"])
+
+
+@pytest.mark.parametrize("kind,named", [("none", ()), ("compounds", ()), ("values", ()),
+                                        ("values", ("red", "blue")), ("objects", ("cube",)),
+                                        ("relations", ("above",))])
+def test_no_held_out_compound_or_atom_in_train(kind, named):
+    records = _records()
+    cfg = SplitConfig(0.7, 0.1, 0.2, kind, 0.2, named)
+    tasks = _tasks()
+    made = assign(records, cfg, seed=3, tasks=tasks)
+    split, held = made["split"], {tuple(h) for h in made["held_out"]}
+    assert set(split) == {r["id"] for r in records}
+    if kind == "none":
+        assert not held
+    else:
+        assert held
+        if named:
+            assert {h[1] for h in held} == set(named)
+    train = [r for r in records if split[r["id"]] == "train"]
+    test = [r for r in records if split[r["id"]] == "test"]
+    assert train and test
+    for r in train:  # the property itself, computed here, not by the module under test
+        g = _graph(r)
+        assert not held & (compounds(g) | atoms(g)), r
+    # every concept holding a held-out unit is in test
+    for r in records:
+        g = _graph(r)
+        if held & (compounds(g) | atoms(g)):
+            assert split[r["id"]] == "test"
+    # a concept and its partner, and concepts of one meaning, share a split
+    by_id = {r["id"]: r for r in records}
+    for r in records:
+        if r.get("partner_of") in by_id:
+            assert split[r["id"]] == split[r["partner_of"]]
+    meanings = {}
+    for r in records:
+        meanings.setdefault(_graph(r).meaning_key(), set()).add(split[r["id"]])
+    assert all(len(s) == 1 for s in meanings.values())
+    from autocomp.concepts.partners import partner_graph  # drawn swaps: one Winoground item
+
+    swaps = 0
+    for r in records:
+        p = partner_graph(tasks[r["task"]], _graph(r))
+        if p is not None and p.meaning_key() in meanings:
+            swaps += 1
+            assert meanings[p.meaning_key()] == {split[r["id"]]}
+    assert swaps
+    assert leaks(records, split, made["held_out"]) == []
+    # and the guard sees a leak when one is made
+    if kind != "none":
+        victim = next(r for r in test if held & (compounds(_graph(r)) | atoms(_graph(r))))
+        assert leaks(records, {**split, victim["id"]: "train"}, made["held_out"])
+
+
+def test_assignment_is_stable_and_follows_the_fractions():
+    records = _records()
+    cfg = SplitConfig(0.6, 0.2, 0.2, "none", 0.0, ())
+    a = assign(records, cfg, seed=1)["split"]
+    assert a == assign(list(reversed(records)), cfg, seed=1)["split"]  # order-free
+    more = assign(records[:-20], cfg, seed=1)["split"]
+    assert all(a[k] == v for k, v in more.items())  # adding concepts moves none
+    share = sum(v == "train" for v in a.values()) / len(a)
+    assert 0.5 < share < 0.7
+
+
+def test_labels_follow_crepe_definitions():
+    g = SceneGraph.from_dict({"objects": [{"name": "cube", "attributes": ["red"]},
+                                          {"name": "sphere", "attributes": ["blue"]}],
+                              "relations": []})
+    all_atoms, all_comp = atoms(g), compounds(g)
+    assert label(g, all_atoms, all_comp) == "seen compounds"
+    assert label(g, all_atoms, all_comp - {("value-object", "red", "cube")}) == \
+        "unseen compounds"
+    assert label(g, all_atoms - {("value", "blue")}, all_comp) == "unseen atoms"
+
+
+def test_config_split_errors_name_the_field(tmp_path):
+    base = CONFIG.replace("split: {train: 0.7, val: 0.1, test: 0.2, hold_out: compounds, "
+                          "hold_out_fraction: 0.15}\n", "")
+    import yaml
+
+    def parsed(split):
+        data = yaml.safe_load(base)
+        data["split"] = split
+        return parse_config(data, tmp_path / "c.yaml")
+
+    with pytest.raises(AutocompError, match=r"field split: train \+ val \+ test must be 1"):
+        parsed({"train": 0.5, "val": 0.1, "test": 0.1})
+    with pytest.raises(AutocompError, match="split.held_out"):
+        parsed({"hold_out": "compounds", "held_out": ["red"]})
+    with pytest.raises(AutocompError, match="split.hold_out"):
+        parsed({"hold_out": "everything"})
+    cfg = parsed({"hold_out": "values", "held_out": ["red"]})
+    assert cfg.split.held_out == ("red",) and parse_config(cfg.to_dict()).split == cfg.split
+
+
+# ---- the corpus scan --------------------------------------------------------------------
+
+def _tasks():
+    from autocomp.concepts.load import load_task
+
+    return {n: load_task(n) for n in ("shape_color", "shape_position")}
+
+
+def _rec(task, objects, relations=()):
+    return {"id": f"{task}-{len(objects)}-{objects[0][0]}", "task": task,
+            "graph": {"objects": [{"name": n, "attributes": list(a)} for n, a in objects],
+                      "relations": [list(r) for r in relations]}}
+
+
+def test_corpus_scan_finds_compounds_with_the_check_parser(tmp_path):
+    from autocomp.bench.corpus import scan
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("Two red cubes on a wooden table\n"  # plural, no article
+                      "a blue sphere\n"
+                      "the sphere is above a cone.\n"   # a copula, as the check allows
+                      "green grass and a cylinder\n"
+                      "\n", encoding="utf-8")
+    records = [_rec("shape_color", [("cube", ["red"]), ("sphere", ["blue"])]),
+               _rec("shape_color", [("cube", ["blue"]), ("sphere", ["red"])]),
+               _rec("shape_color", [("cube", ["red"]), ("torus", ["gold"])]),
+               _rec("shape_position", [("sphere", []), ("cone", [])], [(0, "above", 1)]),
+               _rec("shape_position", [("cone", []), ("sphere", [])], [(0, "above", 1)])]
+    got = scan(corpus, "caption", records, _tasks())
+    assert got["rows"] == 5 and got["empty"] == 1
+    assert ("value-object", "red", "cube") in got["compounds"]
+    assert ("value-object", "blue", "sphere") in got["compounds"]
+    assert ("value-object", "blue", "cube") not in got["compounds"]  # words apart
+    assert ("relation", "sphere", "above", "cone") in got["compounds"]
+    assert ("relation", "cone", "above", "sphere") not in got["compounds"]
+    assert ("value", "gold") not in got["atoms"] and ("object", "torus") not in got["atoms"]
+    labels = [label(_graph(r), got["atoms"], got["compounds"]) for r in records]
+    assert labels == ["seen compounds", "unseen compounds", "unseen atoms",
+                      "seen compounds", "unseen compounds"]
+
+
+def _parquet(path: Path, rows: int) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    words = ["a photo of a dog on a sofa", "a red cube near a window",
+             "two people walking on a beach at sunset", "a cube above a sphere",
+             "street view of an old town with shops"]
+    writer = pq.ParquetWriter(path, pa.schema([("caption", pa.string()), ("url", pa.string())]))
+    step = 50_000
+    for start in range(0, rows, step):
+        n = min(step, rows - start)
+        caps = [f"{words[i % 5]} number {start + i}" for i in range(n)]
+        writer.write_table(pa.table({"caption": caps, "url": [f"u{i}" for i in range(n)]}))
+    writer.close()
+
+
+def test_corpus_scan_runs_in_flat_memory_with_progress(tmp_path, monkeypatch, caplog):
+    """The peak of Python allocations does not grow with the corpus (a few batches, never
+    the rows), and progress lines come while it reads."""
+    from autocomp.bench.corpus import scan
+
+    monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0")
+    records = [_rec("shape_color", [("cube", ["red"]), ("torus", ["gold"])])]  # gold torus:
+    peaks = {}                                                    # never found: reads it all
+    for rows in (100_000, 300_000):
+        path = tmp_path / f"c{rows}.parquet"
+        _parquet(path, rows)
+        caplog.clear()
+        tracemalloc.start()
+        with caplog.at_level("INFO", logger="autocomp.progress"):
+            got = scan(path, "caption", records, _tasks())
+        peaks[rows] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert got["rows"] == rows and got["complete"]
+        assert ("value-object", "red", "cube") in got["compounds"]
+        assert ("object", "torus") not in got["atoms"]
+        lines = [r.getMessage() for r in caplog.records if "corpus" in r.getMessage()]
+        assert lines and "compounds seen" in lines[-1]
+    assert peaks[300_000] < 1.3 * peaks[100_000] + (1 << 20), peaks
+    assert peaks[300_000] < 64 << 20, peaks
+
+
+def test_corpus_errors_name_file_and_column(tmp_path):
+    from autocomp.bench.corpus import scan
+
+    path = tmp_path / "c.parquet"
+    _parquet(path, 10)
+    with pytest.raises(AutocompError, match="no column 'text'.*columns: caption, url"):
+        scan(path, "text", [_rec("shape_color", [("cube", ["red"])])], _tasks())
+    bad = tmp_path / "c.jsonl"
+    bad.write_text('{"caption": "a red cube"}\n{"other": 1}\n', encoding="utf-8")
+    with pytest.raises(AutocompError, match="line 2.*field corpus_column"):
+        scan(bad, "caption", [_rec("shape_color", [("cube", ["red"])])], _tasks())
+
+
+# ---- a run with splits: eval, report, training export ---------------------------------
+
+@pytest.fixture(scope="module")
+def split_run(tmp_path_factory):
+    from autocomp import api
+
+    root = tmp_path_factory.mktemp("splits")
+    cfg = root / "sp.yaml"
+    cfg.write_text(CONFIG, encoding="utf-8")
+    run = api.run(api.load_config(cfg), root / "run")
+    return run.dir
+
+
+def test_run_writes_splits_and_eval_scores_test_items_only(split_run, tmp_path):
+    from autocomp import api
+    from autocomp.report.tables import report_tables
+
+    data = json.loads((split_run / "bench" / "splits.json").read_text())
+    assert set(data["split"].values()) <= {"train", "val", "test"}
+    assert data["seen_against"]["train"] == sum(v == "train" for v in data["split"].values())
+    results = api.evaluate(split_run, ["reference:oracle", "reference:random"],
+                           tmp_path / "res")
+    cell = next(r for r in results if r["benchmark"] == "shape_color-n2/minimal-swap"
+                and r["model"] == "reference:random")
+    sel = cell["selection"]
+    assert sel["split"] == "test" and sel["items"] == cell["n_items"]
+    items = [json.loads(line) for line in
+             (split_run / "bench/shape_color-n2/minimal-swap.jsonl").read_text().splitlines()]
+    want = {s: sum(data["split"][i["concept"]] == s for i in items) for s in ("train", "val")}
+    assert sel["left_out"] == {k: v for k, v in want.items() if v}
+    by = cell["metrics"]["by"]["seen"]
+    assert sum(v["n"] for v in by.values()) == cell["n_items"]
+    for name, v in by.items():  # each label's numbers from its own items
+        preds = [json.loads(line) for line in Path(
+            tmp_path / "res").glob("reference_random*/shape_color-n2_minimal-swap*.predictions"
+                                   ".jsonl").__next__().read_text().splitlines()]
+        mine = [p for p in preds if data["seen"][p["concept"]] == name]
+        assert v["n"] == len(mine)
+        assert v["accuracy"] == pytest.approx(100 * sum(p["correct"] for p in mine) / len(mine))
+        assert v["interval"][0] <= v["accuracy"] <= v["interval"][1]
+    tables, _ = report_tables(api.results(tmp_path / "res"))
+    seen = next(t for t in tables if t.title.startswith("Seen / unseen"))
+    assert "UC - SC" in seen.header and any("reference:oracle" in r for r in seen.rows)
+    assert any(t.title.startswith("Table 4, unseen compounds only") for t in tables)
+
+
+def test_training_export_leaks_nothing_and_reads_back(split_run, tmp_path):
+    import datasets
+    import pandas as pd
+
+    from autocomp.language.check import check_caption
+    from autocomp.publish.training import export_training
+    from autocomp.run import Run
+
+    out = tmp_path / "train"
+    got = export_training(split_run, out)
+    data = json.loads((split_run / "bench" / "splits.json").read_text())
+    run = Run.open(split_run)
+    df = pd.read_csv(out / "clip.csv", sep="\t")
+    assert len(df) == got["rows"] > 0
+    assert set(df["concept"].map(data["split"])) == {"train"}
+    # no test or val positive, and no held-out compound, in any caption of train
+    outside = set()
+    for bench in run.layout.benchmark_files():
+        for line in bench[1].read_text().splitlines():
+            item = json.loads(line)
+            if data["split"][item["concept"]] != "train":
+                outside.update(item.get("captions") or [])
+                if "graph" in item:
+                    outside.add(run.tasks[item["task"]].minimal_caption(
+                        SceneGraph.from_dict(item["graph"])))
+    task = run.tasks["shape_color"]
+    held = [SceneGraph.from_dict({"objects": [{"name": h[2], "attributes": [h[1]]}]})
+            for h in data["held_out"] if h[0] == "value-object"]
+    assert held
+    texts = list(df["title"]) + [c for cell in df["neg_captions"] for c in json.loads(cell)]
+    minimal = [t for t in texts if t.endswith("on a white background")]
+    assert minimal
+    for text in texts:
+        assert text not in outside
+        for g in held:
+            assert not check_caption(text, g, task.noun, task.object_forms,
+                                     articles=False).passed, (text, g)
+    # image negatives: a partner row, in the same batch
+    batches = [json.loads(line) for line in (out / "batches.jsonl").read_text().splitlines()]
+    where = {i: k for k, b in enumerate(batches) for i in b}
+    assert sorted(where) == list(range(len(df)))
+    pairs = [(i, j) for i, cell in enumerate(df["neg_image"]) for j in json.loads(cell)]
+    assert pairs and all(where[i] == where[j] for i, j in pairs)
+    assert all(df["concept"][j] != df["concept"][i] for i, j in pairs)
+    # open_clip's own CSV dataset reads it
+    import open_clip
+    from open_clip_train.data import CsvDataset
+
+    _, _, preprocess = open_clip.create_model_and_transforms("ViT-B-32", pretrained=None)
+    ds = CsvDataset(str(out / "clip.csv"), preprocess, "filepath", "title", sep="\t",
+                    tokenizer=open_clip.get_tokenizer("ViT-B-32"))
+    image, text = ds[0]
+    assert tuple(image.shape) == (3, 224, 224) and text.shape[-1] == 77
+    # chat SFT: datasets reads both layouts; each answer is right
+    llava = datasets.load_dataset("json", data_files=str(out / "sft_llava.json"))["train"]
+    msgs = datasets.load_dataset("json", data_files=str(out / "sft_messages.jsonl"))["train"]
+    assert len(llava) == len(msgs) == got["sft_conversations"] > 0
+    title = dict(zip(df["filepath"].map(lambda p: str(Path(p).relative_to(out.resolve()))),
+                     df["title"], strict=True))
+    for row in llava:
+        question, answer = (c["value"] for c in row["conversations"])
+        assert question.startswith("<image>\n") and (out / row["image"]).is_file()
+        if row["id"].endswith("-choice"):
+            options = dict(line.split(". ", 1) for line in question.split("\n")
+                           if len(line) > 3 and line[1:3] == ". ")
+            assert options[answer] == title[row["image"]]
+        else:
+            assert (answer == "Yes") == (f'"{title[row["image"]]}"' in question)
+    assert msgs[0]["images"] == [llava[0]["image"]]
+    assert [m["role"] for m in msgs[0]["messages"]] == ["user", "assistant"]
+
+
+def test_test_split_is_never_training_data(split_run, tmp_path):
+    from autocomp.publish.training import export_training
+
+    with pytest.raises(AutocompError, match="never exported"):
+        export_training(split_run, tmp_path / "t", split="test")
