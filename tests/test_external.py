@@ -189,7 +189,7 @@ def test_crepe_recall_at_k_mean_rank_and_crops(crepe, tmp_path):
     m = r["metrics"]
     assert m["accuracy"] == 0.0 and m["recall@3"] == 100.0 and m["mean_rank"] == 3.0
     rep = CliRunner().invoke(main, ["report", str(out), "--no-figure"])
-    assert "CREPE productivity" in rep.output and "| blind:length | swap | 4 |" in rep.output
+    assert "CREPE: Recall" in rep.output and "| blind:length | swap | 4 |" in rep.output
     from autocomp.eval.harness import image_ref
     from autocomp.eval.images import open_image as _open
 
@@ -695,3 +695,51 @@ def test_export_into_a_read_only_folder_is_one_line(small_run, tmp_path, monkeyp
                                     "webdataset", "-o", str(locked / "wds")])
     assert got.exit_code == 1 and "cannot write the export here (read-only file system)" in \
         got.output and "Traceback" not in got.output, got.output
+
+
+SYST_HEADER = ("image_id,caption,x,y,width,height,valid_hard_negs_atom,valid_hard_negs_comp,"
+               "valid_hard_negs_combined\n")
+
+
+def test_crepe_systematicity_seen_and_unseen_compounds(crepe, tmp_path):
+    """CREPE's systematicity files (written here by hand in the layout its code reads:
+    syst_vg_hard_negs_{seen,unseen}_compounds_in_<dataset>.csv, valid_hard_negs_{atom,comp,
+    combined}) are found beside the productivity ones, one benchmark per negative type and
+    training set, each item labelled seen / unseen compounds. blind:length by hand: atom,
+    seen: row 1 "a red car" (3 words) vs "a blue car" (3: tie, wrong) -> 0 of 1; unseen:
+    row 2 "a big brown dog" (4) vs "a dog" (2) -> right, row 3 "a cat" (2) vs "a small
+    white cat" (4) -> wrong: 1 of 2. A row with no valid negative of a type is left out
+    of that type, and counted."""
+    d, vg = crepe
+    syst = d / "syst_hard_negatives"
+    syst.mkdir()
+    (syst / "syst_vg_hard_negs_seen_compounds_in_cc12m.csv").write_text(
+        SYST_HEADER + '1,a red car,0,0,40,30,"[\'a blue car\']","[]","[\'a blue car\']"\n')
+    (syst / "syst_vg_hard_negs_unseen_compounds_in_cc12m.csv").write_text(
+        SYST_HEADER
+        + '2,a big brown dog,0,0,40,30,"[\'a dog\']","[\'a big black dog and a brown '
+          'cat\']","[\'a dog\']"\n'
+        + '1,a cat,5,5,20,20,"[\'a small white cat\']","[]","[]"\n')
+    suite = open_suite(d, images=vg)
+    names = [b.name for b in suite.benchmarks]
+    assert names == ["crepe/atom-n5", "crepe/swap-n4", "crepe/syst-atom-cc12m",
+                     "crepe/syst-combined-cc12m", "crepe/syst-comp-cc12m"]
+    assert suite.info["flagged"]["crepe/syst-comp-cc12m: rows with no valid comp hard "
+                                 "negative (left out)"] == 2
+    atom = list(next(b for b in suite.benchmarks if b.name == "crepe/syst-atom-cc12m")
+                .items())
+    assert [i["breakdown"]["seen"] for i in atom] == ["seen compounds", "unseen compounds",
+                                                      "unseen compounds"]
+    assert atom[2]["crop"] == [5.0, 5.0, 20.0, 20.0]
+    out = tmp_path / "res"
+    evaluate(d, ["blind:length"], out, "crepe/syst-*", images=vg, cache_dir=tmp_path / "c")
+    r = json.loads(result_file(out, "blind:length", "crepe/syst-atom-cc12m").read_text())
+    by = r["metrics"]["by"]["seen"]
+    assert by["seen compounds"]["n"] == 1 and by["seen compounds"]["accuracy"] == 0.0
+    assert by["unseen compounds"]["n"] == 2 and by["unseen compounds"]["accuracy"] == 50.0
+    assert by["unseen compounds"]["chance"] == 50.0
+    assert by["unseen compounds"]["interval"] == pytest.approx([1.2579, 98.7421], abs=1e-3)
+    rep = CliRunner().invoke(main, ["report", str(out), "--no-figure"])
+    assert "Seen / unseen" in rep.output
+    assert "| crepe/syst-atom-cc12m | blind:length | 0.0 [0.0, 97.5] | 50.0 [1.3, 98.7] |" \
+        in rep.output

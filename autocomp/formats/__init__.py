@@ -9,7 +9,7 @@ layout of an autocomp run's bench files; an item may carry `crop` (x, y, w, h).
 Formats (`--source-format`, detected when not given):
   run         an autocomp run directory (config.yaml + bench/)
   sugarcrepe  a folder with SugarCrepe's JSON files (add_att.json ... swap_obj.json)
-  crepe       CREPE productivity CSVs (a folder of them, or one file)
+  crepe       CREPE productivity and systematicity CSVs (a folder of them, or one file)
   columns     any JSONL / JSON / CSV / parquet file with a column mapping
   autocomp-hf released Auto-Comp data or `autocomp export --export-format hf` folders
               (Hugging Face datasets; negatives rebuilt from the concept)

@@ -1,4 +1,10 @@
-"""CREPE productivity (Ma et al. 2023): CSV files per hard-negative type (atom, swap,
+"""CREPE (Ma et al. 2023). Systematicity: syst_vg_hard_negs_{seen,unseen}_compounds_in_
+{cc12m,yfcc,laion}.csv, rows {image_id, caption, x, y, width, height,
+valid_hard_negs_{atom,comp,combined}}: a benchmark per negative type and training set
+(crepe/syst-<type>-<dataset>), each item labelled seen / unseen compounds (the report's
+Seen / unseen table); a row with no valid negative of a type is left out of it, counted.
+
+Productivity: CSV files per hard-negative type (atom, swap,
 negate) and complexity 4-12, rows {image_id (Visual Genome), caption, n, n_objects,
 n_relations, n_attributes, n_connected_components, hard_negs, x, y, width, height}.
 
@@ -105,6 +111,61 @@ def _rows(path: Path):
                                 entry=f"line {reader.line_num + 1}") from None
 
 
+SYST = re.compile(r"syst_vg_hard_negs_(seen|unseen)_compounds_in_([a-z0-9]+)\.csv$")
+SYST_TYPES = ("atom", "comp", "combined")  # valid_hard_negs_<type>
+SEEN_LABEL = {"seen": "seen compounds", "unseen": "unseen compounds"}
+
+
+def systematicity_files(source: Path) -> list[Path]:
+    """CREPE's systematicity CSVs (syst_vg_hard_negs_{seen,unseen}_compounds_in_{cc12m,
+    yfcc,laion}.csv), as the authors name them."""
+    if source.is_file():
+        return [source] if SYST.search(source.name) else []
+    return sorted(p for p in source.rglob("*.csv") if SYST.search(p.name))
+
+
+def _syst_items(path: Path, root: ImageRoot, cells: dict, flagged: dict) -> int:
+    """The rows of one systematicity file into cells[(type, dataset)]: an item per row and
+    type, labelled seen / unseen compounds (item["breakdown"]["seen"]); returns the rows."""
+    split, dataset = SYST.search(path.name).groups()
+    total = 0
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        lacking = [c for c in ("image_id", "caption", "x", "y", "width", "height",
+                               *(f"valid_hard_negs_{t}" for t in SYST_TYPES))
+                   if c not in (reader.fieldnames or [])]
+        if lacking:
+            raise AutocompError(f"missing column(s) {', '.join(lacking)}", file=path)
+        for i, row in enumerate(reader, start=2):
+            total += 1
+            caption = normalise_space(row["caption"] or "")
+            image_id = (row["image_id"] or "").strip()
+            if not caption or not (image_id.isascii() and image_id.isdigit()):
+                raise AutocompError(f"expected a caption and a Visual Genome image id, got "
+                                    f"{row['caption']!r}, {image_id!r}", file=path,
+                                    entry=f"row {i}", field="caption, image_id")
+            item_id = f"syst-{split}-{dataset}-{i}"
+            image = root.resolve(f"{image_id}.jpg", item_id, path)
+            if image is None:
+                continue
+            crop = _crop(row, path, i, None if root.names_only else image)
+            for kind in SYST_TYPES:
+                negs = parse_negatives(row[f"valid_hard_negs_{kind}"] or "[]", path, i)
+                name = f"crepe/syst-{kind}-{dataset}"
+                if not negs:  # CREPE could not make one: the row is not in that set
+                    flagged[f"{name}: rows with no valid {kind} hard negative (left out)"] += 1
+                    continue
+                if caption.lower() in {x.lower() for x in negs}:
+                    flagged[f"{name}: positive among negatives"] += 1
+                cells[(f"syst-{kind}", dataset)].append({
+                    "id": f"{item_id}-{kind}", "task": "crepe-syst", "n": 0, "image": image,
+                    "crop": crop, "positive": caption, "concept": item_id,
+                    "negatives": [{"caption": x, "category": kind, "same_meaning": False}
+                                  for x in negs],
+                    "breakdown": {"seen": SEEN_LABEL[split]}})
+    return total
+
+
 def productivity_files(source: Path) -> list[Path]:
     """The productivity CSVs of a CREPE folder: as the authors ship them
     (.../prod_hard_negatives/{atom,negate,swap}/*.csv, under a checkout of their repository
@@ -114,16 +175,22 @@ def productivity_files(source: Path) -> list[Path]:
     prod = sorted(p for p in source.rglob("prod_hard_negatives") if p.is_dir())
     if prod:
         return sorted(f for folder in prod for f in folder.rglob("*.csv"))
-    return sorted(source.rglob("*.csv"))
+    return sorted(p for p in source.rglob("*.csv") if not SYST.search(p.name))
 
 
 def load_crepe(source: Path, root: ImageRoot) -> Suite:
-    files = productivity_files(source)
-    if not files:
+    """Productivity (crepe/<type>-n<k>) and systematicity (crepe/syst-<type>-<dataset>,
+    items labelled seen / unseen compounds) files, whichever the folder holds."""
+    syst = systematicity_files(source)
+    files = [] if source.is_file() and syst else productivity_files(source)
+    if not files and not syst:
         raise AutocompError("no CREPE CSV files here", file=source)
     cells: dict[tuple[str, int], list] = defaultdict(list)
     flagged: dict[str, int] = defaultdict(int)
     total = 0
+    syst_cells: dict[tuple[str, str], list] = defaultdict(list)
+    for path in syst:
+        total += _syst_items(path, root, syst_cells, flagged)
     for path in files:
         kind = _type_of(path.relative_to(source) if source.is_dir() else path)
         for i, row in _rows(path):
@@ -166,7 +233,13 @@ def load_crepe(source: Path, root: ImageRoot) -> Suite:
                                lambda rows=rows: iter(rows))
                for (kind, n), rows in sorted(cells.items(), key=lambda kv: (
                    TYPES.index(kv[0][0]), kv[0][1]))]
-    info = {"items": {b.name: len(cells[(b.kind, b.n)]) for b in benches},
+    sizes = {b.name: len(cells[(b.kind, b.n)]) for b in benches}
+    for (kind, dataset), rows in sorted(syst_cells.items()):
+        name = f"crepe/{kind}-{dataset}"
+        benches.append(LoadedBenchmark(name, "crepe-syst", 0, dataset, kind,
+                                       lambda rows=rows: iter(rows)))
+        sizes[name] = len(rows)
+    info = {"items": sizes,
             "flagged": dict(sorted(flagged.items())), "missing_images": len(root.missing)}
     return Suite("crepe", source, root.root, benches, {}, info)
 

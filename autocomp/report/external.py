@@ -60,15 +60,18 @@ def crepe_table(results, labels=None) -> Table | None:
         m = r["metrics"]
         flagged = sum(v for k, v in (r.get("source_info", {}).get("flagged") or {}).items()
                       if k.startswith(f"{r['benchmark']}:"))
-        out.append([_label(labels, r["model"]), r["kind"], str(r["n"]), scored(r),
+        out.append([_label(labels, r["model"]), r["kind"],
+                    str(r["n"]) if r["n"] else r["track"], scored(r),
                     r1(m.get("recall@3")), r1(m.get("recall@5")),
                     "-" if m.get("mean_rank") is None else f"{m['mean_rank']:.2f}",
                     r1(m["chance"]), str(r["n_items"]), str(flagged)])
-    return Table("CREPE productivity: Recall@1/3/5 (%) and mean rank of the positive (ties "
+    return Table("CREPE: Recall@1/3/5 (%) and mean rank of the positive (ties "
                  f"against it), R@1 with its {INTERVAL_NOTE}; flagged: rows whose positive is "
                  "among its negatives",
-                 ["Model", "Type", "N", "R@1", "R@3", "R@5", "Mean rank", "Chance R@1",
-                  "Items", "Flagged"], out, [EXACT_NOTE])
+                 ["Model", "Type", "N / trained on", "R@1", "R@3", "R@5", "Mean rank",
+                  "Chance R@1", "Items", "Flagged"], out,
+                 [EXACT_NOTE, "Systematicity (syst-*): the seen / unseen compounds split of "
+                  "each is in the Seen / unseen table."])
 
 
 def columns_table(results, labels=None) -> Table | None:

@@ -300,7 +300,7 @@ def report_tables(results, labels=None, exclude_relations=None) -> tuple[list[Ta
                 skipped.append(f"{name} ({why})")
             else:
                 tables += made if isinstance(made, list) else [made]
-    tables += _seen_tables(ours, labels)
+    tables += _seen_tables(results, labels)  # runs with splits, CREPE systematicity
     return tables + external_tables(results, labels, exclude_relations), skipped
 
 
