@@ -4,7 +4,8 @@
 
 Writes a parquet of ROWS web-style captions (Objects365 names, colours, relations mixed
 in, most captions holding no target), samples CONCEPTS concepts per N of the paper's
-attribute task (color, N = 2, 3) and relation task (position, N = 2), and scans the corpus for their atoms
+attribute task (color, N = 2, 3) and relation task (position, N = 2), and scans the
+corpus for their atoms
 and compounds: seconds, captions per second, peak Python memory (tracemalloc) and peak
 RSS, and the same scan of a tenth of the corpus (flat memory: the peaks should match).
 For scale, the naive scan (every compound's check on every caption) is timed on 2,000

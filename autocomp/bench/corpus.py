@@ -136,25 +136,27 @@ class Targets:
         for g in graphs:
             self.atoms |= atoms(g)
             self.compounds |= compounds(g)
-        self.by_word: dict[str, list] = {}
+        self.by_word: dict[str, list] = {}  # an atom's first word -> (atom, its pattern)
         for unit in sorted(self.atoms):
             phrases = self.forms(unit[1]) if unit[0] == "object" else (unit[1],)
             for phrase in phrases:
                 pattern = re.compile(rf"(?<![\w+-]){_words(phrase)}(?![\w+])", re.IGNORECASE)
-                self._index(phrase, ("atom", unit, pattern))
+                self.by_word.setdefault(_first(phrase), []).append((unit, pattern))
+        # a compound under (its value's or predicate's first word, a noun form's first
+        # word): a caption is matched only against compounds whose two words it holds
+        self.by_pair: dict[tuple[str, str], list] = {}
         for unit in sorted(self.compounds):
-            key = unit[1] if unit[0] == "value-object" else unit[2]
-            self._index(key, ("compound", unit, self.graph(unit)))
+            key, noun = (unit[1], unit[2]) if unit[0] == "value-object" else (unit[2], unit[1])
+            entry = (unit, self.graph(unit))
+            for first in {_first(f) for f in self.forms(noun)}:
+                self.by_pair.setdefault((_first(key), first), []).append(entry)
+        self.keys = frozenset(k for k, _ in self.by_pair)  # value / predicate first words
 
     def forms(self, name: str) -> tuple[str, ...]:
         return self.nouns.get(name) or (name,)
 
     def noun(self, name: str) -> _Written:
         return _Written(self.forms(name))
-
-    def _index(self, phrase: str, entry: tuple) -> None:
-        first = phrase.split()[0].lower()
-        self.by_word.setdefault(first, []).append(entry)
 
     @staticmethod
     def graph(unit: tuple) -> SceneGraph:
@@ -165,6 +167,10 @@ class Targets:
     def nouns_in(self, unit: tuple, tokens: set[str]) -> bool:
         names = (unit[2],) if unit[0] == "value-object" else (unit[1], unit[3])
         return all(any(f.split()[0].lower() in tokens for f in self.forms(n)) for n in names)
+
+
+def _first(phrase: str) -> str:
+    return phrase.split()[0].lower()
 
 
 def _words(phrase: str) -> str:
@@ -207,11 +213,14 @@ def scan(path: Path, column: str, records: list[dict], tasks: dict, progress=Non
 def _match(caption: str, targets: Targets, seen_atoms: set, seen_compounds: set) -> None:
     tokens = {t.lower() for t in _TOKEN.findall(caption)}
     for token in tokens:
-        for what, unit, matcher in targets.by_word.get(token, ()):
-            if what == "atom":
-                if unit not in seen_atoms and matcher.search(caption):
-                    seen_atoms.add(unit)
-            elif unit not in seen_compounds and targets.nouns_in(unit, tokens) and \
-                    check_caption(caption, matcher, targets.noun, targets.longer,
-                                  articles=False).passed:
-                seen_compounds.add(unit)
+        for unit, pattern in targets.by_word.get(token, ()):
+            if unit not in seen_atoms and pattern.search(caption):
+                seen_atoms.add(unit)
+    by_pair = targets.by_pair
+    for a in tokens & targets.keys:
+        for b in tokens:
+            for unit, graph in by_pair.get((a, b), ()):
+                if unit not in seen_compounds and targets.nouns_in(unit, tokens) and \
+                        check_caption(caption, graph, targets.noun, targets.longer,
+                                      articles=False).passed:
+                    seen_compounds.add(unit)
