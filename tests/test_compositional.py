@@ -115,14 +115,17 @@ def _check_winoground(m):
     assert m["chance_group"] == pytest.approx(16.6667, abs=1e-3)
     assert m["accuracy"] == m["text_score"]
     tags = m["by"]["tag"]
+    # each value with its chance (2 x 2 text: 25%) and Clopper-Pearson interval (1 of 2)
     assert tags["Object"] == {"n": 2, "accuracy": 50.0, "text_score": 50.0,
-                              "image_score": 50.0, "group_score": 50.0}
+                              "image_score": 50.0, "group_score": 50.0, "chance": 25.0,
+                              "interval": [1.2579, 98.7421]}
     assert tags["Relation"]["n"] == 3 and tags["Relation"]["group_score"] == 0.0
     assert tags["Relation"]["text_score"] == pytest.approx(66.6667, abs=1e-3)
     assert m["by"]["main_preds"]["2"]["n"] == 2
     assert m["by"]["secondary"] == {"Symbolic": {"n": 1, "accuracy": 100.0,
                                                  "text_score": 100.0, "image_score": 100.0,
-                                                 "group_score": 100.0}}
+                                                 "group_score": 100.0, "chance": 25.0,
+                                                 "interval": [2.5, 100.0]}}
 
 
 def test_winoground_repository_layout_detected_and_scored(winoground):
@@ -306,8 +309,9 @@ def test_aro_vg_macro_accuracy_as_the_authors_report_it(aro, tmp_path):
     assert names[2:] == [f"aro/coco-order/seed{k}" for k in (0, 1, 2)]
     rel = _score(suite, 0)
     assert rel["accuracy"] == pytest.approx(66.6667, abs=1e-3)  # micro
-    assert rel["by"]["relation"] == {"on": {"n": 2, "accuracy": 50.0},
-                                     "under": {"n": 1, "accuracy": 100.0}}
+    assert rel["by"]["relation"] == {
+        "on": {"n": 2, "accuracy": 50.0, "chance": 50.0, "interval": [1.2579, 98.7421]},
+        "under": {"n": 1, "accuracy": 100.0, "chance": 50.0, "interval": [2.5, 100.0]}}
     assert macro_accuracy(rel, suite.benchmarks[0].meta) == 75.0
     att = _score(suite, 1)  # pairs under 25 items are left out of the macro
     assert att["accuracy"] == pytest.approx(100 * 25 / 27, abs=1e-3)

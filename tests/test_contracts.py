@@ -9,6 +9,7 @@ import pytest
 from test_compositional import aro, winoground  # noqa: F401  (fixtures)
 from test_eval import tiny  # noqa: F401  (fixture: tiny open_clip, CLIP, SigLIP, LM)
 from test_external import coco, crepe, released_layout, small_run, sugarcrepe  # noqa: F401
+from test_peers import scpp, valse, vlchecklist  # noqa: F401  (fixtures)
 
 from autocomp.captions.writers import CaptionRequest
 from autocomp.concepts.load import load_task
@@ -479,6 +480,10 @@ def sources(request, tmp_path, monkeypatch):
             return request.getfixturevalue("sugarcrepe"), request.getfixturevalue("coco")
         if fmt == "crepe":
             return request.getfixturevalue("crepe")
+        if fmt in ("vl-checklist", "valse"):
+            return request.getfixturevalue(fmt.replace("-", ""))
+        if fmt == "sugarcrepe++":
+            return request.getfixturevalue("scpp")
         if fmt in ("winoground", "aro"):
             return request.getfixturevalue(fmt), None
         if fmt == "columns":
@@ -532,7 +537,7 @@ def _colorswap(tmp_path):
 
 
 FORMATS = ["run", "autocomp-export", "sugarcrepe", "crepe", "winoground", "aro", "columns",
-           "colorswap", "autocomp-hf"]
+           "colorswap", "autocomp-hf", "vl-checklist", "valse", "sugarcrepe++"]
 
 
 def test_every_registered_format_has_a_contract_fixture():

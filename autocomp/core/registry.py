@@ -84,6 +84,9 @@ FAMILIES: dict[str, dict[str, str]] = {
         "winoground": "autocomp.formats.pairs:open_winoground",
         "colorswap": "autocomp.formats.pairs:open_colorswap",
         "aro": "autocomp.formats.aro:open_aro",
+        "vl-checklist": "autocomp.formats.vlchecklist:open_vlchecklist",
+        "valse": "autocomp.formats.valse:open_valse",
+        "sugarcrepe++": "autocomp.formats.sugarcrepe_pp:open_sugarcrepe_pp",
     },
     "kind": {  # how values are drawn: an entry field (attributes) or a geometry (relations)
         "rgb": "autocomp.kinds.color:Color",

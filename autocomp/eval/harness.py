@@ -30,9 +30,16 @@ from autocomp.eval.items import (
     image_ref,
     image_refs,
     image_rows,
+    is_text_only,
     split_ref,
 )
-from autocomp.eval.matrix import is_matrix, matrix_chance, matrix_outcome, truth_of
+from autocomp.eval.matrix import (
+    every_true,
+    is_matrix,
+    matrix_chance,
+    matrix_outcome,
+    truth_of,
+)
 from autocomp.eval.metrics import TIED, TIES, Tally, error_category, outcome
 from autocomp.formats.runs import Benchmark, negative_graph
 
@@ -194,6 +201,9 @@ class Harness:
         out = []
         for item in chunk:
             texts = np.stack([vecs[tkeys[c]] for c in captions_of(item)]).astype(np.float64)
+            if is_text_only(item):  # similarities of text pairs, the positive pair first
+                out.append(np.array([texts[a] @ texts[b] for a, b in item["text_pairs"]]))
+                continue
             if self.scorer.embeds_images:
                 images = np.stack([vecs[ikeys[r]] for r in image_refs(item)])
                 scores = images.astype(np.float64) @ texts.T  # images x captions
@@ -249,7 +259,7 @@ class Harness:
         self.tick = None if progress is None else (lambda: progress(state()))
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
-                for chunk in _chunks(self._scoreable(bench.items(), skipped),
+                for chunk in _chunks(self._scoreable(bench.items(), skipped, self.dual),
                                      self.chunk_items):
                     lines = []
                     for item, scores in zip(chunk, self._scores(chunk), strict=True):
@@ -271,12 +281,24 @@ class Harness:
                 "seconds": round(time.perf_counter() - start, 3),
                 "encoded": dict(self.encoded), "skipped": skipped, "identical": identical}
 
+    @property
+    def dual(self) -> bool:
+        """Whether the scorer embeds texts and images in one space (text-only items need
+        its text tower: SugarCrepe++'s text-only task)."""
+        s = self.scorer
+        return bool(s.embeds_images and not s.scores_items
+                    and not getattr(s, "scores_pairs", False))
+
     @staticmethod
-    def _scoreable(items, skipped: dict) -> Iterator[dict]:
+    def _scoreable(items, skipped: dict, dual: bool = True) -> Iterator[dict]:
         """Items with at least one negative (a matrix item: an image with a true and a
         false caption); one with none would count as right whatever the model did, so it is
-        left out and counted."""
+        left out and counted; a text-only item needs a dual encoder's text tower."""
         for item in items:
+            if is_text_only(item) and not dual:
+                why = "text-only task (needs a dual encoder's text tower)"
+                skipped[why] = skipped.get(why, 0) + 1
+                continue
             if is_matrix(item):
                 truth = truth_of(item)
                 if (truth.any(axis=1) & ~truth.all(axis=1)).any():
@@ -289,9 +311,9 @@ class Harness:
 
     @staticmethod
     def _judge_matrix(item: dict, scores: np.ndarray, tally: Tally) -> dict:
-        truth = truth_of(item)
-        result = matrix_outcome(scores, truth)
-        tally.add_matrix(result, matrix_chance(truth), item.get("breakdown"),
+        truth, every = truth_of(item), every_true(item)
+        result = matrix_outcome(scores, truth, every)
+        tally.add_matrix(result, matrix_chance(truth, every), item.get("breakdown"),
                          item.get("concept"))
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["text"],
                 "text": result["text"], "image": result["image"], "group": result["group"],

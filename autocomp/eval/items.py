@@ -9,10 +9,20 @@ import numpy as np
 from autocomp.eval.matrix import is_matrix, truth_of
 
 
+def is_text_only(item: dict) -> bool:
+    """An item scored by its texts' similarity to each other, no image (SugarCrepe++'s
+    text-only task): `texts`, and `text_pairs` [[a, b], ...] whose similarities are its
+    candidates' scores, the positive pair first."""
+    return "text_pairs" in item
+
+
 def captions_of(item: dict) -> list[str]:
-    """The item's captions in column order: the positive first, or a matrix item's own."""
+    """The item's captions in column order: the positive first, or a matrix item's own
+    (a text-only item: its texts)."""
     if is_matrix(item):
         return list(item["captions"])
+    if is_text_only(item):
+        return list(item["texts"])
     return [item["positive"], *[n["caption"] for n in item["negatives"]]]
 
 
@@ -20,6 +30,8 @@ def caption_count(item: dict) -> int:
     """How many captions the item carries (what bounds a chunk's memory and work)."""
     if is_matrix(item):
         return len(item["captions"])
+    if is_text_only(item):
+        return len(item["texts"])
     return 1 + len(item.get("negatives") or ())
 
 
@@ -36,7 +48,10 @@ def image_ref(item: dict) -> str:
 
 
 def image_refs(item: dict) -> list[str]:
-    """The item's images in row order (one, or a matrix item's)."""
+    """The item's images in row order (one, or a matrix item's; none for a text-only
+    item)."""
+    if is_text_only(item):
+        return []
     if not is_matrix(item):
         return [image_ref(item)]
     crops = item.get("crops") or [None] * len(item["images"])

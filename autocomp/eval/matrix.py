@@ -27,6 +27,7 @@ else estimated from 20,000 seeded draws.
 from __future__ import annotations
 
 import itertools
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -40,36 +41,57 @@ def truth_of(item: dict) -> np.ndarray:
     return np.asarray(item["truth"], dtype=bool)
 
 
-def _pick(scores: np.ndarray, true: np.ndarray) -> tuple[bool, float] | None:
+def every_true(item: dict) -> bool:
+    """Whether a row is right only when EVERY true caption beats every false one
+    (SugarCrepe++: both positives above the negative), not its best true caption."""
+    return item.get("true_captions") == "all"
+
+
+def _pick(scores: np.ndarray, true: np.ndarray, every: bool = False
+          ) -> tuple[bool, float] | None:
     """(strict, tie credit) of one row or column, or None when it has no true or no false
-    candidate (nothing to pick)."""
+    candidate (nothing to pick). `every`: all true candidates must rank above the false
+    ones; a tie at the boundary earns the chance that random tie-breaking puts every tied
+    true one first (1 / C(tied, tied true))."""
     if true.all() or not true.any():
         return None
     shown = np.isfinite(scores)  # a scorer may leave candidates out (-inf)
-    best_true = scores[true].max()
+    best_true = scores[true].min() if every else scores[true].max()
     false = scores[~true & shown]
     best_false = false.max() if len(false) else -np.inf
     if best_true < best_false:
         return False, 0.0
+    if every:
+        if best_true > best_false:
+            return True, 1.0
+        tied = scores == best_true
+        return False, 1.0 / math.comb(int(tied.sum()), int((tied & true).sum()))
     top = scores == max(best_true, best_false)
     return bool(best_true > best_false), float((top & true).sum() / top.sum())
 
 
-def _first(scores: np.ndarray, truth: np.ndarray) -> bool | None:
+def _first(scores: np.ndarray, truth: np.ndarray, every: bool = False) -> bool | None:
     """Every row with a true and a false candidate picks a true one by argmax (the first of
-    the tied at the top, as CLIP_benchmark and MIEB pick); None when no row has both."""
+    the tied at the top, as CLIP_benchmark and MIEB pick); `every`: the row's true
+    candidates fill its first places in that order. None when no row has both."""
     rows = [i for i in range(truth.shape[0]) if truth[i].any() and not truth[i].all()]
     if not rows:
         return None
+    if every:
+        order = [np.argsort(-scores[i], kind="stable") for i in rows]
+        return all(bool(truth[i, o[:int(truth[i].sum())]].all())
+                   for i, o in zip(rows, order, strict=True))
     return all(bool(truth[i, int(np.argmax(scores[i]))]) for i in rows)
 
 
-def matrix_outcome(scores, truth) -> dict:
-    """Text, image and group outcomes of one item: strict (bool or None) and tie credit."""
+def matrix_outcome(scores, truth, every: bool = False) -> dict:
+    """Text, image and group outcomes of one item: strict (bool or None) and tie credit.
+    `every`: a row (column) is right when all its true candidates beat its false ones."""
     scores, truth = np.asarray(scores, dtype=np.float64), np.asarray(truth, dtype=bool)
-    rows = [p for i in range(truth.shape[0]) if (p := _pick(scores[i], truth[i])) is not None]
+    rows = [p for i in range(truth.shape[0])
+            if (p := _pick(scores[i], truth[i], every)) is not None]
     cols = [p for j in range(truth.shape[1])
-            if (p := _pick(scores[:, j], truth[:, j])) is not None]
+            if (p := _pick(scores[:, j], truth[:, j], every)) is not None]
 
     def combine(picks):
         if not picks:
@@ -78,8 +100,8 @@ def matrix_outcome(scores, truth) -> dict:
 
     text, text_tie = combine(rows)
     image, image_tie = combine(cols)
-    text_first = _first(scores, truth)
-    image_first = _first(scores.T, truth.T) if image is not None else None
+    text_first = _first(scores, truth, every)
+    image_first = _first(scores.T, truth.T, every) if image is not None else None
     out = {"text": text, "text_tie": text_tie, "image": image, "image_tie": image_tie,
            "text_argmax": text_first, "image_argmax": image_first}
     if image is None:
@@ -95,11 +117,17 @@ def matrix_outcome(scores, truth) -> dict:
     return out
 
 
+def _line_chance(t: np.ndarray, every: bool) -> float:
+    """A row's (column's) chance with random scores: a true candidate on top (t/n), or
+    every true candidate above every false one (1 / C(n, t))."""
+    return 1.0 / math.comb(t.size, int(t.sum())) if every else t.sum() / t.size
+
+
 @lru_cache(maxsize=256)
-def _chance(pattern: tuple) -> tuple:
+def _chance(pattern: tuple, every: bool = False) -> tuple:
     truth = np.array(pattern, dtype=bool)
-    rows = [t.sum() / t.size for t in truth if t.any() and not t.all()]
-    cols = [t.sum() / t.size for t in truth.T if t.any() and not t.all()]
+    rows = [_line_chance(t, every) for t in truth if t.any() and not t.all()]
+    cols = [_line_chance(t, every) for t in truth.T if t.any() and not t.all()]
     text = float(np.prod(rows)) if rows else None
     image = float(np.prod(cols)) if cols else None
     if image is None:
@@ -114,12 +142,12 @@ def _chance(pattern: tuple) -> tuple:
     hits = total = 0
     for scores in draws:
         total += 1
-        hits += bool(matrix_outcome(scores, truth)["group"])
+        hits += bool(matrix_outcome(scores, truth, every)["group"])
     return text, image, hits / total
 
 
-def matrix_chance(truth) -> dict:
+def matrix_chance(truth, every: bool = False) -> dict:
     """Chance text, image and group scores (fractions) of a truth matrix."""
     truth = np.asarray(truth, dtype=bool)
-    text, image, group = _chance(tuple(map(tuple, truth.tolist())))
+    text, image, group = _chance(tuple(map(tuple, truth.tolist())), every)
     return {"text": text, "image": image, "group": group}

@@ -18,6 +18,10 @@ Formats (`--source-format`, detected when not given):
   winoground  Winoground in its Hugging Face layout (2 images x 2 captions per item)
   colorswap   ColorSwap in its Hugging Face layout (the same shape)
   aro         ARO: VG-Relation, VG-Attribution, COCO-Order, Flickr30k-Order
+  vl-checklist  VL-CheckList's data/{Attribute,Object,Relation} JSON files
+  valse       VALSE's data/<instrument>.json files (the annotators' valid set)
+  sugarcrepe++  SugarCrepe++'s five JSON files: image-text (both positives above the
+              negative) and text-only tasks
 
 An item of several images is {id, task, n, images: [...], captions: [...], truth: I x C
 0/1, ...} (eval/matrix.py): scored by text, image and group scores.
@@ -45,6 +49,10 @@ def detect_format(source: Path) -> str:
     if not source.exists():
         raise AutocompError("does not exist", file=source)
     if source.is_dir():
+        from autocomp.formats.sugarcrepe_pp import data_folder as pp_folder
+        from autocomp.formats.valse import valse_files
+        from autocomp.formats.vlchecklist import data_folder as vlc_folder
+
         layout = RunLayout(source)
         if layout.config.is_file() and layout.bench.is_dir():
             return "run"
@@ -61,8 +69,14 @@ def detect_format(source: Path) -> str:
             lists = [source / rel for rel in spec.get("json", ()) if (source / rel).is_file()]
             if lists and _table_format(lists[0]) == name:  # ColorSwap's GitHub release
                 return name
+        if pp_folder(source) is not None:  # before SugarCrepe: the same file names
+            return "sugarcrepe++"
         if data_folder(source) is not None:
             return "sugarcrepe"
+        if vlc_folder(source) is not None:
+            return "vl-checklist"
+        if valse_files(source):
+            return "valse"
         if aro_files(source):
             return "aro"
         if any(p.is_dir() for p in source.rglob("prod_hard_negatives")) or any(
@@ -75,10 +89,18 @@ def detect_format(source: Path) -> str:
         return "crepe"
     elif aro_files(source):
         return "aro"
+    elif source.suffix.lower() == ".json" and _valse_file(source):
+        return "valse"
     elif source.suffix.lower() in (".jsonl", ".json", ".parquet"):
         return _table_format(source) or "columns"
     raise AutocompError("cannot tell its format: give --source-format "
                         f"({', '.join(registry.names('format'))})", file=source)
+
+
+def _valse_file(source: Path) -> bool:
+    from autocomp.formats.valse import valse_files
+
+    return bool(valse_files(source))
 
 
 def _table_format(source: Path) -> str | None:

@@ -63,6 +63,14 @@ class ImageRoot:
                                 file=where)
         return str(path)
 
+    def resolve_any(self, names: list[str], item_id: str, where) -> str | None:
+        """The first of `names` found under the folder (a benchmark whose images lie in one
+        folder per source dataset: vg/..., swig/...); when none is, the first is counted
+        missing."""
+        found = next((n for n in names if not self.names_only and _exists(self.root / n)),
+                     names[0])
+        return self.resolve(found, item_id, where)
+
     def check(self, total: int, where) -> None:
         if self.missing and not self.skip_missing:
             item, name = self.missing[0]

@@ -15,7 +15,8 @@ from collections import defaultdict
 from autocomp.report.notes import EXACT_NOTE
 from autocomp.report.table import INTERVAL_NOTE, Table, ci, r1, scored
 
-EXTERNAL = ("sugarcrepe", "crepe", "columns", "winoground", "colorswap", "aro")
+EXTERNAL = ("sugarcrepe", "crepe", "columns", "winoground", "colorswap", "aro",
+            "vl-checklist", "valse", "sugarcrepe++")
 
 
 def _label(labels, model):
@@ -90,10 +91,36 @@ def columns_table(results, labels=None) -> Table | None:
                   "Items"], out, [EXACT_NOTE])
 
 
+PEERS = {"vl-checklist": "VL-CheckList: first POS above first NEG (its itc task)",
+         "valse": "VALSE: caption above foil on the valid set (pairwise acc_r)",
+         "sugarcrepe++": "SugarCrepe++: <subset> both positives above the negative on the "
+                         "image (ITT), <subset>-tot the positives closer to each other than "
+                         "to the negative (TOT)"}
+
+
+def peers_table(results, labels=None) -> Table | None:
+    """VL-CheckList, VALSE and SugarCrepe++, each scored as its authors define it."""
+    rows = [r for r in results if r.get("format") in PEERS]
+    if not rows:
+        return None
+    out = []
+    for r in sorted(rows, key=lambda r: (r["benchmark"], r["model"])):
+        left = sum((r.get("skipped_items") or {}).values())
+        out.append([_label(labels, r["model"]), r["benchmark"], scored(r),
+                    r1(r["metrics"]["chance"]), str(r["n_items"]), str(left)])
+    formats = [f for f in PEERS if any(r.get("format") == f for r in rows)]
+    return Table(f"Peer benchmarks: accuracy (%) as each defines it; {INTERVAL_NOTE}",
+                 ["Model", "Benchmark", "Accuracy", "Chance", "Items", "Left out"], out,
+                 [EXACT_NOTE, *[PEERS[f] for f in formats],
+                  "Left out: items the model cannot score (the text-only task needs a dual "
+                  "encoder's text tower), counted in each result's skipped_items."])
+
+
 def external_tables(results, labels=None, exclude_relations=None) -> list[Table]:
     from autocomp.report.matrix_tables import aro_table, pairs_table
 
     tables = [sugarcrepe_table(results, labels), crepe_table(results, labels),
-              columns_table(results, labels), *pairs_table(results, labels),
+              columns_table(results, labels), peers_table(results, labels),
+              *pairs_table(results, labels),
               aro_table(results, labels, exclude_relations)]
     return [t for t in tables if t is not None]

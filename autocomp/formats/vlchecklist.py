@@ -1,0 +1,119 @@
+"""VL-CheckList (Zhao et al. 2022): data/{Attribute,Object,Relation}/.../<name>.json, each a
+JSON list of [image path, {"POS": [captions], "NEG": [captions]}], the path relative to the
+image folder of its source dataset (vg/ for Visual Genome and VAW, swig/, hake/).
+
+One benchmark per file, `vl-checklist/<path under data, no .json>`. Scored as the
+authors' image-text contrastive task (itc) does: the first POS caption against the first
+NEG caption, right when the positive scores strictly higher. Further POS / NEG captions
+are not scored (counted in the suite's info); rows whose POS equals its NEG up to case
+cannot be solved: flagged and counted. Images are looked up under --images as
+<dataset>/<path>, else <path>.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from autocomp.core.errors import AutocompError
+from autocomp.formats.images import ImageRoot, image_root
+from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space
+
+TOP = ("Attribute", "Object", "Relation")
+DATASETS = (("hake", "hake"), ("swig", "swig"), ("vaw", "vg"), ("vg", "vg"))
+
+
+def data_folder(source: Path) -> Path | None:
+    """The folder holding Attribute/, Object/, Relation/ (the checkout's data/, or it)."""
+    for folder in (source / "data", source):
+        if folder.is_dir() and any((folder / t).is_dir() for t in TOP) and any(
+                _is_vlc(p) for t in TOP for p in sorted((folder / t).rglob("*.json"))[:1]):
+            return folder
+    return None
+
+
+def _is_vlc(path: Path) -> bool:
+    """Whether a file opens as VL-CheckList's layout: [["path", {"POS": ...."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        head = fh.read(4096)
+    return head.lstrip().startswith("[[") and '"POS"' in head
+
+
+def dataset_of(relative: Path) -> str | None:
+    """The image folder of a file, from its path (data/Attribute/vaw/size.json: vg)."""
+    for part in relative.parts:
+        for prefix, folder in DATASETS:
+            if part.lower().startswith(prefix):
+                return folder
+    return None
+
+
+def _rows(path: Path) -> list:
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise AutocompError(f"not valid JSON: {exc}", file=path) from None
+    if not isinstance(rows, list):
+        raise AutocompError(f"expected a list of [image, {{POS, NEG}}], got "
+                            f"{type(rows).__name__}", file=path)
+    return rows
+
+
+def _texts(value, path: Path, i: int, field: str) -> list[str]:
+    if not isinstance(value, list) or not value or not all(
+            isinstance(v, str) and v.strip() for v in value):
+        raise AutocompError(f"expected a non-empty list of captions, got {value!r:.80}",
+                            file=path, entry=f"row {i}", field=field)
+    return [normalise_space(v) for v in value]
+
+
+def load_vlchecklist(source: Path, root: ImageRoot) -> Suite:
+    folder = data_folder(source)
+    if folder is None:
+        raise AutocompError("no VL-CheckList data here (expected Attribute/, Object/, "
+                            "Relation/ folders of JSON files, or data/ holding them)",
+                            file=source)
+    benches, sizes, flagged, extra = [], {}, Counter(), Counter()
+    total = 0
+    for path in sorted(p for t in TOP for p in (folder / t).rglob("*.json")):
+        relative = path.relative_to(folder)
+        name = f"vl-checklist/{relative.with_suffix('').as_posix()}"
+        sub = dataset_of(relative)
+        items = []
+        for i, row in enumerate(_rows(path)):
+            if not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], str)
+                    and isinstance(row[1], dict)):
+                raise AutocompError(f"expected [image path, {{POS, NEG}}], got {row!r:.80}",
+                                    file=path, entry=f"row {i}")
+            pos = _texts(row[1].get("POS"), path, i, "POS")
+            neg = _texts(row[1].get("NEG"), path, i, "NEG")
+            total += 1
+            item_id = f"{relative.with_suffix('').as_posix()}-{i}"
+            names = [f"{sub}/{row[0]}", row[0]] if sub else [row[0]]
+            image = root.resolve_any(names, item_id, path)
+            if image is None:
+                continue
+            extra[name] += len(pos) + len(neg) - 2
+            item = {"id": item_id, "task": "vl-checklist", "n": 0, "image": image,
+                    "positive": pos[0], "negatives": [{"caption": neg[0],
+                                                       "category": relative.parts[0],
+                                                       "same_meaning": False}]}
+            if pos[0].lower() == neg[0].lower():
+                item["flags"] = ["positive among negatives"]
+                flagged[f"{name}: positive among negatives"] += 1
+            items.append(item)
+        sizes[name] = len(items)
+        benches.append(LoadedBenchmark(name, "vl-checklist", 0, sub or "-", relative.parts[0],
+                                       lambda items=items: iter(items)))
+    root.check(total, folder)
+    info = {"items": sizes, "flagged": dict(sorted(flagged.items())),
+            "unscored_extra_captions": {k: v for k, v in sorted(extra.items()) if v},
+            "missing_images": len(root.missing)}
+    return Suite("vl-checklist", source, root.root, benches, {}, info)
+
+
+def open_vlchecklist(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
+    return load_vlchecklist(Path(source), image_root(images, "vl-checklist",
+                                                     "vg/, swig/ and hake/", skip_missing,
+                                                     text_only))
