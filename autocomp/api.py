@@ -9,6 +9,7 @@
     api.evaluate(run, ["open_clip:ViT-B-32-quickgelu@openai"], "results", "shape_color-n2/*")
     api.results("results")                               # every result written there
     api.t2i(run, ["procedural"], "t2i", k=2)             # text-to-image faithfulness
+    api.split(run); api.training_data(run, "train-data")  # splits, fine-tuning data
 
 Messages and progress lines go through `logging` ("autocomp" logger): call
 `api.show_progress()` to see them on standard error as the CLI shows them.
@@ -19,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = ["benchmarks", "evaluate", "items", "load_config", "open_run", "results", "run",
-           "show_progress", "t2i"]
+           "show_progress", "split", "t2i", "training_data"]
 
 
 def load_config(path):
@@ -53,20 +54,22 @@ def _dir(run_or_dir) -> Path:
     return Path(getattr(run_or_dir, "dir", run_or_dir))
 
 
-def benchmarks(run_or_dir, *patterns) -> list:
+def benchmarks(run_or_dir, *patterns, split: str = "test") -> list:
     """The run's benchmarks (each has name, task, n, track, kind), those matching the glob
-    `patterns` ("shape_color-n2/*") when given."""
+    `patterns` ("shape_color-n2/*") when given; a run with splits gives the items of
+    `split` (train, val, test or all)."""
     from autocomp.formats.runs import find_benchmarks
 
-    return find_benchmarks(_dir(run_or_dir), patterns)
+    return find_benchmarks(_dir(run_or_dir), patterns, split)
 
 
-def items(run_or_dir, name: str) -> list[dict]:
+def items(run_or_dir, name: str, split: str = "test") -> list[dict]:
     """The items of the benchmark `name`: id, image, positive, negatives (caption, edit,
-    category, same_meaning), graph, ..."""
+    category, same_meaning), graph, ... (a run with splits: those of `split`, each with
+    its `split` and seen label)."""
     from autocomp.core.errors import AutocompError
 
-    found = [b for b in benchmarks(run_or_dir) if b.name == name]
+    found = [b for b in benchmarks(run_or_dir, split=split) if b.name == name]
     if not found:
         raise AutocompError(f"no benchmark '{name}'", file=_dir(run_or_dir))
     return list(found[0].items())
@@ -91,6 +94,24 @@ def t2i(run_or_dir, models: list[str], output, **options) -> dict:
     from autocomp.t2i.compare import compare, model_of
 
     return compare(_dir(run_or_dir), [model_of(m) for m in models], Path(output), **options)
+
+
+def split(run_or_dir, corpus=None, column: str | None = None) -> dict:
+    """Assign the run's concepts to train / val / test (its config's split section) and
+    label those outside train seen / unseen compounds / unseen atoms, against train or a
+    caption `corpus` (column `column`); written to bench/splits.json and returned."""
+    from autocomp.bench.splits import make_splits
+
+    return make_splits(open_run(run_or_dir), corpus, column)
+
+
+def training_data(run_or_dir, output, split: str = "train", **options) -> dict:
+    """The run's `split` as fine-tuning data under `output` (open_clip/NegCLIP CSV, grouped
+    batches, chat SFT JSON: docs/train.md); options: seed, batch_size, max_negatives.
+    Returns what was written and left out."""
+    from autocomp.publish.training import export_training
+
+    return export_training(_dir(run_or_dir), Path(output), split, **options)
 
 
 def results(folder) -> list[dict]:

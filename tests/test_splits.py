@@ -294,12 +294,14 @@ def test_training_export_leaks_nothing_and_reads_back(split_run, tmp_path):
     import datasets
     import pandas as pd
 
+    from autocomp import api
     from autocomp.language.check import check_caption
-    from autocomp.publish.training import export_training
     from autocomp.run import Run
 
     out = tmp_path / "train"
-    got = export_training(split_run, out)
+    got = api.training_data(split_run, out)
+    assert all(i["split"] == "train" for i in api.items(split_run, "shape_color-n2/minimal-swap",
+                                                        split="train"))
     data = json.loads((split_run / "bench" / "splits.json").read_text())
     run = Run.open(split_run)
     df = pd.read_csv(out / "clip.csv", sep="\t")

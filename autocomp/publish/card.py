@@ -113,7 +113,20 @@ def _intro(run, manifest: dict) -> str:
             f"{manifest['images']['count']:,} images. Each item pairs an image with its "
             "true caption and hard negatives that are graph edits of the image's scene "
             "graph, rendered by the same renderer, so a negative differs from the "
-            f"positive only in the edited words. {subset}\n")
+            f"positive only in the edited words. {subset}{_split_note(run)}\n")
+
+
+def _split_note(run) -> str:
+    """What a run with splits exports: its test concepts only (docs/train.md)."""
+    from autocomp.bench.splits import read_splits
+
+    data = read_splits(run.layout.bench)
+    if data is None:
+        return ""
+    counts = data.get("counts", {})
+    return (f" The run splits its concepts by {data.get('hold_out', 'none')} hold-out "
+            f"({counts.get('train', 0):,} train, {counts.get('val', 0):,} val, "
+            f"{counts.get('test', 0):,} test): only test concepts' items are here.")
 
 
 def _configs_table(manifest: dict) -> str:

@@ -80,8 +80,9 @@ class Config:
 
 
 def configs(run_dir: Path) -> list[Config]:
-    """Every benchmark the run built, as configs, sorted by name."""
-    return [Config(b) for b in find_benchmarks(Path(run_dir))]
+    """Every benchmark the run built, as configs, sorted by name (a run with splits: its
+    test items; the train split is exported as training data)."""
+    return [Config(b) for b in find_benchmarks(Path(run_dir), split="test")]
 
 
 def kept(item_id: str, captions: list[str], k: int | None, seed: int) -> list[int]:
