@@ -347,6 +347,7 @@ class _Parser(FieldReader):
         refs = cfg.task_paths()
         filled = []
         warned: set[str] = set()
+        known: dict[str, set] = {"values": set(), "objects": set(), "relations": set()}
         for i, spec in enumerate(cfg.concepts):
             fld = f"concepts[{i}]"
             try:
@@ -354,6 +355,9 @@ class _Parser(FieldReader):
             except AutocompError as exc:
                 raise self.error(f"{fld}.task", exc.problem if exc.file is None else str(exc),
                                  None) from None
+            known["objects"].update(task.objects.names)
+            for kind, vocab in task.primitive_vocabularies():
+                known["relations" if kind == "R" else "values"].update(vocab.names)
             if not task.counts_follow_n:
                 if spec.n:
                     raise self.error(f"{fld}.n", f"scene task '{task.name}' takes no n: its "
@@ -383,6 +387,14 @@ class _Parser(FieldReader):
                     verb = "draw" if what == "generator" else "check"
                     raise self.error(f"{fld}.task", f"{what} '{backend.name}' cannot {verb} "
                                      f"task '{task.name}': {problem}")
+        split = cfg.split
+        if split is not None and split.held_out:  # a name no task draws holds nothing out
+            unknown = [h for h in split.held_out if h not in known[split.hold_out]]
+            if unknown:
+                raise self.error("split.held_out", f"no task's {split.hold_out} include "
+                                 f"{', '.join(unknown)} (known: "
+                                 f"{', '.join(sorted(known[split.hold_out])[:20])} ...)",
+                                 list(split.held_out))
         return tuple(filled)
 
 
