@@ -222,4 +222,6 @@ def _resolved(config: RunConfig) -> dict:
     refs = config.task_paths()
     for c in d["concepts"]:
         c["task"] = refs[c["task"]]
+    if config.corpus_path() is not None:  # relative to the config file, as task paths are
+        d["split"]["corpus"] = str(config.corpus_path())
     return d
