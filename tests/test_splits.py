@@ -149,6 +149,12 @@ def test_config_split_errors_name_the_field(tmp_path):
         parsed({"hold_out": "values", "held_out": ["red", "reddish"]})
     cfg = parsed({"hold_out": "values", "held_out": ["red"]})
     assert cfg.split.held_out == ("red",) and parse_config(cfg.to_dict()).split == cfg.split
+    # a corpus is relative to the config file, and stored resolved in the run's config
+    from autocomp.run import _resolved
+
+    cfg = parsed({"corpus": "data/caps.parquet", "corpus_column": "text"})
+    assert cfg.corpus_path() == (tmp_path / "data" / "caps.parquet").resolve()
+    assert _resolved(cfg)["split"]["corpus"] == str(cfg.corpus_path())
 
 
 # ---- the corpus scan --------------------------------------------------------------------
