@@ -16,12 +16,11 @@ Captions are whitespace-normalised (counted), as SugarCrepe's are.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.formats.images import ImageRoot, image_root
-from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space
+from autocomp.formats.suite import LoadedBenchmark, Suite, json_rows, normalise_space
 
 SUBSETS = ("replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj")
 FIELDS = ("filename", "caption", "caption2", "negative_caption")
@@ -42,20 +41,9 @@ def data_folder(source: Path) -> Path | None:
     return None
 
 
-def _rows(path: Path) -> list:
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise AutocompError(f"not valid JSON: {exc}", file=path) from None
-    if not isinstance(rows, list):
-        raise AutocompError(f"expected a list of {{{', '.join(FIELDS)}}}, got "
-                            f"{type(rows).__name__}", file=path)
-    return rows
-
-
 def _items(path: Path, subset: str, root: ImageRoot, changed: dict) -> tuple[list, list, int]:
     itt, tot, total = [], [], 0
-    for i, row in enumerate(_rows(path)):
+    for i, row in enumerate(json_rows(path)):
         key = str(row.get("id", i)) if isinstance(row, dict) else str(i)
         if not isinstance(row, dict):
             raise AutocompError(f"expected an object, got {type(row).__name__}", file=path,

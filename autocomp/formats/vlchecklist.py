@@ -12,13 +12,12 @@ cannot be solved: flagged and counted. Images are looked up under --images as
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.formats.images import ImageRoot, image_root
-from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space
+from autocomp.formats.suite import LoadedBenchmark, Suite, json_rows, normalise_space
 
 TOP = ("Attribute", "Object", "Relation")
 DATASETS = (("hake", "hake"), ("swig", "swig"), ("vaw", "vg"), ("vg", "vg"))
@@ -49,17 +48,6 @@ def dataset_of(relative: Path) -> str | None:
     return None
 
 
-def _rows(path: Path) -> list:
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise AutocompError(f"not valid JSON: {exc}", file=path) from None
-    if not isinstance(rows, list):
-        raise AutocompError(f"expected a list of [image, {{POS, NEG}}], got "
-                            f"{type(rows).__name__}", file=path)
-    return rows
-
-
 def _texts(value, path: Path, i: int, field: str) -> list[str]:
     if not isinstance(value, list) or not value or not all(
             isinstance(v, str) and v.strip() for v in value):
@@ -81,7 +69,7 @@ def load_vlchecklist(source: Path, root: ImageRoot) -> Suite:
         name = f"vl-checklist/{relative.with_suffix('').as_posix()}"
         sub = dataset_of(relative)
         items = []
-        for i, row in enumerate(_rows(path)):
+        for i, row in enumerate(json_rows(path)):
             if not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], str)
                     and isinstance(row[1], dict)):
                 raise AutocompError(f"expected [image path, {{POS, NEG}}], got {row!r:.80}",
