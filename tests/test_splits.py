@@ -297,6 +297,8 @@ def test_run_writes_splits_and_eval_scores_test_items_only(split_run, tmp_path):
     seen = next(t for t in tables if t.title.startswith("Seen / unseen"))
     assert "UC - SC" in seen.header and any("reference:oracle" in r for r in seen.rows)
     assert any(t.title.startswith("Table 4, unseen compounds only") for t in tables)
+    main = next(t for t in tables if t.title.startswith("Table 4:"))
+    assert any(n.startswith("Items of the test split only") for n in main.notes)
 
 
 def test_training_export_leaks_nothing_and_reads_back(split_run, tmp_path):

@@ -71,3 +71,20 @@ def missing_notes(results) -> list[str]:
         for name, why in (read_ledger(run).get("missing") or {}).items():
             out.append(f"{name} not built ({why})")
     return out
+
+
+def selection_notes(results) -> list[str]:
+    """What a run with splits scored: one split's items, the others left out (counted in
+    each result's `selection`)."""
+    from collections import Counter
+
+    picked = [r["selection"] for r in results if r.get("selection")]
+    if not picked:
+        return []
+    splits = sorted({p["split"] for p in picked})
+    left: Counter = Counter()
+    for p in picked:
+        left.update(p.get("left_out") or {})
+    out = ", ".join(f"{n:,} {s}" for s, n in sorted(left.items())) or "none"
+    return [f"Items of the {' and '.join(splits)} split only (items left out over these "
+            f"cells: {out}); by seen / unseen compounds in the Seen / unseen table."]

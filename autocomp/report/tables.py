@@ -19,7 +19,13 @@ from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
 from autocomp.report.categories import table6
 from autocomp.report.external import EXTERNAL, external_tables
-from autocomp.report.notes import INTERVALS_FOOTNOTE, missing_notes, subset_notes, ties_note
+from autocomp.report.notes import (
+    INTERVALS_FOOTNOTE,
+    missing_notes,
+    selection_notes,
+    subset_notes,
+    ties_note,
+)
 from autocomp.report.table import (
     INTERVAL_NOTE,
     KIND_SHORT,
@@ -86,7 +92,7 @@ def table4(results, labels=None, metric="accuracy", only=None, title=None) -> Ta
     return Table(f"{title or 'Table 4: accuracy (%), positive strictly above every negative'}"
                  f"; {INTERVAL_NOTE}", header, rows,
                  [INTERVALS_FOOTNOTE, ties_note(results), *subset_notes(results, cols),
-                  *missing_notes(results)])
+                  *selection_notes(results), *missing_notes(results)])
 
 
 def _items(idx, models, col) -> str | int:
