@@ -380,3 +380,32 @@ def test_test_split_is_never_training_data(split_run, tmp_path):
 
     with pytest.raises(AutocompError, match="never exported"):
         export_training(split_run, tmp_path / "t", split="test")
+
+
+def test_open_clip_train_trains_on_the_export(split_run, tmp_path):
+    """open_clip's own trainer (open_clip_train.main, from PyPI) runs an epoch on clip.csv
+    with its csv loader and the column names the docs give, a tiny model on CPU."""
+    import subprocess
+    import sys
+
+    from autocomp import api
+
+    got = api.training_data(split_run, tmp_path / "data")
+    cfg = {"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 1, "width": 32,
+                                           "head_width": 32, "patch_size": 16},
+           "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2,
+                        "layers": 1}}
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "tiny-ViT.json").write_text(json.dumps(cfg))
+    code = ("import sys, open_clip; open_clip.add_model_config(sys.argv[1]); "
+            "from open_clip_train.main import main; main(sys.argv[2:])")
+    args = ["--train-data", str(tmp_path / "data" / "clip.csv"), "--dataset-type", "csv",
+            "--csv-img-key", "filepath", "--csv-caption-key", "title", "--model", "tiny-ViT",
+            "--batch-size", "64", "--epochs", "1", "--workers", "0", "--device", "cpu",
+            "--logs", str(tmp_path / "logs"), "--name", "t", "--warmup", "1"]
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "models"), *args],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    log = (tmp_path / "logs" / "t" / "out.log").read_text()
+    assert f"/{got['rows']} (100%)]" in log  # every row of the CSV, one epoch
+    assert (tmp_path / "logs" / "t" / "checkpoints" / "epoch_1.pt").is_file()
