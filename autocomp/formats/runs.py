@@ -24,15 +24,17 @@ class Selection:
     split_of: dict
     seen_of: dict
     against: dict
+    digest: str = ""  # of the split and the labels (a benchmark's fingerprint holds it)
     left_out: dict = field(default_factory=dict)
     kept: int = 0
 
-    def digest(self) -> str:
-        import hashlib
-        import json
+    def __post_init__(self):
+        if not self.digest:
+            import hashlib
+            import json
 
-        text = json.dumps([self.wanted, self.split_of, self.seen_of], sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+            text = json.dumps([self.wanted, self.split_of, self.seen_of], sort_keys=True)
+            self.digest = hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def split(self, row: dict, where: str) -> str:
         got = self.split_of.get(row.get("concept"))
@@ -73,7 +75,7 @@ class Benchmark:
 
         head = f"n={self.n} max_negatives={self.max_negatives}\n"
         if self.selection is not None:  # another split, or new labels: another benchmark
-            head += f"selection={self.selection.digest()}\n"
+            head += f"selection={self.selection.digest}\n"
         h = hashlib.sha256(head.encode())
         with open(self.path, "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
