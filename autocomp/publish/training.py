@@ -106,10 +106,18 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
             row = _row(rows, item["image"], item["positive"], item, bench)
             graph, task = SceneGraph.from_dict(item["graph"]), run.tasks[item["task"]]
             for neg in item["negatives"]:
+                caption = neg["caption"]
+                if caption in row["negatives"]:  # judged in another benchmark: kept
+                    if bench.kind == "swap":
+                        row["negatives"][caption] = "swap"  # swap wins: listed first
+                    continue
+                if caption in row["dropped"]:  # judged and left out already: counted once
+                    continue
                 ng = negative_graph(graph, task, neg["edit"]) if neg.get("edit") else None
-                kept = guard.keep(ng, graph, bool(neg.get("same_meaning")))
-                if kept and (bench.kind == "swap" or neg["caption"] not in row["negatives"]):
-                    row["negatives"][neg["caption"]] = bench.kind  # swap wins: listed first
+                if guard.keep(ng, graph, bool(neg.get("same_meaning"))):
+                    row["negatives"][caption] = bench.kind
+                else:
+                    row["dropped"].add(caption)
     if not rows:
         raise AutocompError(f"no {split} items in the run's benchmarks", file=run.dir)
     return _write(run, Path(out), rows, pairs, guard, split, seed, batch_size, max_negatives,
@@ -121,7 +129,7 @@ def _row(rows: dict, image: str, caption: str, item: dict, bench, concept=None) 
         rows[image] = {"image": image, "title": caption,
                        "concept": concept or item["concept"],
                        "task": item["task"], "n": item["n"], "track": bench.track,
-                       "negatives": {}}
+                       "negatives": {}, "dropped": set()}
     return rows[image]
 
 
