@@ -409,3 +409,17 @@ def test_open_clip_train_trains_on_the_export(split_run, tmp_path):
     log = (tmp_path / "logs" / "t" / "out.log").read_text()
     assert f"/{got['rows']} (100%)]" in log  # every row of the CSV, one epoch
     assert (tmp_path / "logs" / "t" / "checkpoints" / "epoch_1.pt").is_file()
+
+
+def test_a_run_without_splits_says_so(tmp_path):
+    from types import SimpleNamespace
+
+    from autocomp.bench.splits import make_splits
+    from autocomp.formats.runs import _selection
+
+    run = SimpleNamespace(config=SimpleNamespace(split=None), dir=tmp_path)
+    with pytest.raises(AutocompError, match="config.yaml: .*no split section"):
+        make_splits(run)
+    assert _selection(tmp_path, "test") is None and _selection(tmp_path, "all") is None
+    with pytest.raises(AutocompError, match="the run has no splits, so no val items"):
+        _selection(tmp_path, "val")
