@@ -89,11 +89,15 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
     if splits is None:
         raise AutocompError("the run has no splits: add a split section to its config and "
                             "run `autocomp split RUN` (docs/train.md)", file=run.dir)
+    from autocomp.core.progress import Progress
+
     guard = _Guard(run.records("concepts"), splits, split)
     rows: dict[str, dict] = {}  # image -> row
     pairs: list[tuple[str, str]] = []
+    bar = Progress(f"training export ({split})", unit="item")
     for bench in find_benchmarks(run.dir, split=split):
         for item in bench.items():
+            bar.update(1, f"{len(rows):,} images, {bench.name}")
             if bench.kind == PAIRED:
                 if splits["split"].get(item.get("partner")) != split:
                     guard.dropped["image pair whose partner is outside the split"] += 1
@@ -118,6 +122,7 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
                     row["negatives"][caption] = bench.kind
                 else:
                     row["dropped"].add(caption)
+    bar.close()
     if not rows:
         raise AutocompError(f"no {split} items in the run's benchmarks", file=run.dir)
     return _write(run, Path(out), rows, pairs, guard, split, seed, batch_size, max_negatives,
