@@ -86,24 +86,31 @@ def test_no_held_out_compound_or_atom_in_train(kind, named):
     for r in records:
         if r.get("partner_of") in by_id:
             assert split[r["id"]] == split[r["partner_of"]]
-    meanings = {}
+    meanings = {}  # "a cube under a sphere" = "a sphere above a cube"
     for r in records:
-        meanings.setdefault(_graph(r).meaning_key(), set()).add(split[r["id"]])
+        key = _graph(r).meaning_key(tasks[r["task"]].inverses)
+        meanings.setdefault(key, set()).add(split[r["id"]])
     assert all(len(s) == 1 for s in meanings.values())
+    if kind == "compounds":  # a held-out triple holds its inverse reading out too
+        inverse = tasks["shape_position"].inverses
+        triples = [h for h in held if h[0] == "relation"]
+        assert triples and all(("relation", o, inverse[p], s) in held
+                               for _, s, p, o in triples)
     from autocomp.concepts.partners import partner_graph  # drawn swaps: one Winoground item
 
     swaps = 0
     for r in records:
+        inv = tasks[r["task"]].inverses
         p = partner_graph(tasks[r["task"]], _graph(r))
-        if p is not None and p.meaning_key() in meanings:
+        if p is not None and p.meaning_key(inv) in meanings:
             swaps += 1
-            assert meanings[p.meaning_key()] == {split[r["id"]]}
+            assert meanings[p.meaning_key(inv)] == {split[r["id"]]}
     assert swaps
-    assert leaks(records, split, made["held_out"]) == []
+    assert leaks(records, split, made["held_out"], tasks) == []
     # and the guard sees a leak when one is made
     if kind != "none":
         victim = next(r for r in test if held & (compounds(_graph(r)) | atoms(_graph(r))))
-        assert leaks(records, {**split, victim["id"]: "train"}, made["held_out"])
+        assert leaks(records, {**split, victim["id"]: "train"}, made["held_out"], tasks)
 
 
 def test_assignment_is_stable_and_follows_the_fractions():

@@ -65,11 +65,14 @@ def _groups(records: list[dict], tasks: dict | None = None) -> dict[str, list[di
             i = parent[i]
         return i
 
+    def meaning(r: dict) -> tuple:  # "a chair under a lamp" = "a lamp above a chair"
+        return SceneGraph.from_dict(r["graph"]).meaning_key(_inverses(r, tasks))
+
     first: dict = {}
     for r in records:
-        first.setdefault(SceneGraph.from_dict(r["graph"]).meaning_key(), r["id"])
+        first.setdefault(meaning(r), r["id"])
     for r in records:
-        links = [first[SceneGraph.from_dict(r["graph"]).meaning_key()]]
+        links = [first[meaning(r)]]
         if r.get("partner_of") in parent:
             links.append(r["partner_of"])
         swap = _swap_meaning(r, tasks)
@@ -84,13 +87,26 @@ def _groups(records: list[dict], tasks: dict | None = None) -> dict[str, list[di
     return out
 
 
+def _inverses(record: dict, tasks: dict | None) -> dict:
+    task = (tasks or {}).get(record.get("task"))
+    return dict(task.inverses) if task is not None else {}
+
+
 def _swap_meaning(record: dict, tasks: dict | None):
     if not tasks or record.get("task") not in tasks:
         return None
     from autocomp.concepts.partners import partner_graph
 
     got = partner_graph(tasks[record["task"]], SceneGraph.from_dict(record["graph"]))
-    return None if got is None else got.meaning_key()
+    return None if got is None else got.meaning_key(_inverses(record, tasks))
+
+
+def with_inverses(held: set[tuple], tasks: dict | None) -> set[tuple]:
+    """Held-out relation triples with their inverse readings ("cube above sphere" holds
+    "sphere below cube" out too: the same scene)."""
+    inverse = {p: q for task in (tasks or {}).values() for p, q in task.inverses.items()}
+    return held | {("relation", u[3], inverse[u[2]], u[1]) for u in held
+                   if u[0] == "relation" and len(u) == 4 and u[2] in inverse}
 
 
 def held_out(records: list[dict], cfg, seed: int, where=None) -> set[tuple]:
@@ -123,7 +139,7 @@ def _holds(graph: SceneGraph, held: set[tuple]) -> bool:
 def assign(records: list[dict], cfg, seed: int, where=None, tasks: dict | None = None) -> dict:
     """{"split": {concept id: split}, "held_out": [...]}: every concept's split (`tasks`:
     the run's, so that concepts that are each other's swap share one)."""
-    held = held_out(records, cfg, seed, where)
+    held = with_inverses(held_out(records, cfg, seed, where), tasks)
     split = {}
     for gid, members in _groups(records, tasks).items():
         if any(_holds(SceneGraph.from_dict(r["graph"]), held) for r in members):
@@ -148,21 +164,26 @@ def labels(records: list[dict], split: dict, seen_atoms, seen_compounds) -> dict
             for r in records if split[r["id"]] != "train"}
 
 
-def leaks(records: list[dict], split: dict, held) -> list[str]:
+def leaks(records: list[dict], split: dict, held, tasks: dict | None = None) -> list[str]:
     """What train holds that it must not: a held-out compound or atom, or a concept (by
-    meaning) that is also outside train. Empty when the split is clean."""
+    meaning, inverse relations read backwards with `tasks`) that is also outside train.
+    Empty when the split is clean."""
     held = {tuple(h) for h in held}
     out, outside = [], set()
+
+    def meaning(r: dict) -> tuple:
+        return SceneGraph.from_dict(r["graph"]).meaning_key(_inverses(r, tasks))
+
     for r in records:
         if split[r["id"]] != "train":
-            outside.add(SceneGraph.from_dict(r["graph"]).meaning_key())
+            outside.add(meaning(r))
     for r in records:
         if split[r["id"]] != "train":
             continue
         graph = SceneGraph.from_dict(r["graph"])
         for unit in sorted(held & (compounds(graph) | atoms(graph))):
             out.append(f"train concept {r['id']} holds held-out {unit[0]} '{words(unit)}'")
-        if graph.meaning_key() in outside:
+        if meaning(r) in outside:
             out.append(f"train concept {r['id']} is also a concept outside train")
     return out
 
@@ -177,7 +198,7 @@ def make_splits(run, corpus=None, column: str | None = None, progress=None) -> d
     records = run.records("concepts")
     made = assign(records, cfg, run.config.seed, where=run.dir / "config.yaml",
                   tasks=run.tasks)
-    problems = leaks(records, made["split"], made["held_out"])
+    problems = leaks(records, made["split"], made["held_out"], run.tasks)
     if problems:  # assign cannot make these; a guard against a future change
         raise AutocompError(f"the split leaks into train: {problems[0]} "
                             f"({len(problems)} in all)", file=run.dir)

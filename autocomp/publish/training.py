@@ -51,14 +51,21 @@ PAIRED = "winoground"
 class _Guard:
     """Which negatives may enter training data."""
 
-    def __init__(self, records: list[dict], splits: dict, split: str):
+    def __init__(self, records: list[dict], splits: dict, split: str, tasks: dict):
         self.held = {tuple(h) for h in splits.get("held_out", [])}
-        self.outside = {SceneGraph.from_dict(r["graph"]).meaning_key() for r in records
-                        if splits["split"].get(r["id"]) != split}
+        self.tasks = tasks
+        self.outside = {self.meaning(SceneGraph.from_dict(r["graph"]), r["task"])
+                        for r in records if splits["split"].get(r["id"]) != split}
         self.dropped: Counter = Counter()
         self.examples: dict[str, str] = {}  # a held-out unit per reason, for the summary
 
-    def keep(self, graph: SceneGraph | None, positive: SceneGraph, same: bool) -> bool:
+    def meaning(self, graph: SceneGraph, task: str) -> tuple:
+        """What a graph states ("a chair under a lamp" = "a lamp above a chair")."""
+        found = self.tasks.get(task)
+        return graph.meaning_key(found.inverses if found is not None else None)
+
+    def keep(self, graph: SceneGraph | None, positive: SceneGraph, same: bool,
+             task: str = "") -> bool:
         if same:
             self.dropped["means the same as the positive"] += 1
             return False
@@ -71,8 +78,8 @@ class _Guard:
             self.dropped[f"holds a held-out {what} ({unit[0]})"] += 1
             self.examples.setdefault(f"{what} ({unit[0]})", words(unit))
             return False
-        if graph.meaning_key() in self.outside and graph.meaning_key() != \
-                positive.meaning_key():
+        if self.meaning(graph, task) in self.outside and self.meaning(graph, task) != \
+                self.meaning(positive, task):
             self.dropped["states a concept outside the split"] += 1
             return False
         return True
@@ -91,7 +98,7 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
                             "run `autocomp split RUN` (docs/train.md)", file=run.dir)
     from autocomp.core.progress import Progress
 
-    guard = _Guard(run.records("concepts"), splits, split)
+    guard = _Guard(run.records("concepts"), splits, split, run.tasks)
     rows: dict[str, dict] = {}  # image -> row
     pairs: list[tuple[str, str]] = []
     bar = Progress(f"training export ({split})", unit="item")
@@ -118,7 +125,7 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
                 if caption in row["dropped"]:  # judged and left out already: counted once
                     continue
                 ng = negative_graph(graph, task, neg["edit"]) if neg.get("edit") else None
-                if guard.keep(ng, graph, bool(neg.get("same_meaning"))):
+                if guard.keep(ng, graph, bool(neg.get("same_meaning")), item["task"]):
                     row["negatives"][caption] = bench.kind
                 else:
                     row["dropped"].add(caption)
