@@ -150,7 +150,8 @@ def _complete_lines(path: Path) -> int:
 # stored), never what it writes: a run may be resumed with other values, which its
 # provenance records. Backend options say which of theirs are such (Backend.run_options).
 RUN_ONLY = ("processes", "launch", "build.store", "captions.batch_size", "generate.batch_size",
-            "validate.batch_size")
+            "validate.batch_size",
+            "split")  # decides bench/splits.json alone, written again from it by the build
 _BACKENDS = (("captions", "writer", "options"), ("generate", "generator", "options"),
              ("validate", "detector", "detector_options"),
              ("validate", "answerer", "answerer_options"))

@@ -9,6 +9,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+import yaml
 
 from autocomp.bench.atoms import atoms, compounds
 from autocomp.bench.splits import assign, label, leaks
@@ -434,3 +435,24 @@ def test_a_run_without_splits_says_so(tmp_path):
     assert _selection(tmp_path, "test") is None and _selection(tmp_path, "all") is None
     with pytest.raises(AutocompError, match="the run has no splits, so no val items"):
         _selection(tmp_path, "val")
+
+
+def test_a_split_added_to_a_finished_run_regenerates_nothing(tmp_path):
+    """The split decides bench/splits.json alone: added to a made run's config, `autocomp
+    run` resumes (a run-only change, recorded) and writes it; no image is drawn again."""
+    from autocomp import api
+
+    base = CONFIG.split("split:")[0].replace("count: 40", "count: 6").replace(
+        "count: 24", "count: 4")
+    (tmp_path / "a.yaml").write_text(base)
+    run = api.run(tmp_path / "a.yaml", tmp_path / "run")
+    assert not (run.dir / "bench" / "splits.json").exists()
+    images = {p: p.stat().st_mtime_ns for p in (run.dir / "images").rglob("*.png")}
+    value = run.records("concepts")[0]["graph"]["objects"][0]["attributes"][0]  # one drawn
+    (tmp_path / "b.yaml").write_text(base + f"split: {{hold_out: values, held_out: [{value}]}}\n")
+    run = api.run(tmp_path / "b.yaml", tmp_path / "run")
+    data = json.loads((run.dir / "bench" / "splits.json").read_text())
+    assert data["held_out"] == [["value", value]]
+    assert {p: p.stat().st_mtime_ns for p in (run.dir / "images").rglob("*.png")} == images
+    changes = yaml.safe_load((run.dir / "config.yaml").read_text())["provenance"]["changes"]
+    assert "split" in changes[-1]["fields"]
