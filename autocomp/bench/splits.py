@@ -65,14 +65,11 @@ def _groups(records: list[dict], tasks: dict | None = None) -> dict[str, list[di
             i = parent[i]
         return i
 
-    def meaning(r: dict) -> tuple:  # "a chair under a lamp" = "a lamp above a chair"
-        return SceneGraph.from_dict(r["graph"]).meaning_key(_inverses(r, tasks))
-
     first: dict = {}
     for r in records:
-        first.setdefault(meaning(r), r["id"])
+        first.setdefault(_meaning(r, tasks), r["id"])
     for r in records:
-        links = [first[meaning(r)]]
+        links = [first[_meaning(r, tasks)]]
         if r.get("partner_of") in parent:
             links.append(r["partner_of"])
         swap = _swap_meaning(r, tasks)
@@ -87,9 +84,14 @@ def _groups(records: list[dict], tasks: dict | None = None) -> dict[str, list[di
     return out
 
 
-def _inverses(record: dict, tasks: dict | None) -> dict:
-    task = (tasks or {}).get(record.get("task"))
-    return dict(task.inverses) if task is not None else {}
+def meaning(graph: SceneGraph, task) -> tuple:
+    """What a graph states, a relation read with its inverse ("a chair under a lamp" = "a
+    lamp above a chair") where `task` (or None) names one."""
+    return graph.meaning_key(task.inverses if task is not None else None)
+
+
+def _meaning(record: dict, tasks: dict | None) -> tuple:
+    return meaning(SceneGraph.from_dict(record["graph"]), (tasks or {}).get(record.get("task")))
 
 
 def _swap_meaning(record: dict, tasks: dict | None):
@@ -97,8 +99,9 @@ def _swap_meaning(record: dict, tasks: dict | None):
         return None
     from autocomp.concepts.partners import partner_graph
 
-    got = partner_graph(tasks[record["task"]], SceneGraph.from_dict(record["graph"]))
-    return None if got is None else got.meaning_key(_inverses(record, tasks))
+    task = tasks[record["task"]]
+    got = partner_graph(task, SceneGraph.from_dict(record["graph"]))
+    return None if got is None else meaning(got, task)
 
 
 def with_inverses(held: set[tuple], tasks: dict | None) -> set[tuple]:
@@ -170,20 +173,16 @@ def leaks(records: list[dict], split: dict, held, tasks: dict | None = None) -> 
     Empty when the split is clean."""
     held = {tuple(h) for h in held}
     out, outside = [], set()
-
-    def meaning(r: dict) -> tuple:
-        return SceneGraph.from_dict(r["graph"]).meaning_key(_inverses(r, tasks))
-
     for r in records:
         if split[r["id"]] != "train":
-            outside.add(meaning(r))
+            outside.add(_meaning(r, tasks))
     for r in records:
         if split[r["id"]] != "train":
             continue
         graph = SceneGraph.from_dict(r["graph"])
         for unit in sorted(held & (compounds(graph) | atoms(graph))):
             out.append(f"train concept {r['id']} holds held-out {unit[0]} '{words(unit)}'")
-        if meaning(r) in outside:
+        if _meaning(r, tasks) in outside:
             out.append(f"train concept {r['id']} is also a concept outside train")
     return out
 
@@ -207,7 +206,8 @@ def make_splits(run, corpus=None, column: str | None = None, progress=None) -> d
         from autocomp.bench.corpus import scan
 
         column = column or cfg.corpus_column
-        found = scan(Path(corpus), column, records, run.tasks, progress=progress)
+        outside = [r for r in records if made["split"][r["id"]] != "train"]  # the labelled
+        found = scan(Path(corpus), column, outside, run.tasks, progress=progress)
         seen_atoms, seen_compounds = found["atoms"], found["compounds"]
         against = {"corpus": str(corpus), "column": column, "rows": found["rows"],
                    "empty_rows": found["empty"]}

@@ -93,13 +93,13 @@ def _crop(row: dict, path: Path, i: int, image: str) -> list[float]:
     return crop
 
 
-def _rows(path: Path):
+def _rows(path: Path, columns: tuple[str, ...] = COLUMNS):
     """(row number, row) of a CSV file, the header being row 1; a broken file is one line
     naming where."""
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         try:
-            lacking = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            lacking = [c for c in columns if c not in (reader.fieldnames or [])]
             if lacking:
                 raise AutocompError(f"missing column(s) {', '.join(lacking)}", file=path)
             yield from enumerate(reader, start=2)
@@ -111,8 +111,22 @@ def _rows(path: Path):
                                 entry=f"line {reader.line_num + 1}") from None
 
 
+def _caption_and_image(row: dict, path: Path, i: int) -> tuple[str, str]:
+    """A row's caption (whitespace-normalised) and Visual Genome image id, checked."""
+    caption = normalise_space(row["caption"] or "")
+    if not caption:
+        raise AutocompError("empty caption", file=path, entry=f"row {i}", field="caption")
+    image_id = (row["image_id"] or "").strip()
+    if not (image_id.isascii() and image_id.isdigit()):
+        raise AutocompError(f"expected a Visual Genome image id, got {image_id!r}",
+                            file=path, entry=f"row {i}", field="image_id")
+    return caption, image_id
+
+
 SYST = re.compile(r"syst_vg_hard_negs_(seen|unseen)_compounds_in_([a-z0-9]+)\.csv$")
 SYST_TYPES = ("atom", "comp", "combined")  # valid_hard_negs_<type>
+SYST_COLUMNS = ("image_id", "caption", "x", "y", "width", "height",
+                *(f"valid_hard_negs_{t}" for t in SYST_TYPES))
 SEEN_LABEL = {"seen": "seen compounds", "unseen": "unseen compounds"}
 
 
@@ -129,40 +143,29 @@ def _syst_items(path: Path, root: ImageRoot, cells: dict, flagged: dict) -> int:
     type, labelled seen / unseen compounds (item["breakdown"]["seen"]); returns the rows."""
     split, dataset = SYST.search(path.name).groups()
     total = 0
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        lacking = [c for c in ("image_id", "caption", "x", "y", "width", "height",
-                               *(f"valid_hard_negs_{t}" for t in SYST_TYPES))
-                   if c not in (reader.fieldnames or [])]
-        if lacking:
-            raise AutocompError(f"missing column(s) {', '.join(lacking)}", file=path)
-        for i, row in enumerate(reader, start=2):
-            total += 1
-            caption = normalise_space(row["caption"] or "")
-            image_id = (row["image_id"] or "").strip()
-            if not caption or not (image_id.isascii() and image_id.isdigit()):
-                raise AutocompError(f"expected a caption and a Visual Genome image id, got "
-                                    f"{row['caption']!r}, {image_id!r}", file=path,
-                                    entry=f"row {i}", field="caption, image_id")
-            item_id = f"syst-{split}-{dataset}-{i}"
-            image = root.resolve(f"{image_id}.jpg", item_id, path)
-            if image is None:
+    for i, row in _rows(path, SYST_COLUMNS):
+        total += 1
+        caption, image_id = _caption_and_image(row, path, i)
+        item_id = f"syst-{split}-{dataset}-{i}"
+        image = root.resolve(f"{image_id}.jpg", item_id, path)
+        if image is None:
+            continue
+        crop = _crop(row, path, i, None if root.names_only else image)
+        for kind in SYST_TYPES:
+            negs = parse_negatives(row[f"valid_hard_negs_{kind}"] or "[]", path, i)
+            name = f"crepe/syst-{kind}-{dataset}"
+            if not negs:  # CREPE could not make one: the row is not in that set
+                flagged[f"{name}: rows with no valid {kind} hard negative (left out)"] += 1
                 continue
-            crop = _crop(row, path, i, None if root.names_only else image)
-            for kind in SYST_TYPES:
-                negs = parse_negatives(row[f"valid_hard_negs_{kind}"] or "[]", path, i)
-                name = f"crepe/syst-{kind}-{dataset}"
-                if not negs:  # CREPE could not make one: the row is not in that set
-                    flagged[f"{name}: rows with no valid {kind} hard negative (left out)"] += 1
-                    continue
-                if caption.lower() in {x.lower() for x in negs}:
-                    flagged[f"{name}: positive among negatives"] += 1
-                cells[(f"syst-{kind}", dataset)].append({
-                    "id": f"{item_id}-{kind}", "task": "crepe-syst", "n": 0, "image": image,
+            item = {"id": f"{item_id}-{kind}", "task": "crepe-syst", "n": 0, "image": image,
                     "crop": crop, "positive": caption, "concept": item_id,
                     "negatives": [{"caption": x, "category": kind, "same_meaning": False}
                                   for x in negs],
-                    "breakdown": {"seen": SEEN_LABEL[split]}})
+                    "breakdown": {"seen": SEEN_LABEL[split]}}
+            if caption.lower() in {x.lower() for x in negs}:
+                item["flags"] = ["positive among negatives"]
+                flagged[f"{name}: positive among negatives"] += 1
+            cells[(f"syst-{kind}", dataset)].append(item)
     return total
 
 
@@ -195,16 +198,9 @@ def load_crepe(source: Path, root: ImageRoot) -> Suite:
         kind = _type_of(path.relative_to(source) if source.is_dir() else path)
         for i, row in _rows(path):
             total += 1
-            caption = normalise_space(row["caption"] or "")
-            if not caption:
-                raise AutocompError("empty caption", file=path, entry=f"row {i}",
-                                    field="caption")
+            caption, image_id = _caption_and_image(row, path, i)
             negs = parse_negatives(row["hard_negs"] or "", path, i)
             n = _complexity_of(row, path, i) if row.get("n") else _complexity(path)
-            image_id = (row["image_id"] or "").strip()
-            if not (image_id.isascii() and image_id.isdigit()):
-                raise AutocompError(f"expected a Visual Genome image id, got {image_id!r}",
-                                    file=path, entry=f"row {i}", field="image_id")
             item_id = f"{kind}-{path.stem}-{i}"
             image = root.resolve(f"{image_id}.jpg", item_id, path)
             if image is None:

@@ -34,7 +34,7 @@ from collections import Counter
 from pathlib import Path
 
 from autocomp.bench.atoms import atoms, compounds, words
-from autocomp.bench.splits import read_splits
+from autocomp.bench.splits import meaning, read_splits
 from autocomp.core.errors import AutocompError
 from autocomp.core.records import atomic_open
 from autocomp.core.scene import SceneGraph
@@ -60,9 +60,7 @@ class _Guard:
         self.examples: dict[str, str] = {}  # a held-out unit per reason, for the summary
 
     def meaning(self, graph: SceneGraph, task: str) -> tuple:
-        """What a graph states ("a chair under a lamp" = "a lamp above a chair")."""
-        found = self.tasks.get(task)
-        return graph.meaning_key(found.inverses if found is not None else None)
+        return meaning(graph, self.tasks.get(task))
 
     def keep(self, graph: SceneGraph | None, positive: SceneGraph, same: bool,
              task: str = "") -> bool:
@@ -78,8 +76,8 @@ class _Guard:
             self.dropped[f"holds a held-out {what} ({unit[0]})"] += 1
             self.examples.setdefault(f"{what} ({unit[0]})", words(unit))
             return False
-        if self.meaning(graph, task) in self.outside and self.meaning(graph, task) != \
-                self.meaning(positive, task):
+        stated = self.meaning(graph, task)
+        if stated in self.outside and stated != self.meaning(positive, task):
             self.dropped["states a concept outside the split"] += 1
             return False
         return True

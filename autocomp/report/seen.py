@@ -11,10 +11,9 @@ interval. Two tables come of them:
 
 from __future__ import annotations
 
+from autocomp.bench.splits import SEEN as ORDER
+from autocomp.bench.splits import SEEN_SHORT as SHORT
 from autocomp.report.table import Table, ci, r1, signed
-
-ORDER = ("seen compounds", "unseen compounds", "unseen atoms")
-SHORT = {"seen compounds": "SC", "unseen compounds": "UC", "unseen atoms": "UA"}
 
 
 def _seen(result: dict) -> dict:
