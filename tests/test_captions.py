@@ -56,3 +56,25 @@ def test_grammar_helpers():
     assert noun_phrase(Noun.guess("hour")) == "an hour"
     assert Noun.guess("gloves", pair=True).form == "gloves"
     assert Noun.guess("earphone", pair=True).form == "earphones"
+
+
+def test_inflect_is_used_without_typeguards_instrumentation():
+    """inflect 7's @typechecked recompiled every method at import (~2.5 s of each autocomp
+    process): the grammar imports it with the decorator as the identity, restores typeguard
+    for everyone else, and the words come out as inflect writes them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import typeguard\n"
+        "from autocomp.language import grammar\n"
+        "print(grammar.plural('cube'), grammar.indefinite_article('hour'),\n"
+        "      grammar.singular('materials'), grammar.base_verb('carries'))\n"
+        "import inflect\n"
+        "print('typeguard' in inflect.engine.plural_noun.__code__.co_names,\n"
+        "      typeguard.typechecked is grammar._unchecked)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert out[0] == "cubes an material carry"
+    assert out[1] == "False False"

@@ -1,6 +1,7 @@
 """English grammar for captions: articles, plurals, lists. inflect does the work.
 
-inflect is imported on first use (it costs ~0.5-2 s), never at module import.
+inflect is imported on first use, never at module import, and without typeguard's run-time
+instrumentation (see _engine).
 """
 
 from __future__ import annotations
@@ -14,9 +15,34 @@ COUNTED = "counted"  # a Noun written after a numeral ("two cubes"): no article
 
 @lru_cache(maxsize=1)
 def _engine():
+    """inflect's engine. inflect 7 decorates its methods with typeguard's @typechecked, which
+    re-parses and recompiles each one at import (2.3-2.8 s of every autocomp process) and
+    checks every call's argument types (160 us a call). Our calls pass non-empty strings, so
+    the module is imported with @typechecked as the identity, as `python -O` would; the
+    grammar tests pin the outputs."""
+    import sys
+
+    if "inflect" not in sys.modules:
+        try:
+            import typeguard
+        except ImportError:  # an inflect that does not use typeguard
+            typeguard = None
+        checked = getattr(typeguard, "typechecked", None)
+        if checked is not None:
+            typeguard.typechecked = _unchecked
+        try:
+            import inflect  # noqa: F401
+        finally:
+            if checked is not None:
+                typeguard.typechecked = checked
     import inflect
 
     return inflect.engine()
+
+
+def _unchecked(target=None, **_options):
+    """typeguard.typechecked's signature, checking nothing (with or without arguments)."""
+    return target if target is not None else _unchecked
 
 
 @lru_cache(maxsize=65536)
