@@ -1,4 +1,7 @@
+import json
 import os
+import shutil
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -6,6 +9,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import pytest  # noqa: E402
 
 from autocomp.concepts.load import load_task  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
@@ -67,12 +72,62 @@ def assert_file_error(load, tmp_path, body: str, needle: str) -> None:
     assert message.startswith(str(path)) and needle in message and "\n" not in message
 
 
+def shared_folder(tmp_path_factory, name: str, build) -> Path:
+    """A folder built once per test run, whatever the number of pytest-xdist workers: the
+    first worker to ask calls `build(folder)` under a file lock, the others wait for it and
+    reuse the result. A build that failed halfway is redone (no `.built` mark). Tests must
+    treat the folder as read-only (copy it to change it)."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the folder every worker of this run shares
+    folder = root / f"shared-{name}"
+    with FileLock(str(folder) + ".lock"):
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def tiny_backends(tmp_path_factory):
-    """Tiny random SD3, Gemma-3 (text and vision), GroundingDINO and SAM2, saved to folders."""
+    """Tiny random SD3, Gemma-3 (text and vision), GroundingDINO and SAM2, saved to folders
+    (built once per test run)."""
     from tiny_models import tiny_backends as build
 
-    return build(tmp_path_factory.mktemp("tiny-backends"))
+    names = {}
+
+    def make(folder):
+        names.update({k: Path(v).relative_to(folder).as_posix()
+                      for k, v in build(folder).items()})
+        (folder / "names.json").write_text(json.dumps(names))
+
+    folder = shared_folder(tmp_path_factory, "tiny-backends", make)
+    return {k: folder / v for k, v in json.loads((folder / "names.json").read_text()).items()}
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory) -> Path:
+    """`autocomp run configs/demo.yaml --output runs/demo`, done once per test run: the
+    folder holding runs/demo (read-only: copy it, as `demo_copy` does)."""
+    import subprocess
+    import sys
+
+    def make(folder):
+        subprocess.run([sys.executable, "-m", "autocomp", "run", str(ROOT / "configs" /
+                        "demo.yaml"), "--output", "runs/demo"], cwd=folder, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    return shared_folder(tmp_path_factory, "demo", make) / "runs" / "demo"
+
+
+def copy_run(run_dir: Path, dest: Path) -> Path:
+    """A private copy of a shared run, to change as a test likes."""
+    shutil.copytree(run_dir, dest, symlinks=True)
+    return dest
 
 
 @pytest.fixture
@@ -143,3 +198,25 @@ def logged(caplog):
         return out
 
     return lines
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """For pytest-xdist (`--dist loadgroup`, pyproject.toml): the tests of a module that
+    builds something once for the module (a module-scoped fixture) run on one worker, so it
+    is built once; other tests go to whichever worker is free. Modules holding a `slow` test
+    run first, so the last minutes are not one long test on one worker."""
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    for members in modules.values():
+        defs = [d for item in members
+                for ds in getattr(item, "_fixtureinfo", None).name2fixturedefs.values()
+                for d in ds] if all(hasattr(i, "_fixtureinfo") for i in members) else []
+        if any(d.scope in ("module", "class") for d in defs):
+            group = pytest.mark.xdist_group(members[0].nodeid.split("::")[0])
+            for item in members:
+                item.add_marker(group)
+    order = sorted(modules.values(),
+                   key=lambda ms: not any(i.get_closest_marker("slow") for i in ms))
+    items[:] = [item for members in order for item in members]

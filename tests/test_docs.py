@@ -1,10 +1,13 @@
 """Every command shown in README.md and docs/*.md is run by this test.
 
 - Blocks fenced `bash` run in order, one bash process per file (so `export` lines hold for
-  the rest of the file), in one scratch folder shared by all files, beside links to the
-  repository's configs/ and scripts/. A block whose first line is `# file: NAME` (any
-  language) is written to NAME there before the commands after it run; `# file: NAME (one
-  more line)` appends.
+  the rest of the file), in a scratch folder of the file's own, beside links to the
+  repository's configs/ and scripts/ and a copy of the demo run (runs/demo, built once per
+  test run). A block whose first line is `# file: NAME` (any language) is written to NAME
+  there before the commands after it run; `# file: NAME (one more line)` appends.
+- A block fenced `text` right after a `bash` block is output the guide shows: every line of
+  it must appear in what the file's commands print (a line ending in `...` is matched up to
+  there). Every file with commands to run shows some.
 - Blocks fenced `sh` need GPUs, model weights or outside data: each `autocomp` command in
   them is parsed by the CLI (the command and every option must exist), each script they
   name must exist.
@@ -60,14 +63,24 @@ def script(path: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    """A folder with links to configs/ and scripts/ and the demo run already made."""
-    folder = tmp_path_factory.mktemp("docs")
+def shown_output(path: Path) -> list[str]:
+    """The lines of the `text` blocks that follow a `bash` block: output the guide shows."""
+    found, lines = blocks(path), []
+    for (before, _), (lang, body) in zip(found, found[1:], strict=False):
+        if lang == "text" and before == "bash":
+            lines += [line.strip() for line in body.splitlines() if line.strip()]
+    return lines
+
+
+@pytest.fixture
+def scratch(tmp_path, demo_run):
+    """A folder with links to configs/ and scripts/ and a copy of the demo run."""
+    from conftest import copy_run
+
     for name in ("configs", "scripts"):
-        (folder / name).symlink_to(ROOT / name)
-    _bash("autocomp run configs/demo.yaml --output runs/demo > /dev/null\n", folder)
-    return folder
+        (tmp_path / name).symlink_to(ROOT / name)
+    copy_run(demo_run, tmp_path / "runs" / "demo")
+    return tmp_path
 
 
 def _bash(text: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -80,11 +93,27 @@ def _bash(text: str, cwd: Path) -> subprocess.CompletedProcess:
     return proc
 
 
-@pytest.mark.parametrize("path", DOCS, ids=[p.name for p in DOCS])
+RUN = [p for p in DOCS if any(lang == "bash" for lang, _ in blocks(p))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", RUN, ids=[p.name for p in RUN])
 def test_bash_blocks_run(path, scratch):
-    if not any(lang == "bash" for lang, _ in blocks(path)):
-        pytest.skip(f"{path.name} shows no command to run")
-    _bash(script(path), scratch)
+    shown = shown_output(path)
+    assert shown, f"{path.name} runs commands but shows none of their output (a text block)"
+    proc = _bash(script(path), scratch)
+    printed = [line.strip() for line in (proc.stdout + proc.stderr).splitlines()]
+    for line in shown:
+        if line.endswith("..."):
+            assert any(p.startswith(line[:-3].rstrip()) for p in printed), (path.name, line)
+        else:
+            assert line in printed, (path.name, line, proc.stdout[-3000:])
+
+
+def test_guides_without_commands_are_the_reference_pages():
+    """The pages that run nothing are reference text; every guide runs its commands."""
+    assert sorted(p.name for p in DOCS if p not in RUN) == [
+        "differences.md", "methods.md", "review.md"]
 
 
 def _parse(words: list[str]) -> None:

@@ -457,3 +457,22 @@ def test_fast_tokenizer_gives_open_clips_ids():
     assert (ref(texts, 16) == fast(texts, 16)).all()  # cut to the context, end token kept
     assert fast(texts).dtype == ref(texts).dtype
     assert [len(fast.encode(t)) for t in texts[:50]] == [len(ref.encode(t)) for t in texts[:50]]
+
+
+def test_scorers_that_need_no_model_import_no_torch(run, tmp_path):
+    """`--device auto` is resolved when a scorer that loads a model first asks for it, never
+    while the arguments are parsed: reference and blind scorers run without torch (importing
+    it cost 3-7 s of every such eval)."""
+    code = ("import sys\nfrom autocomp.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    assert not e.code, e\n"
+            "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'torch', 'transformers', 'open_clip', 'diffusers'}))\n")
+    out = subprocess.run([sys.executable, "-c", code, "eval", str(run.dir), "--model",
+                          "reference:random", "--model", "blind:unigram", "--benchmark",
+                          "shape_color-n2/*", "-o", str(tmp_path / "r")],
+                         capture_output=True, text=True, check=True)
+    assert "LOADED []" in out.stdout
+    from autocomp.eval.scorers import load_scorer
+
+    scorer = load_scorer("open_clip:ViT-B-32", device="auto")
+    assert scorer.device in ("cpu", "cuda")  # resolved on first use

@@ -69,7 +69,7 @@ def test_a_peer_without_heartbeat_stops_the_wait_in_one_line(tmp_path):
         start = time.time()
         with pytest.raises(AutocompError) as err:
             peers.wait_merged("images")
-        assert time.time() - start < 5
+        assert time.time() - start < 60  # the stall (0.5 s), not the 60 s wait, ended it
         assert "rank(s) 1 stopped" in str(err.value) and "re-run" in str(err.value)
     finally:
         peers.close()
@@ -132,7 +132,7 @@ def test_heartbeats_do_not_trust_another_hosts_clock(tmp_path):
         me.finished("images")
         past, future = time.time() - 7200, time.time() + 7200
         start, seen_dead = time.monotonic(), None
-        while time.monotonic() - start < 3 and seen_dead is None:
+        while time.monotonic() - start < 20 and seen_dead is None:  # ends once seen
             for rank, when in ((1, past), (2, future)):
                 with contextlib.suppress(FileNotFoundError):
                     os.utime(tmp_path / ".sync" / "t" / f"alive-{rank}", (when, when))

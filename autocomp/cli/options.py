@@ -19,9 +19,12 @@ def output(required: bool = False, help: str = "Output folder."):
 
 
 def _device(ctx, param, value):
+    """Refuses a CUDA device the machine lacks; "auto" stays "auto" until a backend that
+    runs on torch is built (models.devices.resolve_device), so a command whose scorers need
+    no model never imports torch."""
     from autocomp.models.devices import checked_device
 
-    return checked_device(value)
+    return "auto" if value in (None, "auto") else checked_device(value)
 
 
 device = click.option("--device", default="auto", show_default=True, callback=_device,

@@ -22,7 +22,10 @@ def serve(model_ref: str, device: str, batch_size: int) -> None:
     try:
         from sentence_transformers import SentenceTransformer
 
-        model, error = SentenceTransformer(model_ref, device=device), None
+        from autocomp.models.devices import resolve_device
+
+        model = SentenceTransformer(model_ref, device=resolve_device(device))
+        error = None
     except Exception as exc:  # noqa: BLE001 (sent back, to be said in one line)
         model, error = None, f"sentence-embedding model cannot be loaded: {exc}"
     while (texts := _next(inbox)) is not None:

@@ -31,9 +31,10 @@ class Perplexity:
 
     def __init__(self, model: str, device: str = "cpu", batch_size: int = 32,
                  how: str = "--lm DIR"):
+        from autocomp.models.devices import resolve_device
         from autocomp.models.loading import load_causal_lm
 
-        self.tok, self.model = load_causal_lm(model, device, how=how)
+        self.tok, self.model = load_causal_lm(model, resolve_device(device), how=how)
         self.batch_size, self.cache = batch_size, {}
 
     def __call__(self, texts: Sequence[str]) -> list[float]:

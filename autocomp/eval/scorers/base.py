@@ -35,6 +35,20 @@ class Scorer:
         self.name, self.pretrained = name, pretrained
         self.device, self.batch_size = device, batch_size or self.default_batch_size
 
+    @property
+    def device(self) -> str:
+        """The torch device; "auto" becomes cuda or cpu when first asked (by a scorer that
+        loads a model: torch is imported then, never for one that needs none)."""
+        if self._device in (None, "auto"):
+            from autocomp.models.devices import resolve_device
+
+            self._device = resolve_device(self._device)
+        return self._device
+
+    @device.setter
+    def device(self, value: str | None) -> None:
+        self._device = value
+
     def load(self) -> None:
         """Load the weights now (they load on first use otherwise): a model that cannot
         load fails here, before any of its cells runs."""
