@@ -109,19 +109,31 @@ def tiny_backends(tmp_path_factory):
     return {k: folder / v for k, v in json.loads((folder / "names.json").read_text()).items()}
 
 
-@pytest.fixture(scope="session")
-def demo_run(tmp_path_factory) -> Path:
-    """`autocomp run configs/demo.yaml --output runs/demo`, done once per test run: the
-    folder holding runs/demo (read-only: copy it, as `demo_copy` does)."""
-    import subprocess
-    import sys
+def shipped_run(tmp_path_factory, name: str) -> Path:
+    """`autocomp run configs/NAME.yaml --output runs/NAME`, done once per test run; the run
+    folder is read-only (copy_run it to eval into it: eval caches vectors under the run)."""
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
 
     def make(folder):
-        subprocess.run([sys.executable, "-m", "autocomp", "run", str(ROOT / "configs" /
-                        "demo.yaml"), "--output", "runs/demo"], cwd=folder, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        got = CliRunner().invoke(main, ["run", str(ROOT / "configs" / f"{name}.yaml"),
+                                        "--output", str(folder / name), "--no-progress"])
+        assert got.exit_code == 0, got.output
 
-    return shared_folder(tmp_path_factory, "demo", make) / "runs" / "demo"
+    return shared_folder(tmp_path_factory, name, make) / name
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory) -> Path:
+    """configs/demo.yaml's run (README's first command), built once per test run."""
+    return shipped_run(tmp_path_factory, "demo")
+
+
+@pytest.fixture(scope="session")
+def winoground_run(tmp_path_factory) -> Path:
+    """configs/winoground.yaml's run (docs/formats.md), built once per test run."""
+    return shipped_run(tmp_path_factory, "winoground")
 
 
 def copy_run(run_dir: Path, dest: Path) -> Path:

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).parents[1] / "scripts" / "bench_scale.py"
 
 
+@pytest.mark.slow
 def test_bench_scale_runs_at_a_tiny_scale(tmp_path):
     out = subprocess.run([sys.executable, str(SCRIPT), "--scale", "0.002", "--processes", "2",
                           "--no-clip", "--output", str(tmp_path / "scale")],

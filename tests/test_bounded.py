@@ -106,6 +106,7 @@ def _big_vg(folder, images: int):
     return folder
 
 
+@pytest.mark.slow
 def test_compass_vg_build_memory_is_flat_in_the_file_size(tmp_path, monkeypatch, logged):
     """Major 9: the build kept every raw entry and a second copy (2.73 GB for a 195 MB
     file); now scene_graphs.json is streamed and each image spilled as it is read, so the

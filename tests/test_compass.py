@@ -182,6 +182,7 @@ def test_similarity_threshold_depends_on_n():
     assert composed_set(six, seen, rep, random.Random(0)) is None  # 0.93 > 0.90
 
 
+@pytest.mark.slow
 def test_default_similarity_model_is_offline_minilm():
     from autocomp.compass.similarity import Similarity
 

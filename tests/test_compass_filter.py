@@ -93,6 +93,7 @@ def test_batched_judging_changes_no_verdict_and_makes_few_calls():
     assert batched_sim.calls < alone_sim.calls / len(graphs) * 2  # one call per round
 
 
+@pytest.mark.slow
 def test_each_sentence_is_embedded_once_and_the_cache_is_reused(tmp_path):
     from autocomp.compass.similarity import Similarity
 
@@ -124,6 +125,7 @@ def test_a_model_that_cannot_load_is_one_line(tmp_path):
         sim.close()
 
 
+@pytest.mark.slow
 def test_relation_negatives_survive_the_default_filter(tmp_path):
     """The whole-caption rule rejected every relation negative of template captions at
     N >= 6 and left skill-R empty; MiniLM puts "left of" / "right of" at 0.98-0.99 even in

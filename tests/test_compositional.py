@@ -410,16 +410,11 @@ def test_crepe_repository_layout_is_detected_and_other_csvs_ignored(tmp_path):
 
 # -- synthetic Winoground from concepts --------------------------------------------------
 @pytest.fixture(scope="module")
-def wino_run(tmp_path_factory):
-    from autocomp.core.resources import data_dir
+def wino_run(tmp_path_factory, winoground_run):
+    """configs/winoground.yaml's run (built once per test run), the module's own copy."""
+    from conftest import copy_run
 
-    base = tmp_path_factory.mktemp("wino")
-    runner = CliRunner()
-    config = data_dir("configs") / "winoground.yaml"
-    got = runner.invoke(main, ["run", str(config), "--output", str(base / "winoground"),
-                               "--no-progress"])
-    assert got.exit_code == 0, got.output
-    return base / "winoground"
+    return copy_run(winoground_run, tmp_path_factory.mktemp("wino") / "winoground")
 
 
 def test_synthetic_winoground_items_pair_a_concept_with_its_generated_swap(wino_run):

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -37,6 +39,7 @@ def _run(out: Path, hash_seed: str) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_two_demo_runs_are_byte_identical(tmp_path):
     _run(tmp_path / "a", "1")
     _run(tmp_path / "b", "2")

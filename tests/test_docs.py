@@ -72,14 +72,22 @@ def shown_output(path: Path) -> list[str]:
     return lines
 
 
+SHIPPED = ("demo", "winoground")  # runs of configs/ the test run builds once (conftest.py)
+
+
 @pytest.fixture
-def scratch(tmp_path, demo_run):
-    """A folder with links to configs/ and scripts/ and a copy of the demo run."""
+def scratch(tmp_path, request):
+    """A folder with links to configs/ and scripts/ and a copy of each shipped run the
+    guide names (runs/demo, runs/winoground): its `autocomp run` of them resumes a done run,
+    as it does after README's first command."""
     from conftest import copy_run
 
     for name in ("configs", "scripts"):
         (tmp_path / name).symlink_to(ROOT / name)
-    copy_run(demo_run, tmp_path / "runs" / "demo")
+    text = script(request.getfixturevalue("path"))
+    for name in SHIPPED:
+        if f"runs/{name}" in text:
+            copy_run(request.getfixturevalue(f"{name}_run"), tmp_path / "runs" / name)
     return tmp_path
 
 

@@ -351,6 +351,7 @@ def test_vqa_cost_counts_the_image_once_and_decodes_in_batches():
     assert batched[0] == pytest.approx(tower + 3 * prompt + 3 * decode / 24)
 
 
+@pytest.mark.slow
 def test_distributed_eval_encodes_each_image_once_per_model(run, models, tmp_path):
     """Two launched ranks share the encoding (by hash) before the cells are dealt: the
     cache's shards hold every distinct image and caption exactly once."""

@@ -34,6 +34,7 @@ def _ids(root: Path, stage: str) -> list[str]:
     return [r["id"] for p in part_files(root / stage) for r in read_part(p)]
 
 
+@pytest.mark.slow
 def test_a_slow_rank_outlives_the_collective_timeout_and_merges(tmp_path):
     """Rank 1 takes ~5 s per stage; the process group's timeout is 2 s. Ranks meet through
     files, so nobody times out; rank 0 leaves after the last stage and rank 1 merges."""
@@ -48,6 +49,7 @@ def test_a_slow_rank_outlives_the_collective_timeout_and_merges(tmp_path):
     assert not list((tmp_path / ".sync").iterdir())  # the launch's files are gone
 
 
+@pytest.mark.slow
 def test_a_killed_rank_then_a_relaunch_with_another_world_size(tmp_path):
     first = _launch(tmp_path, 2, "kill")
     assert first.returncode != 0

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import kill_after_records
 
 from autocomp.core.records import read_jsonl
@@ -34,6 +35,7 @@ validate:
 """
 
 
+@pytest.mark.slow
 def test_tiny_real_backends_two_processes_killed_and_resumed(tmp_path, tiny_backends,
                                                              fake_openai):
     cfg = tmp_path / "tiny-real.yaml"

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from autocomp.runtime.parts import part_files, read_part
 
 ROOT = Path(__file__).parents[1]
@@ -72,6 +74,7 @@ def _records(stage_dir: Path) -> list[str]:
     return [r["id"] for p in part_files(stage_dir) for r in read_part(p)]
 
 
+@pytest.mark.slow
 def test_the_sbatch_requeues_itself_near_the_limit_and_the_requeue_finishes(tmp_path):
     config, run = tmp_path / "slurm.yaml", tmp_path / "run"
     config.write_text(CONFIG)

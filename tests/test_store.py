@@ -65,6 +65,7 @@ def test_regenerated_negatives_equal_the_stored_ones(every_task_run):
     assert json.loads((run.dir / "stats" / "build.json").read_text())["store"] == "compact"
 
 
+@pytest.mark.slow
 def test_old_full_benches_stay_readable_and_build_migrates(every_task_run, tmp_path):
     from click.testing import CliRunner
 
