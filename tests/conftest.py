@@ -212,23 +212,41 @@ def logged(caplog):
     return lines
 
 
-@pytest.hookimpl(tryfirst=True)
+def _builds_per_module(path: Path) -> bool:
+    """Whether a test file builds something once for the module (a module- or class-scoped
+    fixture; test_contracts.py, which imports other files' fixtures, has its own too)."""
+    text = path.read_text(encoding="utf-8")
+    return 'scope="module"' in text or 'scope="class"' in text
+
+
+# the test files whose tests pytest-xdist may hand to different workers one by one
+SPLIT = frozenset(p.name for p in Path(__file__).parent.glob("test_*.py")
+                  if not _builds_per_module(p))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's `--dist loadscope` (pyproject.toml's addopts), with the files that build
+    nothing per module dealt test by test: a file with a module-scoped fixture runs on one
+    worker, so it builds once (a module fixture is built once per worker that runs its tests);
+    the others, the guides of test_docs.py above all, go to whichever worker is free."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduler(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if Path(module).name in SPLIT else module
+
+    return Scheduler(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    """For pytest-xdist (`--dist loadgroup`, pyproject.toml): the tests of a module that
-    builds something once for the module (a module-scoped fixture) run on one worker, so it
-    is built once; other tests go to whichever worker is free. Modules holding a `slow` test
-    run first, so the last minutes are not one long test on one worker."""
+    """Files holding a `slow` test run first, each file's tests in their order, so the last
+    minutes are not one long test on one worker while the other waits."""
     modules: dict[str, list] = {}
     for item in items:
         modules.setdefault(item.nodeid.split("::")[0], []).append(item)
-    for members in modules.values():
-        defs = [d for item in members
-                for ds in getattr(item, "_fixtureinfo", None).name2fixturedefs.values()
-                for d in ds] if all(hasattr(i, "_fixtureinfo") for i in members) else []
-        if any(d.scope in ("module", "class") for d in defs):
-            group = pytest.mark.xdist_group(members[0].nodeid.split("::")[0])
-            for item in members:
-                item.add_marker(group)
     order = sorted(modules.values(),
                    key=lambda ms: not any(i.get_closest_marker("slow") for i in ms))
     items[:] = [item for members in order for item in members]
