@@ -7,25 +7,27 @@ import json
 import math
 import re
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import built_run, scored_cell
+from conftest import scored_cell
 
 from autocomp.cli import main
 from autocomp.eval.intervals import exact, holm, mean_shares, paired, proportion
 from autocomp.eval.metrics import SAME_MEANING, TIED, Tally, error_category
 
-ROOT = Path(__file__).resolve().parents[1]
 SEEDS = 20
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return built_run(tmp_path_factory.mktemp("trust"),
-                     (ROOT / "configs" / "demo.yaml").read_text(), "demo")
+def demo(tmp_path_factory, demo_run):
+    """configs/demo.yaml's run (built once per test run), the module's own copy."""
+    from conftest import copy_run
+
+    from autocomp.run import Run
+
+    return Run.open(copy_run(demo_run, tmp_path_factory.mktemp("trust") / "demo"))
 
 
 def test_random_scorer_intervals_cover_chance_at_the_nominal_rate(demo):
