@@ -33,6 +33,7 @@ print(json.dumps({"sizes": scorer.sizes, "grown_mb": grown}))
 """.replace("import resource, sys", "import json, resource, sys")
 
 
+@pytest.mark.slow
 def test_eval_decodes_large_images_reduced_with_bounded_bytes_in_flight(tmp_path):
     """Major 8: four 6000 x 6000 PNGs at batch 4 held 4 full-size RGB images (858 MB
     peak); now each is reduced to what a 224 px model needs and at most 300 MB of full-size

@@ -266,6 +266,7 @@ def synthetic_run(tmp_path_factory):
     return run
 
 
+@pytest.mark.slow
 def test_side_by_side_report_oracle_has_no_artefact(vg, synthetic_run, tmp_path):
     from tiny_models import tiny_open_clip
 

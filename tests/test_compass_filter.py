@@ -114,6 +114,7 @@ def test_each_sentence_is_embedded_once_and_the_cache_is_reused(tmp_path):
     assert list((tmp_path / "cache").glob("sentence-embedding*/*.vec"))
 
 
+@pytest.mark.slow
 def test_a_model_that_cannot_load_is_one_line(tmp_path):
     from autocomp.compass.similarity import Similarity
 

@@ -417,6 +417,7 @@ def wino_run(tmp_path_factory, winoground_run):
     return copy_run(winoground_run, tmp_path_factory.mktemp("wino") / "winoground")
 
 
+@pytest.mark.slow
 def test_synthetic_winoground_items_pair_a_concept_with_its_generated_swap(wino_run):
     from autocomp.formats.runs import find_benchmarks
     from autocomp.run import Run
@@ -447,6 +448,7 @@ def test_synthetic_winoground_items_pair_a_concept_with_its_generated_swap(wino_
     assert swap <= 2 * drawn  # partners add no swap items of their own
 
 
+@pytest.mark.slow
 def test_synthetic_winoground_oracle_and_random_scorers(wino_run, tmp_path):
     out = tmp_path / "results"
     got = CliRunner().invoke(main, ["eval", str(wino_run), "--model", "reference:oracle",

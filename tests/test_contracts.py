@@ -64,6 +64,7 @@ BACKEND_FAMILIES = ("generator", "writer", "detector", "answerer")
 SAMPLED_WRITERS = {"transformers", "openai"}  # sampling: deterministic per batch only
 
 
+@pytest.mark.slow
 def test_every_registered_plugin_has_a_contract_instance(make):
     registered = {(f, n) for f in BACKEND_FAMILIES for n in names(f)}
     assert registered == set(make.table)

@@ -117,6 +117,7 @@ def test_random_sits_at_chance_and_unigram_ties_on_swap(tmp_path):
     assert uni["accuracy"] == 0.0 and uni["accuracy_tie_aware"] == 50.0
 
 
+@pytest.mark.slow
 def test_tiny_open_clip_end_to_end_cache_and_skip(run, tiny, tmp_path):
     runner = CliRunner()
     args = ["eval", str(run.dir), "--model", tiny["open_clip"], "--output",
@@ -223,6 +224,7 @@ class _Dies:
         return self.inner.encode_images(images)
 
 
+@pytest.mark.slow
 def test_killed_eval_recomputes_nothing_cached(run, tiny, tmp_path):
     bench = find_benchmarks(run.dir, ["shape_color-n3/minimal-confusion"])[0]
     inner = load_scorer(tiny["open_clip"], batch_size=50)
@@ -241,6 +243,7 @@ def test_killed_eval_recomputes_nothing_cached(run, tiny, tmp_path):
     assert done_before == 150 and again.texts == len(unique) - done_before
 
 
+@pytest.mark.slow
 def test_report_chance_row_is_the_papers(run, tmp_path):
     out = tmp_path / "res"
     evaluate(run.dir, ["reference:oracle"], out, cache_dir=tmp_path / "c")
@@ -273,6 +276,7 @@ def test_model_set_has_table_4_and_real_open_clip_tags():
             assert rest in known, rest
 
 
+@pytest.mark.slow
 def test_clear_errors(run, tmp_path):
     with pytest.raises(AutocompError, match="unknown model family 'clip'"):
         load_scorer("clip:ViT-B-32")
@@ -327,6 +331,7 @@ def test_builtin_model_set_by_name_and_unknown(run):
     assert result.exit_code != 0 and "no model-set file 'nope'" in result.output
 
 
+@pytest.mark.slow
 def test_distributed_eval_under_accelerate_launch(run, tmp_path):
     out = tmp_path / "res"
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",

@@ -110,6 +110,7 @@ def test_sugarcrepe_ties_are_wrong_and_the_report_micro_averages(sugarcrepe, coc
                          "0.0 [0.0, 52.2] (30.0)", "5"]  # 1.5 of 5 items
 
 
+@pytest.mark.slow
 def test_sugarcrepe_with_a_tiny_open_clip(sugarcrepe, coco, tmp_path):
     from tiny_models import tiny_open_clip
 

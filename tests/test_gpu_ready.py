@@ -67,6 +67,7 @@ def test_extras_install_sentencepiece_and_versions_that_honour_dtype():
         assert _lower_bound(extras[extra], "transformers") >= (4, 56)
 
 
+@pytest.mark.slow
 def test_siglip_v1_with_a_sentencepiece_tokenizer_loads_and_scores(run, models, tmp_path):
     scorer = load_scorer(models["siglip_v1"])
     tok = scorer._load()[0]
@@ -79,6 +80,7 @@ def test_siglip_v1_with_a_sentencepiece_tokenizer_loads_and_scores(run, models, 
     assert results and all(r["n_items"] > 0 for r in results)
 
 
+@pytest.mark.slow
 def test_a_model_missing_a_package_is_one_line_and_stops_no_other(run, models, tmp_path,
                                                                   monkeypatch, logged):
     import transformers
@@ -266,6 +268,7 @@ def test_distributed_without_a_launcher_says_so(run, monkeypatch):
     assert "hf download" not in result.output
 
 
+@pytest.mark.slow
 def test_bf16_autocast_is_cached_apart_and_close_to_fp32(models):
     fp32 = load_scorer(models["open_clip"])
     bf16 = load_scorer(models["open_clip"], precision="bf16")
@@ -278,6 +281,7 @@ def test_bf16_autocast_is_cached_apart_and_close_to_fp32(models):
         load_scorer(models["open_clip"], precision="int4")
 
 
+@pytest.mark.slow
 def test_decode_workers_give_the_same_vectors(run, models, tmp_path):
     from autocomp.eval.harness import Harness
 

@@ -54,6 +54,7 @@ def _expected(results) -> Counter:
     return want
 
 
+@pytest.mark.slow
 def test_page_is_one_file_with_tables_figures_and_the_failures(page):
     html, output, want = page
     text = html.read_text(encoding="utf-8")
@@ -96,6 +97,7 @@ def _visible_cards(driver) -> list:
     return [c for c in driver.find_elements(By.CSS_SELECTOR, ".card") if c.is_displayed()]
 
 
+@pytest.mark.slow
 def test_page_in_chromium_filters_the_gallery(page, browser, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -156,6 +158,7 @@ def test_failures_are_counted_not_shown_where_the_run_is_gone(tmp_path):
                                                                                           [])
 
 
+@pytest.mark.slow
 def test_two_runs_of_one_benchmark_keep_their_own_images(page, tmp_path):
     import shutil
 
@@ -173,6 +176,7 @@ def test_two_runs_of_one_benchmark_keep_their_own_images(page, tmp_path):
             assert all(f["image"].is_relative_to(s.run) and f["positive"] for f in c.shown)
 
 
+@pytest.mark.slow
 def test_a_page_that_cannot_be_written_is_one_line(page, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -182,6 +186,7 @@ def test_a_page_that_cannot_be_written_is_one_line(page, tmp_path):
     assert str(blocker / "report.html") in got.output and "Traceback" not in got.output
 
 
+@pytest.mark.slow
 def test_nothing_outside_the_run_reaches_the_page(tmp_path):
     """A crafted run folder: figures/ holding a link to a private key, a link to an image
     outside, a text file named .png and a FIFO; bench items naming an image by ../ and by

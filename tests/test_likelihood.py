@@ -89,6 +89,7 @@ def _by_hand(model, image_path, prompt, answer):
     return [float(steps[i, t]) for i, t in enumerate(tail)]
 
 
+@pytest.mark.slow
 def test_likelihood_matrices_equal_one_by_one_scoring(run, vlm, tmp_path):
     """Real loading (AutoProcessor, AutoModelForImageTextToText) on three layouts: the
     harness's batched, encode-once scores are the model's own, pair by pair; Winoground

@@ -101,6 +101,7 @@ def _run(tmp_path, name, writer, writer_options, tiny):
         sam2=tiny["sam2"], vlm=tiny["gemma_vlm"]), name)
 
 
+@pytest.mark.slow
 def test_every_stage_frees_its_models_before_the_next_starts(tmp_path, tiny_backends,
                                                              fake_openai, watched):
     refs, alive_after = watched

@@ -442,6 +442,7 @@ def test_a_second_compass_build_into_one_output_refuses_at_once(tmp_path):
     assert again.exit_code == 0 and (out / "manifest.json").is_file(), again.output
 
 
+@pytest.mark.slow
 def test_report_json_long_csv_figure_flags_and_where_the_figure_of_a_run_goes(tmp_path):
     """CSV was CRLF with each table's own header in one stream; report had no --json;
     `report` took --figure and `compass report` --figures; report given a run (not its

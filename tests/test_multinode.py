@@ -106,6 +106,7 @@ def _running(pid: int) -> bool:
     return "State:\tZ" not in state
 
 
+@pytest.mark.slow
 def test_a_rank_whose_launcher_died_stops(tmp_path):
     """Launchers start ranks in their own sessions, so killing the launcher leaves them
     running beside a relaunch; a rank notices its parent is gone and stops (its stderr, a

@@ -18,7 +18,7 @@ def minimal(task):
 
 
 @pytest.mark.parametrize("name", ["color", "position", "shape_color", "relative_size"])
-@pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.parametrize("n", [2, 3, pytest.param(4, marks=pytest.mark.slow)])
 def test_counts_equal_formulas(tasks, name, n):
     task = tasks[name]
     if task.capacity_problem(n):

@@ -55,6 +55,7 @@ def _items(run_dir, name):
 
 
 @pytest.mark.parametrize("task", sorted(NEW_TASKS))
+@pytest.mark.slow
 def test_exact_negative_counts(run, task):
     t = load_task(task)
     for n in NEW_TASKS[task][0]:
@@ -78,6 +79,7 @@ def _grammar_problems(caption: str) -> list[str]:
 
 
 @pytest.mark.parametrize("task", sorted(NEW_TASKS))
+@pytest.mark.slow
 def test_captions_are_grammatical_and_name_the_values(run, task):
     caps = [c for c in run.records("captions") if c["task"] == task]
     assert caps
@@ -115,6 +117,7 @@ def test_prompts_and_questions_name_the_tasks_aspect(task):
 
 
 @pytest.mark.parametrize("task", sorted(NEW_TASKS))
+@pytest.mark.slow
 def test_validators_agree_with_injected_faults(run, task):
     ids = {c["id"] for c in run.records("concepts") if c["task"] == task}
     images = [r for r in run.records("images") if r["concept"] in ids]
@@ -127,6 +130,7 @@ def test_validators_agree_with_injected_faults(run, task):
     assert faulty, "no value fault drawn: the test would not show the reader works"
 
 
+@pytest.mark.slow
 def test_material_task_written_only_as_yaml(tmp_path):
     (tmp_path / "finishes.yaml").write_text(
         "name: finishes\nkind: attributes\n"

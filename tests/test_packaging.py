@@ -2,6 +2,8 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
 from autocomp.core.resources import data_dir, prompt_text
 
 
@@ -10,6 +12,7 @@ def test_data_folders_found_from_checkout():
     assert "{obj_colors_text}" in prompt_text("contextual_user.txt")
 
 
+@pytest.mark.slow
 def test_wheel_ships_data_and_finds_it(tmp_path):
     root = data_dir("concepts").parent
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",

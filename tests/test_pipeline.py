@@ -122,12 +122,14 @@ def test_validators_agree_with_injected_faults(done_run):
     assert sum(table[c]["tp"] for c in ("objects", "attributes", "background")) > 0
 
 
+@pytest.mark.slow
 def test_rerun_is_a_no_op(done_run):
     before = _records(done_run.dir)
     run_pipeline(done_run, progress=False)
     assert _records(done_run.dir) == before
 
 
+@pytest.mark.slow
 def test_corrupt_or_missing_image_fails_its_checks_and_the_run_goes_on(tmp_path):
     run = Run.create(load_config(_config(tmp_path, count=2)), tmp_path / "run")
     run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
@@ -170,6 +172,7 @@ def test_sigkill_during_generation_then_resume_equals_unkilled(tmp_path):
     assert len(part_files(run_dir / "images")) == 2
 
 
+@pytest.mark.slow
 def test_cli_run_status_and_stage_commands(tmp_path):
     config = _config(tmp_path, count=2)
     out = tmp_path / "cli"

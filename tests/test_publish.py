@@ -16,6 +16,10 @@ from click.testing import CliRunner
 
 from autocomp.cli import main
 
+# every test here builds or scores an export with the harnesses' own code: slow (the inner
+# loop leaves them, README's command runs them)
+pytestmark = pytest.mark.slow
+
 CONFIG = """name: pub
 seed: 0
 concepts:

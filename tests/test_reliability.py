@@ -507,6 +507,7 @@ def test_atomic_writes_follow_the_umask(tmp_path):
     assert (tmp_path / "shared.jsonl").stat().st_mode & 0o777 == 0o664
 
 
+@pytest.mark.slow
 def test_build_refuses_a_partial_run_and_eval_redoes_changed_benchmarks(tmp_path):
     """Issue 23, major 7: build on a run whose validation is not finished is refused (or
     marked with --partial); a result carries the fingerprint of the benchmark it scored,
@@ -586,6 +587,7 @@ def _read_only(monkeypatch, folder):
     monkeypatch.setattr(os, "open", fake_os_open)
 
 
+@pytest.mark.slow
 def test_a_read_only_run_is_one_line_and_its_report_still_comes(tmp_path, monkeypatch):
     from click.testing import CliRunner
     from conftest import built_run

@@ -46,6 +46,7 @@ def _rows(output: str, title: str) -> list[str]:
     return block
 
 
+@pytest.mark.slow
 def test_eval_keeps_the_order_and_labels_beside_the_results(two_runs):
     runs, _ = two_runs
     stored = yaml.safe_load((runs[0].dir / "results" / "models.yaml").read_text())
@@ -58,6 +59,7 @@ def test_eval_keeps_the_order_and_labels_beside_the_results(two_runs):
     assert again["models"] == [*MODELS["models"], {"spec": "blind:length"}]
 
 
+@pytest.mark.slow
 def test_one_folder_follows_the_stored_order_without_the_models_file(two_runs):
     runs, _ = two_runs
     got = CliRunner().invoke(main, ["report", str(runs[0].dir / "results"), "--no-figure"])
@@ -71,6 +73,7 @@ def test_one_folder_follows_the_stored_order_without_the_models_file(two_runs):
         assert f"**{title}" in got.output
 
 
+@pytest.mark.slow
 def test_two_folders_of_one_config_get_a_row_each(two_runs):
     runs, models = two_runs
     folders = [str(r.dir / "results") for r in runs]
@@ -92,6 +95,7 @@ def test_two_folders_of_one_config_get_a_row_each(two_runs):
                                             "blind:unigram"]
 
 
+@pytest.mark.slow
 def test_folders_with_different_benchmarks_share_one_row(two_runs, tmp_path):
     runs, _ = two_runs
     parts = [tmp_path / "a", tmp_path / "b"]
@@ -128,6 +132,7 @@ def test_latex_is_booktabs_with_every_symbol_escaped():
     assert r"\resizebox{\linewidth}{!}{%" in wide.render("latex")
 
 
+@pytest.mark.slow
 def test_latex_report_compiles_to_balanced_tables(two_runs):
     runs, _ = two_runs
     got = CliRunner().invoke(main, ["report", str(runs[0].dir / "results"), "--no-figure",

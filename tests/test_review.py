@@ -458,6 +458,7 @@ def _progress(driver, text):
     _wait(driver, EC.text_to_be_present_in_element((By.ID, "progress"), text))
 
 
+@pytest.mark.slow
 def test_page_in_chromium_validate_mode(run, serve, browser, tmp_path):
     """Two annotators judge by clicking (and by key); a reload resumes; the report agrees
     with what was clicked."""
@@ -519,6 +520,7 @@ def test_page_in_chromium_validate_mode(run, serve, browser, tmp_path):
         100 * (agree + (units[3]["auto"] is False)) / 4)  # the changed answer counts
 
 
+@pytest.mark.slow
 def test_page_in_chromium_test_mode(run, serve, browser):
     """Answer Swap and Confusion items by clicking options: right ones and a wrong one;
     Table 10 (right) and Table 17 count them."""

@@ -153,6 +153,7 @@ def test_load_task_dispatches_scene_files_and_configs_refuse_n(scenes, tmp_path)
         load_task(str(both))
 
 
+@pytest.mark.slow
 def test_scene_negatives_exact_counts_and_paper_special_cases(scenes):
     import math
 
@@ -274,6 +275,7 @@ def test_procedural_draws_what_the_pixel_answerer_reads(scenes):
     assert gen.cannot_handle(scenes) is None
 
 
+@pytest.mark.slow
 def test_scene_run_compass_separates_the_three_coefficients(tmp_path, monkeypatch):
     from click.testing import CliRunner
 

@@ -98,6 +98,7 @@ def test_equalize_cuts_each_group_to_its_smallest_size_seeded():
     assert out == equalize([g1, g2], seed=3) and out != equalize([g1, g2], seed=4)
 
 
+@pytest.mark.slow
 def test_tables_side_by_side(runs, clip):
     a, b, dull = runs
     views = [RunView(r.dir) for r in (a, b, dull)]
@@ -129,6 +130,7 @@ def test_tables_side_by_side(runs, clip):
     assert got["validated_percent"] == pytest.approx(100 * sum(passed) / len(passed))
 
 
+@pytest.mark.slow
 def test_select_cli(runs, clip, tmp_path):
     a, b, _ = runs
     res = CliRunner().invoke(main, ["select", str(a.dir), str(b.dir), "--model", clip,

@@ -222,6 +222,7 @@ def _parquet(path: Path, rows: int) -> None:
     writer.close()
 
 
+@pytest.mark.slow
 def test_corpus_scan_runs_in_flat_memory_with_progress(tmp_path, monkeypatch, caplog):
     """The peak of Python allocations does not grow with the corpus (a few batches, never
     the rows), and progress lines come while it reads."""
@@ -278,6 +279,7 @@ def split_run(tmp_path_factory):
     return run.dir
 
 
+@pytest.mark.slow
 def test_run_writes_splits_and_eval_scores_test_items_only(split_run, tmp_path):
     from autocomp import api
     from autocomp.report.tables import report_tables
@@ -313,6 +315,7 @@ def test_run_writes_splits_and_eval_scores_test_items_only(split_run, tmp_path):
     assert any(n.startswith("Items of the test split only") for n in main.notes)
 
 
+@pytest.mark.slow
 def test_training_export_leaks_nothing_and_reads_back(split_run, tmp_path):
     import datasets
     import pandas as pd
@@ -394,6 +397,7 @@ def test_test_split_is_never_training_data(split_run, tmp_path):
         export_training(split_run, tmp_path / "t", split="test")
 
 
+@pytest.mark.slow
 def test_open_clip_train_trains_on_the_export(split_run, tmp_path):
     """open_clip's own trainer (open_clip_train.main, from PyPI) runs an epoch on clip.csv
     with its csv loader and the column names the docs give, a tiny model on CPU."""
@@ -437,6 +441,7 @@ def test_a_run_without_splits_says_so(tmp_path):
         _selection(tmp_path, "val")
 
 
+@pytest.mark.slow
 def test_a_split_added_to_a_finished_run_regenerates_nothing(tmp_path):
     """The split decides bench/splits.json alone: added to a made run's config, `autocomp
     run` resumes (a run-only change, recorded) and writes it; no image is drawn again."""

@@ -42,6 +42,7 @@ def _read_all(run):
     return {b.name: list(b.items()) for b in find_benchmarks(run.dir)}
 
 
+@pytest.mark.slow
 def test_regenerated_negatives_equal_the_stored_ones(every_task_run):
     run = every_task_run
     build(run, "full")
@@ -91,6 +92,7 @@ def test_old_full_benches_stay_readable_and_build_migrates(every_task_run, tmp_p
     assert list(read_jsonl(next((run.dir / "bench").glob("color-n2/minimal-swap.jsonl"))))
 
 
+@pytest.mark.slow
 def test_eval_prints_progress_on_long_cells(every_task_run, tmp_path, logged):
     from autocomp.eval.cells import evaluate
 

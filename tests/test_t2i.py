@@ -198,6 +198,7 @@ def test_dsg_gates_the_bindings_of_a_dropped_object(run, tmp_path, oracle):
         assert r["dsg"] == pytest.approx(r["true_share"]) and r["dsg"] < r["tifa"]
 
 
+@pytest.mark.slow
 def test_t2i_command_on_the_embedded_generator(run, tmp_path):
     """The CLI: models from a file, K images per prompt with their seeds, tables per model,
     aspect and N, the metrics against the truth, the figure; a second call resumes."""
@@ -327,6 +328,7 @@ def test_the_dry_run_plan_prices_a_t2i_image():
     assert demo["t2i"]["seconds_per_image"]["H100"] == [0.0, 0.0]
 
 
+@pytest.mark.slow
 def test_the_report_shows_t2i_tables_and_figure(run, tmp_path):
     out = tmp_path / "t2i"
     compare(run.dir, [_procedural("clean"), _procedural("faulty", FAULTS)], out,

@@ -30,6 +30,7 @@ def demo(tmp_path_factory, demo_run):
     return Run.open(copy_run(demo_run, tmp_path_factory.mktemp("trust") / "demo"))
 
 
+@pytest.mark.slow
 def test_random_scorer_intervals_cover_chance_at_the_nominal_rate(demo):
     """20 seeds of reference:random on every demo benchmark, scored through the harness's
     own judging: the share of cells whose 95% interval misses the true chance (the mean of
@@ -155,6 +156,7 @@ def compass_random(demo, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_random_scorer_gets_no_more_table3_stars_than_nominal(compass_random):
     from autocomp.compass.report import tables
 
@@ -166,6 +168,7 @@ def test_random_scorer_gets_no_more_table3_stars_than_nominal(compass_random):
                                                     if row[3] != "-")
 
 
+@pytest.mark.slow
 def test_integration_gap_sits_on_its_null_for_a_random_scorer(compass_random):
     from autocomp.compass.analysis import integration
 
@@ -189,6 +192,7 @@ def test_gallery_counts_a_tie_as_a_tie(tmp_path):
     assert (c.items, c.failed, c.tied) == (4, 1, 2)
 
 
+@pytest.mark.slow
 def test_report_compare_and_intervals_in_every_format(demo):
     runner = CliRunner()
     out = demo.dir / "results"
@@ -303,6 +307,7 @@ def test_chance_is_printed_the_same_by_eval_and_report():
     assert _f(6.25) == r1(6.25) == "6.3" and _f(None) == "n/a"
 
 
+@pytest.mark.slow
 def test_a_capped_and_a_vanished_benchmark_show_in_status_report_and_results(tmp_path):
     """Scenes at N = 4 above a low max_negatives lose items; a pattern vocabulary whose
     two values draw alike loses every N = 3 concept (warned at config time): status, the
