@@ -242,11 +242,17 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Files holding a `slow` test run first, each file's tests in their order, so the last
-    minutes are not one long test on one worker while the other waits."""
-    modules: dict[str, list] = {}
-    for item in items:
-        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
-    order = sorted(modules.values(),
-                   key=lambda ms: not any(i.get_closest_marker("slow") for i in ms))
-    items[:] = [item for members in order for item in members]
+    """Longest first, so the last minutes are not one long test on one worker while the
+    others wait: the guides, then the other slow tests dealt one by one, then the files that
+    run on one worker and hold a slow test, then the rest (a file's tests stay in order)."""
+    slow_files = {i.nodeid.split("::")[0] for i in items if i.get_closest_marker("slow")}
+
+    def rank(item) -> int:
+        module = item.nodeid.split("::")[0]
+        if Path(module).name not in SPLIT:  # one scope: every test of it where its first is
+            return 2 if module in slow_files else 3
+        if not item.get_closest_marker("slow"):
+            return 3
+        return 0 if Path(module).name == "test_docs.py" else 1
+
+    items.sort(key=rank)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,33 @@ from autocomp.eval.metrics import TIED, TIES, Tally, error_category, outcome
 from autocomp.formats.runs import Benchmark, negative_graph
 
 CHUNK_CAPTIONS = 8192  # a chunk ends here too: confusion items carry ~700 captions each
+
+
+class Candidates(Sequence):
+    """The scene graphs of an item's [positive, *negatives], each rebuilt from the positive
+    and its edit when first read: a scorer that only counts them (reference:random) builds
+    none, and a confusion item's 728 are not built again for each index."""
+
+    def __init__(self, graph: SceneGraph, task, negatives: list[dict]):
+        self.graph, self.task, self.negatives = graph, task, negatives
+        self.built: dict[int, SceneGraph] = {}
+
+    def __len__(self) -> int:
+        return 1 + len(self.negatives)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        if i == 0:
+            return self.graph
+        if i not in self.built:
+            n = self.negatives[i - 1]
+            self.built[i] = (SceneGraph.from_dict(n["graph"]) if "graph" in n
+                             else negative_graph(self.graph, self.task, n["edit"]))
+        return self.built[i]
 
 
 def _chunks(items: Iterator[dict], size: int,
@@ -228,9 +255,7 @@ class Harness:
                 cands = [SceneGraph.from_dict(g) for g in item["candidate_graphs"]]
             elif "graph" in item:
                 graph = SceneGraph.from_dict(item["graph"])
-                cands = [graph, *[SceneGraph.from_dict(n["graph"]) if "graph" in n
-                                  else negative_graph(graph, task, n["edit"])
-                                  for n in item["negatives"]]]
+                cands = Candidates(graph, task, item["negatives"])
             else:  # SugarCrepe, CREPE, tables: captions only, no scene graphs
                 graph, cands = None, [None] * (1 + len(item["negatives"]))
             image = None
