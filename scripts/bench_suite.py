@@ -19,6 +19,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -37,13 +38,16 @@ def run(name: str, workers: str, slowest: int, extra: list[str]) -> bool:
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
-    lines, last = [], start
-    for line in proc.stdout:
-        lines.append(line.rstrip("\n"))
-        if time.monotonic() - last > 10:  # never silent: a line every ~10 s
-            last = time.monotonic()
-            print(f"... {name}: {last - start:.0f} s", flush=True)
+    done = threading.Event()
+
+    def beat():  # never silent: a line every 10 s while pytest works
+        while not done.wait(10):
+            print(f"... {name}: {time.monotonic() - start:.0f} s", flush=True)
+
+    threading.Thread(target=beat, daemon=True).start()
+    lines = [line.rstrip("\n") for line in proc.stdout]
     proc.wait()
+    done.set()
     wall = time.monotonic() - start
     tail = "\n".join(lines[-200:])
     counts = {kind: int(n) for n, kind in SUMMARY.findall(lines[-1] if lines else "")}

@@ -48,8 +48,8 @@ CHUNK_CAPTIONS = 8192  # a chunk ends here too: confusion items carry ~700 capti
 
 class Candidates(Sequence):
     """The scene graphs of an item's [positive, *negatives], each rebuilt from the positive
-    and its edit when first read: a scorer that only counts them (reference:random) builds
-    none, and a confusion item's 728 are not built again for each index."""
+    and its edit when first read, at most once: a scorer that only counts them
+    (reference:random) builds none."""
 
     def __init__(self, graph: SceneGraph, task, negatives: list[dict]):
         self.graph, self.task, self.negatives = graph, task, negatives

@@ -52,7 +52,7 @@ class Judge:
         self.reader = PixelAnswerer()
         self.names = {"detector": _named(detector), "answerer": _named(answerer)}
         self.vqa = self.clip = None
-        scorer_device = "cpu" if device == "auto" else device
+        scorer_device = device  # "auto": the scorer takes cuda or cpu when it loads
         from autocomp.eval.scorers import load_scorer
 
         if vqascore:
