@@ -98,12 +98,9 @@ def tiny_backends(tmp_path_factory):
     (built once per test run)."""
     from tiny_models import tiny_backends as build
 
-    names = {}
-
     def make(folder):
-        names.update({k: Path(v).relative_to(folder).as_posix()
-                      for k, v in build(folder).items()})
-        (folder / "names.json").write_text(json.dumps(names))
+        made = {k: Path(v).relative_to(folder).as_posix() for k, v in build(folder).items()}
+        (folder / "names.json").write_text(json.dumps(made))
 
     folder = shared_folder(tmp_path_factory, "tiny-backends", make)
     return {k: folder / v for k, v in json.loads((folder / "names.json").read_text()).items()}

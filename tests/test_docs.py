@@ -2,9 +2,10 @@
 
 - Blocks fenced `bash` run in order, one bash process per file (so `export` lines hold for
   the rest of the file), in a scratch folder of the file's own, beside links to the
-  repository's configs/ and scripts/ and a copy of the demo run (runs/demo, built once per
-  test run). A block whose first line is `# file: NAME` (any language) is written to NAME
-  there before the commands after it run; `# file: NAME (one more line)` appends.
+  repository's configs/ and scripts/ and a copy of each shipped run it names (runs/demo,
+  runs/winoground: built once per test run). A block whose first line is `# file: NAME`
+  (any language) is written to NAME there before the commands after it run; `# file: NAME
+  (one more line)` appends.
 - A block fenced `text` right after a `bash` block is output the guide shows: every line of
   it must appear in what the file's commands print (a line ending in `...` is matched up to
   there). Every file with commands to run shows some.
@@ -84,7 +85,7 @@ def scratch(tmp_path, request):
 
     for name in ("configs", "scripts"):
         (tmp_path / name).symlink_to(ROOT / name)
-    text = script(request.getfixturevalue("path"))
+    text = script(request.getfixturevalue("path"))  # the guide this scratch is for
     for name in SHIPPED:
         if f"runs/{name}" in text:
             copy_run(request.getfixturevalue(f"{name}_run"), tmp_path / "runs" / name)

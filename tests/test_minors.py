@@ -163,8 +163,6 @@ def test_long_commands_print_progress_lines_off_a_terminal(tmp_path):
     build, export and chance print a line at once and progress lines ("... ") as they work:
     no wait for a line is 10 s or more, counted as _lines_in_time says (compass build was
     silent 62 s, audit 26 s, export 22-36 s, eval 24 s before "load")."""
-    import os
-
     run = _run(tmp_path, stages=("concepts", "captions", "images"),
                concept={"task": "shape_color", "n": [3], "count": 6})
     env = {**os.environ, "AUTOCOMP_PROGRESS_EVERY": "0"}
