@@ -66,6 +66,69 @@ def test_regenerated_negatives_equal_the_stored_ones(every_task_run):
     assert json.loads((run.dir / "stats" / "build.json").read_text())["store"] == "compact"
 
 
+def test_enumerated_negatives_are_cached_once_and_read_back(every_task_run, monkeypatch):
+    """Issue 57: a compact benchmark's negatives are enumerated by its first complete
+    reading, kept under RUN/cache/negatives/ and in memory, and read back exactly; a
+    damaged, stale or unwritable cache is never trusted."""
+    import dataclasses
+    import shutil
+
+    from autocomp.bench import expanded
+
+    run = every_task_run
+    build(run, "compact")
+    cache = run.dir / "cache" / "negatives"
+    shutil.rmtree(cache, ignore_errors=True)
+    expanded.forget()
+    plain = {b.name: list(dataclasses.replace(b, run_dir=None).items())
+             for b in find_benchmarks(run.dir)}
+    assert not cache.exists()
+    assert _read_all(run) == plain  # enumerated, and written
+    files = sorted(cache.glob("*.jsonl"))
+    assert len(files) == len(plain) and not list(cache.glob(".*"))
+
+    def enumerates(*args, **kwargs):
+        raise AssertionError("enumerated again")
+    expanded.forget()
+    with monkeypatch.context() as m:
+        m.setattr("autocomp.bench.store.make_negatives", enumerates)
+        assert _read_all(run) == plain  # from disk
+        assert _read_all(run) == plain  # from memory
+        assert expanded._held[0] > 0
+
+    # a damaged line: enumerated from there on, the file removed, the next reading writes it
+    expanded.forget()
+    lines = files[0].read_text().splitlines(keepends=True)
+    files[0].write_text(lines[0][:-9] + "".join(lines[1:]))
+    assert _read_all(run) == plain and not files[0].exists()
+    expanded.forget()
+    assert _read_all(run) == plain and files[0].exists()
+
+    # a line of another item (rows reordered by hand) is not trusted either
+    bench = find_benchmarks(run.dir, ["color-n2/minimal-swap"])[0]
+    rows = list(read_jsonl(bench.path))
+    write_jsonl(bench.path, rows[::-1])  # another file: another key, the old one removed
+    expanded.forget()
+    assert list(bench.items()) == plain[bench.name][::-1]
+    assert len(list(cache.glob("*.jsonl"))) == len(plain)
+    write_jsonl(bench.path, rows)
+
+    # a reading stopped early leaves no cache and no temp file; memory keeps to its budget
+    shutil.rmtree(cache)
+    expanded.forget()
+    next(iter(bench.items()))
+    assert not list(cache.glob("*")) and not expanded._kept
+    monkeypatch.setattr(expanded, "BUDGET", 1)
+    assert list(bench.items()) == plain[bench.name] and not expanded._kept
+
+    # a run folder where no cache can be written reads the same
+    shutil.rmtree(run.dir / "cache")
+    (run.dir / "cache").write_text("not a folder")
+    expanded.forget()
+    assert _read_all(run) == plain
+    (run.dir / "cache").unlink()
+
+
 @pytest.mark.slow
 def test_old_full_benches_stay_readable_and_build_migrates(every_task_run, tmp_path):
     from click.testing import CliRunner

@@ -76,6 +76,19 @@ def test_intervals_are_exact_where_they_can_be():
     assert lo < exact(20, 40)[0] and hi > exact(20, 40)[1]
 
 
+def test_intervals_equal_statsmodels_bitwise():
+    # computed from scipy.special (statsmodels.stats costs ~1.5 s to import, per process)
+    from statsmodels.stats.proportion import proportion_confint
+
+    from autocomp.eval.intervals import wilson
+
+    for n in (*range(1, 41), 80, 729, 1354):
+        for x in sorted({0, 1, n // 3, n / 2, n - 0.25, n - 1, n}):
+            for ours, method in ((exact, "beta"), (wilson, "wilson")):
+                lo, hi = proportion_confint(x, n, alpha=1 - 0.95, method=method)
+                assert ours(x, n) == (100.0 * float(lo), 100.0 * float(hi)), (x, n, method)
+
+
 def test_paired_difference_and_mcnemar():
     a = [1] * 30 + [0] * 50
     b = [1] * 10 + [0] * 70

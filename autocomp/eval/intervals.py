@@ -1,7 +1,8 @@
 """95% intervals and paired tests for every number the tables print.
 
   proportion   an accuracy (or text / image / group score) of n items: the Clopper-Pearson
-               (exact) interval (statsmodels), whose coverage is at least 95% at any
+               (exact) interval (statsmodels' numbers, from scipy.special's beta
+               quantiles as statsmodels gets them), whose coverage is at least 95% at any
                accuracy; where items share a concept (several items of one concept in a
                cell), a percentile bootstrap that resamples whole concepts (scipy), so
                items of one concept are not counted as independent. Wilson's interval was
@@ -45,12 +46,25 @@ def wilson(successes: float, n: int, level: float = LEVEL) -> tuple[float, float
 
 
 def _confint(successes: float, n: int, level: float, method: str):
+    """statsmodels' proportion_confint (method beta or wilson), computed from the same
+    scipy.special functions its scipy.stats calls end in (bitwise equal, checked in
+    tests/test_intervals.py): importing statsmodels.stats costs a process ~1.5 s, and every
+    eval cell prints an interval."""
     if not n:
         return None
-    from statsmodels.stats.proportion import proportion_confint
+    import scipy.special as sc
 
-    lo, hi = proportion_confint(min(max(successes, 0.0), n), n, alpha=1 - level,
-                                method=method)
+    x = min(max(successes, 0.0), n)
+    tail = (1 - level) / 2
+    if method == "beta":
+        lo = 0.0 if x == 0 else sc.betaincinv(x, n - x + 1, tail)
+        hi = 1.0 if x == n else sc.betainccinv(x + 1, n - x, tail)
+    else:  # wilson
+        q, crit = x / n, -sc.ndtri(tail)
+        denom = 1 + crit**2 / n
+        center = (q + crit**2 / (2 * n)) / denom
+        dist = crit * np.sqrt(q * (1.0 - q) / n + crit**2 / (4.0 * n**2)) / denom
+        lo, hi = np.clip(center - dist, 0, 1), np.clip(center + dist, 0, 1)
     return 100.0 * float(lo), 100.0 * float(hi)
 
 

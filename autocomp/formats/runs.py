@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -67,6 +68,8 @@ class Benchmark:
 
     max_negatives: int | None = field(default=None, compare=False, repr=False)
     selection: Selection | None = field(default=None, compare=False, repr=False)
+    # the run whose cache/negatives/ keeps what its compact rows enumerate (None: none)
+    run_dir: Path | None = field(default=None, compare=False, repr=False)
 
     def fingerprint(self) -> str:
         """A digest of the stored file (and of what its compact rows are enumerated under),
@@ -103,13 +106,29 @@ class Benchmark:
         return expand(row, task, n=self.n, limit=self.max_negatives, where=where)
 
     def items(self) -> Iterator[dict]:
-        """The items as the full store holds them (compact rows are expanded); with a
-        selection, those of its splits only, each labelled."""
+        """The items as the full store holds them (compact rows are expanded, once per
+        benchmark: bench/expanded.py); with a selection, those of its splits only, each
+        labelled."""
+        from autocomp.bench.expanded import expanded
+
         sel = self.selection
-        if sel is None:
-            for where, row in self.rows():
-                yield self.expand(row, where)
+        rows = self.rows() if sel is None else self._selected(sel)
+        first = next(rows, None)
+        if first is None:
             return
+        rows = itertools.chain([first], rows)
+        cache = self._cache_file() if is_compact(first[1]) else None
+        for item in expanded(rows, self.expand, cache):
+            if sel is None:
+                yield item
+                continue
+            split = sel.split_of[item["concept"]]  # a copy: the expansion may be shared
+            seen = sel.seen_of.get(item["concept"])
+            yield {**item, "split": split, **({} if seen is None else {
+                "breakdown": {**(item.get("breakdown") or {}), "seen": seen}})}
+
+    def _selected(self, sel: Selection) -> Iterator[tuple[str, dict]]:
+        """The rows of the selection's splits, the others counted."""
         sel.left_out, sel.kept = {}, 0
         for where, row in self.rows():
             split = sel.split(row, where)
@@ -117,12 +136,20 @@ class Benchmark:
                 sel.left_out[split] = sel.left_out.get(split, 0) + 1
                 continue
             sel.kept += 1
-            item = self.expand(row, where)
-            item["split"] = split
-            seen = sel.seen_of.get(row.get("concept"))
-            if seen is not None:
-                item["breakdown"] = {**(item.get("breakdown") or {}), "seen": seen}
-            yield item
+            yield where, row
+
+    def _cache_file(self) -> Path | None:
+        task = (self.tasks or {}).get(self.task)
+        if self.run_dir is None or task is None:
+            return None
+        from autocomp.bench.expanded import cache_file, cache_key
+        from autocomp.negatives.generate import negative_limit
+
+        split = "all" if self.selection is None else "+".join(self.selection.wanted)
+        # the limit in force ($AUTOCOMP_MAX_NEGATIVES too): a row above it is refused
+        limit = negative_limit(self.max_negatives)
+        return cache_file(self.run_dir, self.name, split,
+                          cache_key(f"{self.fingerprint()} limit={limit}", task))
 
 
 def open_run(source, images, columns, skip_missing: bool, text_only=False):
@@ -153,7 +180,8 @@ def find_benchmarks(run_dir: Path, patterns=(), split: str | None = "test") -> l
     out = []
     for f, path in layout.benchmark_files():
         b = Benchmark(f.name, f.task, f.n, f.track, f.kind, path, tasks, limit,
-                      None if selection is None else replace(selection))
+                      None if selection is None else replace(selection),
+                      Path(run_dir) if tasks is not None else None)
         if not patterns or any(fnmatch.fnmatch(b.name, p) or fnmatch.fnmatch(b.slug, p)
                                 for p in patterns):
             out.append(b)

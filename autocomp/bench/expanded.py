@@ -1,0 +1,209 @@
+"""A compact benchmark's negatives enumerated once, then read back: in memory and on disk.
+
+Reading a compact item enumerates its negatives again (bench/store.py): on the demo, 1,354
+items and 142,583 negatives take ~4.6 s on one core, every time a benchmark is read (by
+each model, tie rule, export, audit). The first complete reading of a benchmark writes
+what it enumerated to
+
+    RUN/cache/negatives/<benchmark>.<key>.jsonl
+
+(<benchmark>: a digest of the benchmark's name and split, so no name a user chose becomes
+part of a path)
+(one line per item read, its negatives as columns), and every later reading, in any
+process, reads them back instead (~5x faster); within one process the items of benchmarks
+that fit in BUDGET captions (all benchmarks together, ~1 KB each) are kept in memory and
+handed out as they are (readers must not change them).
+
+The key is a digest of the benchmark's fingerprint (the stored file, N, the run's
+build.max_negatives, the split), the task's vocabularies and rules, and the source code
+that enumerates and renders negatives, so a changed file, vocabulary or autocomp reads
+afresh; an older key's file of the same benchmark and split is removed when a new one is
+written. A line that does not parse or names another item than the stored row is not
+trusted: the reading goes on by enumerating, the file is removed, and the next reading
+writes it again. A run folder that cannot be written is read as before, without a cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
+from pathlib import Path
+
+from autocomp.core.log import package_logger
+
+log = package_logger(__name__)
+
+FORMAT = 1  # of a cache line
+BUDGET = 100_000  # captions kept in memory per process, over every benchmark
+NEGATIVE_KEYS = ("caption", "kind", "edit", "category", "same_meaning")
+# what enumerating and rendering a negative runs: a change here is a change of the key
+SOURCES = ("negatives", "language", "concepts", "core/scene.py", "bench/store.py")
+
+_kept: dict[str, list[dict]] = {}  # key -> the items of one reading, in order
+_held = [0]  # captions in _kept
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A digest of autocomp's version and of the source files negatives come from."""
+    from autocomp import __version__
+
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256(f"{__version__} format={FORMAT}".encode())
+    for name in SOURCES:
+        path = root / name
+        for f in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            if f.is_file():
+                h.update(f.relative_to(root).as_posix().encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(fingerprint: str, task) -> str:
+    """The key of a benchmark's expansions: its fingerprint, its task as loaded (where its
+    files lie left out) and the code."""
+    rules = re.sub(r"path='[^']*'", "", repr(task))
+    text = f"{fingerprint}\n{rules}\n{code_digest()}"
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def cache_file(run_dir: Path, name: str, split: str, key: str) -> Path:
+    """Where the expansions of benchmark `name`'s `split` under `key` are kept."""
+    ident = hashlib.sha256(f"{name}\n{split}".encode()).hexdigest()[:16]
+    return Path(run_dir) / "cache" / "negatives" / f"{ident}.{key}.jsonl"
+
+
+def to_line(item: dict) -> dict:
+    """What a cache line keeps of an expanded item: the enumerated fields, negatives as
+    columns (an item whose negatives do not share one shape keeps them as they are)."""
+    negs = item["negatives"]
+    line = {"id": item["id"], "positive": item["positive"],
+            "duplicates": item["duplicates"]}
+    keys = list(negs[0]["edit"]) if negs else []
+    kind = negs[0]["kind"] if negs else None
+    if all(tuple(n) == NEGATIVE_KEYS and list(n["edit"]) == keys and n["kind"] == kind
+           for n in negs):
+        line["columns"] = {"kind": kind, "edit_keys": keys,
+                           "caption": [n["caption"] for n in negs],
+                           "category": [n["category"] for n in negs],
+                           "same_meaning": [n["same_meaning"] for n in negs],
+                           "edit": [[n["edit"][k] for k in keys] for n in negs]}
+    else:
+        line["negatives"] = negs
+    return line
+
+
+def from_line(row: dict, line: dict) -> dict:
+    """The expanded item of stored `row` from its cache line (exactly what expand gives)."""
+    if line.get("id") != row.get("id"):
+        raise ValueError(f"the line is of item {str(line.get('id'))[:60]!r}")
+    if "columns" in line:
+        c = line["columns"]
+        kind, keys = c["kind"], c["edit_keys"]
+        columns = (c["caption"], c["category"], c["same_meaning"], c["edit"])
+        if len({len(col) for col in columns}) > 1:
+            raise ValueError("its columns differ in length")
+        negatives = [{"caption": cap, "kind": kind, "edit": dict(zip(keys, edit, strict=True)),
+                      "category": cat, "same_meaning": same}
+                     for cap, cat, same, edit in zip(*columns, strict=True)]
+    else:
+        negatives = line["negatives"]
+    out = {k: v for k, v in row.items() if k != "regenerate"}
+    out.update(positive=line["positive"], duplicates=line["duplicates"], negatives=negatives)
+    return out
+
+
+def _captions(item: dict) -> int:
+    return 1 + len(item.get("negatives") or ())
+
+
+def expanded(rows: Iterable[tuple[str, dict]], expand: Callable[[dict, str], dict],
+             path: Path | None) -> Iterator[dict]:
+    """The expanded item of each (where, stored row) of `rows`, through the cache of key
+    `path.name` (None: no cache; each row is expanded)."""
+    if path is None:
+        for where, row in rows:
+            yield expand(row, where)
+        return
+    key = path.name
+    if key in _kept:
+        yield from _from_memory(rows, expand, _kept[key])
+        return
+    keep: list | None = []
+    held = _held[0]
+    for item in (_from_disk(rows, expand, path) if path.is_file()
+                 else _writing(rows, expand, path)):
+        if keep is not None:
+            keep.append(item)
+            held += _captions(item)
+            if held > BUDGET:
+                keep = None
+        yield item
+    if keep is not None:  # read to its end, and it fits
+        _kept[key] = keep
+        _held[0] = held
+
+
+def _from_memory(rows, expand, kept: list) -> Iterator[dict]:
+    for i, (where, row) in enumerate(rows):
+        item = kept[i] if i < len(kept) else None
+        yield item if item is not None and item["id"] == row.get("id") else expand(row, where)
+
+
+def _from_disk(rows, expand, path: Path) -> Iterator[dict]:
+    trusted = True
+    with open(path, encoding="utf-8") as fh:
+        for where, row in rows:
+            if trusted:
+                try:
+                    yield from_line(row, json.loads(fh.readline() or "null"))
+                    continue
+                except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                    trusted = False
+                    log.warning(f"{path}: a damaged cache of enumerated negatives ({exc}); "
+                                "enumerating them again")
+            yield expand(row, where)
+    if not trusted:
+        path.unlink(missing_ok=True)
+
+
+def _writing(rows, expand, path: Path) -> Iterator[dict]:
+    """Expand each row, writing the lines to a temp file that becomes the cache once every
+    row was read (a reading stopped early leaves none)."""
+    from autocomp.core.records import temp_path
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temp_path(path)
+        fh = open(tmp, "w", encoding="utf-8")
+    except OSError as exc:  # a run folder that cannot be written: no cache
+        log.debug(f"no cache of enumerated negatives at {path.parent}: {exc}")
+        for where, row in rows:
+            yield expand(row, where)
+        return
+    done = False
+    try:
+        with fh:
+            for where, row in rows:
+                item = expand(row, where)
+                fh.write(json.dumps(to_line(item), ensure_ascii=False) + "\n")
+                yield item
+        done = True
+    finally:
+        if done:
+            ident = path.name.split(".")[0]  # the benchmark's: older keys are stale
+            for old in path.parent.glob(f"{ident}.*.jsonl"):
+                old.unlink(missing_ok=True)
+            os.replace(tmp, path)
+        else:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def forget() -> None:
+    """Drop the items kept in memory (tests; a long-lived process reading many runs)."""
+    _kept.clear()
+    _held[0] = 0
