@@ -179,7 +179,7 @@ def _writing(rows, expand, path: Path) -> Iterator[dict]:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_path(path)
-        fh = open(tmp, "w", encoding="utf-8")
+        fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below, after the rows)
     except OSError as exc:  # a run folder that cannot be written: no cache
         log.debug(f"no cache of enumerated negatives at {path.parent}: {exc}")
         for where, row in rows:
