@@ -1,18 +1,18 @@
 """A compact benchmark's negatives enumerated once, then read back: in memory and on disk.
 
 Reading a compact item enumerates its negatives again (bench/store.py): on the demo, 1,354
-items and 142,583 negatives take ~4.6 s on one core, every time a benchmark is read (by
-each model, tie rule, export, audit). The first complete reading of a benchmark writes
-what it enumerated to
+items and 142,583 negatives take ~3 s on one core, every time a benchmark is read (by each
+model, tie rule, export, audit). The first complete reading of a benchmark writes what it
+enumerated to
 
     RUN/cache/negatives/<benchmark>.<key>.jsonl
 
 (<benchmark>: a digest of the benchmark's name and split, so no name a user chose becomes
-part of a path)
-(one line per item read, its negatives as columns), and every later reading, in any
-process, reads them back instead (~5x faster); within one process the items of benchmarks
-that fit in BUDGET captions (all benchmarks together, ~1 KB each) are kept in memory and
-handed out as they are (readers must not change them).
+part of a path; one line per item read, its negatives as columns), and every later
+reading, in any process, reads them back instead (~3x faster). Within one process the
+lines of benchmarks that fit in BUDGET characters (all benchmarks together) are also kept
+in memory, as text: parsed items are not kept, so the heap does not grow with them (a run
+folder that cannot be written has only this cache).
 
 The key is a digest of the benchmark's fingerprint (the stored file, N, the run's
 build.max_negatives, the split), the task's vocabularies and rules, and the source code
@@ -20,7 +20,7 @@ that enumerates and renders negatives, so a changed file, vocabulary or autocomp
 afresh; an older key's file of the same benchmark and split is removed when a new one is
 written. A line that does not parse or names another item than the stored row is not
 trusted: the reading goes on by enumerating, the file is removed, and the next reading
-writes it again. A run folder that cannot be written is read as before, without a cache.
+writes it again.
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ from autocomp.core.log import package_logger
 log = package_logger(__name__)
 
 FORMAT = 1  # of a cache line
-BUDGET = 100_000  # captions kept in memory per process, over every benchmark
+BUDGET = 64 * 2**20  # characters of cache lines kept in memory per process
 NEGATIVE_KEYS = ("caption", "kind", "edit", "category", "same_meaning")
 # what enumerating and rendering a negative runs: a change here is a change of the key
 SOURCES = ("negatives", "language", "concepts", "core/scene.py", "bench/store.py")
 
-_kept: dict[str, list[dict]] = {}  # key -> the items of one reading, in order
-_held = [0]  # captions in _kept
+_kept: dict[str, list[str]] = {}  # key -> the cache lines of one reading, in order
+_held = [0]  # characters in _kept
 
 
 @lru_cache(maxsize=1)
@@ -117,61 +117,95 @@ def from_line(row: dict, line: dict) -> dict:
     return out
 
 
-def _captions(item: dict) -> int:
-    return 1 + len(item.get("negatives") or ())
-
-
 def expanded(rows: Iterable[tuple[str, dict]], expand: Callable[[dict, str], dict],
              path: Path | None) -> Iterator[dict]:
-    """The expanded item of each (where, stored row) of `rows`, through the cache of key
-    `path.name` (None: no cache; each row is expanded)."""
+    """The expanded item of each (where, stored row) of `rows`, through the cache at
+    `path` (None: no cache; each row is expanded)."""
+    expand = _unwatched(expand)
     if path is None:
         for where, row in rows:
             yield expand(row, where)
         return
     key = path.name
     if key in _kept:
-        yield from _from_memory(rows, expand, _kept[key])
+        yield from _read(rows, expand, iter(_kept[key]), None, _Keep(0))
         return
-    keep: list | None = []
-    held = _held[0]
-    for item in (_from_disk(rows, expand, path) if path.is_file()
-                 else _writing(rows, expand, path)):
-        if keep is not None:
-            keep.append(item)
-            held += _captions(item)
-            if held > BUDGET:
-                keep = None
-        yield item
-    if keep is not None:  # read to its end, and it fits
-        _kept[key] = keep
-        _held[0] = held
+    keep = _Keep(BUDGET - _held[0])
+    lines = None
+    if path.is_file():
+        try:
+            lines = open(path, encoding="utf-8")  # noqa: SIM115 (closed below)
+        except OSError:
+            lines = None
+    try:
+        yield from (_read(rows, expand, lines, path, keep) if lines is not None
+                    else _writing(rows, expand, path, keep))
+    finally:
+        if lines is not None:
+            lines.close()
+    if keep.lines is not None:  # read to its end, and it fits
+        _kept[key] = keep.lines
+        _held[0] += keep.size
 
 
-def _from_memory(rows, expand, kept: list) -> Iterator[dict]:
-    for i, (where, row) in enumerate(rows):
-        item = kept[i] if i < len(kept) else None
-        yield item if item is not None and item["id"] == row.get("id") else expand(row, where)
+class _Keep:
+    """The cache lines of one reading, kept while they fit in `room` characters."""
+
+    def __init__(self, room: int):
+        self.lines: list[str] | None = [] if room > 0 else None
+        self.size, self.room = 0, room
+
+    def add(self, text: str) -> None:
+        if self.lines is not None:
+            self.size += len(text)
+            if self.size > self.room:
+                self.lines = None
+            else:
+                self.lines.append(text)
 
 
-def _from_disk(rows, expand, path: Path) -> Iterator[dict]:
+def _unwatched(make: Callable) -> Callable:
+    """`make` run with the cyclic collector paused: an item is thousands of acyclic dicts
+    and lists, and collections while they pile up took a third of a compact benchmark's
+    reading (2.1 of 6.1 s on the demo)."""
+    from autocomp.core.heap import paused
+
+    def run(*args):
+        with paused():
+            return make(*args)
+    return run
+
+
+def _read(rows, expand, lines, path: Path | None, keep: _Keep) -> Iterator[dict]:
+    """Each row's item from the next of `lines` (a file's or memory's); from the first line
+    that is not the row's on, the rows are enumerated again and a file is removed."""
+    read = _unwatched(lambda row, text: from_line(row, json.loads(text or "null")))
     trusted = True
-    with open(path, encoding="utf-8") as fh:
-        for where, row in rows:
-            if trusted:
-                try:
-                    yield from_line(row, json.loads(fh.readline() or "null"))
-                    continue
-                except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                    trusted = False
-                    log.warning(f"{path}: a damaged cache of enumerated negatives ({exc}); "
-                                "enumerating them again")
-            yield expand(row, where)
-    if not trusted:
+    for where, row in rows:
+        if trusted:
+            text = next(lines, "")
+            try:
+                item = read(row, text)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                trusted = False
+                log.warning(f"{path or 'memory'}: a damaged cache of enumerated negatives "
+                            f"({exc}); enumerating them again")
+            else:
+                keep.add(text)
+                yield item
+                continue
+        item = expand(row, where)
+        keep.add(_line(item))
+        yield item
+    if not trusted and path is not None:
         path.unlink(missing_ok=True)
 
 
-def _writing(rows, expand, path: Path) -> Iterator[dict]:
+def _line(item: dict) -> str:
+    return json.dumps(to_line(item), ensure_ascii=False) + "\n"
+
+
+def _writing(rows, expand, path: Path, keep: _Keep) -> Iterator[dict]:
     """Expand each row, writing the lines to a temp file that becomes the cache once every
     row was read (a reading stopped early leaves none)."""
     from autocomp.core.records import temp_path
@@ -180,27 +214,29 @@ def _writing(rows, expand, path: Path) -> Iterator[dict]:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_path(path)
         fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below, after the rows)
-    except OSError as exc:  # a run folder that cannot be written: no cache
+    except OSError as exc:  # a run folder that cannot be written: memory only
         log.debug(f"no cache of enumerated negatives at {path.parent}: {exc}")
-        for where, row in rows:
-            yield expand(row, where)
-        return
+        tmp = fh = None
     done = False
     try:
-        with fh:
-            for where, row in rows:
-                item = expand(row, where)
-                fh.write(json.dumps(to_line(item), ensure_ascii=False) + "\n")
-                yield item
+        for where, row in rows:
+            item = expand(row, where)
+            text = _line(item)
+            if fh is not None:
+                fh.write(text)
+            keep.add(text)
+            yield item
         done = True
     finally:
-        if done:
-            ident = path.name.split(".")[0]  # the benchmark's: older keys are stale
-            for old in path.parent.glob(f"{ident}.*.jsonl"):
-                old.unlink(missing_ok=True)
-            os.replace(tmp, path)
-        else:
-            Path(tmp).unlink(missing_ok=True)
+        if fh is not None:
+            fh.close()
+            if done:
+                ident = path.name.split(".")[0]  # the benchmark's: older keys are stale
+                for old in path.parent.glob(f"{ident}.*.jsonl"):
+                    old.unlink(missing_ok=True)
+                os.replace(tmp, path)
+            else:
+                Path(tmp).unlink(missing_ok=True)
 
 
 def forget() -> None:

@@ -60,81 +60,69 @@ class Substitution:
                 raise ValueError(f"overlapping matched spans in {caption!r}")
             last = start
         self.spans = spans
-        # the words between an article and its noun: the spans inside, and the text around
-        self.between = {}
-        for art, noun_span, _ in self.articles:
-            inside = [sp for sp in spans if sp[0] >= art[1] and sp[1] <= noun_span[1]]
-            self.between[(art, noun_span)] = inside
-
-    def _text(self, what: str, index: int, attribute, capital: bool, negative, nouns) -> str:
-        if what == "noun":
-            return nouns(index).form
-        if what == "value":
-            value = negative.objects[index].attributes[attribute]
-            return value[:1].upper() + value[1:] if capital else value
-        rel = negative.relations[index]
-        if what == "predicate":
-            return rel.predicate
-        return "are" if nouns(rel.subject).plural_verb else "is"
+        # the caption between the spans: pieces[i] precedes spans[i], the last piece ends it
+        ends = [0, *(sp[1] for sp in spans)]
+        self.pieces = [caption[a:b[0]] for a, b in zip(ends, spans, strict=False)]
+        self.pieces.append(caption[ends[-1]:])
+        # each article: its span, the noun it agrees with, and the words between them (the
+        # spans inside, and the text around them), read once here
+        self.agree = []
+        put_spans = {p[0] for p in self.puts}
+        for art, noun_span, slot in self.articles:
+            inside = [sp for sp in spans if sp[0] >= art[1] and sp[1] <= noun_span[1]
+                      and sp in put_spans]  # an article inside keeps its words here
+            ends = [art[1], *(sp[1] for sp in inside)]
+            around = [caption[a:b[0]] for a, b in zip(ends, inside, strict=False)]
+            around.append(caption[ends[-1]:noun_span[1]])
+            old = caption[art[0]:art[1]]
+            self.agree.append((art, noun_span, slot, old, " ".join(old.lower().split()),
+                               inside, around))
 
     def __call__(self, negative: SceneGraph) -> str:
-        caption, seen = self.caption, {}
+        objects, relations, noun = negative.objects, negative.relations, self.noun
+        nouns: dict[int, Noun] = {}
 
-        def nouns(slot: int) -> Noun:
-            if slot not in seen:
-                seen[slot] = self.noun(negative.objects[slot].name)
-            return seen[slot]
+        def noun_of(slot: int) -> Noun:
+            got = nouns.get(slot)
+            if got is None:
+                got = nouns[slot] = noun(objects[slot].name)
+            return got
 
-        edits: dict[tuple[int, int], str] = {}
+        texts: dict[tuple[int, int], str] = {}
         for span, what, index, attribute, capital in self.puts:
-            _put(edits, span, self._text(what, index, attribute, capital, negative, nouns))
-        articles: dict[tuple[int, int], tuple] = {}  # article span -> (noun span, new noun)
-        for art, noun_span, slot in self.articles:
-            new = nouns(slot)
-            if articles.setdefault(art, (noun_span, new)) != (noun_span, new):
-                raise ValueError(f"two phrases share the article at {art} in {caption!r}")
-        settled = {}
-        for span, (noun_span, new) in articles.items():
-            old = caption[span[0]:span[1]]
-            article = " ".join(old.lower().split())
+            if what == "noun":
+                text = noun_of(index).form
+            elif what == "value":
+                text = objects[index].attributes[attribute]
+                if capital:
+                    text = text[:1].upper() + text[1:]
+            elif what == "predicate":
+                text = relations[index].predicate
+            else:
+                text = "are" if noun_of(relations[index].subject).plural_verb else "is"
+            if texts.setdefault(span, text) != text:
+                raise ValueError(f"two bindings write different words at {span}: "
+                                 f"{texts[span]!r} and {text!r}")
+        agreed: dict[tuple[int, int], tuple] = {}  # article span -> (noun span, new noun)
+        settled: dict[tuple[int, int], str] = {}
+        for art, noun_span, slot, old, article, inside, around in self.agree:
+            new = noun_of(slot)
+            if agreed.setdefault(art, (noun_span, new)) != (noun_span, new):
+                raise ValueError(f"two phrases share the article at {art} in "
+                                 f"{self.caption!r}")
+            if art in settled:  # a second phrase of this article: settled by the first
+                continue
             if article in ARTICLES:  # indefinite: agree with the words that now follow it
-                following = " ".join(self._join(span[1], noun_span[1],
-                                                self.between[(span, noun_span)],
-                                                edits).split())
-                article = article_for(new, following)
+                following = around[0] + "".join(
+                    texts[sp] + after for sp, after in zip(inside, around[1:], strict=True))
+                article = article_for(new, " ".join(following.split()))
             elif article == "the pair of" and not new.pair:
                 article = "the"
             if old[:1].isupper():
                 article = article[:1].upper() + article[1:]
-            settled[span] = article
-        return self._join(0, len(caption), self.spans, {**edits, **settled})
+            settled[art] = article
+        texts.update(settled)
+        pieces = self.pieces
+        return pieces[0] + "".join(texts[sp] + after
+                                   for sp, after in zip(self.spans, pieces[1:], strict=True))
 
-    def _join(self, start: int, end: int, spans, texts: dict) -> str:
-        """caption[start:end] with the text of each of `spans` (sorted, inside) in place."""
-        out, at = [], start
-        for span in spans:
-            if span not in texts:
-                continue
-            out.append(self.caption[at:span[0]])
-            out.append(texts[span])
-            at = span[1]
-        out.append(self.caption[at:end])
-        return "".join(out)
-
-
-def _apply(caption: str, edits: dict) -> str:
-    out = caption
-    last = len(caption) + 1
-    for (start, end), text in sorted(edits.items(), reverse=True):
-        if end > last:
-            raise ValueError(f"overlapping matched spans in {caption!r}")
-        out = out[:start] + text + out[end:]
-        last = start
-    return out
-
-
-def _put(edits: dict, span, text: str) -> None:
-    span = tuple(span)
-    if edits.setdefault(span, text) != text:
-        raise ValueError(f"two bindings write different words at {span}: "
-                         f"{edits[span]!r} and {text!r}")
