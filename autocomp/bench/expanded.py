@@ -10,7 +10,7 @@ enumerated to
 (<benchmark>: a digest of the benchmark's name and split, so no name a user chose becomes
 part of a path; one line per item read, its negatives as columns), and every later
 reading, in any process, reads them back instead (~3x faster). Within one process the
-lines of benchmarks that fit in BUDGET characters (all benchmarks together) are also kept
+lines of benchmarks that fit in BUDGET bytes (all benchmarks together) are also kept
 in memory, as text: parsed items are not kept, so the heap does not grow with them (a run
 folder that cannot be written has only this cache).
 
@@ -20,31 +20,32 @@ that enumerates and renders negatives, so a changed file, vocabulary or autocomp
 afresh; an older key's file of the same benchmark and split is removed when a new one is
 written. A line that does not parse or names another item than the stored row is not
 trusted: the reading goes on by enumerating, the file is removed, and the next reading
-writes it again.
+writes it again. AUTOCOMP_NEGATIVES_CACHE=off turns both caches off.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
+import orjson
+
 from autocomp.core.log import package_logger
 
 log = package_logger(__name__)
 
 FORMAT = 1  # of a cache line
-BUDGET = 64 * 2**20  # characters of cache lines kept in memory per process
+BUDGET = 64 * 2**20  # bytes of cache lines kept in memory per process
 NEGATIVE_KEYS = ("caption", "kind", "edit", "category", "same_meaning")
 # what enumerating and rendering a negative runs: a change here is a change of the key
 SOURCES = ("negatives", "language", "concepts", "core/scene.py", "bench/store.py")
 
-_kept: dict[str, list[str]] = {}  # key -> the cache lines of one reading, in order
-_held = [0]  # characters in _kept
+_kept: dict[str, list[bytes]] = {}  # key -> the cache lines of one reading, in order
+_held = [0]  # bytes in _kept
 
 
 @lru_cache(maxsize=1)
@@ -73,8 +74,10 @@ def cache_key(fingerprint: str, task) -> str:
 
 def cache_file(run_dir: Path, name: str, split: str, key: str) -> Path:
     """Where the expansions of benchmark `name`'s `split` under `key` are kept."""
-    ident = hashlib.sha256(f"{name}\n{split}".encode()).hexdigest()[:16]
-    return Path(run_dir) / "cache" / "negatives" / f"{ident}.{key}.jsonl"
+    from autocomp.core.layout import RunLayout
+
+    digest = hashlib.sha256(f"{name}\n{split}".encode()).hexdigest()[:16]
+    return RunLayout(run_dir).negatives_cache(digest, key)
 
 
 def to_line(item: dict) -> dict:
@@ -122,7 +125,7 @@ def expanded(rows: Iterable[tuple[str, dict]], expand: Callable[[dict, str], dic
     """The expanded item of each (where, stored row) of `rows`, through the cache at
     `path` (None: no cache; each row is expanded)."""
     expand = _unwatched(expand)
-    if path is None:
+    if path is None or os.environ.get("AUTOCOMP_NEGATIVES_CACHE", "").lower() == "off":
         for where, row in rows:
             yield expand(row, where)
         return
@@ -134,7 +137,7 @@ def expanded(rows: Iterable[tuple[str, dict]], expand: Callable[[dict, str], dic
     lines = None
     if path.is_file():
         try:
-            lines = open(path, encoding="utf-8")  # noqa: SIM115 (closed below)
+            lines = open(path, "rb")  # noqa: SIM115 (closed below)
         except OSError:
             lines = None
     try:
@@ -149,13 +152,13 @@ def expanded(rows: Iterable[tuple[str, dict]], expand: Callable[[dict, str], dic
 
 
 class _Keep:
-    """The cache lines of one reading, kept while they fit in `room` characters."""
+    """The cache lines of one reading, kept while they fit in `room` bytes."""
 
     def __init__(self, room: int):
-        self.lines: list[str] | None = [] if room > 0 else None
+        self.lines: list[bytes] | None = [] if room > 0 else None
         self.size, self.room = 0, room
 
-    def add(self, text: str) -> None:
+    def add(self, text: bytes) -> None:
         if self.lines is not None:
             self.size += len(text)
             if self.size > self.room:
@@ -179,11 +182,11 @@ def _unwatched(make: Callable) -> Callable:
 def _read(rows, expand, lines, path: Path | None, keep: _Keep) -> Iterator[dict]:
     """Each row's item from the next of `lines` (a file's or memory's); from the first line
     that is not the row's on, the rows are enumerated again and a file is removed."""
-    read = _unwatched(lambda row, text: from_line(row, json.loads(text or "null")))
+    read = _unwatched(lambda row, text: from_line(row, orjson.loads(text or b"null")))
     trusted = True
     for where, row in rows:
         if trusted:
-            text = next(lines, "")
+            text = next(lines, b"")
             try:
                 item = read(row, text)
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -201,8 +204,8 @@ def _read(rows, expand, lines, path: Path | None, keep: _Keep) -> Iterator[dict]
         path.unlink(missing_ok=True)
 
 
-def _line(item: dict) -> str:
-    return json.dumps(to_line(item), ensure_ascii=False) + "\n"
+def _line(item: dict) -> bytes:
+    return orjson.dumps(to_line(item)) + b"\n"
 
 
 def _writing(rows, expand, path: Path, keep: _Keep) -> Iterator[dict]:
@@ -213,7 +216,7 @@ def _writing(rows, expand, path: Path, keep: _Keep) -> Iterator[dict]:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_path(path)
-        fh = open(tmp, "w", encoding="utf-8")  # noqa: SIM115 (closed below, after the rows)
+        fh = open(tmp, "wb")  # noqa: SIM115 (closed below, after the rows)
     except OSError as exc:  # a run folder that cannot be written: memory only
         log.debug(f"no cache of enumerated negatives at {path.parent}: {exc}")
         tmp = fh = None

@@ -10,6 +10,8 @@
     bench/<task>-n<N>/<track>-<kind>.jsonl   benchmark items
     figures/<name>.png                   the run's figures
     review/                              human validation: samples and judgments
+    cache/                               eval's vectors (the default --cache)
+    cache/negatives/<digest>.<key>.jsonl  a compact benchmark's enumerated negatives
     .locks/<stage>.lock                  held by the process running that stage
 
 The layout is a plain value: it names paths, it reads and writes nothing.
@@ -127,6 +129,11 @@ class RunLayout:
 
     def figure(self, name: str, suffix: str = ".png") -> Path:
         return self.root / "figures" / f"{name}{suffix}"
+
+    def negatives_cache(self, digest: str, key: str) -> Path:
+        """The enumerated negatives of one benchmark and split (`digest`) under `key`
+        (bench/expanded.py)."""
+        return self.root / "cache" / "negatives" / f"{digest}.{key}.jsonl"
 
     @property
     def review(self) -> Path:
