@@ -118,6 +118,13 @@ def test_enumerated_negatives_are_cached_once_and_read_back(every_task_run, monk
     expanded.forget()
     next(iter(bench.items()))
     assert not list(cache.glob("*")) and not expanded._kept
+    from autocomp.core.records import _host  # a killed reading's temp file goes
+    orphan = cache / f".x.jsonl.@{_host()}~4194303.autocomp.tmp"
+    orphan.write_text("{")
+    list(bench.items())
+    assert not orphan.exists() and len(list(cache.iterdir())) == 1
+    expanded.forget()
+    shutil.rmtree(cache)
     monkeypatch.setattr(expanded, "BUDGET", 1)
     assert list(bench.items()) == plain[bench.name] and not expanded._kept
 

@@ -115,6 +115,8 @@ def from_line(row: dict, line: dict) -> dict:
                      for cap, cat, same, edit in zip(*columns, strict=True)]
     else:
         negatives = line["negatives"]
+        if not isinstance(negatives, list):
+            raise ValueError("its negatives are not a list")
     out = {k: v for k, v in row.items() if k != "regenerate"}
     out.update(positive=line["positive"], duplicates=line["duplicates"], negatives=negatives)
     return out
@@ -213,8 +215,11 @@ def _writing(rows, expand, path: Path, keep: _Keep) -> Iterator[dict]:
     row was read (a reading stopped early leaves none)."""
     from autocomp.core.records import temp_path
 
+    from autocomp.runtime.launch import clean_orphans
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        clean_orphans(path.parent, pattern=".*")  # what killed readings left
         tmp = temp_path(path)
         fh = open(tmp, "wb")  # noqa: SIM115 (closed below, after the rows)
     except OSError as exc:  # a run folder that cannot be written: memory only

@@ -246,19 +246,39 @@ def _causal_clip(model) -> bool:
 
 
 def _encode_trimmed(model, tokens):
-    """CLIP.encode_text on the tokens cut after the longest caption's last token."""
+    """CLIP.encode_text on the tokens cut after the longest caption's last token, the last
+    block computed at the pooled token only: a causal tower's output there reads every
+    position of the block before, but no other position of the last block is used, so its
+    attention queries, MLP and layer norms run on one token per caption (the same vectors
+    to float rounding; ~20% of a 4-layer tower's time, ~7% of ViT-L/14's 12 layers)."""
     import torch
-    from open_clip.transformer import text_global_pool
 
     used = int((tokens != 0).sum(dim=1).max())  # open_clip pads with 0 after the EOS token
     tokens = tokens[:, :max(used, 1)]
     n = tokens.shape[1]
     cast = model.transformer.get_cast_dtype()
     x = model.token_embedding(tokens).to(cast) + model.positional_embedding[:n].to(cast)
-    x = model.transformer(x, attn_mask=model.attn_mask[:n, :n])
+    mask = model.attn_mask[:n, :n]
+    blocks = list(model.transformer.resblocks)
+    last = blocks[-1]
+    if getattr(model, "text_pool_type", "argmax") == "argmax":
+        at = tokens.argmax(dim=-1)
+    else:  # "eos" (checked by _causal_clip)
+        at = (tokens == model.text_eos_id).int().argmax(dim=-1)
+    rows = torch.arange(tokens.shape[0], device=tokens.device)
+    if not getattr(model.transformer, "batch_first", True) or hasattr(last, "ln_1_kv"):
+        x = model.transformer(x, attn_mask=mask)[rows, at]
+    else:
+        for block in blocks[:-1]:
+            x = block(x, attn_mask=mask)
+        h = last.ln_1(x)
+        heads = last.attn.num_heads
+        row_mask = mask[at].unsqueeze(1).repeat_interleave(heads, dim=0)  # (B * heads, 1, n)
+        attended = last.attn(h[rows, at].unsqueeze(1), h, h, need_weights=False,
+                             attn_mask=row_mask.to(h.dtype))[0]
+        x = x[rows, at].unsqueeze(1) + last.ls_1(attended)
+        x = (x + last.ls_2(last.mlp(last.ln_2(x))))[:, 0]
     x = model.ln_final(x)
-    x = text_global_pool(x, tokens, model.text_pool_type,
-                         eos_token_id=getattr(model, "text_eos_id", None))
     if model.text_projection is not None:
         x = (model.text_projection(x) if isinstance(model.text_projection, torch.nn.Linear)
              else x @ model.text_projection)
