@@ -170,6 +170,22 @@ def test_trimmed_context_gives_the_same_text_vectors(tiny):
     assert np.abs(trimmed - full).max() < 1e-5
 
 
+def test_captions_read_alike_share_one_vector_in_any_batch(tmp_path):
+    """Issue 57: the text tower's last block runs at one token (its rounding may follow the
+    batch), so captions alike within the context (8 tokens here) are keyed by their token
+    ids: one vector, and their tie exact, whichever batch or chunk each came in."""
+    scorer = load_scorer(f"open_clip:local-dir:{tiny_open_clip(tmp_path, 8)}", batch_size=3)
+    h = Harness(scorer, tmp_path, {}, tmp_path / "cache")
+    a = "In a rustic cabin, a polished red pyramid stands on a shelf."
+    b = "In a rustic cabin, a polished blue pyramid stands on a shelf."
+    keys = h.text_keys([a, b, "a red cube"])
+    assert keys[a] == keys[b] != keys["a red cube"]
+    first = h.text_vectors(["x", "a red cube", a, "y", "z"])[2]
+    again = h.text_vectors([b])[0]  # another call, another batch: read from the cache
+    assert np.array_equal(first, again) and h.encoded["captions"] == 5
+    h.close()
+
+
 @pytest.mark.parametrize("which", ["clip", "siglip"])
 def test_hf_dual_encoders_batch_equals_one_by_one(tiny, which):
     from PIL import Image

@@ -42,6 +42,12 @@ def text_key(text: str) -> str:
     return "t:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+def ids_key(ids) -> str:
+    """The key of the token ids a text tower reads (captions alike within its context
+    share it)."""
+    return "i:" + hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()[:32]
+
+
 def file_key(path: Path) -> str:
     return "f:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()[:32]
 

@@ -22,7 +22,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.records import dumps, temp_path
 from autocomp.core.scene import SceneGraph
 from autocomp.core.workers import Workers
-from autocomp.eval.cache import EmbeddingCache, file_key, keep, text_key
+from autocomp.eval.cache import EmbeddingCache, file_key, ids_key, keep, text_key
 from autocomp.eval.images import Budget, large_blocks, open_image
 from autocomp.eval.items import (
     caption_count,
@@ -173,14 +173,26 @@ class Harness:
         if self.scorer.embeds_images and images:
             self._fill_images(list(images), images, {})
 
+    def text_keys(self, texts) -> dict[str, str]:
+        """Caption -> its cache key: what the model reads (its token ids, cut to the
+        context) where the scorer says (text_identity), else the text. Captions the model
+        reads alike share one vector, so their tie is exact whatever batch each was in."""
+        same = getattr(self.scorer, "text_identity", None)
+        keys = {}
+        for t in dict.fromkeys(texts):
+            ids = same(t) if same is not None else None
+            keys[t] = text_key(t) if ids is None else ids_key(ids)
+        return keys
+
     def _fill_texts(self, texts: list[str], fresh: dict) -> dict[str, str]:
-        keys = {t: text_key(t) for t in dict.fromkeys(texts)}
-        missing = set(self.cache.missing(keys.values()))
-        # similar lengths batch together: a batch is padded (or cut) to its longest caption;
-        # in tokens where the scorer says (text_length), else in characters
+        keys = self.text_keys(texts)
+        missing = set(self.cache.missing(set(keys.values())))
+        # one caption per key; similar lengths batch together: a batch is padded (or cut)
+        # to its longest caption; in tokens where the scorer says (text_length), else in
+        # characters
         length = getattr(self.scorer, "text_length", len)
-        todo = sorted((t for t, k in keys.items() if k in missing),
-                      key=lambda t: (length(t), len(t)))
+        todo = sorted({k: t for t, k in reversed(keys.items()) if k in missing}.values(),
+                      key=lambda t: (length(t), len(t), t))
         bs = self.scorer.batch_size
         encode = self.scorer.caption_vectors
         for i in range(0, len(todo), bs):

@@ -148,6 +148,15 @@ class OpenClipScorer(DualEncoder):
         encode = getattr(tokenizer, "encode", None)
         return len(encode(text)) if encode is not None else len(text)
 
+    def text_identity(self, text: str):
+        """The token ids the text tower reads (cut to its context), or None where the
+        tokenizer does not say: captions of equal ids get one vector, so a tie of two
+        captions alike within the context is exact whatever batch each fell in."""
+        _, _, tokenizer = self._load()
+        if not isinstance(tokenizer, _Batcher):
+            return None
+        return tuple(tokenizer.ids(text))
+
     def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
         import torch
 
@@ -224,17 +233,23 @@ class _Batcher:
     def __call__(self, texts, context_length: int | None = None):
         import torch
 
-        tok = self.tokenizer
         texts = [texts] if isinstance(texts, str) else texts
-        context = context_length or tok.context_length
+        context = context_length or self.tokenizer.context_length
         out = np.zeros((len(texts), context), dtype=np.int64)
         for i, text in enumerate(texts):
-            ids = [tok.sot_token_id, *tok.encode(text), tok.eot_token_id]
-            if len(ids) > context:
-                ids = ids[:context]
-                ids[-1] = tok.eot_token_id
+            ids = self.ids(text, context)
             out[i, :len(ids)] = ids
         return torch.from_numpy(out)
+
+    def ids(self, text: str, context: int | None = None) -> list[int]:
+        """A caption's ids with the start and end tokens, cut to the context."""
+        tok = self.tokenizer
+        context = context or tok.context_length
+        ids = [tok.sot_token_id, *tok.encode(text), tok.eot_token_id]
+        if len(ids) > context:
+            ids = ids[:context]
+            ids[-1] = tok.eot_token_id
+        return ids
 
 
 def _causal_clip(model) -> bool:
