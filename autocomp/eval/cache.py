@@ -42,10 +42,10 @@ def text_key(text: str) -> str:
     return "t:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def ids_key(ids) -> str:
-    """The key of the token ids a text tower reads (captions alike within its context
-    share it)."""
-    return "i:" + hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()[:32]
+def identity_key(identity: str) -> str:
+    """The key of what a text tower reads of a caption (a scorer's text_identity: captions
+    alike within its context share it)."""
+    return "i:" + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
 
 
 def file_key(path: Path) -> str:

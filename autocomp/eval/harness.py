@@ -22,7 +22,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.records import dumps, temp_path
 from autocomp.core.scene import SceneGraph
 from autocomp.core.workers import Workers
-from autocomp.eval.cache import EmbeddingCache, file_key, ids_key, keep, text_key
+from autocomp.eval.cache import EmbeddingCache, file_key, identity_key, keep, text_key
 from autocomp.eval.images import Budget, large_blocks, open_image
 from autocomp.eval.items import (
     caption_count,
@@ -174,14 +174,15 @@ class Harness:
             self._fill_images(list(images), images, {})
 
     def text_keys(self, texts) -> dict[str, str]:
-        """Caption -> its cache key: what the model reads (its token ids, cut to the
-        context) where the scorer says (text_identity), else the text. Captions the model
-        reads alike share one vector, so their tie is exact whatever batch each was in."""
+        """Caption -> its cache key: what the model reads (its cleaned text or token ids,
+        cut to the context) where the scorer says (text_identity), else the text. Captions
+        the model reads alike share one vector, so their tie is exact whatever batch each
+        was in."""
         same = getattr(self.scorer, "text_identity", None)
         keys = {}
         for t in dict.fromkeys(texts):
-            ids = same(t) if same is not None else None
-            keys[t] = text_key(t) if ids is None else ids_key(ids)
+            read = same(t) if same is not None else None
+            keys[t] = text_key(t) if read is None else identity_key(read)
         return keys
 
     def _fill_texts(self, texts: list[str], fresh: dict) -> dict[str, str]:

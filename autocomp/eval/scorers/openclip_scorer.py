@@ -148,14 +148,21 @@ class OpenClipScorer(DualEncoder):
         encode = getattr(tokenizer, "encode", None)
         return len(encode(text)) if encode is not None else len(text)
 
-    def text_identity(self, text: str):
-        """The token ids the text tower reads (cut to its context), or None where the
-        tokenizer does not say: captions of equal ids get one vector, so a tie of two
-        captions alike within the context is exact whatever batch each fell in."""
+    def text_identity(self, text: str) -> str | None:
+        """What the text tower reads of a caption, or None where the tokenizer does not
+        say: captions read alike get one vector, so a tie of two captions alike within the
+        context is exact whatever batch each fell in. A plain caption with fewer non-space
+        characters than the context holds tokens less two (each token is at least one) is
+        never cut, and reads as its cleaned text (no tokenizing on a warm run); any other,
+        as its token ids cut to the context."""
         _, _, tokenizer = self._load()
         if not isinstance(tokenizer, _Batcher):
             return None
-        return tuple(tokenizer.ids(text))
+        if PLAIN.fullmatch(text) is not None:
+            words = text.split()
+            if sum(map(len, words)) < tokenizer.context_length - 2:
+                return "text:" + " ".join(words).lower()
+        return "ids:" + ",".join(map(str, tokenizer.ids(text)))
 
     def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
         import torch
