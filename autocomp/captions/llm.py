@@ -4,11 +4,12 @@ max_new_tokens 150). Batched, left-padded generation; only the generated tokens 
 decoded. Retries sample again (a greedy retry would repeat the same failing caption) with
 the more insistent prompt, which the write/check/retry loop supplies.
 
-Sampling is seeded per caption (from the concept's seed and the attempt), not per batch:
-each row draws its tokens with its own generator (RowSampler), so a concept's caption does
-not depend on which concepts share its batch or on the batch size. What remains is
-numeric: bf16 kernels and padding give slightly different logits in different batches,
-which can change a draw that falls on a boundary.
+Sampling is seeded per caption (from the concept's seed and the attempt) and decoding
+step, not per batch, and runs on the model's device (RowSampler: the nucleus among the top
+1,024 tokens, never a host-side sort of the 262k-word vocabulary; docs/methods.md section
+2), so a concept's caption does not depend on which concepts share its batch or on the
+batch size. What remains is numeric: bf16 kernels and padding give slightly different
+logits in different batches, which can change a draw that falls on a boundary.
 """
 
 from __future__ import annotations
@@ -83,27 +84,82 @@ def row_seed(concept_id: str, seed: int, attempt: int) -> int:
     return int(hashlib.sha256(key.encode()).hexdigest()[:15], 16)
 
 
+def step_seed(seed: int, step: int) -> int:
+    """The seed of one row's draw at one decoding step."""
+    return int(hashlib.sha256(f"{seed}:{step}".encode()).hexdigest()[:15], 16)
+
+
+TOP_K = 1024  # candidates the nucleus is looked for among (rows that need more: full sort)
+
+
 class RowSampler:
     """A logits processor that samples each row's next token (temperature, then nucleus
-    top_p) with that row's own torch.Generator and leaves only that token possible, so
-    greedy decoding emits it: the draw of one caption never depends on its batch."""
+    top_p) on the logits' device and leaves only that token possible, so greedy decoding
+    emits it.
 
-    def __init__(self, seeds, temperature: float, top_p: float):
+    At decoding step t row r draws with a generator seeded from (its seed, t): the draw of
+    one caption never depends on its batch, nor on what earlier draws consumed. The
+    nucleus is found among the `top_k` most likely tokens (torch.topk on the device, ties
+    in token order); a row whose nucleus is wider falls back to a stable sort of its whole
+    row (counted in `wide`). torch.multinomial's one draw reads one exponential per
+    candidate in order, so the first `top_k` it reads are the same either way and the
+    token equals the full sort's wherever the nucleus fits (`top_k=None`: always sort, the
+    reference). Nothing leaves the device but the row count of wide rows."""
+
+    def __init__(self, seeds, temperature: float, top_p: float, top_k: int | None = TOP_K):
+        self.seeds = list(seeds)
+        self.temperature, self.top_p, self.top_k = temperature, top_p, top_k
+        self.step = self.draws = self.wide = 0
+        self._generators: dict = {}
+
+    def _generator(self, device, seed: int):
         import torch
 
-        self.generators = [torch.Generator().manual_seed(s) for s in seeds]
-        self.temperature, self.top_p = temperature, top_p
+        gen = self._generators.get(str(device))
+        if gen is None:
+            gen = self._generators[str(device)] = torch.Generator(device=device)
+        return gen.manual_seed(seed)
 
     def __call__(self, input_ids, scores):
         import torch
 
-        logits = scores.float().cpu() / max(self.temperature, 1e-6)
-        probs = torch.softmax(logits, dim=-1)
-        ordered, order = torch.sort(probs, descending=True, dim=-1)
-        keep = ordered.cumsum(-1) - ordered < self.top_p  # the nucleus (first always kept)
+        # the row's probabilities times its total: exp((x - max) / T), the top one 1 (in
+        # place: one copy of the logits; multinomial and the nucleus need no normalising)
+        probs = scores.to(torch.float32, copy=True)
+        probs.sub_(probs.max(dim=-1, keepdim=True).values)
+        probs.mul_(1.0 / max(self.temperature, 1e-6)).exp_()
+        nucleus = self.top_p * probs.sum(dim=-1, keepdim=True)
+        rows, vocab = probs.shape
+        k = vocab if self.top_k is None else min(self.top_k, vocab)
+        if k < vocab:
+            _, top = torch.topk(probs, k, dim=-1, sorted=False)
+            top = top.sort(dim=-1).values  # in token order, so ties order as a stable sort
+            ordered, at = torch.sort(probs.gather(1, top), descending=True, stable=True,
+                                     dim=-1)
+            order = top.gather(1, at)
+        else:
+            ordered, order = torch.sort(probs, descending=True, stable=True, dim=-1)
+        before = ordered.cumsum(-1) - ordered
+        keep = before < nucleus  # the nucleus (the first always kept)
+        # the nucleus fits when the k-th candidate is out of it and less likely than every
+        # token in it: then the top k hold every token at least as likely, in sort order
+        last = ordered.gather(1, keep.sum(-1, keepdim=True) - 1)[:, 0]
+        fits = (before[:, -1] >= nucleus[:, 0]) & (ordered[:, -1] < last)
         ordered = torch.where(keep, ordered, torch.zeros_like(ordered))
+        wide = [] if k == vocab else (~fits).nonzero().flatten().tolist()
+        picks = []
+        for row in range(rows):
+            gen = self._generator(probs.device, step_seed(self.seeds[row], self.step))
+            if row in wide:  # the nucleus reaches past the top k: this row sorted whole
+                full, full_order = torch.sort(probs[row], descending=True, stable=True)
+                full = torch.where(full.cumsum(-1) - full < nucleus[row], full,
+                                   torch.zeros_like(full))
+                picks.append(full_order[torch.multinomial(full, 1, generator=gen)])
+            else:
+                picks.append(order[row, torch.multinomial(ordered[row], 1, generator=gen)])
+        self.step += 1
+        self.draws += rows
+        self.wide += len(wide)
         out = torch.full_like(scores, float("-inf"))
-        for row, gen in enumerate(self.generators):
-            pick = order[row, torch.multinomial(ordered[row], 1, generator=gen)]
-            out[row, pick] = 0.0
+        out[torch.arange(rows, device=scores.device), torch.cat(picks)] = 0.0
         return out
