@@ -110,6 +110,7 @@ def test_llm_writer_decodes_only_new_tokens_and_reseeds_retries(tiny_backends, c
 
     first, again = w.write(reqs(0)), w.write(reqs(0))
     assert first == again  # seeded
+    assert w.draws >= 2 * 6 * len(cs) and 0 <= w.wide <= w.draws  # drawn by RowSampler
     assert w.write(reqs(1)) != first  # a retry samples anew
     # seeded per concept, not per batch: alone, or in a batch of another size and order
     alone = [w.write([r])[0] for r in reqs(0)]

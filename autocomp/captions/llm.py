@@ -20,7 +20,10 @@ from collections.abc import Sequence
 from autocomp.captions.chat import clean_caption, messages
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.log import package_logger
 from autocomp.models.devices import OnDevice
+
+log = package_logger(__name__)
 
 DEFAULT_MODEL = "google/gemma-3-12b-it"
 
@@ -35,6 +38,7 @@ class TransformersWriter(OnDevice, Backend):
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
         self.dtype, self.device, self.trust_remote_code = dtype, device, trust_remote_code
         self._tok = self._model = None
+        self.draws = self.wide = 0  # tokens drawn, and drawn past the top k (sorted whole)
 
     @classmethod
     def validate_options(cls, out: dict, *, file=None, field="options") -> None:
@@ -54,8 +58,12 @@ class TransformersWriter(OnDevice, Backend):
 
     def write(self, requests: Sequence) -> list[str]:
         out = []
+        wide = self.wide
         for i in range(0, len(requests), self.batch_size):
             out += self._batch(requests[i:i + self.batch_size])
+        if self.wide > wide:
+            log.info(f"sampler: {self.wide:,} of {self.draws:,} tokens so far had a nucleus "
+                     f"wider than the top {TOP_K:,} (their rows sorted whole)")
         return out
 
     def _batch(self, requests) -> list[str]:
@@ -75,6 +83,7 @@ class TransformersWriter(OnDevice, Backend):
                                        top_k=None, logits_processor=LogitsProcessorList(
                                            [sampler]), max_new_tokens=self.max_new_tokens,
                                        pad_token_id=tok.pad_token_id)
+        self.draws, self.wide = self.draws + sampler.draws, self.wide + sampler.wide
         new = generated[:, enc["input_ids"].shape[1]:]  # the generated tokens only
         return [clean_caption(t) for t in tok.batch_decode(new, skip_special_tokens=True)]
 
