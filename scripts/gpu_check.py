@@ -1,0 +1,411 @@
+"""The paper's architectures on this machine's GPU, with random weights: seconds and memory.
+
+    python scripts/gpu_check.py [--out gpu_check.json] [--only NAME ...] [--tiny]
+
+No network: every model is built from its configuration (the shapes of the released
+checkpoints, written here) with random weights, in bf16 on the GPU, and timed at the
+batch sizes of configs/autocomp-cp.yaml:
+
+  sd35_transformer  SD3.5-large's MMDiT (38 blocks): one denoising step, 1024 px, the
+                    batch twice over (classifier-free guidance); seconds per image at 28 steps
+  t5_xxl, clip_l, clip_g   SD3.5's three text encoders on a batch of prompts
+  vae_decode        SD3.5's VAE decoding one 1024 px image
+  gemma3_12b        the captions writer: prefill of 32 prompts, then decoding steps with the
+                    sampler before issue 51 (host, full sort) and after (device, top 1,024)
+  vit_l14           a ViT-L/14 CLIP scoring a batch: images and captions
+  grounding_dino, sam2     the validators' detector (GroundingDINO-tiny's shapes, 800 x
+                    1333) and segmenter (SAM2.1 Hiera-L, 1024 px, one box)
+
+For each it records the parameter count, every parameter dtype, the seconds to build, the
+timings, torch.cuda.max_memory_allocated and max_memory_reserved, and the process's peak
+host RSS; one component that fails is recorded with its error and the rest go on. It
+writes one JSON (--out) and prints a line per component. `--tiny` builds every component
+from tiny configurations on the CPU in seconds: the script's own test (tests/test_gpu_check.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+import traceback
+from pathlib import Path
+
+GIB = 2 ** 30
+IMAGES_BATCH, PROMPTS_BATCH, SCORE_BATCH, DETECT_BATCH = 4, 32, 256, 8
+
+
+def _rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / GIB
+
+
+class Probe:
+    """Timing and memory for one component on `device`."""
+
+    def __init__(self, device: str, dtype):
+        self.device, self.dtype = device, dtype
+        self.cuda = device.startswith("cuda")
+
+    def sync(self):
+        import torch
+
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def time(self, fn, repeat: int = 2) -> float:
+        """Seconds per call, after one call not timed."""
+        fn()
+        self.sync()
+        start = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        self.sync()
+        return (time.perf_counter() - start) / repeat
+
+    def build(self, make):
+        """`make()` built straight on the device in the probe's dtype (no host copy)."""
+        import torch
+
+        previous = torch.get_default_dtype()
+        torch.set_default_dtype(self.dtype)
+        try:
+            with torch.device(self.device):
+                model = make()
+        finally:
+            torch.set_default_dtype(previous)
+        return model.eval()
+
+
+def _describe(model) -> dict:
+    params = list(model.parameters())
+    return {"parameters": sum(p.numel() for p in params),
+            "dtypes": sorted({str(p.dtype).replace("torch.", "") for p in params})}
+
+
+# -- components ---------------------------------------------------------------------------
+def sd35_transformer(probe: Probe, tiny: bool) -> dict:
+    import torch
+    from diffusers import SD3Transformer2DModel
+
+    cfg = (dict(sample_size=8, patch_size=2, in_channels=4, num_layers=2, attention_head_dim=8,
+                num_attention_heads=2, joint_attention_dim=32, caption_projection_dim=16,
+                pooled_projection_dim=32, out_channels=4, pos_embed_max_size=16,
+                qk_norm="rms_norm") if tiny else
+           dict(sample_size=128, patch_size=2, in_channels=16, num_layers=38,
+                attention_head_dim=64, num_attention_heads=38, joint_attention_dim=4096,
+                caption_projection_dim=2432, pooled_projection_dim=2048, out_channels=16,
+                pos_embed_max_size=192, qk_norm="rms_norm"))
+    start = time.perf_counter()
+    model = probe.build(lambda: SD3Transformer2DModel(**cfg))
+    built = time.perf_counter() - start
+    rows, side = 2 * IMAGES_BATCH, cfg["sample_size"]
+    latents = torch.randn(rows, cfg["in_channels"], side, side)
+    text = torch.randn(rows, 333, cfg["joint_attention_dim"])  # 77 CLIP + 256 T5 tokens
+    pooled = torch.randn(rows, cfg["pooled_projection_dim"])
+    steps = torch.full((rows,), 500.0)
+    args = [t.to(probe.device, probe.dtype) for t in (latents, text, pooled)]
+
+    def step():
+        with torch.inference_mode():
+            model(hidden_states=args[0], encoder_hidden_states=args[1],
+                  pooled_projections=args[2], timestep=steps.to(probe.device),
+                  return_dict=False)
+    seconds = probe.time(step)
+    return {**_describe(model), "build_s": built, "step_s": seconds,
+            "batch_images": IMAGES_BATCH, "s_per_image_28_steps": seconds * 28 / IMAGES_BATCH}
+
+
+def _text_encoder(probe: Probe, make, length: int, vocab: int) -> dict:
+    import torch
+
+    start = time.perf_counter()
+    model = probe.build(make)
+    built = time.perf_counter() - start
+    ids = torch.randint(0, vocab, (IMAGES_BATCH, length), device=probe.device)
+
+    def run():
+        with torch.inference_mode():
+            model(input_ids=ids)
+    return {**_describe(model), "build_s": built, "batch": IMAGES_BATCH,
+            "forward_s": probe.time(run)}
+
+
+def t5_xxl(probe: Probe, tiny: bool) -> dict:
+    import transformers as T
+
+    cfg = T.T5Config(**(dict(d_model=16, d_ff=32, num_layers=2, num_heads=2, d_kv=8,
+                             vocab_size=100) if tiny else
+                        dict(d_model=4096, d_ff=10240, num_layers=24, num_heads=64, d_kv=64,
+                             vocab_size=32128)), feed_forward_proj="gated-gelu")
+    return _text_encoder(probe, lambda: T.T5EncoderModel(cfg), 256, cfg.vocab_size)
+
+
+def _clip_text(probe: Probe, tiny: bool, hidden: int, layers: int, heads: int, act: str):
+    import transformers as T
+
+    cfg = T.CLIPTextConfig(**(dict(hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                   num_attention_heads=2, projection_dim=16) if tiny else
+                              dict(hidden_size=hidden, intermediate_size=4 * hidden,
+                                   num_hidden_layers=layers, num_attention_heads=heads,
+                                   projection_dim=hidden)),
+                           vocab_size=49408, max_position_embeddings=77, hidden_act=act)
+    return _text_encoder(probe, lambda: T.CLIPTextModelWithProjection(cfg), 77, 49408)
+
+
+def clip_l(probe: Probe, tiny: bool) -> dict:
+    return _clip_text(probe, tiny, 768, 12, 12, "quick_gelu")
+
+
+def clip_g(probe: Probe, tiny: bool) -> dict:
+    return _clip_text(probe, tiny, 1280, 32, 20, "gelu")
+
+
+def vae_decode(probe: Probe, tiny: bool) -> dict:
+    import torch
+    from diffusers import AutoencoderKL
+
+    blocks = (8, 16) if tiny else (128, 256, 512, 512)
+    start = time.perf_counter()
+    vae = probe.build(lambda: AutoencoderKL(
+        in_channels=3, out_channels=3, latent_channels=16, block_out_channels=blocks,
+        down_block_types=["DownEncoderBlock2D"] * len(blocks),
+        up_block_types=["UpDecoderBlock2D"] * len(blocks), layers_per_block=1 if tiny else 2,
+        norm_num_groups=8 if tiny else 32, use_quant_conv=False, use_post_quant_conv=False))
+    built = time.perf_counter() - start
+    side = 8 if tiny else 128
+    latent = torch.randn(1, 16, side, side).to(probe.device, probe.dtype)
+
+    def decode():
+        with torch.inference_mode():
+            vae.decode(latent)
+    return {**_describe(vae), "build_s": built, "decode_s_per_image": probe.time(decode)}
+
+
+def gemma3_12b(probe: Probe, tiny: bool) -> dict:
+    import torch
+    import transformers as T
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_sampler import before_step
+
+    from autocomp.captions.llm import RowSampler
+
+    shape = (dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                  num_attention_heads=2, num_key_value_heads=1, head_dim=16, vocab_size=512)
+             if tiny else
+             dict(hidden_size=3840, intermediate_size=15360, num_hidden_layers=48,
+                  num_attention_heads=16, num_key_value_heads=8, head_dim=256,
+                  vocab_size=262208))
+    cfg = T.Gemma3TextConfig(**shape, sliding_window=1024, max_position_embeddings=4096)
+    start = time.perf_counter()
+    model = probe.build(lambda: T.Gemma3ForCausalLM(cfg))
+    built = time.perf_counter() - start
+    prompt, new = (16, 4) if tiny else (450, 16)
+    ids = torch.randint(3, shape["vocab_size"], (PROMPTS_BATCH, prompt), device=probe.device)
+    seeds = list(range(PROMPTS_BATCH))
+
+    class Before:
+        def __init__(self):
+            self.gens = [torch.Generator().manual_seed(s) for s in seeds]
+
+        def __call__(self, input_ids, scores):
+            return before_step(scores, self.gens).to(scores.device)
+
+    def generate(sampler, tokens):
+        from transformers import LogitsProcessorList
+
+        with torch.inference_mode():
+            model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
+                           do_sample=False, max_new_tokens=tokens, min_new_tokens=tokens,
+                           logits_processor=LogitsProcessorList([sampler()]),
+                           pad_token_id=0, eos_token_id=None)
+    out = {**_describe(model), "build_s": built, "batch": PROMPTS_BATCH,
+           "prompt_tokens": prompt}
+    for name, sampler in (("before", Before), ("after", lambda: RowSampler(seeds, 0.7, 0.9))):
+        one = probe.time(lambda s=sampler: generate(s, 1), repeat=1)  # prefill + one token
+        many = probe.time(lambda s=sampler: generate(s, new + 1), repeat=1)
+        out[f"prefill_s_{name}"] = one
+        out[f"step_s_{name}"] = (many - one) / new
+    out["tokens_per_s_after"] = PROMPTS_BATCH / out["step_s_after"]
+    return out
+
+
+def vit_l14(probe: Probe, tiny: bool) -> dict:
+    import open_clip
+    import torch
+
+    if tiny:
+        cfg = {"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 2, "width": 32,
+                                               "patch_size": 8, "head_width": 16},
+               "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 16,
+                            "heads": 1, "layers": 2}}
+        make = lambda: open_clip.CLIP(**cfg)  # noqa: E731
+        side = 32
+    else:
+        make = lambda: open_clip.create_model("ViT-L-14", pretrained=None,  # noqa: E731
+                                              device=probe.device)
+        side = 224
+    start = time.perf_counter()
+    model = probe.build(make)
+    built = time.perf_counter() - start
+    images = torch.randn(SCORE_BATCH, 3, side, side).to(probe.device, probe.dtype)
+    texts = torch.randint(1, 49407, (SCORE_BATCH, 77), device=probe.device)
+
+    def encode_images():
+        with torch.inference_mode():
+            model.encode_image(images)
+
+    def encode_texts():
+        with torch.inference_mode():
+            model.encode_text(texts)
+    return {**_describe(model), "build_s": built, "batch": SCORE_BATCH,
+            "images_s": probe.time(encode_images), "texts_s": probe.time(encode_texts)}
+
+
+def grounding_dino(probe: Probe, tiny: bool) -> dict:
+    import torch
+    import transformers as T
+
+    if tiny:
+        cfg = T.GroundingDinoConfig(
+            text_config=T.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1,
+                                     num_attention_heads=2, intermediate_size=37,
+                                     max_position_embeddings=64),
+            backbone_config=T.SwinConfig(image_size=64, patch_size=4, embed_dim=16,
+                                         depths=[1, 1, 1, 1], num_heads=[1, 1, 1, 1],
+                                         window_size=4, out_indices=[2, 3, 4],
+                                         out_features=["stage2", "stage3", "stage4"]),
+            d_model=32, encoder_layers=1, decoder_layers=2, encoder_ffn_dim=37,
+            decoder_ffn_dim=37, num_queries=10, encoder_attention_heads=2,
+            decoder_attention_heads=2, num_feature_levels=3, max_text_len=32,
+            encoder_n_points=2, decoder_n_points=2, use_timm_backbone=False)
+        size, vocab = (64, 64), 100
+    else:
+        cfg, size, vocab = T.GroundingDinoConfig(), (800, 1333), 30522
+    start = time.perf_counter()
+    model = probe.build(lambda: T.GroundingDinoForObjectDetection(cfg))
+    built = time.perf_counter() - start
+    pixels = torch.randn(DETECT_BATCH, 3, *size).to(probe.device, probe.dtype)
+    ids = torch.randint(1, vocab, (DETECT_BATCH, 16), device=probe.device)
+
+    def detect():
+        with torch.inference_mode():
+            model(pixel_values=pixels, input_ids=ids)
+    return {**_describe(model), "build_s": built, "batch": DETECT_BATCH,
+            "s_per_image": probe.time(detect) / DETECT_BATCH}
+
+
+def sam2(probe: Probe, tiny: bool) -> dict:
+    import torch
+    import transformers as T
+
+    if tiny:
+        backbone = T.Sam2HieraDetConfig(
+            hidden_size=8, num_attention_heads=1, image_size=[64, 64],
+            patch_kernel_size=[7, 7], patch_stride=[4, 4], patch_padding=[3, 3],
+            blocks_per_stage=[1, 2, 1, 1], embed_dim_per_stage=[8, 16, 32, 64],
+            num_attention_heads_per_stage=[1, 1, 1, 1], window_size_per_stage=[2, 2, 2, 2],
+            global_attention_blocks=[2], window_positional_embedding_background_size=[2, 2])
+        cfg = T.Sam2Config(
+            vision_config=T.Sam2VisionConfig(backbone_config=backbone,
+                                             backbone_channel_list=[64, 32, 16, 8],
+                                             backbone_feature_sizes=[[16, 16], [8, 8], [4, 4]],
+                                             fpn_hidden_size=32),
+            prompt_encoder_config=T.Sam2PromptEncoderConfig(hidden_size=32, image_size=64,
+                                                            patch_size=16),
+            mask_decoder_config=T.Sam2MaskDecoderConfig(hidden_size=32, mlp_dim=64,
+                                                        num_attention_heads=2,
+                                                        iou_head_hidden_dim=32))
+        side = 64
+    else:
+        backbone = T.Sam2HieraDetConfig(  # SAM2.1 Hiera-L (sam2.1_hiera_l.yaml)
+            hidden_size=144, num_attention_heads=2, blocks_per_stage=[2, 6, 36, 4],
+            embed_dim_per_stage=[144, 288, 576, 1152],
+            num_attention_heads_per_stage=[2, 4, 8, 16], window_size_per_stage=[8, 4, 16, 8],
+            global_attention_blocks=[23, 33, 43],
+            window_positional_embedding_background_size=[7, 7])
+        cfg = T.Sam2Config(vision_config=T.Sam2VisionConfig(
+            backbone_config=backbone, backbone_channel_list=[1152, 576, 288, 144]))
+        side = 1024
+    start = time.perf_counter()
+    model = probe.build(lambda: T.Sam2Model(cfg))
+    built = time.perf_counter() - start
+    pixels = torch.randn(1, 3, side, side).to(probe.device, probe.dtype)
+    boxes = torch.tensor([[[side * 0.25, side * 0.25, side * 0.75, side * 0.75]]],
+                         device=probe.device, dtype=probe.dtype)
+
+    def segment():
+        with torch.inference_mode():
+            model(pixel_values=pixels, input_boxes=boxes)
+    return {**_describe(model), "build_s": built, "s_per_image": probe.time(segment)}
+
+
+COMPONENTS = {f.__name__: f for f in (sd35_transformer, t5_xxl, clip_l, clip_g, vae_decode,
+                                      gemma3_12b, vit_l14, grounding_dino, sam2)}
+
+
+def check(names, tiny: bool, device: str) -> dict:
+    import torch
+
+    cuda = device.startswith("cuda")
+    probe = Probe(device, torch.float32 if tiny or not cuda else torch.bfloat16)
+    report = {"device": torch.cuda.get_device_name(0) if cuda else "cpu", "tiny": tiny,
+              "torch": torch.__version__, "components": {}}
+    for name in names:
+        if cuda:
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+        start = time.perf_counter()
+        try:
+            got = COMPONENTS[name](probe, tiny)
+        except Exception as exc:  # noqa: BLE001 (recorded; the other components go on)
+            got = {"error": f"{type(exc).__name__}: {exc}"[:500],
+                   "trace": traceback.format_exc()[-2000:]}
+        got["wall_s"] = time.perf_counter() - start
+        got["host_rss_peak_gib"] = _rss_gib()
+        if cuda:
+            got["max_allocated_gib"] = torch.cuda.max_memory_allocated() / GIB
+            got["max_reserved_gib"] = torch.cuda.max_memory_reserved() / GIB
+        report["components"][name] = got
+        print(_line(name, got), flush=True)
+        import gc
+
+        gc.collect()
+    return report
+
+
+def _line(name: str, got: dict) -> str:
+    if "error" in got:
+        return f"{name:17s} FAILED {got['error'][:200]}"
+    timings = ", ".join(f"{k} {v:.4g}" for k, v in got.items()
+                        if k.endswith(("_s", "_image", "_28_steps", "_before", "_after"))
+                        and k != "wall_s")
+    memory = (f", allocated {got['max_allocated_gib']:.1f} GiB, reserved "
+              f"{got['max_reserved_gib']:.1f} GiB" if "max_allocated_gib" in got else "")
+    return (f"{name:17s} {got['parameters'] / 1e9:6.2f}B params {'/'.join(got['dtypes'])}: "
+            f"{timings}{memory}, host RSS peak {got['host_rss_peak_gib']:.1f} GiB")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("gpu_check.json"))
+    parser.add_argument("--only", nargs="*", choices=list(COMPONENTS), default=None)
+    parser.add_argument("--tiny", action="store_true", help="tiny configs on the CPU")
+    parser.add_argument("--device", default=None)
+    args = parser.parse_args()
+    import torch
+
+    device = args.device or ("cpu" if args.tiny or not torch.cuda.is_available() else "cuda")
+    report = check(args.only or list(COMPONENTS), args.tiny, device)
+    args.out.write_text(json.dumps(report, indent=1))
+    failed = [n for n, got in report["components"].items() if "error" in got]
+    print(f"wrote {args.out}; {len(report['components']) - len(failed)} of "
+          f"{len(report['components'])} components measured"
+          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
