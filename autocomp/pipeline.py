@@ -70,12 +70,29 @@ def check_memory(run: Run, device: str, stages) -> None:
         return
 
     props = torch.cuda.get_device_properties(torch.device(device))
-    gib = memory.usable(props.total_memory / memory.GIB)
+    total = props.total_memory / memory.GIB
+    gib, where = memory.usable(total), props.name
+    free, _ = torch.cuda.mem_get_info(torch.device(device))  # what others left this process
+    held = total - free / memory.GIB - memory.CONTEXT  # our own context: already counted
+    if held > 0.5:  # another process holds part of the card: plan with what is free
+        gib = min(gib, free / memory.GIB - memory.HEADROOM * total)
+        where = (f"{props.name} ({held:.1f} GiB of its {total:.1f} GiB held by other "
+                 f"processes: {_holders(torch, device)})")
     rows = [r for r in memory.fit(run.config, gib) if r["stage"] in stages]
-    problems = memory.refusals(rows, props.name, gib)
+    problems = memory.refusals(rows, where, gib)
     if problems:
         raise AutocompError("; ".join(problems) + " (autocomp run CONFIG --dry-run shows the "
                             "plan)", file=run.dir / "config.yaml")
+
+
+def _holders(torch, device: str) -> str:
+    """Who holds the card's memory, as the driver says (nvidia-ml-py), else where to look."""
+    try:
+        listed = torch.cuda.list_gpu_processes(torch.device(device))
+    except Exception:  # noqa: BLE001 (pynvml missing or the driver refuses: say where to look)
+        listed = ""
+    lines = [ln.strip() for ln in listed.splitlines()[1:] if ln.strip()]
+    return "; ".join(lines[:5]) if lines else "`nvidia-smi` lists them"
 
 
 def _run_all(run: Run, built: list, processes: int, progress: bool) -> None:

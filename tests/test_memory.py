@@ -299,15 +299,26 @@ def test_a_gpu_run_is_refused_before_any_model_loads(tmp_path, monkeypatch):
     class Card:
         name, total_memory = "A100-SXM4-40GB", 40960 * 2 ** 20
 
+    free = {"gib": 40.0}
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: Card)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (
+        int(free["gib"] * 2 ** 30), Card.total_memory))
+    monkeypatch.setattr(torch.cuda, "list_gpu_processes",
+                        lambda device: "GPU:0\nprocess    4242 uses 30000.000 MB GPU memory")
     with pytest.raises(AutocompError, match=r"stage images needs up to .* on A100-SXM4-40GB: "
                                             r"set generate.batch_size: 4"):
         check_memory(run, "cuda:0", ["captions", "images"])
     check_memory(run, "cuda:0", ["concepts", "captions"])  # no image stage here: it fits
     check_memory(run, "cpu", ["images"])  # nothing to check on CPU
-    Card.total_memory = 81920 * 2 ** 20
+    Card.total_memory, free["gib"] = 81920 * 2 ** 20, 80.0
     check_memory(run, "auto", ["images"])  # fits an 80 GB card
+    # issue 51: the memory another process holds is not ours to plan with, and is named
+    free["gib"] = 50.0
+    with pytest.raises(AutocompError, match=r"more than the 46.0 GiB usable on A100-SXM4-40GB "
+                                            r"\(29.2 GiB of its 80.0 GiB held by other "
+                                            r"processes: process +4242 uses 30000.000 MB"):
+        check_memory(run, "auto", ["images"])
 
 
 def test_bf16_detections_are_thresholded_and_placed_in_float32(tiny_backends, monkeypatch):
