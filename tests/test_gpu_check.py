@@ -34,6 +34,7 @@ def test_gpu_check_tiny_runs_every_component_on_the_cpu(tmp_path):
     assert f"{len(parts)} of {len(parts)} components measured" in got.stdout
 
 
+@pytest.mark.slow
 def test_gpu_check_builds_the_papers_architectures_with_the_planned_sizes(tmp_path):
     from autocomp.memory import KNOWN
 
