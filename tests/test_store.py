@@ -66,6 +66,7 @@ def test_regenerated_negatives_equal_the_stored_ones(every_task_run):
     assert json.loads((run.dir / "stats" / "build.json").read_text())["store"] == "compact"
 
 
+@pytest.mark.slow
 def test_enumerated_negatives_are_cached_once_and_read_back(every_task_run, monkeypatch):
     """Issue 57: a compact benchmark's negatives are enumerated by its first complete
     reading, kept under RUN/cache/negatives/ and in memory, and read back exactly; a
