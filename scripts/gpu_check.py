@@ -19,7 +19,9 @@ batch sizes of configs/autocomp-cp.yaml:
 For each it records the parameter count, every parameter dtype, the seconds to build, the
 timings, torch.cuda.max_memory_allocated and max_memory_reserved, and the process's peak
 host RSS; one component that fails is recorded with its error and the rest go on. It
-writes one JSON (--out) and prints a line per component. `--tiny` builds every component
+writes one JSON (--out), prints a line per component, then each number autocomp's cost
+plan (autocomp/costs.py) predicts beside the plan's range, and exits 2 when one is over
+the plan's worst case (1 when a component failed). `--tiny` builds every component
 from tiny configurations on the CPU in seconds: the script's own test (tests/test_gpu_check.py).
 """
 
@@ -342,6 +344,57 @@ def sam2(probe: Probe, tiny: bool) -> dict:
     return {**_describe(model), "build_s": built, "s_per_image": probe.time(segment)}
 
 
+def planned(gpu: str) -> dict:
+    """What autocomp's cost plan (autocomp/costs.py) expects of each measured number on
+    `gpu` (A100, H100, H200, L40S): component -> key -> (best, worst) seconds."""
+    from autocomp import costs
+
+    peak, bandwidth = costs.GPUS[gpu]
+    params = costs.llm_params("gemma-3-12b")
+
+    def compute(flops, shares=costs.UTILISATION):
+        return tuple(flops / (peak * u) for u in shares)
+
+    step = 2 * params / (bandwidth * costs.BANDWIDTH_SHARE) + costs.FORWARD_OVERHEAD
+    prefill = compute(2 * params * 450 * PROMPTS_BATCH)
+    return {"sd35_transformer": {"s_per_image_28_steps": costs.seconds("image", {}, gpu)},
+            # a point estimate: over the plan means 25% over it
+            "gemma3_12b": {"step_s_after": (step, 1.25 * step),
+                           "prefill_s_after": (prefill[0] + step, prefill[1] + step)},
+            "grounding_dino": {"s_per_image": compute(costs.DINO_TINY,
+                                                      costs.DETECT_UTILISATION)},
+            "sam2": {"s_per_image": compute(costs.SAM2_LARGE, costs.DETECT_UTILISATION)}}
+
+
+def gpu_type(name: str) -> str | None:
+    """The cost plan's GPU type of a device name ("NVIDIA H100 80GB HBM3" -> H100)."""
+    from autocomp import costs
+
+    return next((g for g in costs.GPUS if g in name.upper()), None)
+
+
+def compare(report: dict) -> list[str]:
+    """A line per planned number, measured beside the plan; "OVER PLAN" where a measured
+    time is above the plan's worst case. Adds them to the report under "plan"."""
+    gpu = gpu_type(report["device"])
+    if gpu is None or report.get("tiny"):
+        return []
+    lines, report["plan"] = [], {"gpu": gpu, "over": []}
+    for name, keys in planned(gpu).items():
+        got = report["components"].get(name, {})
+        for key, (best, worst) in keys.items():
+            if key not in got:
+                continue
+            over = got[key] > worst
+            verdict = "OVER PLAN" if over else ("faster than planned" if got[key] < best
+                                                else "within plan")
+            if over:
+                report["plan"]["over"].append(f"{name}.{key}")
+            lines.append(f"{name}.{key}: measured {got[key]:.4g} s, plan {best:.4g}-"
+                         f"{worst:.4g} s on {gpu}: {verdict}")
+    return lines
+
+
 COMPONENTS = {f.__name__: f for f in (sd35_transformer, t5_xxl, clip_l, clip_g, vae_decode,
                                       gemma3_12b, vit_l14, grounding_dino, sam2)}
 
@@ -399,12 +452,16 @@ def main() -> int:
 
     device = args.device or ("cpu" if args.tiny or not torch.cuda.is_available() else "cuda")
     report = check(args.only or list(COMPONENTS), args.tiny, device)
+    for line in compare(report):
+        print(line)
     args.out.write_text(json.dumps(report, indent=1))
     failed = [n for n, got in report["components"].items() if "error" in got]
+    over = report.get("plan", {}).get("over", [])
     print(f"wrote {args.out}; {len(report['components']) - len(failed)} of "
           f"{len(report['components'])} components measured"
-          + (f"; failed: {', '.join(failed)}" if failed else ""))
-    return 1 if failed else 0
+          + (f"; failed: {', '.join(failed)}" if failed else "")
+          + (f"; OVER THE PLAN: {', '.join(over)}" if over else ""))
+    return 1 if failed else (2 if over else 0)
 
 
 if __name__ == "__main__":

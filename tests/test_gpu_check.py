@@ -51,3 +51,22 @@ def test_gpu_check_builds_the_papers_architectures_with_the_planned_sizes(tmp_pa
     for name, count in planned.items():
         # the VAE's encoder is built too; SAM2's video memory modules are not (image model)
         assert parts[name]["parameters"] == pytest.approx(count, rel=0.05), name
+
+
+def test_gpu_check_sets_each_measured_number_beside_the_plan():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    report = {"device": "NVIDIA H100 80GB HBM3", "tiny": False, "components": {
+        "sd35_transformer": {"s_per_image_28_steps": 6.0},
+        "gemma3_12b": {"step_s_after": 0.046, "prefill_s_after": 0.5},
+        "grounding_dino": {"error": "ValueError: no"}}}
+    lines = check.compare(report)
+    assert report["plan"] == {"gpu": "H100", "over": ["sd35_transformer.s_per_image_28_steps"]}
+    assert lines[0].startswith("sd35_transformer.s_per_image_28_steps: measured 6 s, plan "
+                               "3.206-5.038 s on H100: OVER PLAN")
+    assert lines[1].endswith("within plan") and lines[2].endswith("faster than planned")
+    assert len(lines) == 3  # a failed component has nothing to compare
+    assert check.compare({"device": "cpu", "tiny": True, "components": {}}) == []
