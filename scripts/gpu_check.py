@@ -22,7 +22,8 @@ host RSS; one component that fails is recorded with its error and the rest go on
 writes one JSON (--out), prints a line per component, then each number autocomp's cost
 plan (autocomp/costs.py) predicts beside the plan's range, and exits 2 when one is over
 the plan's worst case (1 when a component failed). `--tiny` builds every component
-from tiny configurations on the CPU in seconds: the script's own test (tests/test_gpu_check.py).
+from tiny configurations on the CPU in seconds, in bf16 as on a GPU: the script's own
+test (tests/test_gpu_check.py).
 """
 
 from __future__ import annotations
@@ -403,7 +404,8 @@ def check(names, tiny: bool, device: str) -> dict:
     import torch
 
     cuda = device.startswith("cuda")
-    probe = Probe(device, torch.float32 if tiny or not cuda else torch.bfloat16)
+    # bf16 as on the GPU (the tiny run checks that path too); fp32 only on the meta device
+    probe = Probe(device, torch.float32 if device == "meta" else torch.bfloat16)
     report = {"device": torch.cuda.get_device_name(0) if cuda else "cpu", "tiny": tiny,
               "torch": torch.__version__, "components": {}}
     for name in names:
