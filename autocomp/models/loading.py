@@ -64,6 +64,14 @@ def _remote_code_error(ref: str, exc: BaseException) -> AutocompError | None:
     return None
 
 
+def device_map(device: str) -> str:
+    """from_pretrained's device_map for one device: the weights are read from their files
+    onto it, never held whole in host memory first (8 ranks of a 12B model would need
+    ~200 GB of a node's RAM at once). The device as it is ("cuda": this rank's current
+    one)."""
+    return str(device)
+
+
 def _load_pair(ref: str, device: str, dtype: str, trust_remote_code: bool, front: str,
                model_class: str, how: str = "options.model: DIR"):
     """(front, model) through the Auto classes: config checked first, errors in one line."""
@@ -74,15 +82,16 @@ def _load_pair(ref: str, device: str, dtype: str, trust_remote_code: bool, front
     asked = torch_dtype(dtype, device)
     try:
         first = getattr(T, front).from_pretrained(ref, trust_remote_code=trust_remote_code)
-        model = getattr(T, model_class).from_pretrained(
-            ref, dtype=asked, trust_remote_code=trust_remote_code)
+        model = getattr(T, model_class).from_pretrained(  # straight onto the device: no
+            ref, dtype=asked, trust_remote_code=trust_remote_code,  # host copy of the weights
+            device_map=device_map(device))
     except ImportError as exc:
         raise missing_package(ref, exc, "gen") from None
     except (OSError, ValueError) as exc:
         raise _remote_code_error(ref, exc) or not_available(
             ref, ref, how, exc) from None
     loaded_dtype(model, asked, f"model '{ref}'")
-    return first, model.to(device).eval()
+    return first, model.eval()
 
 
 def load_causal_lm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False,

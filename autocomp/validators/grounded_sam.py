@@ -81,27 +81,33 @@ class GroundedSam2Detector(OnDevice, Backend):
         if self._dino is not None:
             return self._dino, self._sam
         from autocomp.models.hub import not_available
-        from autocomp.models.loading import loaded_dtype, torch_dtype, transformers_module
+        from autocomp.models.loading import (
+            device_map,
+            loaded_dtype,
+            torch_dtype,
+            transformers_module,
+        )
 
         T = transformers_module()
         self.bind_device("auto")
         asked = torch_dtype(self.dtype, self.device)
         try:
             proc = T.AutoProcessor.from_pretrained(self.dino_ref)
-            model = T.AutoModelForZeroShotObjectDetection.from_pretrained(self.dino_ref,
-                                                                          dtype=asked)
+            model = T.AutoModelForZeroShotObjectDetection.from_pretrained(
+                self.dino_ref, dtype=asked, device_map=device_map(self.device))
             self.loaded["detector"] = loaded_dtype(model, asked, f"model '{self.dino_ref}'")
-            self._dino = (proc, model.to(self.device).eval())
+            self._dino = (proc, model.eval())
         except (OSError, ValueError) as exc:
             raise not_available(self.dino_ref, self.dino_ref,
                                 "validate.detector_options.detector_model: DIR", exc) from None
         if self.masks is not False:  # on its own (no stage to ask), it segments
             try:
                 sproc = T.Sam2Processor.from_pretrained(self.sam_ref)
-                smodel = T.Sam2Model.from_pretrained(self.sam_ref, dtype=asked)
+                smodel = T.Sam2Model.from_pretrained(self.sam_ref, dtype=asked,
+                                                     device_map=device_map(self.device))
                 self.loaded["segmenter"] = loaded_dtype(smodel, asked,
                                                         f"model '{self.sam_ref}'")
-                self._sam = (sproc, smodel.to(self.device).eval())
+                self._sam = (sproc, smodel.eval())
             except (OSError, ValueError) as exc:
                 raise not_available(self.sam_ref, self.sam_ref,
                                     "validate.detector_options.segmenter_model: DIR",
