@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ from autocomp.core.workers import Workers
 from autocomp.eval.cache import EmbeddingCache, file_key, identity_key, keep, text_key
 from autocomp.eval.images import Budget, large_blocks, open_image
 from autocomp.eval.items import (
+    Candidates,
     caption_count,
     captions_of,
     image_ref,
@@ -41,36 +42,9 @@ from autocomp.eval.matrix import (
     truth_of,
 )
 from autocomp.eval.metrics import TIED, TIES, Tally, error_category, outcome
-from autocomp.formats.runs import Benchmark, negative_graph
+from autocomp.formats.runs import Benchmark
 
 CHUNK_CAPTIONS = 8192  # a chunk ends here too: confusion items carry ~700 captions each
-
-
-class Candidates(Sequence):
-    """The scene graphs of an item's [positive, *negatives], each rebuilt from the positive
-    and its edit when first read, at most once: a scorer that only counts them
-    (reference:random) builds none."""
-
-    def __init__(self, graph: SceneGraph, task, negatives: list[dict]):
-        self.graph, self.task, self.negatives = graph, task, negatives
-        self.built: dict[int, SceneGraph] = {}
-
-    def __len__(self) -> int:
-        return 1 + len(self.negatives)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if not -len(self) <= i < len(self):
-            raise IndexError(i)
-        i %= len(self)
-        if i == 0:
-            return self.graph
-        if i not in self.built:
-            n = self.negatives[i - 1]
-            self.built[i] = (SceneGraph.from_dict(n["graph"]) if "graph" in n
-                             else negative_graph(self.graph, self.task, n["edit"]))
-        return self.built[i]
 
 
 def _chunks(items: Iterator[dict], size: int,

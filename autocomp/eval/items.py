@@ -1,12 +1,17 @@
 """What the harness reads off an item: its captions in column order, its images in row
-order (a path, with "#crop=x,y,w,h" when it scores a region), and a matrix item as one
-single-image item per row for scorers that look at one image at a time."""
+order (a path, with "#crop=x,y,w,h" when it scores a region), a matrix item as one
+single-image item per row for scorers that look at one image at a time, and the scene
+graphs of an item's candidates for scorers that read them (built when first read)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+from autocomp.core.scene import SceneGraph
 from autocomp.eval.matrix import is_matrix, truth_of
+from autocomp.formats.runs import negative_graph
 
 
 def is_text_only(item: dict) -> bool:
@@ -87,3 +92,30 @@ def split_ref(ref: str) -> tuple[str, tuple[int, ...] | None]:
     if not crop:
         return path, None
     return path, tuple(int(v) for v in crop.split(","))
+
+
+class Candidates(Sequence):
+    """The scene graphs of an item's [positive, *negatives], each rebuilt from the positive
+    and its edit when first read, at most once: a scorer that only counts them
+    (reference:random) builds none."""
+
+    def __init__(self, graph: SceneGraph, task, negatives: list[dict]):
+        self.graph, self.task, self.negatives = graph, task, negatives
+        self.built: dict[int, SceneGraph] = {}
+
+    def __len__(self) -> int:
+        return 1 + len(self.negatives)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        if i == 0:
+            return self.graph
+        if i not in self.built:
+            n = self.negatives[i - 1]
+            self.built[i] = (SceneGraph.from_dict(n["graph"]) if "graph" in n
+                             else negative_graph(self.graph, self.task, n["edit"]))
+        return self.built[i]
