@@ -81,6 +81,14 @@ class Probe:
         return model.eval()
 
 
+def _tiny_models():
+    """tests/tiny_models.py: the suite's tiny configurations, shared with --tiny."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import tiny_models
+
+    return tiny_models
+
+
 def _describe(model) -> dict:
     params = list(model.parameters())
     return {"parameters": sum(p.numel() for p in params),
@@ -272,18 +280,7 @@ def grounding_dino(probe: Probe, tiny: bool) -> dict:
     import transformers as T
 
     if tiny:
-        cfg = T.GroundingDinoConfig(
-            text_config=T.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1,
-                                     num_attention_heads=2, intermediate_size=37,
-                                     max_position_embeddings=64),
-            backbone_config=T.SwinConfig(image_size=64, patch_size=4, embed_dim=16,
-                                         depths=[1, 1, 1, 1], num_heads=[1, 1, 1, 1],
-                                         window_size=4, out_indices=[2, 3, 4],
-                                         out_features=["stage2", "stage3", "stage4"]),
-            d_model=32, encoder_layers=1, decoder_layers=2, encoder_ffn_dim=37,
-            decoder_ffn_dim=37, num_queries=10, encoder_attention_heads=2,
-            decoder_attention_heads=2, num_feature_levels=3, max_text_len=32,
-            encoder_n_points=2, decoder_n_points=2, use_timm_backbone=False)
+        cfg = _tiny_models().grounding_dino_config(100)
         size, vocab = (64, 64), 100
     else:
         cfg, size, vocab = T.GroundingDinoConfig(), (800, 1333), 30522
@@ -305,22 +302,7 @@ def sam2(probe: Probe, tiny: bool) -> dict:
     import transformers as T
 
     if tiny:
-        backbone = T.Sam2HieraDetConfig(
-            hidden_size=8, num_attention_heads=1, image_size=[64, 64],
-            patch_kernel_size=[7, 7], patch_stride=[4, 4], patch_padding=[3, 3],
-            blocks_per_stage=[1, 2, 1, 1], embed_dim_per_stage=[8, 16, 32, 64],
-            num_attention_heads_per_stage=[1, 1, 1, 1], window_size_per_stage=[2, 2, 2, 2],
-            global_attention_blocks=[2], window_positional_embedding_background_size=[2, 2])
-        cfg = T.Sam2Config(
-            vision_config=T.Sam2VisionConfig(backbone_config=backbone,
-                                             backbone_channel_list=[64, 32, 16, 8],
-                                             backbone_feature_sizes=[[16, 16], [8, 8], [4, 4]],
-                                             fpn_hidden_size=32),
-            prompt_encoder_config=T.Sam2PromptEncoderConfig(hidden_size=32, image_size=64,
-                                                            patch_size=16),
-            mask_decoder_config=T.Sam2MaskDecoderConfig(hidden_size=32, mlp_dim=64,
-                                                        num_attention_heads=2,
-                                                        iou_head_hidden_dim=32))
+        cfg = _tiny_models().sam2_config()
         side = 64
     else:
         backbone = T.Sam2HieraDetConfig(  # SAM2.1 Hiera-L (sam2.1_hiera_l.yaml)

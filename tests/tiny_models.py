@@ -317,6 +317,22 @@ def tiny_llava_vlm(folder: Path) -> Path:
     return folder
 
 
+def grounding_dino_config(vocab_size: int):
+    """A 1+2-layer GroundingDINO on a 4-stage Swin at 64 px."""
+    import transformers as T
+
+    text = T.BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=37, max_position_embeddings=64)
+    backbone = T.SwinConfig(image_size=64, patch_size=4, embed_dim=16, depths=[1, 1, 1, 1],
+                            num_heads=[1, 1, 1, 1], window_size=4,
+                            out_features=["stage2", "stage3", "stage4"], out_indices=[2, 3, 4])
+    return T.GroundingDinoConfig(
+        backbone_config=backbone, text_config=text, d_model=32, encoder_layers=1,
+        decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
+        encoder_ffn_dim=37, decoder_ffn_dim=37, num_queries=10, num_feature_levels=3,
+        max_text_len=32, encoder_n_points=2, decoder_n_points=2, use_timm_backbone=False)
+
+
 def tiny_grounding_dino(folder: Path) -> Path:
     import torch
     import transformers as T
@@ -325,18 +341,8 @@ def tiny_grounding_dino(folder: Path) -> Path:
              "sphere", "pyramid", "cylinder", "cone", "torus", "prism", "capsule", "chair",
              "lamp", "gloves"]
     tok = T.BertTokenizer(vocab={w: i for i, w in enumerate(words)})
-    text = T.BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=37, max_position_embeddings=64)
-    backbone = T.SwinConfig(image_size=64, patch_size=4, embed_dim=16, depths=[1, 1, 1, 1],
-                            num_heads=[1, 1, 1, 1], window_size=4,
-                            out_features=["stage2", "stage3", "stage4"], out_indices=[2, 3, 4])
-    cfg = T.GroundingDinoConfig(
-        backbone_config=backbone, text_config=text, d_model=32, encoder_layers=1,
-        decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
-        encoder_ffn_dim=37, decoder_ffn_dim=37, num_queries=10, num_feature_levels=3,
-        max_text_len=32, encoder_n_points=2, decoder_n_points=2, use_timm_backbone=False)
     torch.manual_seed(0)
-    T.GroundingDinoForObjectDetection(cfg).save_pretrained(folder)
+    T.GroundingDinoForObjectDetection(grounding_dino_config(len(words))).save_pretrained(folder)
     T.GroundingDinoProcessor(
         image_processor=T.GroundingDinoImageProcessor(size={"shortest_edge": 64,
                                                             "longest_edge": 64}),
@@ -344,8 +350,8 @@ def tiny_grounding_dino(folder: Path) -> Path:
     return folder
 
 
-def tiny_sam2(folder: Path) -> Path:
-    import torch
+def sam2_config():
+    """A SAM2 with a 4-stage Hiera of widths 8-64 at 64 px."""
     import transformers as T
 
     backbone = T.Sam2HieraDetConfig(
@@ -354,7 +360,7 @@ def tiny_sam2(folder: Path) -> Path:
         embed_dim_per_stage=[8, 16, 32, 64], num_attention_heads_per_stage=[1, 1, 1, 1],
         window_size_per_stage=[2, 2, 2, 2], global_attention_blocks=[2],
         window_positional_embedding_background_size=[2, 2])
-    cfg = T.Sam2Config(
+    return T.Sam2Config(
         vision_config=T.Sam2VisionConfig(backbone_config=backbone,
                                          backbone_channel_list=[64, 32, 16, 8],
                                          backbone_feature_sizes=[[16, 16], [8, 8], [4, 4]],
@@ -364,8 +370,14 @@ def tiny_sam2(folder: Path) -> Path:
         mask_decoder_config=T.Sam2MaskDecoderConfig(hidden_size=32, mlp_dim=64,
                                                     num_attention_heads=2,
                                                     iou_head_hidden_dim=32))
+
+
+def tiny_sam2(folder: Path) -> Path:
+    import torch
+    import transformers as T
+
     torch.manual_seed(0)
-    T.Sam2Model(cfg).save_pretrained(folder)
+    T.Sam2Model(sam2_config()).save_pretrained(folder)
     T.Sam2Processor(image_processor=T.Sam2ImageProcessorFast(size={"height": 64, "width": 64})
                     ).save_pretrained(folder)
     return folder

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -16,6 +15,7 @@ from pathlib import Path
 import orjson
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.heap import paused
 
 TRACKS = ("minimal", "contextual")  # every concept gets an image on each track
 
@@ -163,13 +163,8 @@ def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
         for number, line in enumerate(fh, 1):
             if line.strip():
                 try:
-                    was = gc.isenabled()
-                    gc.disable()  # a record is acyclic: a collection inside frees nothing
-                    try:
+                    with paused():  # a record is acyclic: a collection inside frees nothing
                         record = orjson.loads(line)
-                    finally:
-                        if was:
-                            gc.enable()
                     yield number, record
                 except orjson.JSONDecodeError:
                     try:

@@ -48,7 +48,7 @@ def wilson(successes: float, n: int, level: float = LEVEL) -> tuple[float, float
 def _confint(successes: float, n: int, level: float, method: str):
     """statsmodels' proportion_confint (method beta or wilson), computed from the same
     scipy.special functions its scipy.stats calls end in (bitwise equal, checked in
-    tests/test_intervals.py): importing statsmodels.stats costs a process ~1.5 s, and every
+    tests/test_trust.py): importing statsmodels.stats costs a process ~1.5 s, and every
     eval cell prints an interval."""
     if not n:
         return None
