@@ -24,7 +24,7 @@ from autocomp.concepts.aspect import Aspect
 from autocomp.concepts.questions import Question, attribute_question, relation_questions
 from autocomp.concepts.vocab import Vocabulary
 from autocomp.core.errors import AutocompError
-from autocomp.core.scene import Object, SceneGraph, attribute_graph, chain_graph
+from autocomp.core.scene import SceneGraph, attribute_graph, chain_graph, shared_object
 from autocomp.language.grammar import Noun, noun_phrase
 
 TASK_FIELDS = {"name", "kind", "description", "objects", "values", "n", "distinct_values",
@@ -180,7 +180,8 @@ class AttributeTask(Task):
         return [o.attributes[0] for o in graph.objects]
 
     def rebuild(self, graph: SceneGraph, names, values) -> SceneGraph:
-        return graph.with_objects(Object(n, (v,)) for n, v in zip(names, values, strict=True))
+        return graph.with_objects(shared_object(n, (v,))
+                                 for n, v in zip(names, values, strict=True))
 
     def binding_phrases(self, graph: SceneGraph) -> list[str]:
         """'a red cube': one per binding."""
@@ -251,7 +252,7 @@ class RelationTask(Task):
         return [r.predicate for r in graph.relations]
 
     def rebuild(self, graph: SceneGraph, names, values) -> SceneGraph:
-        return graph.with_objects(Object(n) for n in names).with_predicates(values)
+        return graph.with_objects(shared_object(n) for n in names).with_predicates(values)
 
     def binding_phrases(self, graph: SceneGraph) -> list[str]:
         """'a cube under a sphere': one per relation."""

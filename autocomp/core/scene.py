@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,13 @@ class Object:
             object.__setattr__(self, "attributes", tuple(self.attributes))
         if not self.name:
             raise ValueError("an object needs a non-empty name")
+
+
+@lru_cache(maxsize=1 << 16)
+def shared_object(name: str, attributes: tuple[str, ...] = ()) -> Object:
+    """One Object per (name, attributes), reused: objects are frozen, so the millions of
+    negatives a benchmark enumerates share them instead of building each anew."""
+    return Object(name, attributes)
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,9 @@ class Harness:
         self.chunk_items = chunk_items
         self.workers = Workers(min(8, os.cpu_count() or 1) if workers is None else workers,
                                "decode")
-        self.cache = (EmbeddingCache(cache_dir, scorer.cache_id)
+        # a light scorer's vectors (blind word counts) cost less to compute than to write:
+        # they are kept in memory only
+        self.cache = (EmbeddingCache(None if scorer.light else cache_dir, scorer.cache_id)
                       if not scorer.scores_items else None)
         self.encoded = {"images": 0, "captions": 0}
         self.budget = Budget()  # full-size decodes in flight, in bytes

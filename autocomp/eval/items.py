@@ -102,6 +102,7 @@ class Candidates(Sequence):
     def __init__(self, graph: SceneGraph, task, negatives: list[dict]):
         self.graph, self.task, self.negatives = graph, task, negatives
         self.built: dict[int, SceneGraph] = {}
+        self.parts = None  # the positive's (names, values), read once
 
     def __len__(self) -> int:
         return 1 + len(self.negatives)
@@ -116,6 +117,10 @@ class Candidates(Sequence):
             return self.graph
         if i not in self.built:
             n = self.negatives[i - 1]
-            self.built[i] = (SceneGraph.from_dict(n["graph"]) if "graph" in n
-                             else negative_graph(self.graph, self.task, n["edit"]))
+            if "graph" in n:
+                self.built[i] = SceneGraph.from_dict(n["graph"])
+            else:
+                if self.parts is None:
+                    self.parts = (list(self.graph.names), self.task.values_of(self.graph))
+                self.built[i] = negative_graph(self.graph, self.task, n["edit"], self.parts)
         return self.built[i]

@@ -208,9 +208,11 @@ def _selection(bench: Path, split: str | None) -> Selection | None:
                      data.get("seen_against") or {})
 
 
-def negative_graph(graph: SceneGraph, task, edit: dict) -> SceneGraph:
-    """The scene graph a negative states, rebuilt from the positive and the negative's edit."""
-    names, values = list(graph.names), task.values_of(graph)
+def negative_graph(graph: SceneGraph, task, edit: dict, parts=None) -> SceneGraph:
+    """The scene graph a negative states, rebuilt from the positive and the negative's edit;
+    `parts`: the positive's (names, values) when the caller has them (one item's many
+    negatives)."""
+    names, values = parts or (list(graph.names), task.values_of(graph))
     if "slot" in edit:  # N = 1 variation
         if edit["field"] == "value":
             return task.rebuild(graph, names, [edit["to"]])

@@ -123,8 +123,6 @@ def place_bias_table(results, labels=None) -> Table | None:
     """Where multiple-choice test takers put their answers: per model, the answers pooled
     over its cells, the share naming the first option against the share an even spread
     over the places shown gives, the most picked place, and scipy's chi-square test."""
-    from scipy.stats import chisquare
-
     from autocomp.eval.intervals import exact
 
     labels = labels or {}
@@ -141,6 +139,8 @@ def place_bias_table(results, labels=None) -> Table | None:
             got["names"] = bias["labels"]
     if not pooled:
         return None
+    from scipy.stats import chisquare
+
     rows = []
     for model, got in sorted(pooled.items()):
         n = sum(got["obs"])

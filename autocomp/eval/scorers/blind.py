@@ -17,6 +17,7 @@ beats chance, the captions carry a linguistic artifact that gives the positive a
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -34,11 +35,23 @@ class Unigram(TextScorer):
     family = "blind"
     light = True
 
+    def __init__(self, name, pretrained=None, **kw):
+        super().__init__(name, pretrained, **kw)
+        self._log10 = _Log10Frequency()  # a caption list repeats a few hundred words
+
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:
-        word_frequency = require("wordfreq", "eval", "blind:unigram").word_frequency
-        return np.array([[sum(np.log10(word_frequency(w, "en", minimum=1e-8))
-                              for w in _WORD.findall(t.lower()))] for t in texts],
+        get = self._log10.__getitem__
+        return np.array([[sum(map(get, _WORD.findall(t.lower())))] for t in texts],
                         dtype=np.float32)
+
+
+class _Log10Frequency(dict):
+    """word -> log10 of its English frequency (wordfreq, 1e-8 at least), looked up once."""
+
+    def __missing__(self, word: str) -> float:
+        freq = require("wordfreq", "eval", "blind:unigram").word_frequency
+        got = self[word] = math.log10(freq(word, "en", minimum=1e-8))
+        return got
 
 
 class DistinctWords(TextScorer):
