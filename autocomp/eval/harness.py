@@ -79,7 +79,8 @@ class Harness:
                                "decode")
         # a light scorer's vectors (blind word counts) cost less to compute than to write:
         # they are kept in memory only
-        self.cache = (EmbeddingCache(None if scorer.light else cache_dir, scorer.cache_id)
+        self.cache = (EmbeddingCache(None if getattr(scorer, "light", False) else cache_dir,
+                                     scorer.cache_id)
                       if not scorer.scores_items else None)
         self.encoded = {"images": 0, "captions": 0}
         self.budget = Budget()  # full-size decodes in flight, in bytes
