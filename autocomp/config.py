@@ -118,13 +118,15 @@ HOLD_OUT = ("none", "compounds", "values", "objects", "relations")
 class SplitConfig:
     """Train / val / test by concept (bench/splits.py). `hold_out` keeps whole compounds (a
     value-object pair or a relation triple), values, objects or relations out of train:
-    every concept holding one goes to test; the other concepts are split by the fractions.
+    every concept holding one goes to test, counted in test's share; the other concepts
+    fill the shares.
     Test concepts are labelled seen compounds / unseen compounds / unseen atoms (CREPE)
     against train, or against `corpus` (a text, JSONL, CSV or parquet file of training
     captions, column `corpus_column`) when given."""
-    train: float = number(0.8, 0.0, 1.0, doc="share of the free concepts in train")
-    val: float = number(0.1, 0.0, 1.0, doc="share of the free concepts in val")
-    test: float = number(0.1, 0.0, 1.0, doc="share of the free concepts in test")
+    train: float = number(0.8, 0.0, 1.0, doc="share of the concepts in train")
+    val: float = number(0.1, 0.0, 1.0, doc="share of the concepts in val")
+    test: float = number(0.1, 0.0, 1.0, doc="share of the concepts in test (held-out "
+                         "concepts count in it first)")
     hold_out: str = choice("none", HOLD_OUT, doc="what train never holds")
     hold_out_fraction: float = number(0.2, 0.0, 1.0, doc="share of the distinct compounds "
                                       "(values, objects, relations) held out, unless named")

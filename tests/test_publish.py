@@ -553,3 +553,23 @@ def test_a_damaged_export_is_one_line_naming_the_file(exported, env):
     got = CliRunner().invoke(main, ["eval", str(copy), "--model", "reference:oracle",
                                     "--benchmark", "shape_color-n2/minimal-swap"])
     assert got.exit_code == 1 and "not in the export" in got.output, got.output
+
+
+def test_the_cards_audit_heading_says_what_its_table_says():
+    """Issue 52: a flagged config is named in the heading, never "no text-only shortcut"."""
+    from autocomp.publish.card import _audit
+
+    def row(name, flag):
+        return {"benchmark": name, "items": 80, "chance": 6.25, "same_words": 0.0,
+                "whitespace": 0, "case_only": 0, "positive_repeated": 0, "duplicates": 0,
+                "blind": {"blind:distinct": {"accuracy_tie_aware": 24.4 if flag else 6.0,
+                                             "flag": flag}}}
+
+    flagged = _audit([row("shape_color-n2-minimal-confusion", True),
+                      row("shape_color-n2-minimal-swap", False)])
+    heading = flagged.splitlines()[0]
+    assert heading == "## Blind audit: text-only shortcuts in 1 of 2 configs"
+    assert "`shape_color-n2-minimal-confusion`" in flagged and "24.4 !" in flagged
+    clean = _audit([row("shape_color-n2-minimal-swap", False)])
+    assert clean.splitlines()[0] == "## Blind audit: no text-only shortcut found in 1 configs"
+    assert "!" not in clean.split("\n\n", 2)[2].replace("`!`", "")

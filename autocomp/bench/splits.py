@@ -8,7 +8,9 @@ Atoms and compounds (CREPE section 3.1) are read off the scene graph:
 (one split). With `hold_out`, a share of the distinct compounds (or values, objects,
 relations; or those named) is held out: a group holding one goes to test, whatever the
 fractions say, so train never holds it. The other groups go to train / val / test by a
-hash of (seed, group), so adding concepts moves none.
+hash of (seed, group), so adding concepts moves few, with the shares adjusted so that the
+whole comes out at the asked fractions where the forced test concepts fit in test's share
+(splits.json records the shares got and how many concepts were forced).
 
 `label` places a test concept as CREPE does: "unseen atoms" if one of its atoms was never
 seen, else "unseen compounds" if one of its compounds was never seen, else "seen
@@ -140,20 +142,47 @@ def _holds(graph: SceneGraph, held: set[tuple]) -> bool:
 
 
 def assign(records: list[dict], cfg, seed: int, where=None, tasks: dict | None = None) -> dict:
-    """{"split": {concept id: split}, "held_out": [...]}: every concept's split (`tasks`:
-    the run's, so that concepts that are each other's swap share one)."""
+    """{"split": {concept id: split}, "held_out": [...], "forced_test": n}: every concept's
+    split (`tasks`: the run's, so that concepts that are each other's swap share one).
+
+    The fractions are shares of all the concepts. Concepts holding a held-out unit must go
+    to test; the free ones fill what is left of each share, so the shares come out as asked
+    wherever the forced ones fit in test's share. Where they do not, test holds every
+    forced concept and the free ones split train : val as asked (make_splits records and
+    prints the shares got, and why)."""
     held = with_inverses(held_out(records, cfg, seed, where), tasks)
+    groups = _groups(records, tasks)
+    forced = {gid for gid, members in groups.items()
+              if any(_holds(SceneGraph.from_dict(r["graph"]), held) for r in members)}
+    total = sum(len(m) for m in groups.values())
+    n_forced = sum(len(groups[g]) for g in forced)
+    to_train, to_val = _free_shares(cfg, total, n_forced)
     split = {}
-    for gid, members in _groups(records, tasks).items():
-        if any(_holds(SceneGraph.from_dict(r["graph"]), held) for r in members):
+    for gid, members in groups.items():
+        if gid in forced:
             name = "test"
         else:
             u = _unit(f"{seed}/{gid}")
-            name = "train" if u < cfg.train else "val" if u < cfg.train + cfg.val else "test"
+            name = "train" if u < to_train else "val" if u < to_train + to_val else "test"
         for r in members:
             split[r["id"]] = name
     return {"split": split, "held_out": sorted(list(h) for h in held),
-            "hold_out": cfg.hold_out}
+            "hold_out": cfg.hold_out, "forced_test": n_forced}
+
+
+def _free_shares(cfg, total: int, forced: int) -> tuple[float, float]:
+    """The train and val shares among the free concepts that give the asked shares of all
+    `total` concepts when `forced` of them must be test (test's asked share counts them
+    first); where test's share cannot hold them, train : val keep their asked ratio."""
+    free = total - forced
+    if free <= 0:
+        return 0.0, 0.0
+    want = {"train": cfg.train * total, "val": cfg.val * total,
+            "test": max(cfg.test * total - forced, 0.0)}
+    scale = sum(want.values())
+    if scale <= 0:
+        return 1.0, 0.0
+    return want["train"] / scale, want["val"] / scale
 
 
 def seen_in_train(records: list[dict], split: dict) -> tuple[set, set]:
@@ -215,9 +244,13 @@ def make_splits(run, corpus=None, column: str | None = None, progress=None) -> d
         seen_atoms, seen_compounds = seen_in_train(records, made["split"])
         against = {"train": sum(s == "train" for s in made["split"].values())}
     seen = labels(records, made["split"], seen_atoms, seen_compounds)
+    counts = Counter(made["split"].values())
+    total = sum(counts.values())
     out = {"hold_out": made["hold_out"], "held_out": made["held_out"],
            "fractions": {s: getattr(cfg, s) for s in SPLITS}, "seen_against": against,
-           "counts": dict(Counter(made["split"].values())),
+           "shares": {s: round(counts.get(s, 0) / total, 4) if total else 0.0
+                      for s in SPLITS},
+           "forced_test": made["forced_test"], "counts": dict(counts),
            "seen_counts": dict(Counter(seen.values())),
            "split": made["split"], "seen": seen}
     write_text(run.layout.bench / FILE, json.dumps(out, indent=1, sort_keys=True))

@@ -24,9 +24,19 @@ def split(run_dir, corpus, column):
 
     run = Run.open(run_dir)
     got = make_splits(run, corpus, column)
-    counts = ", ".join(f"{got['counts'].get(s, 0):,} {s}" for s in SPLITS)
+    counts = ", ".join(f"{got['counts'].get(s, 0):,} {s} ({100 * got['shares'][s]:.0f}%)"
+                       for s in SPLITS)
     click.echo(f"concepts: {counts} (hold out: {got['hold_out']}, "
                f"{len(got['held_out']):,} held out)")
+    asked = " / ".join(f"{100 * got['fractions'][s]:.0f}%" for s in SPLITS)
+    total = sum(got["counts"].values())
+    if got["forced_test"] > got["fractions"]["test"] * total:
+        click.echo(f"asked {asked}: {got['forced_test']:,} concepts hold a held-out "
+                   f"{got['hold_out'].rstrip('s')} and must be test, more than test's share "
+                   "holds; the free ones split train : val as asked")
+    else:
+        click.echo(f"asked {asked}: {got['forced_test']:,} concepts hold a held-out unit "
+                   "(all in test); the shares hold, up to the spread of a hash")
     against = got["seen_against"]
     where = (f"corpus {against['corpus']} ({against['rows']:,} captions read)"
              if "corpus" in against else f"the {against['train']:,} train concepts")

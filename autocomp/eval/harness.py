@@ -331,6 +331,7 @@ class Harness:
         tally.add_matrix(result, matrix_chance(truth, every), item.get("breakdown"),
                          item.get("concept"))
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["text"],
+                "correct_argmax": result["text_argmax"],
                 "text": result["text"], "image": result["image"], "group": result["group"],
                 "tie_credit": round(result["text_tie"], 6),
                 "group_tie_credit": round(result["group_tie"], 6),
@@ -363,7 +364,7 @@ class Harness:
         tally.breakdown(item.get("breakdown"), ruled, None, ruled, item.get("concept"),
                         1.0 / int(shown.sum()))
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["strict"],
-                "rank": result["rank"],
+                "correct_argmax": result["argmax"], "rank": result["rank"],
                 "tie_credit": round(result["tie_credit"], 6),
                 "correct_distinct_meaning": result["distinct"], "paired": item.get("paired"),
                 "positive_score": round(float(scores[0]), 6),

@@ -109,16 +109,26 @@ def method_of(units: dict) -> str:
 
 
 def paired(a, b, level: float = LEVEL) -> dict | None:
-    """a - b (points) for 0/1 outcomes of the same items: Newcombe's hybrid score interval
+    """a - b (points) for outcomes of the same items: Newcombe's hybrid score interval
     for a paired difference (his method 10, built on the two Wilson intervals and the
     outcomes' correlation; not in scipy or statsmodels, so written here), and the exact
-    McNemar p (scipy's binomial test of the discordant items)."""
-    a, b = np.asarray(a, float) > 0.5, np.asarray(b, float) > 0.5
+    McNemar p (the binomial test of the discordant items).
+
+    Outcomes are 0 / 1, or a tie credit in [0, 1] under `--ties aware` (the chance that a
+    random pick among the captions tied at the top picks the positive): the 2 x 2 table
+    then holds the expected counts when each side's ties are broken at random, apart
+    (both = sum of a*b, a only = sum of a*(1-b), ...), so a - b is exactly the difference
+    of the two tie-aware accuracies; McNemar's p tests the expected discordant counts
+    rounded to whole items. With 0 / 1 outcomes the table is the usual one."""
+    a = np.clip(np.asarray(a, dtype=float), 0.0, 1.0)
+    b = np.clip(np.asarray(b, dtype=float), 0.0, 1.0)
     n = len(a)
     if n == 0:
         return None
-    both, a_only = int((a & b).sum()), int((a & ~b).sum())
-    b_only, neither = int((~a & b).sum()), int((~a & ~b).sum())
+    both, a_only = float((a * b).sum()), float((a * (1 - b)).sum())
+    b_only, neither = float(((1 - a) * b).sum()), float(((1 - a) * (1 - b)).sum())
+    if np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all():
+        both, a_only, b_only, neither = (round(x) for x in (both, a_only, b_only, neither))
     p1, p2 = (both + a_only) / n, (both + b_only) / n
     l1, u1 = (x / 100.0 for x in wilson(both + a_only, n, level))
     l2, u2 = (x / 100.0 for x in wilson(both + b_only, n, level))
@@ -134,11 +144,12 @@ def paired(a, b, level: float = LEVEL) -> dict | None:
                          0.0))
     up = math.sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2,
                        0.0))
-    p = mcnemar(a_only, b_only)
+    p = mcnemar(round(a_only), round(b_only))
     delta = p1 - p2
     return {"delta": 100.0 * delta, "low": 100.0 * max(delta - down, -1.0),
             "high": 100.0 * min(delta + up, 1.0), "p": p, "n": n,
-            "a": 100.0 * p1, "b": 100.0 * p2, "a_only": a_only, "b_only": b_only}
+            "a": 100.0 * p1, "b": 100.0 * p2, "a_only": a_only, "b_only": b_only,
+            "credit": isinstance(a_only, float)}
 
 
 def mean_shares(counts, level: float = LEVEL) -> list[tuple[float, tuple[float, float]]]:

@@ -217,10 +217,20 @@ def _audit(blind: list[dict] | None) -> str:
                 "`autocomp audit DIR` on it.\n")
     from autocomp.audit import format_audit
 
-    return ("## Blind audit: no text-only shortcut\n\nText-only scorers on the exported "
-            "captions (no image seen). A benchmark whose negatives read less naturally "
-            "than its positives would let them beat chance; `!` marks one more than 3 "
-            "standard errors and 5 points from it.\n\n" + format_audit(blind) + "\n")
+    flagged = [r["benchmark"] for r in blind if any(b["flag"] for b in r["blind"].values())]
+    if flagged:
+        heading = (f"## Blind audit: text-only shortcuts in {len(flagged)} of {len(blind)} "
+                   "configs\n\nA text-only scorer beats chance (`!`) on "
+                   + ", ".join(f"`{b}`" for b in flagged) + ": there, part of a model's "
+                   "accuracy can come from the captions alone. Read those configs' numbers "
+                   "beside the blind scorer's.\n\n")
+    else:
+        heading = (f"## Blind audit: no text-only shortcut found in {len(blind)} configs\n\n"
+                   "No text-only scorer below beats chance on any config.\n\n")
+    return (heading + "Text-only scorers on the exported captions (no image seen). A "
+            "benchmark whose negatives read less naturally than its positives would let "
+            "them beat chance; `!` marks one more than 3 standard errors and 5 points from "
+            "it.\n\n" + format_audit(blind) + "\n")
 
 
 def _ties() -> str:

@@ -30,32 +30,50 @@ def predictions_file(cell: dict) -> Path | None:
     return None
 
 
+def outcome(p: dict, rule: str = "strict") -> float:
+    """One item's outcome under a tie rule (`autocomp eval --ties`), as its result counted
+    it: strict 1 / 0, argmax 1 / 0 (a tie at the top is right), aware the tie credit
+    (1 / the candidates tied at the top). Predictions written before correct_argmax was
+    recorded give argmax from the tie credit (non-zero exactly when the positive is on
+    top, ties included)."""
+    if rule == "aware":
+        return float(p.get("tie_credit") or 0.0)
+    if rule == "argmax":
+        if "correct_argmax" in p:
+            return float(bool(p["correct_argmax"]))
+        return float(bool(p.get("correct")) or (p.get("tie_credit") or 0.0) > 0)
+    return float(bool(p.get("correct")))
+
+
 @lru_cache(maxsize=256)
-def _read(path: Path, mtime: float) -> tuple[dict, dict]:
-    """(item id -> correct, concept -> correct of the paired items) of a predictions file."""
+def _read(path: Path, mtime: float, rule: str) -> tuple[dict, dict]:
+    """(item id -> outcome, concept -> outcome of the paired items) of a predictions file,
+    under the tie rule its result was scored with."""
     by_id, by_concept = {}, {}
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             p = json.loads(line)
-            by_id[p["id"]] = float(bool(p.get("correct")))
+            by_id[p["id"]] = outcome(p, rule)
             if p.get("paired") and p.get("concept") is not None:
-                by_concept[p["concept"]] = float(bool(p.get("correct")))
+                by_concept[p["concept"]] = by_id[p["id"]]
     return by_id, by_concept
 
 
 def outcomes(cell: dict | None, by: str = "id") -> dict | None:
-    """Item id (or, with by="concept", the concept of each paired item) -> 1.0 / 0.0; None
-    where the cell's predictions are not at hand."""
+    """Item id (or, with by="concept", the concept of each paired item) -> its outcome
+    under the cell's tie rule (1.0 / 0.0; a tie credit under --ties aware); None where the
+    cell's predictions are not at hand."""
     path = predictions_file(cell) if cell else None
     if path is None:
         return None
-    by_id, by_concept = _read(path, path.stat().st_mtime)
+    by_id, by_concept = _read(path, path.stat().st_mtime, cell.get("ties") or "strict")
     return by_concept if by == "concept" else by_id
 
 
 def compare(a: dict | None, b: dict | None, by: str = "id") -> dict | None:
     """a - b in points over the items both scored (matched by id, or by concept on the
-    paired set), with its interval and McNemar p; None without both predictions."""
+    paired set), each under its result's tie rule, with its interval and McNemar p; None
+    without both predictions."""
     oa, ob = outcomes(a, by), outcomes(b, by)
     if oa is None or ob is None:
         return None
@@ -78,6 +96,7 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
     Holm's adjustment over the benchmarks compared (family-wise error 5%)."""
     from autocomp.core.errors import AutocompError
     from autocomp.eval.intervals import exact, holm
+    from autocomp.report.notes import ties_note
     from autocomp.report.table import INTERVAL_NOTE, Table, ci, signed
 
     labels = labels or {}
@@ -90,20 +109,23 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
         if m not in known:
             raise AutocompError(f"--compare: no results of '{m}' here; the models are: "
                                 + ", ".join(known))
-    rows, ps, missing = [], [], []
+    rows, ps, missing, used = [], [], [], []
     for bench in sorted(cells):
         pair = cells[bench]
         if a not in pair or b not in pair:
             continue
+        used += [pair[a], pair[b]]
         d = compare(pair[a], pair[b])
         if d is None or not d["n"]:
             missing.append(bench)
             continue
         n = d["n"]
-        rows.append([bench, str(n), *[ci(d[x], exact(round(d[x] * n / 100.0), n))
+        discordant = ("{:.1f}/{:.1f}" if d["credit"] else "{}/{}").format(d["a_only"],
+                                                                         d["b_only"])
+        rows.append([bench, str(n), *[ci(d[x], exact(d[x] * n / 100.0, n))
                                       for x in ("a", "b")],
                      f"{signed(d['delta'])} [{signed(d['low'])}, {signed(d['high'])}]",
-                     f"{d['a_only']}/{d['b_only']}", p_text(d["p"]), None])
+                     discordant, p_text(d["p"]), None])
         ps.append(d["p"])
     if not rows:
         raise AutocompError(f"--compare: '{a}' and '{b}' share no benchmark with predictions "
@@ -114,7 +136,10 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
     notes = [f"Items matched by id; A = {name_a}, B = {name_b}. Accuracies: Clopper-Pearson "
              "intervals. A − B: Newcombe's paired score interval; p: exact McNemar test of the "
              "items only one model got right (A only / B only); p (Holm): adjusted over the "
-             f"{len(rows)} benchmarks compared, family-wise error 5%."]
+             f"{len(rows)} benchmarks compared, family-wise error 5%.", ties_note(used)
+             + " Each result's outcomes follow its own rule, as its accuracy does"
+             + (" (tie credits: the 2 x 2 table holds expected counts)."
+                if any(r.get("ties") == "aware" for r in used) else ".")]
     if missing:
         notes.append(f"Not compared ({len(missing)}: predictions not at hand): "
                      + ", ".join(missing))

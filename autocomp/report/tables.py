@@ -17,7 +17,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
-from autocomp.report.categories import table6
+from autocomp.report.categories import BASELINES, model_type, table6
 from autocomp.report.external import EXTERNAL, external_tables
 from autocomp.report.notes import (
     INTERVALS_FOOTNOTE,
@@ -182,7 +182,10 @@ def table9(results, labels=None) -> Table | None:
 
 def table5(results, labels=None) -> Table | None:
     """Min vs Ctx on the paired set: a row per model, task, N and benchmark kind, each
-    accuracy with its interval, the delta with its paired interval and McNemar p."""
+    accuracy with its interval, the delta with its paired interval and McNemar p, all
+    under the tie rule each result was scored with. Holm's family is the rows of the
+    models under test; baselines (reference and blind scorers) are adjusted in a family of
+    their own, so adding a baseline never moves a model's adjusted p."""
     from autocomp.eval.intervals import holm
     from autocomp.report.paired import min_vs_ctx, p_text
 
@@ -191,13 +194,14 @@ def table5(results, labels=None) -> Table | None:
     groups = sorted({(r["task"], r["n"], r["kind"]) for r in results
                      if r["kind"] in ("swap", "confusion")},
                     key=lambda g: (g[0], g[1], g[2] != "swap"))
-    rows, tests = [], []
+    rows, tests, used = [], {False: [], True: []}, []
     for m in models:
         for t, n, kind in groups:
             mini, ctx = (idx.get((m, t, n, tr, kind)) for tr in ("minimal", "contextual"))
             if not any(c and c["metrics"].get("accuracy_paired") is not None
                        for c in (mini, ctx)):
                 continue
+            used += [c for c in (mini, ctx) if c]
             d = min_vs_ctx(idx, m, t, n, kind)
             paired_n = d["n"] if d else (mini or ctx)["metrics"].get("paired_items")
             row = [labels.get(m, m), t, str(n), KIND_SHORT[kind], str(paired_n),
@@ -208,14 +212,19 @@ def table5(results, labels=None) -> Table | None:
             else:
                 row += [f"{delta_text(d['delta'], 0.0)} [{delta_text(d['low'], 0.0)}, "
                         f"{delta_text(d['high'], 0.0)}]", p_text(d["p"]), None]
-                tests.append((len(rows), d["p"]))
+                baseline = model_type(mini or ctx) in BASELINES
+                tests[baseline].append((len(rows), d["p"]))
             rows.append(row)
     if not rows:
         return None
-    for (i, _), adjusted in zip(tests, holm([p for _, p in tests]), strict=True):
-        rows[i][-1] = p_text(adjusted)
+    for family in tests.values():
+        for (i, _), adjusted in zip(family, holm([p for _, p in family]), strict=True):
+            rows[i][-1] = p_text(adjusted)
     for row in rows:
         row[-1] = row[-1] or "-"
+    families = {False: "the models' rows", True: "the baselines' rows (reference and blind "
+                "scorers: a family of their own)"}
+    family_text = " and ".join(f"{families[k]} ({len(v)})" for k, v in tests.items() if v)
     return Table("Table 5: paired set, Min vs Ctx accuracy (%) and Ctx - Min in points; "
                  + INTERVAL_NOTE,
                  ["Model", "Task", "N", "Benchmark", "Paired items", "Min", "Ctx",
@@ -223,8 +232,12 @@ def table5(results, labels=None) -> Table | None:
                  ["Min and Ctx: Clopper-Pearson intervals over the paired items. Δ: Newcombe's "
                   "score interval for a paired difference, over the concepts scored in "
                   "both tracks; p: exact McNemar test of the concepts only one track got "
-                  "right; p (Holm): adjusted over every row of this table (family-wise "
-                  "error 5%). Judge a difference by p (Holm): the interval is per row."])
+                  f"right; p (Holm): adjusted within {family_text or 'no family'} "
+                  "(family-wise error 5%). Judge a difference by p (Holm): the interval is "
+                  "per row.", ties_note(used) + " Δ and p follow each result's rule, as Min "
+                  "and Ctx do (tie credits: the 2 x 2 table holds expected counts)."
+                  if any(c.get("ties") == "aware" for c in used) else
+                  ties_note(used) + " Δ and p follow each result's rule, as Min and Ctx do."])
 
 
 def delta_text(a, b) -> str:

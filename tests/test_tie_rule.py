@@ -1,0 +1,109 @@
+"""One tie rule through every number (issue 52): under `--ties argmax` or `--ties aware`,
+Table 5's difference is Ctx minus Min as the table prints them, `report --compare` gives
+each model the accuracy Table 4 gives it, the predictions keep every rule's outcome, Holm's
+family of models leaves the baselines out, and Table 6 pools no baselines."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from conftest import copy_run
+
+from autocomp.cli import main
+from autocomp.report.categories import table6
+from autocomp.report.gather import gather
+from autocomp.report.paired import compare, compare_table, min_vs_ctx
+from autocomp.report.tables import index_results, table5
+
+BENCH = "shape_color-n2/*"
+
+
+@pytest.fixture(scope="module")
+def scored(demo_run, tmp_path_factory):
+    """The demo's shape_color N=2 cells scored under each tie rule (one folder a rule)."""
+    run = copy_run(demo_run, tmp_path_factory.mktemp("ties") / "demo")
+    for rule in ("strict", "argmax", "aware"):
+        got = CliRunner().invoke(main, [
+            "eval", str(run), "--model", "reference:oracle", "--model", "blind:unigram",
+            "--model", "reference:bag-of-concepts", "--ties", rule, "--benchmark", BENCH,
+            "--output", str(run / f"results-{rule}")])
+        assert got.exit_code == 0, got.output
+    return run
+
+
+def _results(run, rule):
+    return gather([run / f"results-{rule}"])[0]
+
+
+@pytest.mark.parametrize("rule", ["strict", "argmax", "aware"])
+def test_table5_difference_is_ctx_minus_min_under_every_rule(scored, rule):
+    results = _results(scored, rule)
+    idx, models = index_results(results)
+    rows = 0
+    for m in models:
+        for kind in ("swap", "confusion"):
+            d = min_vs_ctx(idx, m, "shape_color", 2, kind)
+            acc = {t: idx[(m, "shape_color", 2, t, kind)]["metrics"]["accuracy_paired"]
+                   for t in ("minimal", "contextual")}
+            assert d["delta"] == pytest.approx(acc["contextual"] - acc["minimal"], abs=1e-3)
+            assert d["low"] <= d["delta"] <= d["high"] and d["low"] < d["high"]
+            rows += 1
+    assert rows == 6
+    # the demo's case from the issue: blind:unigram on swap ties every item at the top
+    # (swapped words, same frequencies), so argmax gives it 100 in both tracks
+    unigram = min_vs_ctx(idx, "blind:unigram", "shape_color", 2, "swap")
+    if rule == "argmax":
+        assert (unigram["a"], unigram["b"]) == (pytest.approx(
+            idx[("blind:unigram", "shape_color", 2, "contextual", "swap")]["metrics"]
+            ["accuracy_paired"]), 100.0)
+    printed = table5(results).render("markdown")
+    assert "Ties: " in printed and "follow each result's rule" in printed
+
+
+@pytest.mark.parametrize("rule", ["strict", "argmax", "aware"])
+def test_compare_gives_each_model_its_table4_accuracy(scored, rule):
+    results = _results(scored, rule)
+    cells = {(r["model"], r["benchmark"]): r for r in results}
+    for bench in {r["benchmark"] for r in results}:
+        a, b = cells[("reference:oracle", bench)], cells[("blind:unigram", bench)]
+        d = compare(a, b)
+        assert d["a"] == pytest.approx(a["metrics"]["accuracy"], abs=1e-3)
+        assert d["b"] == pytest.approx(b["metrics"]["accuracy"], abs=1e-3)
+        assert d["delta"] == pytest.approx(d["a"] - d["b"])
+    table = compare_table(results, "reference:oracle", "blind:unigram").render("markdown")
+    assert {"strict": "Ties: strict", "argmax": "Ties: argmax",
+            "aware": "Ties: tie-aware"}[rule] in table
+
+
+def test_predictions_keep_every_rules_outcome(scored):
+    """blind:unigram ties every swap item (a swap keeps the words): strict wrong, argmax
+    right, credit 1/2, in one line of the predictions."""
+    files = list((scored / "results-strict").glob("blind_unigram*/*minimal-swap*.predictions.jsonl"))
+    assert len(files) == 1
+    lines = [json.loads(x) for x in files[0].read_text().splitlines()]
+    assert lines and all({"correct", "correct_argmax", "tie_credit"} <= set(p) for p in lines)
+    tied = [p for p in lines if p["tie_credit"] == 0.5]
+    assert tied and all(not p["correct"] and p["correct_argmax"] for p in tied)
+
+
+def test_holm_family_of_models_leaves_the_baselines_out(scored):
+    """A model under test (here blind:unigram's results declared a CLIP) keeps its adjusted
+    p whether or not baselines are in the table."""
+    results = _results(scored, "strict")
+    model = [{**r, "model_type": "CLIP"} for r in results if r["model"] == "blind:unigram"]
+    base = [r for r in results if r["model"] != "blind:unigram"]
+
+    def holm_column(table):
+        return [row[-1] for row in table.rows if row[0] == "blind:unigram"]
+
+    alone, beside = table5(model), table5(model + base)
+    assert holm_column(alone) == holm_column(beside) and len(holm_column(alone)) == 2
+    assert "a family of their own" in beside.render("markdown")
+
+
+def test_table6_has_a_row_per_baseline_and_pools_none(scored):
+    results = _results(scored, "strict")
+    (table,) = table6(results)
+    names = [row[0] for row in table.rows]
+    assert "reference (baseline)" not in names and "blind (baseline)" not in names
+    assert {"blind:unigram (baseline)", "reference:bag-of-concepts (baseline)"} <= set(names)
