@@ -157,8 +157,8 @@ def test_table6_total_is_over_encoder_cells_only():
                                                         "same value / same object": 75})]
     (table,) = table6(cells)
     rows = {r[0]: r for r in table.rows}
-    assert list(rows) == ["CLIP", "SigLIP", "Total (encoders)", "blind (baseline)",
-                          "reference (baseline)"]
+    assert list(rows) == ["CLIP", "SigLIP", "Total (encoders)", "blind:unigram (baseline)",
+                          "reference:random (baseline)"]  # a row per baseline scorer
     col = table.header.index("N=2 swapped values")
     # (75% + 25%) / 2: the baselines' 0% and 6.25% are not in it
     assert rows["Total (encoders)"][col].startswith("50.0 [")
