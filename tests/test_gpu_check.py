@@ -30,7 +30,9 @@ def test_gpu_check_tiny_runs_every_component_on_the_cpu(tmp_path):
         assert part["dtypes"] == ["bfloat16"] and part["parameters"] > 0  # as on a GPU
         assert part["host_rss_peak_gib"] > 0
     lm = parts["gemma3_12b"]
-    assert lm["step_s_before"] > 0 and lm["step_s_after"] > 0
+    # both samplers ran (their step times are differences of wall times: >= 0, never a
+    # bound a loaded machine could break)
+    assert lm["step_s_before"] >= 0 and lm["step_s_after"] >= 0 and lm["prefill_s_after"] > 0
     assert f"{len(parts)} of {len(parts)} components measured" in got.stdout
 
 

@@ -104,7 +104,7 @@ def test_mcnemar_and_holm_equal_scipy_and_statsmodels():
                 want = float(binomtest(min(k, n - k), n, 0.5).pvalue) if n else 1.0
                 assert mcnemar(k, n - k) == pytest.approx(want, rel=1e-10, abs=0), (k, n)
     rng = np.random.default_rng(0)
-    for trial in range(24):  # multipletests takes ~50 ms a call
+    for trial in range(8):  # multipletests takes ~50 ms a call
         p = rng.random(int(rng.integers(1, 25))) ** 3
         if trial % 3 == 0:
             p = np.round(p, 2)  # tied p-values
