@@ -78,7 +78,8 @@ def test_compare_gives_each_model_its_table4_accuracy(scored, rule):
 def test_predictions_keep_every_rules_outcome(scored):
     """blind:unigram ties every swap item (a swap keeps the words): strict wrong, argmax
     right, credit 1/2, in one line of the predictions."""
-    files = list((scored / "results-strict").glob("blind_unigram*/*minimal-swap*.predictions.jsonl"))
+    files = list((scored / "results-strict").glob(
+        "blind_unigram*/*minimal-swap*.predictions.jsonl"))
     assert len(files) == 1
     lines = [json.loads(x) for x in files[0].read_text().splitlines()]
     assert lines and all({"correct", "correct_argmax", "tie_credit"} <= set(p) for p in lines)

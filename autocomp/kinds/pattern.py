@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autocomp.core.channels import channel_max
 from autocomp.kinds.base import ValueKind
 from autocomp.synth.shapes import MIN_PATTERN_SHARE, PATTERNS, pattern_pitch, pattern_tone
 
@@ -35,7 +36,7 @@ def read_pattern(image: np.ndarray, mask: np.ndarray, rgb) -> tuple[str | None, 
 
     tone = np.array(pattern_tone(rgb))
     pixels = image[..., :3].astype(np.int16)
-    in_tone = (np.abs(pixels - tone).max(axis=2) <= 8) & np.asarray(mask, bool)
+    in_tone = (channel_max(np.abs(pixels - tone)) <= 8) & np.asarray(mask, bool)
     share = float(in_tone.sum() / max(1, np.asarray(mask, bool).sum()))
     comps, count = ndimage.label(in_tone)
     pieces = []

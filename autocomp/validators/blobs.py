@@ -15,7 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from autocomp.core.backend import Backend
+from autocomp.core.channels import channel_max, channel_min
 from autocomp.core.errors import AutocompError
+from autocomp.core.masks import fill_holes
 from autocomp.synth.shapes import INK_MAX, SHAPES, fill_fraction, silhouette
 from autocomp.validators.base import Detection
 
@@ -67,14 +69,12 @@ class ColorBlobDetector(Backend):
 
 
 def foreground(image: np.ndarray) -> np.ndarray:
-    from scipy.ndimage import binary_fill_holes
-
-    ink = image.max(axis=2) <= INK_MAX
+    ink = channel_max(image) <= INK_MAX
     border = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]])
     fg = ink
     if np.median(border.min(axis=1)) >= WHITE_MIN:  # white background: all non-white
-        fg = ink | (image.min(axis=2) < WHITE_MIN)
-    return binary_fill_holes(fg)
+        fg = ink | (channel_min(image) < WHITE_MIN)
+    return fill_holes(fg)
 
 
 def classify(mask: np.ndarray) -> tuple[str, float]:

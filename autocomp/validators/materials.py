@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from autocomp.core.channels import channel_max
+from autocomp.core.masks import dilate, erode
 from autocomp.synth.materials import GLASS_ALPHA, GLASS_TINT, MATERIALS
 from autocomp.synth.shapes import INK_MAX, SHAPES, pattern_pitch, render
 
@@ -20,15 +22,13 @@ from autocomp.synth.shapes import INK_MAX, SHAPES, pattern_pitch, render
 def read_material(image: np.ndarray, label: str, mask: np.ndarray,
                   box) -> tuple[str | None, dict]:
     """(material or None, evidence) of the blob `mask` named `label`."""
-    from scipy.ndimage import binary_dilation
-
     mask = np.asarray(mask, bool)
     rgb = image[..., :3]
     found = summary(rgb, mask)
     if found is None or label not in SHAPES:
         return None, {"why": "no inner pixels"}
-    ring = binary_dilation(mask, iterations=6) & ~binary_dilation(mask, iterations=2)
-    ring &= rgb.max(axis=2) > INK_MAX
+    ring = dilate(mask, 6) & ~dilate(mask, 2)
+    ring &= channel_max(rgb) > INK_MAX
     around = tuple(int(c) for c in np.median(rgb[ring], axis=0)) if ring.any() else (255,) * 3
     unmixed = (np.array(found[:3]) - GLASS_ALPHA * np.array(GLASS_TINT)) / (1 - GLASS_ALPHA)
     behind = tuple(int(c) for c in np.clip(np.round(unmixed), 0, 255))
@@ -53,9 +53,7 @@ def read_material(image: np.ndarray, label: str, mask: np.ndarray,
 
 def summary(rgb: np.ndarray, mask: np.ndarray) -> tuple[float, ...] | None:
     """(median r, g, b, luminance spread) of the inner, non-ink pixels of `mask`."""
-    from scipy.ndimage import binary_erosion
-
-    inner = binary_erosion(mask, iterations=3) & (rgb.max(axis=2) > INK_MAX)
+    inner = erode(mask, 3) & (channel_max(rgb) > INK_MAX)
     if inner.sum() < 16:
         return None
     px = rgb[inner].astype(float)

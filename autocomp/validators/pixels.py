@@ -81,9 +81,9 @@ def _find(detections, name) -> Detection | None:
 
 
 def dominant_color(image: np.ndarray, mask: np.ndarray) -> tuple[int, int, int]:
-    from scipy.ndimage import binary_erosion
+    from autocomp.core.masks import erode
 
-    inner = binary_erosion(mask, iterations=2)
+    inner = erode(mask, 2)
     if inner.sum() < 16:
         inner = mask
     pixels = image[inner][:, :3].astype(np.int32)
