@@ -175,6 +175,14 @@ def audit(suite, extra_models=(), device: str = "cpu", batch_size: int | None = 
                 row["blind"][m] = {"accuracy_tie_aware": acc, "chance": chance,
                                    "flag": far_from_chance(acc, chance, got["n_items"],
                                                            "text_score" in metrics)}
+                if metrics.get("accuracy_matched_tie_aware") is not None:
+                    # Confusion on its shortcut-matched negatives (negatives/shortcut.py)
+                    macc, mchance = (metrics["accuracy_matched_tie_aware"],
+                                     metrics["chance_matched"])
+                    row["chance_matched"] = mchance
+                    row["blind"][m].update(
+                        matched_tie_aware=macc, matched_flag=far_from_chance(
+                            macc, mchance, metrics["matched_items"], False))
             rows.append(row)
     return rows
 
@@ -191,9 +199,15 @@ def format_audit(rows: list[dict]) -> str:
         for m in models:
             b = r["blind"].get(m)
             cells.append("-" if b is None else r1(b["accuracy_tie_aware"])
-                         + (" !" if b["flag"] else ""))
+                         + (" !" if b["flag"] else "")
+                         + (f" ({r1(b['matched_tie_aware'])}"
+                            + (" !" if b["matched_flag"] else "") + ")"
+                            if "matched_tie_aware" in b else ""))
         out.append([*([r.get("source", "-")] if sources else []),
-                    r["benchmark"], str(r["items"]), r1(r.get("chance")), *cells,
+                    r["benchmark"], str(r["items"]),
+                    r1(r.get("chance")) + (f" ({r1(r['chance_matched'])})"
+                                           if r.get("chance_matched") is not None else ""),
+                    *cells,
                     "-" if r["same_words"] is None else f"{r['same_words']:.1f}",
                     str(r["whitespace"]), str(r["case_only"]), str(r["positive_repeated"]),
                     str(r["duplicates"]), str(r.get("duplicate_ids", 0)),
@@ -201,7 +215,10 @@ def format_audit(rows: list[dict]) -> str:
                     str(r.get("unreadable_images", "-")),
                     str(r.get("duplicate_images", "-"))])
     table = Table("Audit: blind scorers' tie-aware accuracy (%) beside chance; ! = more than "
-                  "3 SE and 5 points from chance (the captions give the answer away); "
+                  "3 SE and 5 points from chance (the captions give the answer away); in "
+                  "parentheses, a Confusion benchmark on its shortcut-matched negatives "
+                  "(negatives keeping the positive's distinct objects and values) and their "
+                  "chance; "
                   "same words: % of (positive, negative) pairs with identical word multisets; "
                   "same in 75 words: items a 77-token text encoder cannot tell apart; "
                   "image columns need --images (- = not checked)",

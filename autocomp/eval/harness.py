@@ -363,6 +363,10 @@ class Harness:
         ruled = result[TIES[tally.ties]]
         tally.breakdown(item.get("breakdown"), ruled, None, ruled, item.get("concept"),
                         1.0 / int(shown.sum()))
+        matched = _matched(item, getattr(self, "tasks", None))
+        if matched is not None and matched.any() and matched.size + 1 == len(scores):
+            keep = np.concatenate([[True], matched & shown[1:]])
+            tally.add_matched(outcome(scores[keep]), int(keep.sum()), item.get("concept"))
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["strict"],
                 "correct_argmax": result["argmax"], "rank": result["rank"],
                 "tie_credit": round(result["tie_credit"], 6),
@@ -387,3 +391,13 @@ def write_json(path: Path, data: dict) -> None:
     from autocomp.core.records import write_text
 
     write_text(path, json.dumps(data, indent=1, sort_keys=True))
+
+
+def _matched(item: dict, tasks: dict | None):
+    """A Confusion item's shortcut-matched negatives (negatives/shortcut.py), or None."""
+    if item.get("kind") != "confusion" or "graph" not in item or not tasks:
+        return None
+    from autocomp.negatives.shortcut import shortcut_matched
+
+    task = tasks.get(item.get("task"))
+    return shortcut_matched(SceneGraph.from_dict(item["graph"]), task, item["negatives"])

@@ -93,6 +93,23 @@ class Tally:
     by: dict = field(default_factory=dict)  # breakdown -> value -> [n, text, image, group]
     units: dict = field(default_factory=dict)  # score -> concept -> [items, sum] (intervals)
     by_units: dict = field(default_factory=dict)  # (breakdown, value) -> concept -> [n, sum]
+    matched: dict = field(default_factory=dict)  # the shortcut-matched negatives' sums
+
+    def add_matched(self, result: dict, n_candidates: int, concept=None) -> None:
+        """One Confusion item scored against its shortcut-matched negatives only
+        (negatives/shortcut.py): its outcomes and that subset's chance."""
+        m = self.matched
+        for key in ("n", "rule", "strict", "tie", "argmax", "chance"):
+            m.setdefault(key, 0.0)
+        m["n"] += 1
+        ruled = result[TIES[self.ties]]
+        m["rule"] += ruled
+        m["strict"] += result["strict"]
+        m["tie"] += result["tie_credit"]
+        m["argmax"] += result["argmax"]
+        m["chance"] += 1.0 / n_candidates
+        self.unit("accuracy_matched", concept, ruled)
+        self.unit("accuracy_matched_tie_aware", concept, result["tie_credit"])
 
     def unit(self, score: str, concept, value) -> None:
         """One item's outcome under its concept (an item without one is its own unit)."""
@@ -203,6 +220,13 @@ class Tally:
                                   for k, v in sorted(self.groups.items())}
         if self.matrix:
             out.update(self._matrix_metrics(pct))
+        if self.matched:
+            m = self.matched
+            out.update(matched_items=int(m["n"]), accuracy_matched=pct(m["rule"], m["n"]),
+                       accuracy_matched_strict=pct(m["strict"], m["n"]),
+                       accuracy_matched_tie_aware=pct(m["tie"], m["n"]),
+                       accuracy_matched_argmax=pct(m["argmax"], m["n"]),
+                       chance_matched=pct(m["chance"], m["n"]))
         if self.by:
             from autocomp.eval.intervals import proportion
 

@@ -217,13 +217,21 @@ def _audit(blind: list[dict] | None) -> str:
                 "`autocomp audit DIR` on it.\n")
     from autocomp.audit import format_audit
 
-    flagged = [r["benchmark"] for r in blind if any(b["flag"] for b in r["blind"].values())]
+    flagged = [r for r in blind if any(b["flag"] for b in r["blind"].values())]
     if flagged:
+        matched = [r["benchmark"] for r in flagged
+                   if all("matched_flag" in b and not b["matched_flag"]
+                          for b in r["blind"].values())]
         heading = (f"## Blind audit: text-only shortcuts in {len(flagged)} of {len(blind)} "
                    "configs\n\nA text-only scorer beats chance (`!`) on "
-                   + ", ".join(f"`{b}`" for b in flagged) + ": there, part of a model's "
-                   "accuracy can come from the captions alone. Read those configs' numbers "
-                   "beside the blind scorer's.\n\n")
+                   + ", ".join(f"`{r['benchmark']}`" for r in flagged) + ": there, part of a "
+                   "model's accuracy can come from the captions alone. Read those configs' "
+                   "numbers beside the blind scorer's.")
+        if matched:
+            heading += (f" On {len(matched)} of them (Confusion), every blind scorer is at "
+                        "chance on the shortcut-matched negatives (in parentheses): score "
+                        "models there too (`autocomp report` prints both).")
+        heading += "\n\n"
     else:
         heading = (f"## Blind audit: no text-only shortcut found in {len(blind)} configs\n\n"
                    "No text-only scorer below beats chance on any config.\n\n")
@@ -241,16 +249,22 @@ def _ties() -> str:
         "| strict | wrong: the positive must score above every negative | Auto-Comp, "
         "SugarCrepe, CREPE papers | `autocomp eval --ties strict` (default) |\n"
         "| argmax | as the first of the tied candidates: the positive comes first, so a "
-        "tie counts right (Winoground's second image: wrong) | CLIP_benchmark, "
-        "mteb/MIEB (`argmax`) | `autocomp eval --ties argmax` |\n"
+        "tie counts right (Winoground's second image: wrong) | what CLIP_benchmark's "
+        "and mteb/MIEB's `argmax` intend (exact ties: below) | `autocomp eval --ties "
+        "argmax` |\n"
         "| aware | 1/k of an item for a k-way tie at the top (a random pick) | - | "
         "`autocomp eval --ties aware` |\n\n"
         "Every autocomp result says which rule it used. A model that embeds two captions "
         "alike (captions past its context length, a tokenizer that drops the words that "
-        "differ) makes ties, and its numbers then differ between harnesses. CLIP_benchmark "
-        "encodes a batch's captions together: with more than one item a batch, float "
-        "rounding can split such a tie, so its numbers then move with the batch size (the "
-        "adapter below uses 1 item a batch, which keeps ties exact).\n")
+        "differ) makes exact ties. CLIP_benchmark and MIEB score a tie through a matrix "
+        "product whose float rounding splits it (two identical text embeddings score "
+        "differently against one image in most products on a CPU), so on a model that "
+        "ties, their accuracy lies anywhere between autocomp's strict accuracy and its "
+        "argmax accuracy (strict + the tied items), moved by the BLAS, the batch size and "
+        "the threads: not a rule. Compare models there by autocomp's strict and tie-aware "
+        "accuracies, side by side; `accuracy_argmax - accuracy_strict` in an autocomp "
+        "result is the share of items a tie decided for that model. Where nothing ties, "
+        "every harness gives autocomp's number.\n")
 
 
 def _harnesses(manifest: dict) -> str:

@@ -18,7 +18,8 @@ EXACT_NOTE = ("Intervals: Clopper-Pearson (exact) over the items (a bootstrap ov
 TIE_RULES = {"strict": "strict: a positive tied with a negative counts wrong (the papers' rule)",
              "aware": "tie-aware: 1/k of an item for a k-way tie at the top",
              "argmax": "argmax: a tie counts as the first of the tied, the positive "
-                       "(CLIP_benchmark's and MIEB's rule)"}
+                       "(what CLIP_benchmark's and MIEB's argmax intend; on an exact tie "
+                       "their float rounding decides)"}
 
 
 def rule_word(results) -> str:

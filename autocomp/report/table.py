@@ -53,6 +53,8 @@ def items_of(result: dict, key: str) -> int:
     m = result["metrics"]
     if key == "accuracy_paired":
         return int(m.get("paired_items") or 0)
+    if key.startswith("accuracy_matched"):
+        return int(m.get("matched_items") or 0)
     if key.startswith("image_score"):
         return int(m.get("image_direction_items") or 0)
     return int(result.get("n_items") or 0)

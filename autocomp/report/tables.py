@@ -19,6 +19,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
 from autocomp.report.categories import BASELINES, model_type, table6
 from autocomp.report.external import EXTERNAL, external_tables
+from autocomp.report.shortcut import matched_table
 from autocomp.report.notes import (
     INTERVALS_FOOTNOTE,
     missing_notes,
@@ -312,6 +313,8 @@ def report_tables(results, labels=None, exclude_relations=None) -> tuple[list[Ta
                  "no multiple-choice (vlm:, blind:choice) results"),
                 ("Table 8", table8(plain, labels), "no N = 1 (vary value / object) results"),
                 ("Table 9", table9(plain, labels), "no text-only (blind:) scorer results"),
+                ("Confusion without the shortcut", matched_table(plain, labels),
+                 "no confusion results with shortcut-matched negatives"),
                 ("Table 13", table13(plain, labels), "no N = 2 swap results by relation"),
                 ("Synthetic Winoground", synthetic_winoground_table(ours, labels),
                  "no winoground benchmarks in the runs")):

@@ -76,9 +76,12 @@ def _batches(counts: list[int], batch_size: int) -> list[list[int]]:
 def evaluate(model, transform, tokenizer, config: str, path: str = HERE,
              batch_size: int = 1, device: str = "cpu", amp: bool = False) -> dict:
     """CLIP_benchmark's image_caption_selection metrics on one config. `batch_size` items
-    are encoded together; past 1, float rounding in the batched text encoder can split
-    captions the model embeds alike (a tie at the top), so a model that makes ties gets
-    numbers that depend on the batch size. 1 keeps ties exact, as autocomp scores them."""
+    are encoded together. Where the model embeds two captions of an item alike (a tie at
+    the top: captions cut to its context), CLIP_benchmark's image @ text product splits
+    the tie by float rounding, in any batch size: its text_acc then lies between
+    autocomp's strict accuracy and its argmax accuracy (strict + the tied items), at a
+    place the BLAS, the batch and the threads decide. Where nothing ties, text_acc is
+    autocomp's accuracy (either rule)."""
     import torch
     from clip_benchmark.datasets.builder import image_captions_collate_fn
     from clip_benchmark.metrics import image_caption_selection
@@ -102,7 +105,7 @@ def main(argv=None) -> None:
     p.add_argument("--dataset", default=HERE, help="the export folder or its hub id")
     p.add_argument("--config", action="append", help="a config (default: all)")
     p.add_argument("--batch_size", type=int, default=1,
-                   help="items encoded together (1 keeps ties exact; see evaluate)")
+                   help="items encoded together (exact ties: see evaluate)")
     p.add_argument("--amp", action=argparse.BooleanOptionalAction, default=None,
                    help="mixed precision (default: on a GPU only)")
     p.add_argument("--output", default="{dataset}_{pretrained}_{model}.json")
