@@ -108,3 +108,41 @@ def test_table6_has_a_row_per_baseline_and_pools_none(scored):
     names = [row[0] for row in table.rows]
     assert "reference (baseline)" not in names and "blind (baseline)" not in names
     assert {"blind:unigram (baseline)", "reference:bag-of-concepts (baseline)"} <= set(names)
+
+
+def test_confusion_on_its_shortcut_matched_negatives(demo_run, tmp_path):
+    """blind:distinct beats chance on the demo's Confusion (a negative repeating a word has
+    fewer distinct words), and sits at chance, within its interval, on the matched
+    negatives: those keeping the positive's distinct objects and values (N = 2 colour:
+    3 negatives, chance 25%; position: 1, chance 50%). The report prints both."""
+    from autocomp.negatives.shortcut import shortcut_matched
+    from autocomp.report.shortcut import matched_table
+
+    run = copy_run(demo_run, tmp_path / "demo")
+    got = CliRunner().invoke(main, ["eval", str(run), "--model", "blind:distinct", "--ties",
+                                    "aware", "--benchmark", "*-n2/*-confusion",
+                                    "--output", str(run / "res")])
+    assert got.exit_code == 0, got.output
+    results = gather([run / "res"])[0]
+    assert len(results) == 4
+    for r in results:
+        m = r["metrics"]
+        lo, hi = m["intervals"]["accuracy"]
+        assert lo > m["chance"]  # the shortcut: above chance on every negative
+        assert m["chance_matched"] == {"shape_color": 25.0, "shape_position": 50.0}[r["task"]]
+        assert m["matched_items"] == r["n_items"]
+        lo, hi = m["intervals"]["accuracy_matched"]
+        assert lo <= m["chance_matched"] <= hi  # at chance (articles may still differ)
+    table = matched_table(results).render("markdown")
+    assert "| blind:distinct | shape_color | 2 | Min |" in table and "25.0" in table
+    # the rule itself: a permutation of the positive's objects and values is matched, a
+    # negative repeating a value or an object is not
+    from autocomp.concepts.load import load_task
+    from autocomp.core.scene import attribute_graph
+
+    task = load_task("shape_color")
+    graph = attribute_graph(["cube", "sphere"], ["red", "blue"])
+    negs = [{"edit": {"objects": [0, 1], "values": [1, 0]}},
+            {"edit": {"objects": [0, 1], "values": [0, 0]}},
+            {"edit": {"objects": [1, 1], "values": [0, 1]}}]
+    assert shortcut_matched(graph, task, negs).tolist() == [True, False, False]

@@ -19,7 +19,6 @@ from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
 from autocomp.report.categories import BASELINES, model_type, table6
 from autocomp.report.external import EXTERNAL, external_tables
-from autocomp.report.shortcut import matched_table
 from autocomp.report.notes import (
     INTERVALS_FOOTNOTE,
     missing_notes,
@@ -27,6 +26,7 @@ from autocomp.report.notes import (
     subset_notes,
     ties_note,
 )
+from autocomp.report.shortcut import matched_table
 from autocomp.report.table import (
     INTERVAL_NOTE,
     KIND_SHORT,
