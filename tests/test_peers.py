@@ -211,3 +211,71 @@ def test_scpp_itt_and_tot_equal_the_authors_formulas(scpp, tmp_path):
     assert itt["metrics"]["accuracy_tie_aware"] == pytest.approx(100 * (1 / 2 + 1 / 3) / 2)
     rep = CliRunner().invoke(main, ["report", str(out), "--no-figure"])
     assert "Peer benchmarks" in rep.output and "sugarcrepe++/swap_att-tot" in rep.output
+
+
+def test_scpp_side_metrics_equal_hand_computed_values(scpp, tmp_path):
+    """SugarCrepe++'s Image-P1-Neg and Image-P2-Neg beside ITT (issue 52), blind:length by
+    hand: swap_att row 0 has 7, 8, 7 words (P1 ties N, P2 above), row 1 3, 3, 3 (both
+    tie). Strict: P1-Neg 0 of 2, P2-Neg 1 of 2; tie-aware: (1/2 + 1/2) / 2 = 50% and
+    (1 + 1/2) / 2 = 75%; argmax (a positive listed before the negative wins a tie): 100%."""
+    source, coco = scpp
+    out = tmp_path / "res"
+    for rule in ("strict", "aware", "argmax"):
+        evaluate(source, ["blind:length"], out / rule, images=coco, cache_dir=tmp_path / "c",
+                 ties=rule)
+    got = {rule: json.loads(result_file(out / rule, "blind:length", "sugarcrepe++/swap_att")
+                            .read_text())["metrics"]["side"] for rule in ("strict", "aware",
+                                                                          "argmax")}
+    assert {k: v["accuracy"] for k, v in got["strict"].items()} == {
+        "Image-P1-Neg": 0.0, "Image-P2-Neg": 50.0}
+    assert {k: v["accuracy"] for k, v in got["aware"].items()} == {
+        "Image-P1-Neg": 50.0, "Image-P2-Neg": 75.0}
+    assert {k: v["accuracy"] for k, v in got["argmax"].items()} == {
+        "Image-P1-Neg": 100.0, "Image-P2-Neg": 100.0}
+    side = got["strict"]["Image-P2-Neg"]
+    assert side["n"] == 2 and side["chance"] == 50.0
+    assert side["interval"][0] < 50.0 < side["interval"][1]
+    rep = CliRunner().invoke(main, ["report", str(out / "strict"), "--no-figure"])
+    assert "Image-P2-Neg 50.0 [" in rep.output
+
+
+def test_valse_perplexity_baseline_follows_the_authors_windows(valse, tmp_path):
+    """blind:perplexity@LM is VALSE's unimodal baseline: perplexity with a stride of 3, the
+    lower wins. Expected values computed here through the model's own loss, window by
+    window (the last 3 tokens of each prefix ending every 3 tokens; the sum of 3 x each
+    window's loss over the last window's start); a caption of 3 tokens or fewer is
+    infinite and loses, as there."""
+    import math
+
+    import torch
+    import transformers as T
+    from tiny_models import tiny_causal_lm
+
+    from autocomp.models.lm import strided_perplexity, token_nlls
+
+    folder = tiny_causal_lm(tmp_path / "lm")
+    tok = T.AutoTokenizer.from_pretrained(folder)
+    model = T.AutoModelForCausalLM.from_pretrained(folder).eval()
+
+    def ppl(text):
+        ids = tok(text, return_tensors="pt").input_ids
+        total, last = 0.0, 0
+        for start in range(0, ids.shape[1], 3):
+            window = ids[:, :start + 3]
+            labels = window.clone()
+            labels[:, :-3] = -100
+            with torch.no_grad():
+                total += float(model(window, labels=labels).loss) * 3
+            last = start
+        return math.exp(total / last) if last else math.inf
+
+    pairs = [("There are no people.", "There are people."), ("A dog.", "There is no dog.")]
+    for text in [t for p in pairs for t in p] + ["a red cube and a blue sphere on a shelf"]:
+        want, got = ppl(text), strided_perplexity(token_nlls(tok, model, text))
+        assert got == pytest.approx(want, rel=1e-4) or want == got == math.inf, text
+    source, imgs = valse
+    out, spec = tmp_path / "res", f"blind:perplexity@{folder}"
+    evaluate(source, [spec], out, images=imgs, cache_dir=tmp_path / "c")
+    preds = [json.loads(x) for x in result_file(out, spec, "valse/existence").with_suffix(
+        ".predictions.jsonl").read_text().splitlines()]
+    assert [p["correct"] for p in preds] == [ppl(c) < ppl(f) for c, f in pairs]

@@ -330,6 +330,13 @@ class Harness:
         result = matrix_outcome(scores, truth, every)
         tally.add_matrix(result, matrix_chance(truth, every), item.get("breakdown"),
                          item.get("concept"))
+        for name, (row, good, bad) in (item.get("side") or {}).items():
+            # a pair of one row: its true caption `good` against its false caption `bad`
+            s = scores[row]
+            tally.add_side(name, bool(s[good] > s[bad]),
+                           1.0 if s[good] > s[bad] else 0.5 if s[good] == s[bad] else 0.0,
+                           bool(s[good] >= s[bad]) if good < bad else bool(s[good] > s[bad]),
+                           item.get("concept"))
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["text"],
                 "correct_argmax": result["text_argmax"],
                 "text": result["text"], "image": result["image"], "group": result["group"],

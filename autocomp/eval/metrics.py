@@ -94,6 +94,21 @@ class Tally:
     units: dict = field(default_factory=dict)  # score -> concept -> [items, sum] (intervals)
     by_units: dict = field(default_factory=dict)  # (breakdown, value) -> concept -> [n, sum]
     matched: dict = field(default_factory=dict)  # the shortcut-matched negatives' sums
+    side: dict = field(default_factory=dict)  # a benchmark's side metric -> its sums
+
+    def add_side(self, name: str, strict: bool, credit: float, first: bool,
+                 concept=None) -> None:
+        """One pairwise side metric of an item (SugarCrepe++'s Image-P1-Neg: the image's
+        first positive above its negative), under each tie rule; chance 50%."""
+        m = self.side.setdefault(name, {"n": 0, "rule": 0.0, "strict": 0.0, "tie": 0.0,
+                                        "argmax": 0.0})
+        ruled = {"strict": strict, "aware": credit, "argmax": first}[self.ties]
+        m["n"] += 1
+        m["rule"] += ruled
+        m["strict"] += strict
+        m["tie"] += credit
+        m["argmax"] += first
+        self.unit(f"side:{name}", concept, ruled)
 
     def add_matched(self, result: dict, n_candidates: int, concept=None) -> None:
         """One Confusion item scored against its shortcut-matched negatives only
@@ -220,6 +235,18 @@ class Tally:
                                   for k, v in sorted(self.groups.items())}
         if self.matrix:
             out.update(self._matrix_metrics(pct))
+        if self.side:
+            from autocomp.eval.intervals import proportion
+
+            out["side"] = {}
+            for name, m in sorted(self.side.items()):
+                got = proportion(self.units.get(f"side:{name}", {}))
+                out["side"][name] = {
+                    "n": m["n"], "accuracy": pct(m["rule"], m["n"]),
+                    "accuracy_strict": pct(m["strict"], m["n"]),
+                    "accuracy_tie_aware": pct(m["tie"], m["n"]),
+                    "accuracy_argmax": pct(m["argmax"], m["n"]), "chance": 50.0,
+                    "interval": [round(got[0], 4), round(got[1], 4)] if got else None}
         if self.matched:
             m = self.matched
             out.update(matched_items=int(m["n"]), accuracy_matched=pct(m["rule"], m["n"]),

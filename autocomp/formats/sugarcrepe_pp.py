@@ -6,7 +6,9 @@ different words, and a hard negative.
 Two benchmarks per file, scored as the authors' evaluation scripts do:
   sugarcrepe++/<subset>      image-text task (ITT): right when BOTH positives score above
                              the negative on the image (one row of three captions, every
-                             true caption above the false one; chance 1/3)
+                             true caption above the false one; chance 1/3); beside it, as
+                             the authors report, Image-P1-Neg and Image-P2-Neg: each
+                             positive alone above the negative (chance 1/2; metrics.side)
   sugarcrepe++/<subset>-tot  text-only task (TOT): right when the two positives are more
                              similar to each other than either is to the negative
                              (cos(P1, P2) > cos(P1, N) and > cos(P2, N); chance 1/3); needs
@@ -24,6 +26,9 @@ from autocomp.formats.suite import LoadedBenchmark, Suite, json_rows, normalise_
 
 SUBSETS = ("replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj")
 FIELDS = ("filename", "caption", "caption2", "negative_caption")
+# the authors' side metrics of ITT: each positive alone against the negative on the image
+# (row 0; caption 0 or 1 against caption 2)
+SIDE = {"Image-P1-Neg": (0, 0, 2), "Image-P2-Neg": (0, 1, 2)}
 
 
 def _is_pp(path: Path) -> bool:
@@ -68,7 +73,7 @@ def _items(path: Path, subset: str, root: ImageRoot, changed: dict) -> tuple[lis
             continue
         itt.append({"id": item_id, "task": "sugarcrepe++", "n": 0, "images": [image],
                     "captions": [p1, p2, neg], "truth": [[1, 1, 0]],
-                    "true_captions": "all"})
+                    "true_captions": "all", "side": SIDE})
     return itt, tot, total
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 
@@ -32,3 +33,40 @@ def sequence_logprobs(tok, model, texts: Sequence[str], batch_size: int = 32,
         m = mask[:, 1:].float()
         out += [(float((p * mm).sum()), int(mm.sum())) for p, mm in zip(picked, m, strict=True)]
     return out
+
+
+def token_nlls(tok, model, text: str) -> list[float]:
+    """The negative log-likelihood of each token of `text` after the first, given the
+    tokens before it, as the tokenizer encodes the text by default (GPT-2 adds no BOS);
+    one forward pass (a causal model reads each prefix alike in any window)."""
+    import torch
+
+    ids = tok(text, return_tensors="pt")["input_ids"][:, :_window(model)]
+    if ids.shape[1] < 2:
+        return []
+    with torch.inference_mode():
+        logits = model(input_ids=ids.to(model.device)).logits.float()
+    logp = torch.log_softmax(logits[0, :-1], dim=-1)
+    picked = logp.gather(-1, ids[0, 1:, None].to(logp.device))[:, 0]
+    return [float(-x) for x in picked.cpu()]
+
+
+def _window(model) -> int:
+    cfg = model.config
+    return getattr(cfg, "n_positions", None) or getattr(cfg, "max_position_embeddings",
+                                                        None) or 1024
+
+
+def strided_perplexity(nlls: list[float], stride: int = 3) -> float:
+    """VALSE's unimodal baseline (Parcalabescu et al. 2022, their unimodal evaluation
+    script): windows ending every `stride` tokens, each adding `stride` x the mean NLL of
+    its last `stride` tokens (the first token is never predicted), the sum divided by the
+    last window's start. A text of `stride` tokens or fewer divides by 0: infinite, as
+    there. `nlls[t - 1]` is token t's (token_nlls)."""
+    n = len(nlls) + 1  # tokens
+    total, start = 0.0, 0
+    for start in range(0, n, stride):
+        end = min(start + stride, n)
+        window = nlls[max(end - stride, 1) - 1:end - 1]
+        total += stride * (sum(window) / len(window)) if window else math.nan
+    return math.exp(total / start) if start else math.inf

@@ -95,7 +95,8 @@ PEERS = {"vl-checklist": "VL-CheckList: first POS above first NEG (its itc task)
          "valse": "VALSE: caption above foil on the valid set (pairwise acc_r)",
          "sugarcrepe++": "SugarCrepe++: <subset> both positives above the negative on the "
                          "image (ITT), <subset>-tot the positives closer to each other than "
-                         "to the negative (TOT)"}
+                         "to the negative (TOT); side metrics Image-P1-Neg and Image-P2-Neg: "
+                         "each positive alone above the negative, as the authors report"}
 
 
 def peers_table(results, labels=None) -> Table | None:
@@ -106,11 +107,14 @@ def peers_table(results, labels=None) -> Table | None:
     out = []
     for r in sorted(rows, key=lambda r: (r["benchmark"], r["model"])):
         left = sum((r.get("skipped_items") or {}).values())
+        side = "; ".join(f"{name} {ci(m['accuracy'], m['interval'])}"
+                         for name, m in (r["metrics"].get("side") or {}).items())
         out.append([_label(labels, r["model"]), r["benchmark"], scored(r),
-                    r1(r["metrics"]["chance"]), str(r["n_items"]), str(left)])
+                    r1(r["metrics"]["chance"]), side or "-", str(r["n_items"]), str(left)])
     formats = [f for f in PEERS if any(r.get("format") == f for r in rows)]
     return Table(f"Peer benchmarks: accuracy (%) as each defines it; {INTERVAL_NOTE}",
-                 ["Model", "Benchmark", "Accuracy", "Chance", "Items", "Left out"], out,
+                 ["Model", "Benchmark", "Accuracy", "Chance", "Side metrics (chance 50.0)",
+                  "Items", "Left out"], out,
                  [EXACT_NOTE, *[PEERS[f] for f in formats],
                   "Left out: items the model cannot score (the text-only task needs a dual "
                   "encoder's text tower), counted in each result's skipped_items."])

@@ -11,6 +11,8 @@ beats chance, the captions carry a linguistic artifact that gives the positive a
             words gives itself away)
   lm@ID     a causal language model (any transformers id or local path): the caption's
             total log-likelihood after the BOS token
+  perplexity@ID  VALSE's unimodal baseline, as its authors compute it: the model's
+            perplexity of the caption with a stride of 3 tokens, lower wins
   choice@ID the paper's blind baseline: a chat LLM picks among the shuffled captions
             (confusion subsampled to 49 negatives + the positive); see choice.py
 """
@@ -77,8 +79,8 @@ class CausalLM(TextScorer):
     def __init__(self, name, pretrained=None, **kw):
         super().__init__(name, pretrained, **kw)
         if not pretrained:
-            raise AutocompError("blind:lm needs a model: blind:lm@<transformers id or path> "
-                                "(e.g. blind:lm@gpt2)")
+            raise AutocompError(f"blind:{name} needs a model: blind:{name}@<transformers id "
+                                f"or path> (e.g. blind:{name}@gpt2)")
         self._model = self._tok = None
 
     @property
@@ -100,12 +102,29 @@ class CausalLM(TextScorer):
         return np.array([[total] for total, _ in scores], dtype=np.float32)
 
 
+class StridedPerplexity(CausalLM):
+    """VALSE's unimodal baseline as its authors compute it: GPT perplexity with a stride of
+    3 tokens (models/lm.py strided_perplexity); the lower perplexity wins. A caption of 3
+    tokens or fewer has an infinite perplexity there; here it scores below every other
+    (and ties another such), as their comparison does."""
+
+    def score_texts(self, texts: Sequence[str]) -> np.ndarray:
+        from autocomp.models.lm import strided_perplexity, token_nlls
+
+        tok, model = self._load()
+        out = []
+        for t in texts:
+            ppl = strided_perplexity(token_nlls(tok, model, t))
+            out.append([-ppl if math.isfinite(ppl) else -1e30])
+        return np.array(out, dtype=np.float32)
+
+
 def make_blind(name, pretrained=None, **kw):
     from autocomp.eval.scorers.choice import MultipleChoice
 
     blind = {"unigram": Unigram, "distinct": DistinctWords, "length": Length,
-             "lm": CausalLM, "choice": MultipleChoice}
+             "lm": CausalLM, "perplexity": StridedPerplexity, "choice": MultipleChoice}
     if name not in blind:
         raise AutocompError(f"unknown blind scorer '{name}' (known: unigram, distinct, "
-                            "length, lm@MODEL, choice@MODEL)")
+                            "length, lm@MODEL, perplexity@MODEL, choice@MODEL)")
     return blind[name](name, pretrained, **kw)
