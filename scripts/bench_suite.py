@@ -60,6 +60,9 @@ def run(name: str, workers: str, slowest: int, extra: list[str]) -> bool:
             print(f"  {float(m.group(1)):7.2f} s  {m.group(2):5}  {m.group(3)}")
     if proc.returncode != 0:
         print("\n".join(line for line in lines if line.startswith(("FAILED", "ERROR"))))
+        # what failed and why: the assertion lines of pytest's FAILURES section
+        why = [line for line in lines if line.startswith(("E ", ">   "))]
+        print("\n".join(why[:80]))
     return proc.returncode == 0
 
 

@@ -112,9 +112,13 @@ def peers_table(results, labels=None) -> Table | None:
         out.append([_label(labels, r["model"]), r["benchmark"], scored(r),
                     r1(r["metrics"]["chance"]), side or "-", str(r["n_items"]), str(left)])
     formats = [f for f in PEERS if any(r.get("format") == f for r in rows)]
+    header = ["Model", "Benchmark", "Accuracy", "Chance", "Side metrics (chance 50.0)",
+              "Items", "Left out"]
+    if all(row[4] == "-" for row in out):  # only SugarCrepe++'s ITT has side metrics
+        header.pop(4)
+        out = [row[:4] + row[5:] for row in out]
     return Table(f"Peer benchmarks: accuracy (%) as each defines it; {INTERVAL_NOTE}",
-                 ["Model", "Benchmark", "Accuracy", "Chance", "Side metrics (chance 50.0)",
-                  "Items", "Left out"], out,
+                 header, out,
                  [EXACT_NOTE, *[PEERS[f] for f in formats],
                   "Left out: items the model cannot score (the text-only task needs a dual "
                   "encoder's text tower), counted in each result's skipped_items."])
