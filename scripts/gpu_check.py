@@ -423,7 +423,7 @@ def _line(name: str, got: dict) -> str:
         return f"{name:17s} FAILED {got['error'][:200]}"
     timings = ", ".join(f"{k} {v:.4g}" for k, v in got.items()
                         if k.endswith(("_s", "_image", "_28_steps", "_before", "_after"))
-                        and k != "wall_s")
+                        and k != "wall_s" and v is not None)
     memory = (f", allocated {got['max_allocated_gib']:.1f} GiB, reserved "
               f"{got['max_reserved_gib']:.1f} GiB" if "max_allocated_gib" in got else "")
     return (f"{name:17s} {got['parameters'] / 1e9:6.2f}B params {'/'.join(got['dtypes'])}: "

@@ -72,3 +72,8 @@ def test_gpu_check_sets_each_measured_number_beside_the_plan():
     assert lines[1].endswith("within plan") and lines[2].endswith("faster than planned")
     assert len(lines) == 3  # a failed component has nothing to compare
     assert check.compare({"device": "cpu", "tiny": True, "components": {}}) == []
+    # a step below the timer's noise (a loaded CPU) is 0 s with no rate: printed, not a crash
+    line = check._line("gemma3_12b", {"parameters": 10, "dtypes": ["bfloat16"],
+                                      "step_s_after": 0.0, "tokens_per_s_after": None,
+                                      "host_rss_peak_gib": 1.0})
+    assert "step_s_after 0," in line and "tokens_per_s" not in line
