@@ -455,10 +455,22 @@ def test_report_json_long_csv_figure_flags_and_where_the_figure_of_a_run_goes(tm
     results = str(run.dir / "results")
     got = runner.invoke(main, ["report", results, "--no-figures", "--table-format", "csv"])
     assert got.exit_code == 0 and "\r" not in got.stdout, got.output
-    rows = list(csv.reader(io.StringIO(got.stdout)))
-    assert rows[0] == ["table", "row", "column", "value"]
-    assert all(len(r) == 4 for r in rows) and len({r[0] for r in rows[1:]}) > 1
-    assert any(r[1] == "reference:oracle" and r[3].startswith("100.0") for r in rows)
+    import pandas as pd
+
+    from autocomp.report.table import LONG_COLUMNS
+
+    rows = list(csv.DictReader(io.StringIO(got.stdout)))
+    assert list(rows[0]) == LONG_COLUMNS and len({r["table"] for r in rows}) > 1
+    # a number per row with its own keys and its interval's bounds as numbers (issue 52)
+    cell = next(r for r in rows if r["table"].startswith("Table 4")
+                and r["model"] == "reference:oracle")
+    assert (cell["value"], cell["text"]) == ("100.0", f"100.0 [{cell['low']}, {cell['high']}]")
+    assert cell["task"] == "shape_color" and cell["n"] in ("1", "2") and float(cell["low"])
+    t5 = [r for r in rows if r["table"].startswith("Table 5") and r["row"] != "-1"]
+    assert t5 and all(r["model"] and r["task"] and r["n"] and r["benchmark"] for r in t5)
+    df = pd.read_csv(io.StringIO(got.stdout))
+    wide = df.pivot(index=["table", "row"], columns="column", values="text")  # unique keys
+    assert len(wide) == len(df[["table", "row"]].drop_duplicates())
     got = runner.invoke(main, ["report", results, "--no-figure", "--json"])
     data = json.loads(got.stdout)
     assert got.exit_code == 0 and data["tables"] and {"title", "header", "rows", "notes"} <= \

@@ -147,19 +147,48 @@ class Table:
         return "\n".join(line for line in lines if line is not None)
 
 
+LONG_COLUMNS = ["table", "row", "model", "task", "n", "track", "benchmark", "column",
+                "value", "low", "high", "text"]
+# a table's columns that say which cell a row is (its keys in the long form)
+_KEYS = {"Model": "model", "Model type": "model", "Task": "task", "N": "n", "Track": "track",
+         "Benchmark": "benchmark"}
+_CELL = re.compile(r"^([+-]?\d[\d,]*(?:\.\d+)?)(?: \[([+-]?\d+(?:\.\d+)?), "
+                   r"([+-]?\d+(?:\.\d+)?)\])?(?: n=\d+)?$")
+_WIDE = re.compile(r"^(\S+) N=(\d+) (Min|Ctx) (.+)$")  # Table 4's "shape_color N=2 Min Swap"
+
+
 def long_csv(tables: list[Table]) -> str:
-    """Several tables as one CSV in long form (one header; a row per cell: table, row,
-    column, value; a table's notes as column "note"), with "\n" line ends, so one file
-    holds every table and loads as one data frame."""
+    """Several tables as one CSV in long form: one header (LONG_COLUMNS), a row per number
+    with its own keys (table, the row's index in it, model, task, N, track, benchmark
+    where the table says them, in its rows or its column names) and the number itself,
+    its interval's bounds as numbers, and the cell as printed (`text`: also what is not a
+    number, such as "<0.001"); a table's footnotes as columns "note 1", "note 2", ... of
+    row -1. (table, row, column) is unique, so pandas pivots it; "\n" line ends."""
     import csv
     import io
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["table", "row", "column", "value"])
+    w.writerow(LONG_COLUMNS)
     for t in tables:
-        for row in t.rows:
-            w.writerows([t.title, row[0] if row else "", h, cell]
-                        for h, cell in zip(t.header[1:], row[1:], strict=False))
-        w.writerows([t.title, "", "note", note] for note in t.notes)
+        keys = {i: _KEYS[h] for i, h in enumerate(t.header) if h in _KEYS}
+        if not keys:
+            keys = {0: "model"}  # the first column names the row
+        for r, row in enumerate(t.rows):
+            base = dict.fromkeys(LONG_COLUMNS[2:7], "")
+            base.update({name: row[i] for i, name in keys.items() if i < len(row)})
+            for i, (h, cell) in enumerate(zip(t.header, row, strict=False)):
+                if i in keys:
+                    continue
+                got = dict(base)
+                wide = _WIDE.match(h)
+                if wide and not got["task"]:
+                    got.update(task=wide[1], n=wide[2], track=wide[3], benchmark=wide[4])
+                m = _CELL.match(str(cell).strip())
+                value, low, high = ((m[1].replace(",", ""), m[2] or "", m[3] or "") if m
+                                    else ("", "", ""))
+                w.writerow([t.title, r, *(got[k] for k in LONG_COLUMNS[2:7]), h, value, low,
+                            high, cell])
+        w.writerows([t.title, -1, "", "", "", "", "", f"note {i}", "", "", "", note]
+                    for i, note in enumerate(t.notes, 1))
     return buf.getvalue()
