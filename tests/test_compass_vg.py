@@ -234,3 +234,17 @@ def test_crlf_wordnet_files_get_an_lf_copy(tmp_path, monkeypatch):
     assert find_wordnet(got) == got  # LF files are used where they are
     with pytest.raises(AutocompError, match="not a WordNet dict folder"):
         find_wordnet(tmp_path / "nothing")
+
+
+def test_a_replacement_entailed_in_any_sense_is_refused():
+    """Issue 52: WordNet's first senses let "woman" become "girl" (girl.n.01 is a young
+    woman) and "metal" become "silver" (silver.n.01 is a metal); any sense counts now. Real
+    replacements stay allowed."""
+    from autocomp.compass.lexicon import Lexicon
+
+    lx = Lexicon(load_wordnet())
+    for kind, a, b in (("O", "woman", "girl"), ("A", "metal", "silver"), ("O", "man", "guy")):
+        assert lx.entails(kind, a, b) and lx.entails(kind, b, a), (a, b)
+    for kind, a, b in (("O", "man", "woman"), ("A", "red", "orange"), ("O", "dog", "cat"),
+                       ("O", "cup", "bowl"), ("A", "wooden", "metal"), ("O", "car", "truck")):
+        assert not lx.entails(kind, a, b), (a, b)

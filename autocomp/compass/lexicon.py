@@ -22,8 +22,10 @@ values are of the same category when
 
 A candidate never shares the original's synset, and neither word is a lemma of the other's
 synset ("grey" for "gray"). Beside what the image shows, a candidate is also left out when
-it is a hypernym or hyponym of any value there ("guy" where the image has a "man": a guy is
-a kind of man, so "a guy" may be true of it). A value with no synset gets none. An
+any sense of it shares, entails or is entailed by any sense of a value there: a hypernym or
+hyponym ("guy" where the image has a "man": a guy is a kind of man, so "a guy" may be true
+of it; "girl" for a "woman": girl.n.01 is a young woman; "silver" for "metal"), or an
+adjective satellite of it. A value with no synset gets none. An
 attribute replacement must also have been seen in the dataset on an object of the same
 lexicographer file as the one it lands on (no "folded girl": folded was only seen on
 artifacts).
@@ -50,6 +52,7 @@ class Lexicon:
         self.wn = wordnet
         self.recorded = recorded or {"O": {}, "A": {}, "R": {}}
         self._synset: dict[tuple[str, str], object] = {}
+        self._senses: dict[tuple[str, str], list] = {}
         self._cats: dict[tuple[str, str], frozenset] = {}
         self._anc: dict[str, dict[str, int]] = {}
 
@@ -156,15 +159,37 @@ class Lexicon:
                    for s, w in ((sa, b), (sb, a)))
 
     def entails(self, kind: str, a: str, b: str) -> bool:
-        """Could a caption naming `a` be true of something that is `b`, or the other way:
-        synonyms, or (nouns) one a hypernym of the other ("guy" is a kind of "man", so a
-        guy may be the man the image shows)."""
+        """Could a caption naming `a` be true of something that is `b`, or the other way,
+        in ANY of their senses: synonyms, a shared sense, one sense a hypernym of the other
+        ("guy" is a kind of "man"; girl.n.01 is a young woman, so "a girl" may be the woman
+        the image shows; silver is a metal), or an adjective satellite of the other."""
         if self.synonyms(kind, a, b):
             return True
-        sa, sb = self.synset(kind, a), self.synset(kind, b)
-        if sa is None or sb is None or sa.pos() != "n" or sb.pos() != "n":
-            return False
-        return sa.name() in self._ancestors(sb) or sb.name() in self._ancestors(sa)
+        for sa in self.senses(kind, a):
+            for sb in self.senses(kind, b):
+                if sa == sb or sa in sb.similar_tos() or sb in sa.similar_tos():
+                    return True
+                if (sa.pos() == sb.pos() and sa.pos() in ("n", "v")
+                        and (sa.name() in self._ancestors(sb)
+                             or sb.name() in self._ancestors(sa))):
+                    return True
+        return False
+
+    def senses(self, kind: str, value: str) -> list:
+        """Every WordNet sense of a value's word (its own synset first): objects' nouns,
+        attributes' adjectives (satellites too), nouns and verbs, verbal predicates'
+        verbs."""
+        key = (kind, value)
+        if key not in self._senses:
+            own = self.synset(kind, value)
+            word = value.replace(" ", "_")
+            pos = {"O": ("n",), "A": ("a", "s", "n", "v"), "R": ("v",)}[kind]
+            if kind == "R":
+                form = predicate_form(value)
+                word = form.verb if form.kind in ("finite", "participle", "passive") else None
+            found = [x for p in pos for x in self.wn.synsets(word, p)] if word else []
+            self._senses[key] = list(dict.fromkeys(x for x in (own, *found) if x is not None))
+        return self._senses[key]
 
     def opposite(self, kind: str, a: str, b: str) -> bool:
         """WordNet antonyms (big / small, open / closed), through the head adjective of a
