@@ -266,14 +266,16 @@ def test_no_compass_replacement_could_be_true_of_the_image():
     assert lex.entails("O", "guy", "man") and lex.entails("O", "man", "guy")
     assert lex.entails("O", "animal", "dog") and not lex.entails("O", "woman", "man")
     assert lex.opposite("A", "big", "small") and not lex.opposite("A", "big", "red")
-    vocab = {"O": Counter(["man", "woman", "guy", "lady", "girl", "boy"]),
+    vocab = {"O": Counter(["man", "woman", "guy", "lady", "girl", "boy", "child"]),
              "A": Counter(), "R": Counter()}
     rep = Replacer(vocab, propose=SynsetCandidates(lex, vocab))
     graph = SceneGraph((Object("woman"), Object("man")), ())
     seen = {"O": {"woman", "man"}, "A": set(), "R": set()}
-    # guy: a kind of man; lady, girl: kinds of woman; boy: neither, so only it may stand
-    # in for the woman
-    assert rep._usable(graph, ("O", 0), seen, ["guy", "lady", "girl", "boy"]) == ["boy"]
+    # in any of their senses (issue 52): guy is a kind of man, lady and girl (girl.n.01: a
+    # young woman) kinds of woman, boy informally a grown man (boy.n.02); child is none of
+    # these, so only it may stand in for the woman
+    assert rep._usable(graph, ("O", 0), seen,
+                       ["guy", "lady", "girl", "boy", "child"]) == ["child"]
 
 
 def test_captions_that_cannot_say_which_object_are_left_out_and_counted(tmp_path):
@@ -405,3 +407,19 @@ def test_vocab_check_refuses_symmetric_relations_and_warns_on_alike_values(tmp_p
     warning = [ln for ln in got.output.splitlines() if ln.startswith("warning:")]
     assert len(warning) == 1 and "'crimson', 'scarlet' are drawn alike (rgb: [220, 20, 60])" \
         in warning[0]
+
+
+def test_a_paired_difference_over_clusters_is_wider_than_over_items():
+    """COMPASS Tables 6-8 (issue 52): a synthetic concept gives two items (its minimal and
+    contextual images); items of one concept move together, so the interval resamples
+    concepts. One item per cluster: Newcombe's interval, as before."""
+    from autocomp.eval.intervals import paired_clustered
+
+    rng = np.random.default_rng(1)
+    a = np.repeat(rng.random(40) < 0.7, 2).astype(float)  # 40 concepts x 2 items alike
+    b = np.repeat(rng.random(40) < 0.4, 2).astype(float)
+    items = paired(a, b)
+    by_concept = paired_clustered(a, b, np.repeat(np.arange(40), 2))
+    assert by_concept["delta"] == items["delta"] and by_concept["clusters"] == 40
+    assert by_concept["high"] - by_concept["low"] > 1.2 * (items["high"] - items["low"])
+    assert paired_clustered(a, b, np.arange(80)) == items

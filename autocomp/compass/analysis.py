@@ -58,18 +58,35 @@ def integration(compass_dir: Path, model: str, results: Path | None = None) -> l
     """Rows (level, n, items, comp, decomp, gap, null) with accuracies in percent; `null`
     is the exact expected gap of a random scorer on those items (a gap is evidence of
     integration only as far as it differs from it); `gap_ci` the gap's 95% interval
-    (Newcombe's paired interval: both outcomes are of the same items)."""
-    from autocomp.eval.intervals import paired
+    (Newcombe's paired interval: both outcomes are of the same items; a paired bootstrap
+    over clusters where a cluster, an image on VG or a concept on a synthetic set, gives
+    several items) and `comp_ci`, `decomp_ci` each accuracy's (Clopper-Pearson, or the
+    cluster bootstrap)."""
+    from autocomp.eval.intervals import paired_clustered, proportion
 
     rows = []
     for (level, n), pairs in integration_cells(compass_dir, model, results).items():
         c = 100.0 * np.mean([p[0] for p in pairs])
         d = 100.0 * np.mean([p[1] for p in pairs])
-        ci = paired([p[1] for p in pairs], [p[0] for p in pairs])
+        clusters = [p[2] for p in pairs]
+        ci = paired_clustered([p[1] for p in pairs], [p[0] for p in pairs], clusters)
         rows.append({"level": level, "n": n, "items": len(pairs), "comp": c, "decomp": d,
                      "gap": d - c, "gap_ci": (ci["low"], ci["high"]),
+                     "comp_ci": proportion(_units(clusters, [p[0] for p in pairs])),
+                     "decomp_ci": proportion(_units(clusters, [p[1] for p in pairs])),
+                     "clusters": len(set(clusters)),
                      "null": float(np.mean([p[3] for p in pairs]))})
     return rows
+
+
+def _units(clusters, outcomes) -> dict:
+    """{cluster: [items, right]}: what eval/intervals.proportion resamples."""
+    units: dict = {}
+    for key, right in zip(clusters, outcomes, strict=True):
+        u = units.setdefault(key, [0, 0.0])
+        u[0] += 1
+        u[1] += float(right)
+    return units
 
 
 def gap_summary(rows: list[dict], key: str = "gap") -> dict[str, tuple[float, float]]:

@@ -18,6 +18,7 @@ from autocomp.compass.analysis import (
     skill_load,
     stars,
 )
+from autocomp.report.table import ci
 from autocomp.report.tables import Table
 
 THIN = 30  # a level/N row with fewer items than this is flagged: its accuracy is noisy
@@ -65,14 +66,6 @@ def cluster_unit(source: str) -> str:
     image on Visual Genome; on a synthetic set the concept (its minimal and contextual
     images share one)."""
     return "image" if source.split(" (")[0] == "VG" else "concept"
-
-
-def _with_interval(accuracy: float, items: int) -> str:
-    """An R@1 (percent) of `items` items with its Clopper-Pearson interval."""
-    from autocomp.eval.intervals import exact
-    from autocomp.report.table import ci
-
-    return ci(accuracy, exact(round(accuracy * items / 100.0), items))
 
 
 def coefficient(cell: dict | None, fit: dict) -> str:
@@ -130,9 +123,9 @@ def tables(folders: list[Path]) -> list[Table]:
                 f"{_mean_std(*summary[lv])} (null {_signed(null[lv][0])})" if lv in summary
                 else "-" for lv in ("OAR", "OA", "OR")]])
             for r in rows:
-                detail.append([model, src, r["level"], str(r["n"]), str(r["items"]),
-                               _with_interval(r["decomp"], r["items"]),
-                               _with_interval(r["comp"], r["items"]),
+                detail.append([model, src, r["level"], str(r["n"]),
+                               f"{r['items']} ({r['clusters']} {unit}s)",
+                               ci(r["decomp"], r["decomp_ci"]), ci(r["comp"], r["comp_ci"]),
                                f"{_signed(r['gap'], 1)} [{_signed(r['gap_ci'][0], 1)}, "
                                f"{_signed(r['gap_ci'][1], 1)}]", _signed(r["null"], 1),
                                f"thin (< {THIN})" if r["items"] < THIN else ""])
@@ -156,11 +149,15 @@ def tables(folders: list[Path]) -> list[Table]:
                   "from its null: a random scorer's composed R@1 is 1/(negatives + 1) and "
                   "its decomposed R@1 1/2^pairs, so its gap is not 0."]),
            Table("Tables 6-8: per complexity, decomposed (D) and composed (C) R@1, the gap "
-                 "(95% intervals in brackets: Clopper-Pearson for D and C, Newcombe's paired "
-                 "interval for the gap) and its null (a random scorer's expected gap on these "
-                 "items)",
-                 ["Model", "Source", "Level", "N", "Items", "D", "C", "Δ", "Null Δ", "Note"],
-                 detail),
+                 "and its null (a random scorer's expected gap on these items); 95% "
+                 "intervals in brackets, clustered as Table 3 clusters",
+                 ["Model", "Source", "Level", "N", "Items (clusters)", "D", "C", "Δ",
+                  "Null Δ", "Note"], detail,
+                 [f"Intervals over {unit}s: one {unit} gives several items (a synthetic "
+                  "concept its minimal and contextual images; a VG image several "
+                  "subgraphs), so D and C take Clopper-Pearson where every cluster is one "
+                  "item and else a bootstrap resampling whole clusters; Δ Newcombe's paired "
+                  "interval, or a paired bootstrap over clusters."]),
            Table("Table 3: skill load, change in R@1 (points) per primitive, OLS with "
                  f"{unit}-clustered SE; * p < 0.005, ** p < 0.001",
                  ["Model", "Source", "Level",

@@ -152,6 +152,35 @@ def paired(a, b, level: float = LEVEL) -> dict | None:
             "credit": isinstance(a_only, float)}
 
 
+def paired_clustered(a, b, clusters, level: float = LEVEL) -> dict | None:
+    """a - b (points) for 0 / 1 outcomes of the same items that come in clusters (a
+    synthetic concept's minimal and contextual images; a VG image's several subgraphs):
+    Newcombe's paired interval (paired) where every cluster is one item, else a percentile
+    bootstrap resampling whole clusters (scipy, seeded), so items of one cluster are not
+    counted as independent. Where no resample can move the difference (every cluster's
+    difference alike), Newcombe's interval over the items."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    keys, codes = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)
+    base = paired(a, b, level)
+    if base is None or len(keys) == len(a):
+        return base
+    counts = np.bincount(codes).astype(float)
+    sa, sb = np.bincount(codes, weights=a), np.bincount(codes, weights=b)
+    if len(keys) == 1 or np.ptp((sa - sb) / counts) == 0:
+        return {**base, "clusters": len(keys)}
+    from scipy.stats import bootstrap
+
+    res = bootstrap((sa, sb, counts), _difference, paired=True, vectorized=True, axis=-1,
+                    confidence_level=level, n_resamples=RESAMPLES, method="percentile",
+                    random_state=np.random.default_rng(SEED))
+    return {**base, "low": 100.0 * float(res.confidence_interval.low),
+            "high": 100.0 * float(res.confidence_interval.high), "clusters": len(keys)}
+
+
+def _difference(sa, sb, counts, axis=-1):
+    return (sa.sum(axis=axis) - sb.sum(axis=axis)) / counts.sum(axis=axis)
+
+
 def mean_shares(counts, level: float = LEVEL) -> list[tuple[float, tuple[float, float]]]:
     """Per category: the mean over cells of the category's share (percent) of each cell's
     counts (Table 6: errors by the chosen negative's category), and its interval. One cell:
