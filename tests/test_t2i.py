@@ -369,3 +369,28 @@ def test_an_image_the_generator_refuses_is_left_out_and_counted(run, tmp_path, l
     assert any("1 of" in line and "could not be drawn" in line for line in logged())
     monkeypatch.setattr(ProceduralGenerator, "generate_one", real)
     assert len(draw(_procedural("p"), run, todo, 2, tmp_path)) == 2 * len(todo)
+
+
+def test_precision_and_recall_intervals_resample_prompts():
+    """Issue 52: a prompt's K images are one cluster; with K = 2 images alike per prompt
+    the interval is wider than Clopper-Pearson over the images, and equals it at K = 1."""
+    from autocomp.eval.intervals import exact
+    from autocomp.t2i.summary import truth_agreement
+
+    def records(k):
+        out = []
+        for i in range(30):
+            faithful = i % 3 != 0
+            said = 0.5 if (i % 3 == 0 or i % 5 == 0) else 1.0  # catches all, some false
+            out += [{"prompt": f"p{i}", "n": 2, "true_share": 1.0 if faithful else 0.5,
+                     "faithful": faithful, "tifa": said, "dsg": said, "geneval_all": said,
+                     "probes": [], "has_truth": True} for _ in range(k)]
+        return out
+
+    one = truth_agreement(records(1))["verdicts"]["tifa"]["precision"]
+    two = truth_agreement(records(2))["verdicts"]["tifa"]["precision"]
+    assert one["value"] == two["value"] and two["n"] == 2 * one["n"]
+    assert one["interval"] == list(exact(one["k"], one["n"]))
+    width = two["interval"][1] - two["interval"][0]
+    assert width > 1.2 * (lambda lo, hi: hi - lo)(*exact(two["k"], two["n"]))
+    assert two["prompts"] == one["n"]

@@ -70,7 +70,7 @@ def truth_agreement(records: list[dict]) -> dict:
     the truth (answered right exactly when the expected answer is true); per verdict
     metric, the precision and recall of calling an image unfaithful; per metric, Spearman
     and Kendall correlations with the true share of correct bindings."""
-    from autocomp.eval.intervals import exact, rank_correlation
+    from autocomp.eval.intervals import rank_correlation
 
     known = [r for r in records if r.get("true_share") is not None]
     unknown = sum(1 for r in records if r.get("has_truth") and r["true_share"] is None)
@@ -80,15 +80,16 @@ def truth_agreement(records: list[dict]) -> dict:
             agree[(p["aspect"], r["n"])][r["prompt"]].append(float(p["right"] == p["truth"]))
     verdicts = {}
     for key in VERDICTS:
-        pairs = [(r[key] is not None and r[key] < 1.0, not r["faithful"]) for r in known
-                 if r.get(key) is not None]
-        tp = sum(1 for said, true in pairs if said and true)
-        fp = sum(1 for said, true in pairs if said and not true)
-        fn = sum(1 for said, true in pairs if not said and true)
+        # (said unfaithful, truly unfaithful, prompt): a prompt's K images are one cluster
+        pairs = [(r[key] is not None and r[key] < 1.0, not r["faithful"], r["prompt"])
+                 for r in known if r.get(key) is not None]
+        tp = sum(1 for said, true, _ in pairs if said and true)
+        fp = sum(1 for said, true, _ in pairs if said and not true)
+        fn = sum(1 for said, true, _ in pairs if not said and true)
         verdicts[key] = {"n": len(pairs), "tp": tp, "fp": fp, "fn": fn,
                          "tn": len(pairs) - tp - fp - fn,
-                         "precision": _share(tp, tp + fp, exact),
-                         "recall": _share(tp, tp + fn, exact)}
+                         "precision": _share([(p, t) for said, t, p in pairs if said]),
+                         "recall": _share([(p, said) for said, t, p in pairs if t])}
     corr = {}
     for key in METRICS:
         corr[key] = rank_correlation([(r[key], r["true_share"]) for r in known
@@ -99,11 +100,23 @@ def truth_agreement(records: list[dict]) -> dict:
             "verdicts": verdicts, "correlation": corr}
 
 
-def _share(k: int, n: int, exact) -> dict | None:
-    if not n:
+def _share(outcomes: list[tuple[str, bool]]) -> dict | None:
+    """The share of (prompt, hit) outcomes that hit, with its interval over prompts: a
+    prompt's images are not independent (Clopper-Pearson where each prompt gives one,
+    else the prompt-clustered bootstrap; eval/intervals.py proportion)."""
+    from autocomp.eval.intervals import proportion
+
+    if not outcomes:
         return None
-    lo, hi = exact(k, n)
-    return {"value": 100.0 * k / n, "k": k, "n": n, "interval": [lo, hi]}
+    units: dict = {}
+    for prompt, hit in outcomes:
+        u = units.setdefault(prompt, [0, 0.0])
+        u[0] += 1
+        u[1] += float(hit)
+    k, n = sum(hit for _, hit in outcomes), len(outcomes)
+    lo, hi = proportion(units)
+    return {"value": 100.0 * k / n, "k": int(k), "n": n, "prompts": len(units),
+            "interval": [lo, hi]}
 
 
 def summarize(scored: dict[str, list[dict]], wanted: int | None = None) -> dict:
@@ -179,7 +192,9 @@ def truth_tables(truth, labels, ns) -> list[Table]:
     verdict = Table("Unfaithful images caught, against the exact truth: precision and recall "
                     f"(%) of 'unfaithful' (score below 1); {INTERVAL_NOTE}",
                     ["Model", "Metric", "Images (n)", "Unfaithful (n)", "Precision",
-                     "Recall"], rows)
+                     "Recall"], rows,
+                    ["Intervals resample prompts: a prompt's K images are one cluster "
+                     "(Clopper-Pearson where each prompt gives one image)."])
     rows = []
     for m, t in truth:
         for key, c in t["correlation"].items():
