@@ -43,6 +43,7 @@ from autocomp.eval.matrix import (
 )
 from autocomp.eval.metrics import TIED, TIES, Tally, error_category, outcome
 from autocomp.formats.runs import Benchmark
+from autocomp.negatives.shortcut import matched_negatives
 
 CHUNK_CAPTIONS = 8192  # a chunk ends here too: confusion items carry ~700 captions each
 
@@ -331,11 +332,7 @@ class Harness:
         tally.add_matrix(result, matrix_chance(truth, every), item.get("breakdown"),
                          item.get("concept"))
         for name, (row, good, bad) in (item.get("side") or {}).items():
-            # a pair of one row: its true caption `good` against its false caption `bad`
-            s = scores[row]
-            tally.add_side(name, bool(s[good] > s[bad]),
-                           1.0 if s[good] > s[bad] else 0.5 if s[good] == s[bad] else 0.0,
-                           bool(s[good] >= s[bad]) if good < bad else bool(s[good] > s[bad]),
+            tally.add_side(name, scores[row][good], scores[row][bad], good < bad,
                            item.get("concept"))
         return {"id": item["id"], "concept": item.get("concept"), "correct": result["text"],
                 "correct_argmax": result["text_argmax"],
@@ -370,7 +367,7 @@ class Harness:
         ruled = result[TIES[tally.ties]]
         tally.breakdown(item.get("breakdown"), ruled, None, ruled, item.get("concept"),
                         1.0 / int(shown.sum()))
-        matched = _matched(item, getattr(self, "tasks", None))
+        matched = matched_negatives(item, getattr(self, "tasks", None))
         if matched is not None and matched.any() and matched.size + 1 == len(scores):
             keep = np.concatenate([[True], matched & shown[1:]])
             tally.add_matched(outcome(scores[keep]), int(keep.sum()), item.get("concept"))
@@ -398,13 +395,3 @@ def write_json(path: Path, data: dict) -> None:
     from autocomp.core.records import write_text
 
     write_text(path, json.dumps(data, indent=1, sort_keys=True))
-
-
-def _matched(item: dict, tasks: dict | None):
-    """A Confusion item's shortcut-matched negatives (negatives/shortcut.py), or None."""
-    if item.get("kind") != "confusion" or "graph" not in item or not tasks:
-        return None
-    from autocomp.negatives.shortcut import shortcut_matched
-
-    task = tasks.get(item.get("task"))
-    return shortcut_matched(SceneGraph.from_dict(item["graph"]), task, item["negatives"])

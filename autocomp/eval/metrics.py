@@ -96,18 +96,22 @@ class Tally:
     matched: dict = field(default_factory=dict)  # the shortcut-matched negatives' sums
     side: dict = field(default_factory=dict)  # a benchmark's side metric -> its sums
 
-    def add_side(self, name: str, strict: bool, credit: float, first: bool,
+    def add_side(self, name: str, good: float, bad: float, listed_first: bool,
                  concept=None) -> None:
         """One pairwise side metric of an item (SugarCrepe++'s Image-P1-Neg: the image's
-        first positive above its negative), under each tie rule; chance 50%."""
+        first positive above its negative): the true caption's score `good` against the
+        false one's `bad` under each tie rule (argmax: a tie goes to the one listed
+        first); chance 50%."""
+        strict, credit = good > bad, 1.0 if good > bad else 0.5 if good == bad else 0.0
+        first = good >= bad if listed_first else good > bad
         m = self.side.setdefault(name, {"n": 0, "rule": 0.0, "strict": 0.0, "tie": 0.0,
                                         "argmax": 0.0})
         ruled = {"strict": strict, "aware": credit, "argmax": first}[self.ties]
         m["n"] += 1
         m["rule"] += ruled
-        m["strict"] += strict
+        m["strict"] += float(strict)
         m["tie"] += credit
-        m["argmax"] += first
+        m["argmax"] += float(first)
         self.unit(f"side:{name}", concept, ruled)
 
     def add_matched(self, result: dict, n_candidates: int, concept=None) -> None:

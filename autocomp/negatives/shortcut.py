@@ -37,3 +37,14 @@ def shortcut_matched(graph, task, negatives: list[dict]) -> np.ndarray | None:
                               [values[j] for j in edit[key]])
         out[k] = got == want
     return out
+
+
+def matched_negatives(item: dict, tasks: dict | None) -> np.ndarray | None:
+    """A benchmark item's shortcut-matched negatives when it is a Confusion item of a run
+    (its scene graph and its task known), else None."""
+    if item.get("kind") != "confusion" or "graph" not in item or not tasks:
+        return None
+    from autocomp.core.scene import SceneGraph
+
+    return shortcut_matched(SceneGraph.from_dict(item["graph"]), tasks.get(item.get("task")),
+                            item["negatives"])
