@@ -53,6 +53,7 @@ class Lexicon:
         self.recorded = recorded or {"O": {}, "A": {}, "R": {}}
         self._synset: dict[tuple[str, str], object] = {}
         self._senses: dict[tuple[str, str], list] = {}
+        self._reached: dict[tuple[str, str], tuple[frozenset, frozenset]] = {}
         self._cats: dict[tuple[str, str], frozenset] = {}
         self._anc: dict[str, dict[str, int]] = {}
 
@@ -165,15 +166,24 @@ class Lexicon:
         the image shows; silver is a metal), or an adjective satellite of the other."""
         if self.synonyms(kind, a, b):
             return True
-        for sa in self.senses(kind, a):
-            for sb in self.senses(kind, b):
-                if sa == sb or sa in sb.similar_tos() or sb in sa.similar_tos():
-                    return True
-                if (sa.pos() == sb.pos() and sa.pos() in ("n", "v")
-                        and (sa.name() in self._ancestors(sb)
-                             or sb.name() in self._ancestors(sa))):
-                    return True
-        return False
+        (names_a, reach_a), (names_b, reach_b) = self._reach(kind, a), self._reach(kind, b)
+        return bool(names_a & reach_b) or bool(names_b & reach_a)
+
+    def _reach(self, kind: str, value: str) -> tuple[frozenset, frozenset]:
+        """(the names of a value's senses, those names with every hypernym of its noun and
+        verb senses and the adjectives its senses are satellites of or have as
+        satellites): a sense of one value in the other's reach is an entailment."""
+        key = (kind, value)
+        if key not in self._reached:
+            senses = self.senses(kind, value)
+            names = frozenset(x.name() for x in senses)
+            reach = set(names)
+            for x in senses:
+                reach.update(y.name() for y in x.similar_tos())
+                if x.pos() in ("n", "v"):
+                    reach.update(self._ancestors(x))
+            self._reached[key] = (names, frozenset(reach))
+        return self._reached[key]
 
     def senses(self, kind: str, value: str) -> list:
         """Every WordNet sense of a value's word (its own synset first): objects' nouns,
