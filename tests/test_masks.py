@@ -26,3 +26,13 @@ def test_masks_equal_scipy(k):
         assert np.array_equal(fill_holes(m), ndimage.binary_fill_holes(m))
         assert np.array_equal(erode(m, k), ndimage.binary_erosion(m, iterations=k))
         assert np.array_equal(dilate(m, k), ndimage.binary_dilation(m, iterations=k))
+
+
+def test_channel_max_and_min_equal_numpys_reductions():
+    from autocomp.core.channels import channel_max, channel_min
+
+    rng = np.random.default_rng(1)
+    for a in (rng.integers(0, 256, (9, 7, 3)).astype(np.uint8),
+              rng.integers(-20, 20, (5, 4, 3)), rng.random((6, 6, 1))):
+        assert np.array_equal(channel_max(a), a.max(axis=-1))
+        assert np.array_equal(channel_min(a), a.min(axis=-1))

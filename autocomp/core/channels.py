@@ -9,14 +9,16 @@ import numpy as np
 
 
 def channel_max(a: np.ndarray) -> np.ndarray:
-    out = a[..., 0]
-    for i in range(1, a.shape[-1]):
-        out = np.maximum(out, a[..., i])
-    return np.array(out, copy=True) if a.shape[-1] == 1 else out
+    return _planes(np.maximum, a)
 
 
 def channel_min(a: np.ndarray) -> np.ndarray:
-    out = a[..., 0]
+    return _planes(np.minimum, a)
+
+
+def _planes(pick, a: np.ndarray) -> np.ndarray:
+    """`pick` (np.maximum or np.minimum) folded over the channel planes: a new array."""
+    out = a[..., 0].copy()
     for i in range(1, a.shape[-1]):
-        out = np.minimum(out, a[..., i])
-    return np.array(out, copy=True) if a.shape[-1] == 1 else out
+        pick(out, a[..., i], out=out)
+    return out

@@ -40,21 +40,22 @@ def erode(mask: np.ndarray, iterations: int) -> np.ndarray:
     """scipy.ndimage.binary_erosion(mask, iterations=...) (cross structure, border 0)."""
     from scipy import ndimage
 
-    mask = np.asarray(mask, dtype=bool)
-    out = np.zeros_like(mask)
-    box = _box(mask, iterations)
-    if box is not None:
-        out[box] = ndimage.binary_erosion(mask[box], iterations=iterations)
-    return out
+    return _on_box(ndimage.binary_erosion, mask, iterations)
 
 
 def dilate(mask: np.ndarray, iterations: int) -> np.ndarray:
     """scipy.ndimage.binary_dilation(mask, iterations=...) (cross structure)."""
     from scipy import ndimage
 
+    return _on_box(ndimage.binary_dilation, mask, iterations)
+
+
+def _on_box(op, mask: np.ndarray, iterations: int) -> np.ndarray:
+    """`op` run on the mask's bounding box widened by `iterations` (what it can reach),
+    placed back into an array of the mask's shape."""
     mask = np.asarray(mask, dtype=bool)
     out = np.zeros_like(mask)
     box = _box(mask, iterations)
     if box is not None:
-        out[box] = ndimage.binary_dilation(mask[box], iterations=iterations)
+        out[box] = op(mask[box], iterations=iterations)
     return out

@@ -6,7 +6,7 @@ can come from a caption repeating a word (blind:distinct reaches it without the 
 
 from __future__ import annotations
 
-from autocomp.report.table import INTERVAL_NOTE, TRACK_SHORT, Table, scored
+from autocomp.report.table import INTERVAL_NOTE, TRACK_SHORT, Table, r1, scored
 
 
 def matched_table(results, labels=None) -> Table | None:
@@ -22,9 +22,9 @@ def matched_table(results, labels=None) -> Table | None:
         m = r["metrics"]
         rows.append([labels.get(r["model"], r["model"]), r["task"], str(r["n"]),
                      TRACK_SHORT.get(r["track"], r["track"]), str(r["n_items"]),
-                     scored(r, "accuracy"), _pct(m.get("chance")),
+                     scored(r, "accuracy"), r1(m.get("chance")),
                      str(m["matched_items"]), scored(r, "accuracy_matched"),
-                     _pct(m.get("chance_matched")),
+                     r1(m.get("chance_matched")),
                      scored(r, "accuracy_tie_aware"), scored(r, "accuracy_matched_tie_aware")])
     rule = {r.get("ties", "strict") for r in cells}
     return Table("Confusion with and without its text-only shortcut: accuracy (%) on all "
@@ -41,8 +41,3 @@ def matched_table(results, labels=None) -> Table | None:
                   "All and Matched follow the results' tie rule ("
                   + ", ".join(sorted(rule)) + "); the tie-aware columns are beside them."])
 
-
-def _pct(x) -> str:
-    from autocomp.eval.metrics import r1
-
-    return r1(x)
