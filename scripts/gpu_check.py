@@ -78,7 +78,9 @@ class Probe:
                 model = make()
         finally:
             torch.set_default_dtype(previous)
-        return model.eval()
+        # a legacy constructor (torch.Tensor(n, d): GroundingDINO's level_embed) ignores the
+        # device context: moved as from_pretrained's model is, no copy for the rest
+        return model.to(self.device).eval()
 
 
 def _tiny_models():
@@ -245,6 +247,64 @@ def gemma3_12b(probe: Probe, tiny: bool) -> dict:
             out.setdefault("notes", []).append(f"{name}: step time below the timer's noise")
     step = out["step_s_after"]
     out["tokens_per_s_after"] = PROMPTS_BATCH / step if step > 0 else None
+    out.update(_cache_modes(probe, model, ids, new, seeds))
+    return out
+
+
+class StepClock:
+    """A logits processor that reads the clock at every decoding step (after the device
+    has finished it): the median gap is the step time of a single generate call."""
+
+    def __init__(self, probe: Probe):
+        self.probe, self.marks = probe, []
+
+    def __call__(self, input_ids, scores):
+        self.probe.sync()
+        self.marks.append(time.perf_counter())
+        return scores
+
+    def step_s(self) -> float:
+        import statistics
+
+        gaps = [b - a for a, b in zip(self.marks, self.marks[1:], strict=False)]
+        return statistics.median(gaps) if gaps else float("nan")
+
+
+def _cache_modes(probe: Probe, model, ids, new: int, seeds) -> dict:
+    """Step time of the same generate call with transformers' static KV cache, eager and
+    compiled (CUDA graphs): how far the HF path sits from reading the weights once per
+    step. The compiled call's first run (the compile) is timed apart."""
+    import torch
+    from transformers import LogitsProcessorList
+
+    from autocomp.captions.llm import RowSampler
+
+    out = {}
+    modes = (("static", False), ("static_compiled", True))[:2 if probe.cuda else 1]
+    for name, compiled in modes:
+        model.generation_config.disable_compile = not compiled
+        for attempt in ("first", "timed"):
+            clock = StepClock(probe)
+            start = time.perf_counter()
+            try:
+                with torch.inference_mode():
+                    model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
+                                   do_sample=False, max_new_tokens=new + 1,
+                                   min_new_tokens=new + 1, cache_implementation="static",
+                                   logits_processor=LogitsProcessorList(
+                                       [RowSampler(seeds, 0.7, 0.9), clock]),
+                                   pad_token_id=0, eos_token_id=None)
+            except Exception as exc:  # noqa: BLE001 (recorded; the dynamic cache stands)
+                out[f"error_{name}"] = f"{type(exc).__name__}: {exc}"[:300]
+                break
+            probe.sync()
+            out[f"{attempt}_call_s_{name}"] = time.perf_counter() - start
+            print(f"  gemma3_12b {name} cache, {attempt} call: "
+                  f"{out[f'{attempt}_call_s_{name}']:.3g} s, step {clock.step_s():.4g} s",
+                  flush=True)
+        else:
+            out[f"step_s_{name}"] = clock.step_s()
+    model.generation_config.disable_compile = True
     return out
 
 
@@ -326,10 +386,14 @@ def sam2(probe: Probe, tiny: bool) -> dict:
     boxes = torch.tensor([[[side * 0.25, side * 0.25, side * 0.75, side * 0.75]]],
                          device=probe.device, dtype=probe.dtype)
 
-    def segment():
+    def segment(pixels=pixels, boxes=boxes):
         with torch.inference_mode():
             model(pixel_values=pixels, input_boxes=boxes)
-    return {**_describe(model), "build_s": built, "s_per_image": probe.time(segment)}
+    many = (pixels.expand(DETECT_BATCH, -1, -1, -1).contiguous(),
+            boxes.expand(DETECT_BATCH, -1, -1).contiguous())
+    return {**_describe(model), "build_s": built, "s_per_image": probe.time(segment),
+            "s_per_image_batched": probe.time(lambda: segment(*many)) / DETECT_BATCH,
+            "batch": DETECT_BATCH}
 
 
 def planned(gpu: str) -> dict:
@@ -422,8 +486,9 @@ def _line(name: str, got: dict) -> str:
     if "error" in got:
         return f"{name:17s} FAILED {got['error'][:200]}"
     timings = ", ".join(f"{k} {v:.4g}" for k, v in got.items()
-                        if k.endswith(("_s", "_image", "_28_steps", "_before", "_after"))
-                        and k != "wall_s" and v is not None)
+                        if k.endswith(("_s", "_image", "_28_steps", "_before", "_after",
+                                       "_static", "_compiled", "_batched"))
+                        and isinstance(v, float) and k != "wall_s")
     memory = (f", allocated {got['max_allocated_gib']:.1f} GiB, reserved "
               f"{got['max_reserved_gib']:.1f} GiB" if "max_allocated_gib" in got else "")
     return (f"{name:17s} {got['parameters'] / 1e9:6.2f}B params {'/'.join(got['dtypes'])}: "
