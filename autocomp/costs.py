@@ -21,7 +21,10 @@ GPUS = {"A100": (312e12, 2.0e12), "H100": (989e12, 3.35e12), "H200": (989e12, 4.
         "L40S": (362e12, 0.864e12)}
 FP8 = {"H100": 1979e12, "H200": 1979e12, "L40S": 733e12}  # dense fp8 peak (no A100: none)
 UTILISATION = (0.55, 0.35)  # (best, worst) share of peak for compute-bound work
-DETECT_UTILISATION = (0.2, 0.05)  # a small model: launches and pre/post-processing dominate
+# GroundingDINO and SAM2 are small: launches and pre/post-processing dominate. Measured on
+# an H200 (scripts/gpu_check.py, docs/pipeline.md): GroundingDINO-tiny 25 ms per image at a
+# batch of 8 (1.8% of peak), SAM2.1-L 28 ms for one image (3.0%; 11 ms an image batched)
+DETECT_UTILISATION = (0.03, 0.015)
 BANDWIDTH_SHARE = 0.7
 DECODE_PNG = 0.055  # s per 1024 px image read + decoded by the validation stage
 TEXT_TOKENS = 77 + 256
@@ -33,11 +36,15 @@ SAM2_LARGE = 0.82e12  # FLOPs per image, SAM2 Hiera-L image encoder at 1024 px
 VISION_TOWER = 3.3e12  # FLOPs per image, Gemma-3's SigLIP-400M at 896 px
 IMAGE_TOKENS = 256  # Gemma-3's image tokens per image
 # The fixed cost of one forward pass (a prefill or one decoding step) of a 12B chat model
-# under transformers' generate, whatever the GPU: kernel launches and Python around 48
-# layers. Measured on an H200 with Gemma-3-12B's architecture: a decoding step takes 44 ms
-# at 6 prompts and 39 ms at 32, where reading the weights takes 7 ms
-# (scripts/bench_t2i.py --gpu). Without it, decoding was estimated 5x too fast.
-FORWARD_OVERHEAD = 0.035
+# under transformers' generate (dynamic KV cache, eager), whatever the GPU: kernel launches
+# and Python around 48 layers. Measured on an H200 with Gemma-3-12B's architecture at 32
+# prompts x 450 tokens: a decoding step takes 54-58 ms where reading the weights takes 7 ms
+# and the caption sampler 5 ms (scripts/gpu_check.py; 39-46 ms in issue 40's bench without
+# a sampler). Without it, decoding was estimated 5x too fast.
+FORWARD_OVERHEAD = 0.045
+# the captions writer's sampler per decoding step at 32 x 262,208 (top-k 1,024, then the
+# nucleus, on the device): 4.7 ms on an H200 (scripts/bench_sampler.py --device cuda)
+SAMPLER_STEP = 0.005
 
 
 def dit_flops(width: int, blocks: int, size: int, steps: int, guidance: float) -> float:
@@ -94,9 +101,10 @@ def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
     def step():  # one decoding step of a batch: the weights read once, plus the overhead
         return memory(2 * params) + FORWARD_OVERHEAD
 
-    if unit == "caption":  # ~450 prompt tokens, up to 150 new ones
+    if unit == "caption":  # ~450 prompt tokens, up to 150 new ones, each token sampled
         prefill = compute(2 * params * 450)
-        decode = (FORWARD_OVERHEAD + step() * int(options.get("max_new_tokens", 150))) / batch
+        decode = (FORWARD_OVERHEAD + (step() + SAMPLER_STEP)
+                  * int(options.get("max_new_tokens", 150))) / batch
         return prefill[0] + decode, prefill[1] + decode
     if unit == "vqa":  # ~mean_n questions per image: the vision tower once per image, each
         #                   question's prompt (256 image tokens + ~40) prefilled; 12 new

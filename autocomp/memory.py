@@ -48,10 +48,17 @@ KNOWN = {  # parameters per component, from the model cards (used when no weight
 SHAPES = {"gemma-3-27b": (62, 16, 128, 5376, 21504), "gemma-3-12b": (48, 8, 256, 3840, 15360),
           "gemma-3-4b": (34, 4, 256, 2560, 10240)}
 VAE_CHANNELS = (128, 256, 512, 512)  # SD3's VAE decoder, full size first
+# Activation factors, each range around what scripts/gpu_check.py measured on an H200 in
+# bf16 (max_memory_allocated less the weights; docs/pipeline.md has the table):
 DECODE_MAPS = (3.0, 5.5)  # full-size maps of the widest channels live at the decode's peak
-BLOCK_WIDTHS = (6.0, 10.0)  # widths per token live inside a joint block
-DETECT = (0.2, 0.5)  # GiB per image, GroundingDINO (Swin-T, 800 x 1333)
-SEGMENT = (0.3, 1.0)  # GiB per image, SAM2 Hiera-L at 1024 px (one image at a time)
+#                           (measured 4.8: 2.41 GiB decoding one 1024 px image)
+BLOCK_WIDTHS = (14.0, 20.0)  # widths per token live inside a joint block (measured 16.7:
+#                              2.68 GiB for 8 sequences of 4,429 tokens at width 2,432)
+DETECT = (0.6, 0.9)  # GiB per image, GroundingDINO (Swin-T, 800 x 1333; measured 0.69)
+SEGMENT = (0.25, 0.6)  # GiB per image, SAM2 Hiera-L at 1024 px, one image at a time
+#                        (measured 0.29)
+PREFILL_WIDTHS = (3.0, 5.0)  # MLP widths per prompt token live at an LLM's prefill
+#                             (measured 3.9 beyond the KV cache, Gemma-3-12B, 32 x 450)
 VISION = (4096, 4304, (2.0, 4.0))  # Gemma-3's SigLIP: patches, MLP width, live widths
 PROMPT, VQA_PROMPT, IMAGE_TOKENS = 450, 40, 256
 
@@ -186,6 +193,7 @@ def images(options: dict, batch: int) -> dict:
     levers = [lever for lever, on in (("generate.options.vae_slicing: true", at_once == 1),
                                       ("vae_tiling: true", side != size)) if not on]
     return {"weights": weights, "activations": acts, "source": source, "levers": levers,
+            "denoise": denoise, "decode": decode,
             "what": f"denoise {_range(denoise)}, VAE decode {_range(decode)} "
                     f"({at_once} image(s) at once{', tiled' if side != size else ''})"}
 
@@ -197,7 +205,7 @@ def llm(options: dict, batch: int, prompt: int, new: int) -> tuple[float, list[f
     per = _bytes(options.get("dtype", "auto"))
     layers, kv, head, _hidden, mlp = llm_shape(model)
     cache = batch * (prompt + new) * layers * 2 * kv * head * per
-    prefill = [batch * prompt * mlp * per * k for k in (2.0, 4.0)]
+    prefill = [batch * prompt * mlp * per * k for k in PREFILL_WIDTHS]
     return _weights(parts, options.get("dtype", "auto")), [(cache + p) / GIB for p in
                                                             prefill], source
 

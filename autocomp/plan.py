@@ -46,17 +46,25 @@ def _model(options: dict) -> str:
 
 
 def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = None,
-         gpus: tuple[str, ...] = ("A100-80", "H100"), nodes: int = 1) -> dict:
+         gpus: tuple[str, ...] = ("A100-80", "H100"), nodes: int = 1,
+         calibrate: Path | None = None) -> dict:
     """The plan of `cfg` on `nodes` nodes of `processes` GPUs each (default: the config's
-    processes), for each GPU in memory.CARDS named in `gpus`."""
+    processes), for each GPU in memory.CARDS named in `gpus`. `cost_file`: GPU seconds per
+    unit (scripts/bench_generate.py); `calibrate`: a scripts/gpu_check.py JSON, from which
+    each unit is rebuilt at the config's settings (autocomp/calibrate.py)."""
     for gpu in gpus:
         memory.card(gpu)  # an unknown name is one line
     paper = dict(PAPER_COST)
-    measured, source = {}, None
+    measured, source, cal, notes = {}, None, None, []
     if cost_file:
         data = json.loads(Path(cost_file).read_text(encoding="utf-8"))
         measured = {k: float(v) for k, v in data.get("gpu_seconds", {}).items()}
         source = f"{cost_file} ({data.get('device', 'measured')})"
+    if calibrate:
+        from autocomp.calibrate import Calibration
+
+        cal = Calibration(calibrate)
+        source = f"{calibrate} (scripts/gpu_check.py on {cal.device})"
     counts = {f"{s.task} N={n}": s.count for s in cfg.concepts for n in s.n}
     concepts = sum(counts.values())
     images = 2 * concepts
@@ -84,6 +92,9 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
             best, worst = (0.0, 0.0) if free else costs.seconds(
                 key, options, memory.CARDS[gpu][1], mean_n, masks)
             estimate[gpu] = [round(units * best / 3600, 1), round(units * worst / 3600, 1)]
+        if cal is not None:
+            measured[key] = 0.0 if free else _calibrated(cal, name, key, options, mean_n,
+                                                          masks, notes)
         rows.append({"stage": name, "backend": backend.name, "model": _model(options),
                      "units": units, "estimate": estimate,
                      "paper_hours": 0.0 if free else round(units * paper[key] / 3600, 2),
@@ -99,7 +110,8 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
             "processes": total, "estimate": ranges,
             "paper_hours": round(sum(r["paper_hours"] for r in rows), 1),
             "measured": None if not measured else {
-                "source": source, "hours": round(sum(r["measured_hours"] for r in rows), 1)},
+                "source": source, "hours": round(sum(r["measured_hours"] for r in rows), 1),
+                "gpu": cal.gpu if cal else None, "notes": notes},
             "levers": levers(image_options, images, gpus,
                              cfg.generate.generator.name in EMBEDDED),
             "memory": {gpu: memory.fit(cfg, memory.card(gpu)[0]) for gpu in gpus},
@@ -111,6 +123,22 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                          "detector": dict(cfg.validate.detector.options),
                          **{name: dump_section(o)
                             for name, o in cfg.validate.checks.items()}}}
+
+
+def _calibrated(cal, stage: str, key: str, options: dict, mean_n: float, masks: bool,
+                notes: list[str]) -> float:
+    """GPU seconds of one unit of `stage` from the calibration; the estimate's worst case on
+    the calibrated GPU where the file lacks what the unit needs (noted either way)."""
+    try:
+        seconds, estimated = cal.seconds(key, options, mean_n, masks)
+    except KeyError as exc:
+        seconds = costs.seconds(key, options, cal.gpu, mean_n, masks)[1]
+        notes.append(f"{stage}: {str(exc).strip(chr(39))} not measured; the estimate's "
+                     f"worst case ({seconds:.3g} s a unit)")
+        return seconds
+    notes.append(f"{stage}: {seconds:.3g} s a unit, measured"
+                 + (f" (estimated: {', '.join(estimated)})" if estimated else ""))
+    return seconds
 
 
 def t2i_cost(cfg: RunConfig, gpus, mean_n: float) -> dict:
@@ -189,8 +217,10 @@ def format_plan(p: dict) -> str:
     lines.append("")
     if p["measured"]:
         m = p["measured"]
-        lines.append(f"Expected (measured per unit in {m['source']}): {m['hours']:,} GPU-hours, "
+        what = (f"calibrated on {m['gpu']} from" if m.get("gpu") else "measured per unit in")
+        lines.append(f"Expected ({what} {m['source']}): {m['hours']:,} GPU-hours, "
                      f"about {m['hours'] / p['processes']:,.1f} h on {where}.")
+        lines += [f"  {note}" for note in m.get("notes", [])]
     if not p["paper_hours"] and not any(high for _, high in p["estimate"].values()):
         lines.append("No GPU work: every backend is embedded (CPU).")
         lines.append("then: build (benchmarks, CPU, minutes)")

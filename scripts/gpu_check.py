@@ -37,7 +37,20 @@ import traceback
 from pathlib import Path
 
 GIB = 2 ** 30
-IMAGES_BATCH, PROMPTS_BATCH, SCORE_BATCH, DETECT_BATCH = 4, 32, 256, 8
+CONFIG = Path(__file__).resolve().parent.parent / "configs" / "autocomp-cp.yaml"
+
+
+def _batches() -> tuple[int, int, int]:
+    """(images, prompts, validation images) per batch, as configs/autocomp-cp.yaml runs."""
+    import yaml
+
+    cfg = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    return (int(cfg["generate"]["batch_size"]), int(cfg["captions"]["options"]["batch_size"]),
+            int(cfg["validate"]["batch_size"]))
+
+
+IMAGES_BATCH, PROMPTS_BATCH, DETECT_BATCH = _batches()
+SCORE_BATCH = 256  # autocomp eval's default batch for an encoder
 
 
 def _rss_gib() -> float:
@@ -113,7 +126,7 @@ def sd35_transformer(probe: Probe, tiny: bool) -> dict:
     start = time.perf_counter()
     model = probe.build(lambda: SD3Transformer2DModel(**cfg))
     built = time.perf_counter() - start
-    rows, side = 2 * IMAGES_BATCH, cfg["sample_size"]
+    rows, side = 2 * (2 if tiny else IMAGES_BATCH), cfg["sample_size"]
     latents = torch.randn(rows, cfg["in_channels"], side, side)
     text = torch.randn(rows, 333, cfg["joint_attention_dim"])  # 77 CLIP + 256 T5 tokens
     pooled = torch.randn(rows, cfg["pooled_projection_dim"])
@@ -126,8 +139,20 @@ def sd35_transformer(probe: Probe, tiny: bool) -> dict:
                   pooled_projections=args[2], timestep=steps.to(probe.device),
                   return_dict=False)
     seconds = probe.time(step)
-    return {**_describe(model), "build_s": built, "step_s": seconds,
-            "batch_images": IMAGES_BATCH, "s_per_image_28_steps": seconds * 28 / IMAGES_BATCH}
+    out = {**_describe(model), "build_s": built, "step_s": seconds,
+           "batch_images": rows // 2, "s_per_image_28_steps": seconds * 28 / (rows // 2)}
+    if probe.cuda:  # generate.options.compile: the denoiser compiled in place, as there
+        out["max_allocated_gib_eager"] = torch.cuda.max_memory_allocated() / GIB
+        print(f"  sd35_transformer eager: step {seconds:.4g} s for {rows // 2} images, "
+              f"allocated {out['max_allocated_gib_eager']:.1f} GiB; compiling", flush=True)
+        start = time.perf_counter()
+        model.compile(fullgraph=False)
+        step()
+        probe.sync()
+        out["compile_s"] = time.perf_counter() - start
+        out["step_s_compiled"] = probe.time(step)
+        out["s_per_image_28_steps_compiled"] = out["step_s_compiled"] * 28 / (rows // 2)
+    return out
 
 
 def _text_encoder(probe: Probe, make, length: int, vocab: int) -> dict:
@@ -407,7 +432,8 @@ def planned(gpu: str) -> dict:
     def compute(flops, shares=costs.UTILISATION):
         return tuple(flops / (peak * u) for u in shares)
 
-    step = 2 * params / (bandwidth * costs.BANDWIDTH_SHARE) + costs.FORWARD_OVERHEAD
+    step = (2 * params / (bandwidth * costs.BANDWIDTH_SHARE) + costs.FORWARD_OVERHEAD
+            + costs.SAMPLER_STEP)
     prefill = compute(2 * params * 450 * PROMPTS_BATCH)
     return {"sd35_transformer": {"s_per_image_28_steps": costs.seconds("image", {}, gpu)},
             # a point estimate: over the plan means 25% over it
@@ -418,16 +444,46 @@ def planned(gpu: str) -> dict:
             "sam2": {"s_per_image": compute(costs.SAM2_LARGE, costs.DETECT_UTILISATION)}}
 
 
-def gpu_type(name: str) -> str | None:
-    """The cost plan's GPU type of a device name ("NVIDIA H100 80GB HBM3" -> H100)."""
-    from autocomp import costs
+def planned_memory(report: dict) -> dict:
+    """GPU memory autocomp's plan (autocomp/memory.py) expects of each component at the
+    batch it was measured at: component -> (low, high) GiB of max_memory_allocated, the
+    weights counted from the built model."""
+    from autocomp import memory
 
-    return next((g for g in costs.GPUS if g in name.upper()), None)
+    parts = report["components"]
+
+    def weights(name):
+        return parts[name]["parameters"] * 2 / GIB  # bf16
+
+    def plus(name, acts):
+        return tuple(weights(name) + a for a in acts)
+
+    out = {}
+    if "parameters" in parts.get("sd35_transformer", {}):
+        batch = parts["sd35_transformer"]["batch_images"]
+        out["sd35_transformer"] = plus("sd35_transformer", memory.images({}, batch)["denoise"])
+    if "parameters" in parts.get("vae_decode", {}):
+        out["vae_decode"] = plus("vae_decode", memory.images({}, 1)["decode"])
+    lm = parts.get("gemma3_12b", {})
+    if "parameters" in lm:
+        new = 17  # gpu_check's longest call: 16 tokens after the first
+        acts = memory.llm({"model": "google/gemma-3-12b-it"}, lm["batch"],
+                          lm["prompt_tokens"], new)[1]
+        out["gemma3_12b"] = plus("gemma3_12b", acts)
+    if "parameters" in parts.get("grounding_dino", {}):
+        batch = parts["grounding_dino"]["batch"]
+        out["grounding_dino"] = plus("grounding_dino", [batch * d for d in memory.DETECT])
+    if "parameters" in parts.get("sam2", {}):  # its peak: the batched call
+        batch = parts["sam2"].get("batch", 1)
+        out["sam2"] = plus("sam2", [batch * d for d in memory.SEGMENT])
+    return out
 
 
 def compare(report: dict) -> list[str]:
     """A line per planned number, measured beside the plan; "OVER PLAN" where a measured
     time is above the plan's worst case. Adds them to the report under "plan"."""
+    from autocomp.calibrate import gpu_type
+
     gpu = gpu_type(report["device"])
     if gpu is None or report.get("tiny"):
         return []
@@ -444,6 +500,19 @@ def compare(report: dict) -> list[str]:
                 report["plan"]["over"].append(f"{name}.{key}")
             lines.append(f"{name}.{key}: measured {got[key]:.4g} s, plan {best:.4g}-"
                          f"{worst:.4g} s on {gpu}: {verdict}")
+    for name, (low, high) in planned_memory(report).items():
+        got = report["components"][name]
+        if "max_allocated_gib" not in got:
+            continue
+        used, held = got["max_allocated_gib"], got["max_reserved_gib"]
+        over = used > high
+        verdict = "OVER PLAN" if over else ("below the plan" if used < low else "within plan")
+        if over:
+            report["plan"]["over"].append(f"{name}.memory")
+        slack = (f"; reserved {held:.1f} GiB is {held - high:.1f} GiB above the plan's high "
+                 "(allocator slack: the plan leaves 5% of the card)" if held > high else "")
+        lines.append(f"{name}.memory: allocated {used:.1f} GiB (reserved {held:.1f}), plan "
+                     f"{low:.1f}-{high:.1f} GiB: {verdict}{slack}")
     return lines
 
 

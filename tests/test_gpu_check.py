@@ -63,14 +63,26 @@ def test_gpu_check_sets_each_measured_number_beside_the_plan():
     spec.loader.exec_module(check)
     report = {"device": "NVIDIA H100 80GB HBM3", "tiny": False, "components": {
         "sd35_transformer": {"s_per_image_28_steps": 6.0},
-        "gemma3_12b": {"step_s_after": 0.046, "prefill_s_after": 0.5},
-        "grounding_dino": {"error": "ValueError: no"}}}
+        "gemma3_12b": {"step_s_after": 0.065, "prefill_s_after": 0.5},
+        "grounding_dino": {"error": "ValueError: no"},
+        # memory against autocomp/memory.py at the measured batch: weights from the count
+        "sam2": {"parameters": 0.2e9, "batch": 16, "max_allocated_gib": 20.0,
+                 "max_reserved_gib": 21.0},
+        "vae_decode": {"parameters": 0.08e9, "max_allocated_gib": 2.5,
+                       "max_reserved_gib": 2.6}}}
     lines = check.compare(report)
-    assert report["plan"] == {"gpu": "H100", "over": ["sd35_transformer.s_per_image_28_steps"]}
+    assert report["plan"] == {"gpu": "H100", "over": ["sd35_transformer.s_per_image_28_steps",
+                                                      "sam2.memory"]}
     assert lines[0].startswith("sd35_transformer.s_per_image_28_steps: measured 6 s, plan "
                                "3.206-5.038 s on H100: OVER PLAN")
     assert lines[1].endswith("within plan") and lines[2].endswith("faster than planned")
-    assert len(lines) == 3  # a failed component has nothing to compare
+    # SAM2: 0.37 GiB of weights + 16 images x 0.25-0.6 GiB; the VAE: 0.15 + 1.7-2.9 GiB
+    assert lines[4] == ("sam2.memory: allocated 20.0 GiB (reserved 21.0), plan 4.4-10.0 GiB: "
+                        "OVER PLAN; reserved 21.0 GiB is 11.0 GiB above the plan's high "
+                        "(allocator slack: the plan leaves 5% of the card)")
+    assert lines[3] == "vae_decode.memory: allocated 2.5 GiB (reserved 2.6), plan 1.7-2.9 GiB: " \
+        "within plan"
+    assert len(lines) == 5  # a failed component has nothing to compare
     assert check.compare({"device": "cpu", "tiny": True, "components": {}}) == []
     # a step below the timer's noise (a loaded CPU) is 0 s with no rate: printed, not a crash
     line = check._line("gemma3_12b", {"parameters": 10, "dtypes": ["bfloat16"],

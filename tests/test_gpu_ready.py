@@ -318,14 +318,14 @@ def test_dry_run_headline_is_the_work_on_the_launchs_gpus_and_the_paper_a_compar
     expected = [i for i, line in enumerate(lines) if line.startswith("Expected on")]
     paper = next(i for i, line in enumerate(lines) if line.startswith("Paper, for comparison"))
     assert len(expected) == 2 and max(expected) < paper  # the estimate first, the paper after
-    assert lines[expected[0]].startswith("Expected on A100-80: 2,356-3,678 GPU-hours, 294-460 "
+    assert lines[expected[0]].startswith("Expected on A100-80: 2,375-3,703 GPU-hours, 297-463 "
                                          "h on 8 GPU(s) (1 node(s) x 8)")
     assert "1,230.3 GPU-hours" in lines[paper] and "above the A100's bf16 peak" in lines[paper]
     assert not any(line.startswith("Expected: ") for line in lines)  # the old headline
     # nodes x GPUs per node, not the config's processes
     out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--gpu", "H100",
                                     "--nodes", "4", "--processes", "8"])
-    assert "Expected on H100: 772-1,189 GPU-hours, 24-37 h on 32 GPU(s) (4 node(s) x 8)" \
+    assert "Expected on H100: 785-1,204 GPU-hours, 25-38 h on 32 GPU(s) (4 node(s) x 8)" \
         in out.output
     # the levers, costed: fp8 only where the GPU has it; the turbo draft at 1/14 the FLOPs
     assert "fp8      H100 444-698" in out.output and "7% of the FLOPs" in out.output

@@ -71,12 +71,17 @@ def _go(run, stages, processes, no_progress, report: bool, build: dict | None = 
               help="Print the plan (stages, models, counts, expected GPU-hours); run nothing.")
 @click.option("--cost", type=click.Path(path_type=Path, exists=True), default=None,
               help="With --dry-run: per-unit GPU seconds measured by scripts/bench_generate.py.")
+@click.option("--calibrate", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              default=None,
+              help="With --dry-run: the JSON of scripts/gpu_check.py on a GPU; each stage's "
+                   "cost rebuilt from its measured components, in place of the estimate.")
 @click.option("--gpu", "gpus", multiple=True, type=click.Choice(GPU_CARDS),
               help="With --dry-run: plan cost and memory for this GPU (repeatable; default "
                    "A100-80 and H100). A stage that does not fit is refused (exit status 1).")
 @click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True,
               help="With --dry-run: nodes of --processes GPUs each, for the wall-clock hours.")
-def run(config, output, processes, no_progress, stages, dry_run, cost, gpus, nodes):
+def run(config, output, processes, no_progress, stages, dry_run, cost, calibrate, gpus,
+        nodes):
     """Run every stage of CONFIG (a YAML file, or a built-in name such as `demo`):
     concepts, captions, images, validation, benchmarks; print the survival funnel."""
     from autocomp.config import load_config
@@ -87,7 +92,9 @@ def run(config, output, processes, no_progress, stages, dry_run, cost, gpus, nod
     if dry_run:
         from autocomp.plan import format_plan, plan, refused
 
-        p = plan(cfg, cost, processes, tuple(gpus) or ("A100-80", "H100"), nodes)
+        if cost and calibrate:
+            raise AutocompError("--cost and --calibrate both replace the estimate: give one")
+        p = plan(cfg, cost, processes, tuple(gpus) or ("A100-80", "H100"), nodes, calibrate)
         click.echo(format_plan(p))
         if refused(p):
             raise AutocompError("a stage does not fit the GPU's memory (REFUSED above): "

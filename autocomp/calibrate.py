@@ -1,0 +1,124 @@
+"""`autocomp run CONFIG --dry-run --calibrate FILE`: GPU seconds per unit of work from what
+scripts/gpu_check.py measured on one GPU (its JSON), in place of costs.py's estimates.
+
+Each unit is built from the measured components at the config's own settings:
+- image: the denoiser's measured step, per image (the batch under guidance), times the
+  config's steps, scaled by FLOPs when its size or guidance differ from the measured 1024
+  px and guidance; the compiled step when `compile: true` and one was measured; plus the
+  three text encoders (prompt and negative prompt) and the VAE decoding one image;
+- caption: the prefill rate per prompt token times 450 tokens, plus `max_new_tokens`
+  decoding steps with the sampler shared by the config's batch (a step costs about the
+  same at any batch this size: launches and the weights' read dominate);
+- detect: GroundingDINO per image, SAM2 per image when a check reads masks, plus reading
+  and decoding the PNG (costs.DECODE_PNG, on the CPU, on the GPU's clock);
+- vqa and vqascore: the LLM's measured prefill rate and step (greedy: no sampler) over
+  each question's tokens; the vision tower is not measured and stays estimated
+  (costs.VISION_TOWER at costs.UTILISATION's worst share).
+Only the measured GPU type is calibrated; the dry-run says which estimates it replaced.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from autocomp import costs
+from autocomp.core.errors import AutocompError
+
+MEASURED_SIZE, MEASURED_STEPS, MEASURED_GUIDANCE = 1024, 28, 4.5  # gpu_check's settings
+
+
+def gpu_type(name: str) -> str | None:
+    """The cost plan's GPU type of a device name ("NVIDIA H100 80GB HBM3" -> H100)."""
+    return next((g for g in costs.GPUS if g in str(name).upper()), None)
+
+
+class Calibration:
+    """The measured components of one gpu_check JSON, and the GPU they ran on."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise AutocompError(f"{path}: not a readable gpu_check JSON ({exc})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("components"), dict):
+            raise AutocompError(f"{path}: field components: missing (write the file with "
+                                "scripts/gpu_check.py --out FILE)")
+        if data.get("tiny"):
+            raise AutocompError(f"{path}: field tiny: true (tiny configurations on the CPU "
+                                "say nothing about a GPU; run scripts/gpu_check.py on one)")
+        self.device = str(data.get("device", ""))
+        self.gpu = gpu_type(self.device)
+        if self.gpu is None:
+            raise AutocompError(f"{path}: field device: '{self.device}' is none of the GPU "
+                                f"types the plan knows ({', '.join(costs.GPUS)})")
+        self.parts = {k: v for k, v in data["components"].items()
+                      if isinstance(v, dict) and "error" not in v}
+
+    def _get(self, component: str, key: str) -> float:
+        value = self.parts.get(component, {}).get(key)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            raise KeyError(f"{component}.{key}")
+        return float(value)
+
+    def seconds(self, unit: str, options: dict, mean_n: float = 2.0,
+                masks: bool = False) -> tuple[float, list[str]]:
+        """(GPU seconds of one unit, what was estimated rather than measured). KeyError
+        names the component the unit needs that the file lacks or measured on another
+        model."""
+        self._same_model(unit, options)
+        if unit == "image":
+            return self._image(options), []
+        if unit == "detect":
+            s = self._get("grounding_dino", "s_per_image") + costs.DECODE_PNG
+            return s + (self._get("sam2", "s_per_image") if masks else 0.0), []
+        prefill = self._prefill_per_token()
+        step = self._get("gemma3_12b", "step_s_after")
+        batch = int(options.get("batch_size", 16))
+        if unit == "caption":
+            return (prefill * 450 + step * int(options.get("max_new_tokens", 150)) / batch,
+                    [])
+        greedy = max(step - costs.SAMPLER_STEP, 0.0)
+        peak = costs.GPUS[self.gpu][0]
+        tower = costs.VISION_TOWER / (peak * costs.UTILISATION[1])
+        if unit == "vqa":
+            tokens = mean_n * (costs.IMAGE_TOKENS + 40)
+            decode = greedy * int(options.get("max_new_tokens", 12)) * mean_n / batch
+            return tower + prefill * tokens + decode, ["vision tower"]
+        if unit == "vqascore":
+            return tower + prefill * (costs.IMAGE_TOKENS + 60) + greedy, ["vision tower"]
+        raise ValueError(f"unknown unit {unit!r}")
+
+    @staticmethod
+    def _same_model(unit: str, options: dict) -> None:
+        """KeyError when the config's model is not the architecture gpu_check measured."""
+        model = str(options.get("model", "")).lower()
+        if unit == "image" and "stable-diffusion-3.5-large" not in model:
+            raise KeyError(f"sd35_transformer (measured SD3.5-large; the config has {model})")
+        if unit in ("caption", "vqa", "vqascore") and costs.llm_params(model) != 12e9:
+            raise KeyError(f"gemma3_12b (measured a 12B model; the config has {model})")
+
+    def _prefill_per_token(self) -> float:
+        lm = self.parts.get("gemma3_12b", {})
+        tokens = lm.get("batch", 0) * lm.get("prompt_tokens", 0)
+        if not tokens:
+            raise KeyError("gemma3_12b.batch and prompt_tokens")
+        # the measured call is the prefill and one decoding step
+        return max(self._get("gemma3_12b", "prefill_s_after")
+                   - self._get("gemma3_12b", "step_s_after"), 0.0) / tokens
+
+    def _image(self, options: dict) -> float:
+        batch = self._get("sd35_transformer", "batch_images")
+        key = ("step_s_compiled" if options.get("compile")
+               and "step_s_compiled" in self.parts.get("sd35_transformer", {}) else "step_s")
+        steps = int(options.get("steps", 28))
+        size, guidance = int(options.get("size", 1024)), float(options.get("guidance", 4.5))
+        width, blocks = costs.DITS["stable-diffusion-3.5-large"]
+        scale = (costs.dit_flops(width, blocks, size, 1, guidance)
+                 / costs.dit_flops(width, blocks, MEASURED_SIZE, 1, MEASURED_GUIDANCE))
+        denoise = self._get("sd35_transformer", key) / batch * steps * scale
+        encoders = 2 * sum(self._get(c, "forward_s") / self._get(c, "batch")
+                           for c in ("t5_xxl", "clip_l", "clip_g"))
+        return denoise + encoders + self._get("vae_decode", "decode_s_per_image")
+
