@@ -73,6 +73,8 @@ class Calibration:
         if unit == "detect":
             s = self._get("grounding_dino", "s_per_image") + costs.DECODE_PNG
             return s + (self._get("sam2", "s_per_image") if masks else 0.0), []
+        if "gemma3_12b" not in self.parts:
+            raise KeyError("gemma3_12b")
         prefill = self._prefill_per_token()
         step = self._get("gemma3_12b", "step_s_after")
         batch = int(options.get("batch_size", 16))

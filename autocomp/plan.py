@@ -92,9 +92,12 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
             best, worst = (0.0, 0.0) if free else costs.seconds(
                 key, options, memory.CARDS[gpu][1], mean_n, masks)
             estimate[gpu] = [round(units * best / 3600, 1), round(units * worst / 3600, 1)]
-        if cal is not None:
-            measured[key] = 0.0 if free else _calibrated(cal, name, key, options, mean_n,
-                                                          masks, notes)
+        if cal is not None and not free:
+            measured[key], how = _calibrated(cal, key, options, mean_n, masks)
+            notes.append(f"{name}: {measured[key]:.3g} s a unit x {units:,} = "
+                         f"{units * measured[key] / 3600:,.1f} GPU-h, {how}")
+        elif cal is not None:
+            measured[key] = 0.0
         rows.append({"stage": name, "backend": backend.name, "model": _model(options),
                      "units": units, "estimate": estimate,
                      "paper_hours": 0.0 if free else round(units * paper[key] / 3600, 2),
@@ -125,20 +128,15 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                             for name, o in cfg.validate.checks.items()}}}
 
 
-def _calibrated(cal, stage: str, key: str, options: dict, mean_n: float, masks: bool,
-                notes: list[str]) -> float:
-    """GPU seconds of one unit of `stage` from the calibration; the estimate's worst case on
-    the calibrated GPU where the file lacks what the unit needs (noted either way)."""
+def _calibrated(cal, key: str, options: dict, mean_n: float, masks: bool) -> tuple[float, str]:
+    """(GPU seconds of one unit from the calibration, how it was had); the estimate's worst
+    case on the calibrated GPU where the file lacks what the unit needs."""
     try:
         seconds, estimated = cal.seconds(key, options, mean_n, masks)
     except KeyError as exc:
-        seconds = costs.seconds(key, options, cal.gpu, mean_n, masks)[1]
-        notes.append(f"{stage}: {str(exc).strip(chr(39))} not measured; the estimate's "
-                     f"worst case ({seconds:.3g} s a unit)")
-        return seconds
-    notes.append(f"{stage}: {seconds:.3g} s a unit, measured"
-                 + (f" (estimated: {', '.join(estimated)})" if estimated else ""))
-    return seconds
+        worst = costs.seconds(key, options, cal.gpu, mean_n, masks)[1]
+        return worst, f"{str(exc).strip(chr(39))} not measured: the estimate's worst case"
+    return seconds, "measured" + (f" (estimated: {', '.join(estimated)})" if estimated else "")
 
 
 def t2i_cost(cfg: RunConfig, gpus, mean_n: float) -> dict:
@@ -185,10 +183,13 @@ def levers(options: dict, images: int, gpus, embedded: bool) -> list[dict]:
                 continue
             hours[gpu] = [round(images * best / 3600, 1), round(images * worst / 3600, 1)]
         out.append({"lever": name, "effect": effect, "hours": hours})
-    out.append({"lever": "compile", "hours": {},
-                "effect": "FLOPs and weights unchanged; the gain is utilisation, measured by "
-                          "scripts/bench_generate.py (generate.options.compile: true; the "
-                          "first batch compiles for minutes)"})
+    compiled = {gpu: [round(images * v / costs.COMPILE_SPEEDUP / 3600, 1) for v in
+                      costs.seconds("image", options, memory.CARDS[gpu][1])] for gpu in gpus}
+    out.append({"lever": "compile", "hours": compiled,
+                "effect": f"FLOPs and weights unchanged; {costs.COMPILE_SPEEDUP:.2f}x per "
+                          "denoising step as measured on an H200 (generate.options.compile: "
+                          f"true; each process first compiles for ~{costs.COMPILE_SECONDS:.0f}"
+                          " s)"})
     return out
 
 

@@ -2,7 +2,7 @@
 
 - Blocks fenced `bash` run in order, one bash process per file (so `export` lines hold for
   the rest of the file), in a scratch folder of the file's own, beside links to the
-  repository's configs/ and scripts/ and a copy of each shipped run it names (runs/demo,
+  repository's configs/, scripts/ and docs/ and a copy of each shipped run it names (runs/demo,
   runs/winoground: built once per test run). A block whose first line is `# file: NAME`
   (any language) is written to NAME there before the commands after it run; `# file: NAME
   (one more line)` appends.
@@ -83,7 +83,7 @@ def scratch(tmp_path, request):
     as it does after README's first command."""
     from conftest import copy_run
 
-    for name in ("configs", "scripts"):
+    for name in ("configs", "scripts", "docs"):  # docs/measured: files a guide reads
         (tmp_path / name).symlink_to(ROOT / name)
     text = script(request.getfixturevalue("path"))  # the guide this scratch is for
     for name in SHIPPED:

@@ -211,7 +211,7 @@ def test_sd35_memory_arithmetic():
     # VAE 0.084 B, in bf16
     assert row["weights"] == pytest.approx(13.725e9 * 2 / 2 ** 30)
     tokens = 64 * 64 + 333
-    denoise = [2 * 16 * tokens * 2432 * 2 * k / 2 ** 30 for k in (6, 10)]
+    denoise = [2 * 16 * tokens * 2432 * 2 * k / 2 ** 30 for k in (14, 20)]  # measured 16.7
     assert row["activations"] == pytest.approx(denoise)  # sliced decode is smaller
     whole = next(r for r in memory.stage_rows(_cp(vae_slicing=False)) if r["stage"] == "images")
     one = 256 * 1024 * 1024 * 2  # the 256-channel map at full size, bf16

@@ -1,0 +1,102 @@
+"""`autocomp run CONFIG --dry-run --calibrate FILE` (issue 51): each unit's GPU seconds
+rebuilt from what scripts/gpu_check.py measured, at the config's settings."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autocomp import costs
+from autocomp.calibrate import Calibration
+from autocomp.core.errors import AutocompError
+
+MEASURED = Path(__file__).resolve().parents[1] / "docs" / "measured" / "gpu_check-h200.json"
+
+
+@pytest.fixture(scope="module")
+def data():
+    return json.loads(MEASURED.read_text())["components"]
+
+
+def test_each_unit_is_built_from_the_measured_components(data):
+    cal = Calibration(MEASURED)
+    assert cal.gpu == "H200" and cal.device == "NVIDIA H200"
+    dit, batch = data["sd35_transformer"], data["sd35_transformer"]["batch_images"]
+    encoders = 2 * sum(data[c]["forward_s"] / data[c]["batch"]
+                       for c in ("t5_xxl", "clip_l", "clip_g"))
+    vae = data["vae_decode"]["decode_s_per_image"]
+    image = {"model": "stabilityai/stable-diffusion-3.5-large", "steps": 28}
+    assert cal.seconds("image", image) == (
+        pytest.approx(dit["step_s"] / batch * 28 + encoders + vae), [])
+    compiled = cal.seconds("image", {**image, "compile": True})[0]
+    assert compiled == pytest.approx(dit["step_s_compiled"] / batch * 28 + encoders + vae)
+    assert compiled < cal.seconds("image", image)[0]
+    # half the steps: half the denoising; 512 px: the FLOPs' ratio, not a guess
+    assert cal.seconds("image", {**image, "steps": 14})[0] == pytest.approx(
+        dit["step_s"] / batch * 14 + encoders + vae)
+    small = (costs.dit_flops(2432, 38, 512, 1, 4.5) / costs.dit_flops(2432, 38, 1024, 1, 4.5))
+    assert cal.seconds("image", {**image, "size": 512})[0] == pytest.approx(
+        dit["step_s"] / batch * 28 * small + encoders + vae)
+
+    lm = data["gemma3_12b"]
+    per_token = (lm["prefill_s_after"] - lm["step_s_after"]) / (lm["batch"] * lm["prompt_tokens"])
+    writer = {"model": "google/gemma-3-12b-it", "batch_size": 32, "max_new_tokens": 150}
+    assert cal.seconds("caption", writer)[0] == pytest.approx(
+        per_token * 450 + lm["step_s_after"] * 150 / 32)
+    detect = data["grounding_dino"]["s_per_image"] + costs.DECODE_PNG
+    assert cal.seconds("detect", {})[0] == pytest.approx(detect)
+    assert cal.seconds("detect", {}, masks=True)[0] == pytest.approx(
+        detect + data["sam2"]["s_per_image"])
+    vqa, estimated = cal.seconds("vqa", {"model": "google/gemma-3-12b-it"}, mean_n=2.0)
+    assert estimated == ["vision tower"] and vqa > 2 * per_token * 296
+
+
+def test_another_model_than_the_measured_one_is_not_calibrated():
+    cal = Calibration(MEASURED)
+    with pytest.raises(KeyError, match="gemma-3-27b"):
+        cal.seconds("caption", {"model": "google/gemma-3-27b-it"})
+    with pytest.raises(KeyError, match="medium"):
+        cal.seconds("image", {"model": "stabilityai/stable-diffusion-3.5-medium"})
+
+
+@pytest.mark.parametrize("content, says", [
+    ("{not json", "not a readable gpu_check JSON"),
+    ('{"device": "NVIDIA H100"}', "field components: missing"),
+    ('{"device": "cpu", "tiny": true, "components": {}}', "field tiny: true"),
+    ('{"device": "cpu", "components": {}}', "field device: 'cpu'"),
+])
+def test_a_file_that_is_no_gpu_measurement_is_one_line(tmp_path, content, says):
+    path = tmp_path / "check.json"
+    path.write_text(content)
+    with pytest.raises(AutocompError, match=says) as err:
+        Calibration(path)
+    assert str(path) in str(err.value)
+
+
+def test_the_dry_run_says_what_it_calibrated_and_what_stays_estimated(tmp_path):
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    args = ["run", "autocomp-cp", "--dry-run", "--gpu", "H200"]
+    out = CliRunner().invoke(main, [*args, "--calibrate", str(MEASURED)])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    head = next(line for line in lines if line.startswith("Expected (calibrated on H200"))
+    notes = lines[lines.index(head) + 1:lines.index(head) + 5]
+    assert [n.split(":")[0].strip() for n in notes] == ["captions", "images", "validation",
+                                                        "validation"]
+    assert notes[3].endswith("measured (estimated: vision tower)")
+    # the estimate stays beside it, labelled as one
+    assert any(line.startswith("Estimated on H200:") for line in lines)
+    # a measurement without the answerer's model: that stage is the estimate, and says so
+    partial = json.loads(MEASURED.read_text())
+    del partial["components"]["gemma3_12b"]
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(partial))
+    out = CliRunner().invoke(main, [*args, "--calibrate", str(path)])
+    assert out.exit_code == 0, out.output
+    assert "GPU-h, gemma3_12b not measured: the estimate's worst case" in out.output
+    both = CliRunner().invoke(main, [*args, "--calibrate", str(MEASURED), "--cost",
+                                     str(MEASURED)])
+    assert both.exit_code != 0 and "give one" in both.output
