@@ -49,6 +49,12 @@ SAMPLER_STEP = 0.005
 # step at 16 images with guidance in 1.92 s where eager takes 2.82 s on an H200; the compile
 # itself takes 78 s once per process (scripts/gpu_check.py)
 COMPILE_SPEEDUP, COMPILE_SECONDS = 2.815 / 1.922, 78.0
+# vLLM (the `vllm` writer and answerer): CUDA graphs and continuous batching take the fixed
+# cost of a step to a few ms, and the engine runs every request handed to it at once, so a
+# step reads the weights once and each running sequence's KV cache (not negligible at 256
+# sequences: ~50 GB a step for Gemma-3-12B). An estimate until gpu_check measures vLLM.
+VLLM_STEP_OVERHEAD = 0.004
+KV_BYTES_12B = 48 * 2 * 8 * 256 * 2  # per token: layers x (K, V) x KV heads x width x bf16
 
 
 def dit_flops(width: int, blocks: int, size: int, steps: int, guidance: float) -> float:
@@ -102,23 +108,30 @@ def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
         return best + DECODE_PNG, worst + DECODE_PNG
     params = llm_params(options.get("model", ""))
     batch = int(options.get("batch_size", 16))
-    def step():  # one decoding step of a batch: the weights read once, plus the overhead
-        return memory(2 * params) + FORWARD_OVERHEAD
+    served = options.get("engine") == "vllm"
+    overhead = VLLM_STEP_OVERHEAD if served else FORWARD_OVERHEAD
+
+    def step(tokens: float = 0.0):
+        """One decoding step of a batch: the weights read once, plus the overhead; under
+        vLLM also the KV cache of `tokens` per sequence."""
+        kv = batch * tokens * options.get("kv_bytes", KV_BYTES_12B) if served else 0.0
+        return memory(2 * params + kv) + overhead
 
     if unit == "caption":  # ~450 prompt tokens, up to 150 new ones, each token sampled
+        new = int(options.get("max_new_tokens", 150))
         prefill = compute(2 * params * 450)
-        decode = (FORWARD_OVERHEAD + (step() + SAMPLER_STEP)
-                  * int(options.get("max_new_tokens", 150))) / batch
+        decode = (overhead + (step(450 + new / 2) + (0.0 if served else SAMPLER_STEP))
+                  * new) / batch
         return prefill[0] + decode, prefill[1] + decode
     if unit == "vqa":  # ~mean_n questions per image: the vision tower once per image, each
         #                   question's prompt (256 image tokens + ~40) prefilled; 12 new
         #                   tokens decoded for `batch_size` questions at a time
         prefill = compute(VISION_TOWER + mean_n * 2 * params * (IMAGE_TOKENS + 40))
-        decode = ((FORWARD_OVERHEAD + step() * int(options.get("max_new_tokens", 12)))
+        decode = ((overhead + step(IMAGE_TOKENS + 46) * int(options.get("max_new_tokens", 12)))
                   * mean_n / batch)
         return prefill[0] + decode, prefill[1] + decode
     if unit == "vqascore":  # one prompt per image (the vision tower, ~60 prompt tokens and
         #                        the answer's), read off the logits: no decoding
-        return tuple(c + FORWARD_OVERHEAD for c in compute(
+        return tuple(c + overhead for c in compute(
             VISION_TOWER + 2 * params * (IMAGE_TOKENS + 60)))
     raise ValueError(f"unknown unit {unit!r}")

@@ -82,6 +82,8 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
     for name, family, backend, units, key in stages:
         free = backend.name in EMBEDDED
         options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
+        if backend.name == "vllm":
+            options = served(options, cfg.captions.batch_size if key == "caption" else 256)
         if key == "vqa":  # a generate call holds the questions of the batch's survivors
             options["batch_size"] = max(1, min(int(options.get("batch_size", 32)), round(
                 cfg.validate.batch_size * VQA_SHARE * mean_n)))
@@ -104,6 +106,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                      "measured_hours": None if not measured else
                      0.0 if free else round(units * measured.get(key, 0.0) / 3600, 2)})
     t2i = t2i_cost(cfg, gpus, mean_n)
+    writers = writer_costs(cfg, concepts, gpus)
     per_node = processes or cfg.processes
     total = per_node * nodes
     ranges = {gpu: [round(sum(r["estimate"][gpu][i] for r in rows), 1) for i in (0, 1)]
@@ -119,13 +122,40 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                              cfg.generate.generator.name in EMBEDDED),
             "memory": {gpu: memory.fit(cfg, memory.card(gpu)[0]) for gpu in gpus},
             "utilisation": list(costs.UTILISATION),
-            "t2i": t2i,
+            "t2i": t2i, "writers": writers,
             "settings": {"generator": dict(cfg.generate.generator.options),
                          "writer": dict(cfg.captions.writer.options),
                          "retries": cfg.captions.retries,
                          "detector": dict(cfg.validate.detector.options),
                          **{name: dump_section(o)
                             for name, o in cfg.validate.checks.items()}}}
+
+
+def served(options: dict, batch: int) -> dict:
+    """A vllm backend's options for costs.seconds: its engine, the requests it runs at once
+    and the model's KV cache bytes per token."""
+    layers, kv, head, _, _ = memory.llm_shape(str(options.get("model", "")))
+    return {**options, "engine": "vllm", "batch_size": batch,
+            "kv_bytes": layers * 2 * kv * head * 2}
+
+
+def writer_costs(cfg: RunConfig, concepts: int, gpus) -> dict:
+    """The captions stage's GPU-hours on each GPU with each GPU writer (the config's LLM,
+    prompts and sampling): transformers' generate at its batch, vLLM with the stage's batch
+    handed at once. Empty when the config's writer runs no model here."""
+    writer = cfg.captions.writer
+    if writer.name in EMBEDDED or writer.name == "openai":
+        return {}
+    out = {}
+    for name in ("transformers", "vllm"):
+        options = {**registry.resolve("writer", name).defaults(),
+                   **{k: v for k, v in writer.options.items()
+                      if k in ("model", "max_new_tokens", "batch_size")}}
+        if name == "vllm":
+            options = served(options, cfg.captions.batch_size)
+        out[name] = {gpu: [round(concepts * v / 3600, 1) for v in costs.seconds(
+            "caption", options, memory.CARDS[gpu][1])] for gpu in gpus}
+    return out
 
 
 def _calibrated(cal, key: str, options: dict, mean_n: float, masks: bool) -> tuple[float, str]:
@@ -244,6 +274,18 @@ def format_plan(p: dict) -> str:
                      "questions, one VQAScore prompt): " + "; ".join(
                          f"{gpu} {low:.1f}-{high:.1f} s"
                          for gpu, (low, high) in t2i["seconds_per_image"].items()) + ".")
+    if p.get("writers"):
+        lines += ["", "The captions stage by writer (same model, prompts and sampling; GPU-h, "
+                      "one attempt per concept):"]
+        for name, hours in p["writers"].items():
+            how = ("generate at options.batch_size, a step "
+                   f"{1000 * (costs.FORWARD_OVERHEAD + costs.SAMPLER_STEP):.0f} ms + the weights' "
+                   "read (measured)" if name == "transformers" else
+                   f"every request of captions.batch_size at once, a step "
+                   f"{1000 * costs.VLLM_STEP_OVERHEAD:.0f} ms + the weights' and KV cache's "
+                   "read (estimated)")
+            lines.append(f"  {name:<13} " + "; ".join(f"{g} {_range(h)}" for g, h in
+                                                     hours.items()) + f": {how}")
     if p["levers"]:
         lines += ["", "Throughput levers for the images stage (run-only options; its GPU-hours "
                       "on " + ", ".join(gpus) + "):"]

@@ -70,9 +70,8 @@ class TransformersWriter(OnDevice, Backend):
         import torch
 
         tok, model = self._load()
-        prompts = [tok.apply_chat_template(messages(r.system, r.user), tokenize=False,
-                                           add_generation_prompt=True) for r in requests]
-        enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        enc = tok(chat_texts(tok, requests), return_tensors="pt", padding=True,
+                  add_special_tokens=False)
         enc = {k: v.to(model.device) for k, v in enc.items()}
         from transformers import LogitsProcessorList
 
@@ -86,6 +85,14 @@ class TransformersWriter(OnDevice, Backend):
         self.draws, self.wide = self.draws + sampler.draws, self.wide + sampler.wide
         new = generated[:, enc["input_ids"].shape[1]:]  # the generated tokens only
         return [clean_caption(t) for t in tok.batch_decode(new, skip_special_tokens=True)]
+
+
+def chat_texts(tok, requests) -> list[str]:
+    """Each request's chat (system, user) through the model's chat template, ending with the
+    generation prompt: the text every LLM writer tokenizes (no special tokens added: the
+    template has them)."""
+    return [tok.apply_chat_template(messages(r.system, r.user), tokenize=False,
+                                    add_generation_prompt=True) for r in requests]
 
 
 def row_seed(concept_id: str, seed: int, attempt: int) -> int:

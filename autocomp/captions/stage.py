@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from autocomp.captions.writers import write_with_retries
 from autocomp.core.registry import instantiate
 from autocomp.core.run_records import CaptionRecord
-from autocomp.runtime.stage import Item, ItemStage
+from autocomp.runtime.stage import Item, ItemStage, close
 
 
 class CaptionStage(ItemStage):
@@ -27,6 +27,7 @@ class CaptionStage(ItemStage):
         return self._writer
 
     def release(self) -> None:
+        close(self._writer)
         self._writer = None
 
     def items(self) -> list[Item]:

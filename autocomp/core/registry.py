@@ -50,6 +50,7 @@ FAMILIES: dict[str, dict[str, str]] = {
         "template": "autocomp.captions.template:TemplateWriter",
         "transformers": "autocomp.captions.llm:TransformersWriter",
         "openai": "autocomp.captions.openai_writer:OpenAIWriter",
+        "vllm": "autocomp.captions.vllm_writer:VLLMWriter",
     },
     "detector": {
         "color-blobs": "autocomp.validators.blobs:ColorBlobDetector",
@@ -59,6 +60,7 @@ FAMILIES: dict[str, dict[str, str]] = {
         "pixels": "autocomp.validators.pixels:PixelAnswerer",
         "transformers": "autocomp.validators.vqa:TransformersAnswerer",
         "openai": "autocomp.validators.vqa:OpenAIAnswerer",
+        "vllm": "autocomp.validators.vqa_vllm:VLLMAnswerer",
     },
     "check": {  # the validation cascade, in order
         "objects": "autocomp.validators.checks:ObjectsCheck",

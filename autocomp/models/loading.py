@@ -116,6 +116,19 @@ def load_vlm(ref: str, device: str, dtype: str = "auto", trust_remote_code=False
     return proc, model
 
 
+def load_processor(ref: str, trust_remote_code=False):
+    """The model's processor alone (its chat template and tokenizer): what a serving engine
+    that loads the weights itself needs from transformers."""
+    from autocomp.models.hub import not_available
+
+    T = transformers_module()
+    check_config(ref, trust_remote_code)
+    try:
+        return T.AutoProcessor.from_pretrained(ref, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as exc:
+        raise not_available(ref, ref, "options.model: DIR", exc) from None
+
+
 def chat_padding(proc) -> dict:
     """Batch padding for apply_chat_template: transformers 5 takes the processor's own
     arguments in `processor_kwargs`, 4.x as keywords."""

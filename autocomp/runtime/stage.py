@@ -64,11 +64,23 @@ class Stage:
         """Drop every reference this stage holds to its models (called when it ends)."""
 
 
+def close(*backends) -> None:
+    """Stop what a backend runs beside its references (a vLLM engine's worker process)."""
+    for backend in backends:
+        stop = getattr(backend, "close", None)
+        if callable(stop):
+            stop()
+
+
 def free_memory() -> None:
-    """Collect what released stages left (cycles included) and hand the CUDA cache back,
-    so the next stage's models find the memory free. Touches torch only when it is loaded."""
+    """Collect what released stages left (cycles included), drop torch.compile's caches
+    (a compiled denoiser holds graphs and their buffers) and hand the CUDA cache back, so
+    the next stage's models find the memory free. Touches torch only when it is loaded."""
     import sys
 
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None:
+        dynamo.reset()
     gc.collect()
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():

@@ -8,7 +8,7 @@ import numpy as np
 
 from autocomp.core.registry import instantiate
 from autocomp.core.run_records import ValidationRecord
-from autocomp.runtime.stage import Item, ItemStage
+from autocomp.runtime.stage import Item, ItemStage, close
 from autocomp.validators.base import CheckResult
 from autocomp.validators.checks import Sample, cascade, detect_all, validate_images
 
@@ -41,6 +41,7 @@ class ValidateStage(ItemStage):
         return self._answerer
 
     def release(self) -> None:
+        close(self._detector, self._answerer)
         self._detector = self._answerer = None
 
     def items(self) -> list[Item]:

@@ -7,10 +7,13 @@ dual encoders) instead of a letter among shuffled options.
   vqascore:openai:MODEL             the same from an OpenAI-compatible server that returns
                                     log-probabilities (top 20 first tokens; "Yes" not among
                                     them scores 0 and is counted)
+  vqascore:vllm:MODEL               the same rows through vLLM's offline engine, the answer's
+                                    tokens read from its prompt log-probabilities (exact,
+                                    like transformers; pip install 'autocomp[vllm]')
   visualgpt:google/gemma-3-12b-it   VisualGPTScore (Lin et al. 2023): the caption's mean
                                     token log-probability as the answer to "Describe this
-                                    image in one sentence." (transformers only: a chat
-                                    server cannot score a given answer)
+                                    image in one sentence." (transformers or vllm: a
+                                    chat server cannot score a given answer)
 
 The probability of an answer is the product of its tokens' probabilities (a tokenizer may
 split "Yes"); every token is scored as the tokenizer gives it alone, after the chat
@@ -71,6 +74,12 @@ class Likelihood(PairScorer):
         self.stats["pairs"] += len(rows)
         if self.backend == "openai":
             flat = self._served(rows)
+        elif self.backend == "vllm":
+            if self._client is None:
+                from autocomp.validators.vqa_vllm import VLLMAnswerer
+
+                self._client = VLLMAnswerer(self.model, device=self.device)
+            flat = [self.reduce(lp) for lp in self._client.continuation_logprobs(rows)]
         else:
             from autocomp.models.likelihood import continuation_logprobs
 

@@ -5,6 +5,8 @@ the item's shuffled captions as lettered options, and names one.
   vlm:transformers:/weights/qwen     the same, backend named
   vlm:openai:MODEL                   an OpenAI-compatible server ($OPENAI_BASE_URL); the
                                      image goes as a PNG data URL
+  vlm:vllm:MODEL                     the transformers prompts through vLLM's offline engine
+                                     (pip install 'autocomp[vllm]'; a GPU)
   vlm:MODEL@circular                 CircularEval (VLMEvalKit): every rotation of the
                                      options is asked; right only if right every time
 
@@ -28,13 +30,13 @@ MAX_NEW_TOKENS = 12
 
 
 def model_ref(family: str, name: str, pretrained: str | None) -> tuple[str, str]:
-    """(backend, model) of "FAMILY:[transformers:|openai:]MODEL"."""
+    """(backend, model) of "FAMILY:[transformers:|openai:|vllm:]MODEL"."""
     if pretrained:
         raise AutocompError(f"'{family}:{name}@{pretrained}': a {family} spec takes no @; "
                             f"write {family}:<transformers id or folder> or "
                             f"{family}:openai:<served model>")
     backend, sep, model = name.partition(":")
-    if not sep or backend not in ("transformers", "openai"):
+    if not sep or backend not in ("transformers", "openai", "vllm"):
         backend, model = "transformers", name
     if not model:
         raise AutocompError(f"'{family}:{name}' names no model: {family}:google/gemma-3-12b-it, "
@@ -63,6 +65,10 @@ class VLMChoice(ChoiceScorer):
                 from autocomp.validators.vqa import OpenAIAnswerer
 
                 self._answerer = OpenAIAnswerer(self.model, max_tokens=MAX_NEW_TOKENS)
+            elif self.backend == "vllm":
+                from autocomp.validators.vqa_vllm import VLLMAnswerer
+
+                self._answerer = VLLMAnswerer(self.model, MAX_NEW_TOKENS, device=self.device)
             else:
                 from autocomp.validators.vqa import TransformersAnswerer
 
@@ -71,7 +77,7 @@ class VLMChoice(ChoiceScorer):
         return self._answerer
 
     def _load(self):
-        if self.backend != "openai":
+        if self.backend == "transformers":
             self.answerer()._load()
 
     def labels(self, k):

@@ -1,0 +1,106 @@
+"""`vllm` answerer and the likelihood scorers' vLLM path: the transformers answerer's model
+and questions through vLLM's offline engine (models/vllm_engine.py).
+
+Every prompt is the transformers path's chat (the image, then the text, then the generation
+prompt) through the model's own chat template, tokenized by its tokenizer with no added
+special tokens: the one image placeholder stays a placeholder, which vLLM expands into the
+image's tokens as the transformers processor does. A scored continuation (VQAScore's "Yes",
+VisualGPTScore's caption) is appended as its tokens alone, as models/likelihood.py appends
+them, and read back from vLLM's prompt_logprobs. Answers decode greedily (temperature 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from autocomp.core.backend import Backend
+from autocomp.core.errors import AutocompError
+from autocomp.models.devices import OnDevice
+from autocomp.validators.vqa import DEFAULT_MODEL, Asking
+
+
+def image_prompts(proc, pairs: Sequence[tuple], continuations: Sequence[str] | None = None):
+    """(vllm prompts, continuation token counts) for (PIL image, text) pairs: token ids of
+    the chat template's text plus each continuation's own tokens, with the image."""
+    tok = getattr(proc, "tokenizer", proc)
+    texts = [proc.apply_chat_template(
+        [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}],
+        tokenize=False, add_generation_prompt=True) for _, text in pairs]
+    prompts, counts = [], []
+    for i, ((pil, _), text) in enumerate(zip(pairs, texts, strict=True)):
+        ids = list(tok(text, add_special_tokens=False)["input_ids"])
+        extra = ([] if continuations is None else
+                 list(tok(continuations[i], add_special_tokens=False)["input_ids"]))
+        prompts.append({"prompt_token_ids": ids + extra, "multi_modal_data": {"image": pil}})
+        counts.append(len(extra))
+    return prompts, counts
+
+
+class VLLMAnswerer(Asking, OnDevice, Backend):
+    extra = "vllm"
+    run_options = ("device", "gpu_memory_utilization")
+    batch_size = 256  # questions handed to the engine at once (it schedules them)
+
+    def __init__(self, model: str = DEFAULT_MODEL, max_new_tokens: int = 12, dtype: str = "auto",
+                 device: str | None = None, gpu_memory_utilization: float = 0.85,
+                 max_model_len: int = 4096, trust_remote_code: bool = False):
+        self.model_ref, self.max_new_tokens, self.dtype = model, max_new_tokens, dtype
+        self.device, self.trust_remote_code = device, trust_remote_code
+        self.gpu_memory_utilization, self.max_model_len = gpu_memory_utilization, max_model_len
+        self._engine = self._proc = None
+
+    @classmethod
+    def validate_options(cls, out: dict, *, file=None, field="options") -> None:
+        if out.get("max_new_tokens", 1) < 1:
+            raise AutocompError("expected >= 1", file=file, field=f"{field}.max_new_tokens")
+
+    def engine(self):
+        if self._engine is None:
+            from autocomp.models.loading import load_processor
+            from autocomp.models.vllm_engine import load_engine
+
+            self.bind_device("auto")
+            self._proc = load_processor(self.model_ref, self.trust_remote_code)
+            self._engine = load_engine(
+                self.device, model=self.model_ref, dtype=self.dtype,
+                gpu_memory_utilization=self.gpu_memory_utilization,
+                max_model_len=self.max_model_len, trust_remote_code=self.trust_remote_code,
+                images=True)
+        return self._engine
+
+    def close(self) -> None:
+        if self._engine is not None:
+            from autocomp.models.vllm_engine import shutdown
+
+            shutdown(self._engine)
+            self._engine = None
+
+    def evidence(self) -> dict:
+        return {"model": self.model_ref, "engine": "vllm",
+                "dtype": "bfloat16" if self.dtype == "auto" else self.dtype}
+
+    def ask(self, pairs: Sequence[tuple]) -> list[str]:
+        if not pairs:
+            return []
+        from vllm import SamplingParams
+
+        from autocomp.models.vllm_engine import texts
+
+        engine = self.engine()
+        prompts, _ = image_prompts(self._proc, pairs)
+        params = SamplingParams(temperature=0.0, max_tokens=self.max_new_tokens)
+        return texts(engine.generate(prompts, params, use_tqdm=False))
+
+    def continuation_logprobs(self, rows: Sequence[tuple]) -> list[list[float]]:
+        """Per (PIL image, prompt, continuation) row, its continuation tokens'
+        log-probabilities (the likelihood scorers' vllm path)."""
+        from vllm import SamplingParams
+
+        from autocomp.models.vllm_engine import continuation_logprobs
+
+        engine = self.engine()
+        prompts, counts = image_prompts(self._proc, [(p, q) for p, q, _ in rows],
+                                        [c for _, _, c in rows])
+        outs = engine.generate(prompts, SamplingParams(max_tokens=1, temperature=0.0,
+                                                       prompt_logprobs=1), use_tqdm=False)
+        return [continuation_logprobs(o, n) for o, n in zip(outs, counts, strict=True)]

@@ -1,0 +1,194 @@
+"""The vllm writer, answerer and likelihood path (issue 51) on the CPU: what they hand vLLM
+is the transformers path's own prompt, token for token, and what vLLM hands back is read
+right. vLLM itself needs a GPU: a stand-in module records the engine's arguments and
+answers; the real engine runs in tests/test_gpu_real.py (gpu-marked)."""
+
+import math
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from autocomp.captions.llm import row_seed
+from autocomp.captions.prompts import contextual_prompt
+from autocomp.captions.vllm_writer import VLLMWriter
+from autocomp.captions.writers import CaptionRequest
+from autocomp.concepts.sampling import sample_concepts
+from autocomp.concepts.load import load_task
+from autocomp.models import vllm_engine
+from autocomp.validators.vqa_vllm import VLLMAnswerer, image_prompts
+
+
+@pytest.fixture(scope="module")
+def requests_():
+    task = load_task("shape_color")
+    out = []
+    for c in sample_concepts(task, 2, 3, seed=0):
+        system, user = contextual_prompt(c.graph, task, 0)
+        out.append(CaptionRequest(c.id, c.graph, task, c.seed, 0, system, user))
+    return out
+
+
+class FakeEngine:
+    """vllm.LLM's surface as the backends use it: records what it was given."""
+
+    made: list = []
+
+    def __init__(self, **kwargs):
+        self.kwargs, self.visible = kwargs, os.environ.get("CUDA_VISIBLE_DEVICES")
+        self.calls, self.stopped = [], False
+        self.llm_engine = types.SimpleNamespace(shutdown=self._stop)
+        FakeEngine.made.append(self)
+
+    def _stop(self):
+        self.stopped = True
+
+    def get_tokenizer(self):
+        return self.tokenizer
+
+    def generate(self, prompts, params, use_tqdm=True):
+        self.calls.append((prompts, params))
+        return [types.SimpleNamespace(outputs=[types.SimpleNamespace(
+            text=f'Caption: "answer {i}"')]) for i in range(len(prompts))]
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch):
+    module = types.ModuleType("vllm")
+    module.LLM = FakeEngine
+    module.SamplingParams = lambda **kw: kw
+    monkeypatch.setitem(sys.modules, "vllm", module)
+    FakeEngine.made = []
+    return module
+
+
+def test_writer_prompts_are_the_transformers_writers_tokens(tiny_backends, requests_):
+    from autocomp.models.loading import load_causal_lm
+
+    tok, _ = load_causal_lm(str(tiny_backends["gemma_lm"]), "cpu")
+    w = VLLMWriter(model="m", max_new_tokens=9)
+    prompts, params = w.requests(tok, requests_)
+    # the transformers writer's batch: the same texts, left-padded; unpadded, the same ids
+    from autocomp.captions.llm import chat_texts
+
+    enc = tok(chat_texts(tok, requests_), return_tensors="pt", padding=True,
+              add_special_tokens=False)
+    for prompt, ids, mask in zip(prompts, enc["input_ids"], enc["attention_mask"],
+                                 strict=True):
+        assert prompt["prompt_token_ids"] == ids[mask.bool()].tolist()
+    assert [p["prompt_token_ids"][0] for p in prompts] == [tok.bos_token_id] * len(prompts)
+    assert sum(p["prompt_token_ids"].count(tok.bos_token_id) for p in prompts) == len(prompts)
+    # the paper's sampling, a seed per concept and attempt (never per batch)
+    assert params == [{"temperature": 0.7, "top_p": 0.9, "max_tokens": 9,
+                       "seed": row_seed(r.id, r.seed, r.attempt)} for r in requests_]
+
+
+def test_writer_runs_one_engine_on_its_gpu_and_stops_it(fake_vllm, tiny_backends, requests_,
+                                                        monkeypatch):
+    from autocomp.models.loading import load_causal_lm
+
+    FakeEngine.tokenizer = load_causal_lm(str(tiny_backends["gemma_lm"]), "cpu")[0]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
+    w = VLLMWriter(model="google/gemma-3-12b-it", device="cuda:1")
+    assert w.write(requests_) == ["answer 0", "answer 1", "answer 2"]  # cleaned as ever
+    assert w.write(requests_[:1]) == ["answer 0"] and len(FakeEngine.made) == 1
+    engine = FakeEngine.made[0]
+    assert engine.kwargs == {"model": "google/gemma-3-12b-it", "dtype": "bfloat16",
+                             "gpu_memory_utilization": 0.85, "max_model_len": 4096,
+                             "trust_remote_code": False, "seed": 0}
+    # the engine's worker sees the rank's GPU alone; the process's own list is kept
+    assert engine.visible == "5" and os.environ["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"
+    assert len(engine.calls[0][0]) == 3  # the whole batch handed at once
+    w.close()
+    assert engine.stopped and w._engine is None
+
+
+def test_the_run_config_takes_vllm_and_the_plan_costs_it(tmp_path):
+    import yaml
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    cfg = yaml.safe_load(open("configs/autocomp-cp.yaml"))
+    cfg["captions"]["writer"] = "vllm"
+    cfg["captions"]["options"] = {"model": "google/gemma-3-12b-it", "max_new_tokens": 150,
+                                  "gpu_memory_utilization": 0.9}
+    path = tmp_path / "cp-vllm.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    out = CliRunner().invoke(main, ["run", str(path), "--dry-run", "--gpu", "H100"])
+    assert out.exit_code == 0, out.output
+    row = next(line for line in out.output.splitlines() if line.strip().startswith("captions"))
+    assert " vllm " in row
+    writers = out.output.split("The captions stage by writer")[1].splitlines()[1:3]
+    hf, served = (float(line.split("H100 ")[1].split("-")[0]) for line in writers)
+    assert writers[0].lstrip().startswith("transformers") and served < hf / 3
+    # an option of another backend is one line naming the field
+    cfg["captions"]["options"]["batch_size"] = 32
+    path.write_text(yaml.safe_dump(cfg))
+    out = CliRunner().invoke(main, ["run", str(path), "--dry-run"])
+    assert out.exit_code != 0 and "batch_size" in out.output
+
+
+def test_answerer_prompts_are_the_transformers_answerers(tiny_backends):
+    from autocomp.models.loading import chat_padding, load_processor
+
+    proc = load_processor(str(tiny_backends["gemma_vlm"]))
+    pil = __import__("PIL.Image").Image.fromarray(np.full((32, 32, 3), 200, np.uint8))
+    pairs = [(pil, "What color is the cube?"), (pil, "Is there a sphere?")]
+    prompts, counts = image_prompts(proc, pairs)
+    assert counts == [0, 0] and all(p["multi_modal_data"]["image"] is pil for p in prompts)
+    tok = proc.tokenizer
+    for (image, text), prompt in zip(pairs, prompts, strict=True):
+        conv = [{"role": "user", "content": [{"type": "image", "image": image},
+                                             {"type": "text", "text": text}]}]
+        ours = tok.decode(prompt["prompt_token_ids"])
+        # the processor expands the image placeholder of our text exactly as it does for
+        # the transformers answerer's own chat
+        theirs = proc.apply_chat_template([conv], tokenize=True, return_dict=True,
+                                          add_generation_prompt=True, **chat_padding(proc))
+        again = proc(text=[ours], images=[image])
+        assert again["input_ids"][0] == list(theirs["input_ids"][0])
+    # a scored continuation: its own tokens appended (models/likelihood.py's rule)
+    scored, counts = image_prompts(proc, pairs, ["Yes", "a red cube"])
+    for plain, with_answer, answer, n in zip(prompts, scored, ["Yes", "a red cube"], counts,
+                                             strict=True):
+        own = tok(answer, add_special_tokens=False)["input_ids"]
+        assert with_answer["prompt_token_ids"] == plain["prompt_token_ids"] + own
+        assert n == len(own)
+
+
+def test_prompt_logprobs_are_read_for_the_continuation_only(fake_vllm, monkeypatch):
+    logprob = types.SimpleNamespace
+    out = types.SimpleNamespace(prompt_token_ids=[2, 10, 11, 12],
+                                prompt_logprobs=[None, {10: logprob(logprob=-1.0)},
+                                                 {11: logprob(logprob=-0.5), 3: logprob(
+                                                     logprob=-2.0)},
+                                                 {12: logprob(logprob=-0.25)}])
+    assert vllm_engine.continuation_logprobs(out, 2) == [-0.5, -0.25]
+    from autocomp.core.errors import AutocompError
+
+    with pytest.raises(AutocompError, match="prompt_logprobs"):
+        vllm_engine.continuation_logprobs(types.SimpleNamespace(
+            prompt_token_ids=[2, 10], prompt_logprobs=None), 1)
+    # VQAScore through vllm: P("Yes") is the product of its tokens' probabilities
+    from autocomp.eval.scorers.likelihood import VQAScore
+
+    monkeypatch.setattr(VLLMAnswerer, "continuation_logprobs",
+                        lambda self, rows: [[-0.1, -0.2]] * len(rows))
+    scorer = VQAScore("vllm:google/gemma-3-12b-it", device="cpu")
+    pil = object()
+    got = scorer.score_pairs([(pil, ["a red cube", "a blue cube"])])
+    assert got[0].tolist() == [math.exp(-0.3)] * 2 and scorer.stats["pairs"] == 2
+
+
+def test_device_names_map_to_the_gpu_the_engine_sees(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert vllm_engine._physical("cuda:2") == "2" and vllm_engine._physical("cuda") is None
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    assert vllm_engine._physical("cuda:1") == "1"
+    from autocomp.core.errors import AutocompError
+
+    with pytest.raises(AutocompError, match="lists 2"):
+        vllm_engine._physical("cuda:2")
