@@ -153,8 +153,9 @@ def writer_costs(cfg: RunConfig, concepts: int, gpus) -> dict:
                       if k in ("model", "max_new_tokens", "batch_size")}}
         if name == "vllm":
             options = served(options, cfg.captions.batch_size)
-        out[name] = {gpu: [round(concepts * v / 3600, 1) for v in costs.seconds(
-            "caption", options, memory.CARDS[gpu][1])] for gpu in gpus}
+        out[name] = {"batch": int(options.get("batch_size", 16)), "hours": {
+            gpu: [round(concepts * v / 3600, 1) for v in costs.seconds(
+                "caption", options, memory.CARDS[gpu][1])] for gpu in gpus}}
     return out
 
 
@@ -277,15 +278,15 @@ def format_plan(p: dict) -> str:
     if p.get("writers"):
         lines += ["", "The captions stage by writer (same model, prompts and sampling; GPU-h, "
                       "one attempt per concept):"]
-        for name, hours in p["writers"].items():
-            how = ("generate at options.batch_size, a step "
-                   f"{1000 * (costs.FORWARD_OVERHEAD + costs.SAMPLER_STEP):.0f} ms + the weights' "
-                   "read (measured)" if name == "transformers" else
-                   f"every request of captions.batch_size at once, a step "
+        for name, cost in p["writers"].items():
+            how = (f"generate {cost['batch']} prompts at a time (options.batch_size), a step "
+                   f"{1000 * (costs.FORWARD_OVERHEAD + costs.SAMPLER_STEP):.0f} ms + the "
+                   "weights' read (measured)" if name == "transformers" else
+                   f"{cost['batch']} requests at once (captions.batch_size), a step "
                    f"{1000 * costs.VLLM_STEP_OVERHEAD:.0f} ms + the weights' and KV cache's "
                    "read (estimated)")
             lines.append(f"  {name:<13} " + "; ".join(f"{g} {_range(h)}" for g, h in
-                                                     hours.items()) + f": {how}")
+                                                     cost["hours"].items()) + f": {how}")
     if p["levers"]:
         lines += ["", "Throughput levers for the images stage (run-only options; its GPU-hours "
                       "on " + ", ".join(gpus) + "):"]

@@ -81,6 +81,45 @@ def test_gemma_vlm_answers_with_option_letters():
     assert scorer.stats["invalid"] == 0 and scores[0] > scores[1]
 
 
+def needs_vllm(*repos):
+    from importlib.util import find_spec
+
+    return pytest.mark.skipif(find_spec("vllm") is None or not _gpu()
+                              or not all(hf_cached(r) for r in repos),
+                              reason=f"needs vllm, a GPU and {', '.join(repos)} in the HF cache")
+
+
+@needs_vllm("google/gemma-3-12b-it")
+def test_vllm_writes_captions_and_scores_like_transformers():
+    """The vllm backends on the real engine: captions pass the check as the transformers
+    writer's do; a seeded caption repeats; VQAScore's P("Yes") through prompt_logprobs is
+    within bf16 noise of the transformers path's for the same rows."""
+    from PIL import Image
+
+    from autocomp.captions.vllm_writer import VLLMWriter
+    from autocomp.captions.writers import write_with_retries
+    from autocomp.eval.scorers import load_scorer
+
+    task = load_task("color")
+    concepts = [(c.id, c.graph, task, c.seed) for c in sample_concepts(task, 2, 8, seed=0)]
+    writer = VLLMWriter(device="cuda", gpu_memory_utilization=0.6)
+    out = write_with_retries(writer, concepts, retries=3)
+    assert sum(v["caption"] is not None for v in out.values()) >= 6
+    again = write_with_retries(writer, concepts[:2], retries=0)
+    assert [again[c[0]]["tried"] or again[c[0]]["caption"] for c in concepts[:2]] == \
+        [out[c[0]]["tried"][:1] or out[c[0]]["caption"] for c in concepts[:2]]
+    writer.close()
+    image = Image.new("RGB", (448, 448), "white")
+    image.paste(Image.new("RGB", (200, 200), (220, 20, 20)), (124, 124))
+    captions = ["a red square on a white background", "a blue square on a white background"]
+    served = load_scorer("vqascore:vllm:google/gemma-3-12b-it", device="cuda")
+    ours = served.score_pairs([(image, captions)])[0]
+    served._client.close()
+    reference = load_scorer("vqascore:google/gemma-3-12b-it", device="cuda")
+    theirs = reference.score_pairs([(image, captions)])[0]
+    assert ours[0] > ours[1] and np.allclose(ours, theirs, atol=0.05)
+
+
 def _table4() -> list[str]:
     from pathlib import Path
 

@@ -124,6 +124,8 @@ def test_the_run_config_takes_vllm_and_the_plan_costs_it(tmp_path):
     writers = out.output.split("The captions stage by writer")[1].splitlines()[1:3]
     hf, served = (float(line.split("H100 ")[1].split("-")[0]) for line in writers)
     assert writers[0].lstrip().startswith("transformers") and served < hf / 3
+    assert "generate 16 prompts at a time" in writers[0]  # its default: the config has none
+    assert "256 requests at once (captions.batch_size)" in writers[1]
     # an option of another backend is one line naming the field
     cfg["captions"]["options"]["batch_size"] = 32
     path.write_text(yaml.safe_dump(cfg))
