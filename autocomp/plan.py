@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autocomp import costs, memory
+from autocomp import costs, host, memory
 from autocomp.config import RunConfig
 from autocomp.core import registry
 from autocomp.core.fields import dump_section
@@ -121,6 +121,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
             "levers": levers(image_options, images, gpus,
                              cfg.generate.generator.name in EMBEDDED),
             "memory": {gpu: memory.fit(cfg, memory.card(gpu)[0]) for gpu in gpus},
+            "host": host.plan(memory.stage_rows(cfg), per_node),
             "utilisation": list(costs.UTILISATION),
             "t2i": t2i, "writers": writers,
             "settings": {"generator": dict(cfg.generate.generator.options),
@@ -298,6 +299,8 @@ def format_plan(p: dict) -> str:
         gib = memory.card(gpu)[0]
         lines += ["", *memory.format_rows(rows, gpu, gib)]
         lines += [f"  REFUSED: {line}" for line in memory.refusals(rows, gpu, gib)]
+    if p["host"]["page_cache"]:
+        lines += ["", *host.format_plan(p["host"])]
     lines.append("then: build (benchmarks, CPU, minutes)")
     return "\n".join(lines)
 

@@ -10,7 +10,8 @@ from autocomp import costs
 from autocomp.calibrate import Calibration
 from autocomp.core.errors import AutocompError
 
-MEASURED = Path(__file__).resolve().parents[1] / "docs" / "measured" / "gpu_check-h200.json"
+ROOT = Path(__file__).resolve().parents[1]
+MEASURED = ROOT / "docs" / "measured" / "gpu_check-h200.json"
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +101,23 @@ def test_the_dry_run_says_what_it_calibrated_and_what_stays_estimated(tmp_path):
     both = CliRunner().invoke(main, [*args, "--calibrate", str(MEASURED), "--cost",
                                      str(MEASURED)])
     assert both.exit_code != 0 and "give one" in both.output
+
+
+def test_host_memory_per_node_is_planned_and_the_sbatch_asks_for_it():
+    import re
+
+    from autocomp import host, memory
+    from autocomp.config import load_config
+
+    rows = memory.stage_rows(load_config(ROOT / "configs" / "autocomp-cp.yaml"))
+    got = host.plan(rows, 8)
+    # the largest stage's weights (SD3.5-large and its encoders, 25.6 GiB) once, 5 GiB a rank
+    assert got["page_cache"] == pytest.approx(13.725e9 * 2 / 2 ** 30)
+    assert got["total"] == pytest.approx((got["page_cache"] + 8 * 5.0) * 1.15)
+    assert got["mem"] == 80 and got["mem"] >= got["total"]
+    assert host.plan(rows, 4)["mem"] < got["mem"]  # fewer ranks a node, less memory
+    sbatch = (ROOT / "scripts" / "slurm_autocomp.sbatch").read_text()
+    asked = int(re.search(r"^#SBATCH --mem=(\d+)G$", sbatch, re.M).group(1))
+    assert asked == host.SBATCH_MEM >= got["mem"]
+    assert host.format_plan(got)[0].endswith("sbatch --mem=80G (scripts/slurm_autocomp."
+                                             "sbatch asks 96G)")

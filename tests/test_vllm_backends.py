@@ -15,8 +15,8 @@ from autocomp.captions.llm import row_seed
 from autocomp.captions.prompts import contextual_prompt
 from autocomp.captions.vllm_writer import VLLMWriter
 from autocomp.captions.writers import CaptionRequest
-from autocomp.concepts.sampling import sample_concepts
 from autocomp.concepts.load import load_task
+from autocomp.concepts.sampling import sample_concepts
 from autocomp.models import vllm_engine
 from autocomp.validators.vqa_vllm import VLLMAnswerer, image_prompts
 
@@ -106,12 +106,15 @@ def test_writer_runs_one_engine_on_its_gpu_and_stops_it(fake_vllm, tiny_backends
 
 
 def test_the_run_config_takes_vllm_and_the_plan_costs_it(tmp_path):
+    from pathlib import Path
+
     import yaml
     from click.testing import CliRunner
 
     from autocomp.cli import main
 
-    cfg = yaml.safe_load(open("configs/autocomp-cp.yaml"))
+    root = Path(__file__).resolve().parents[1]
+    cfg = yaml.safe_load((root / "configs" / "autocomp-cp.yaml").read_text())
     cfg["captions"]["writer"] = "vllm"
     cfg["captions"]["options"] = {"model": "google/gemma-3-12b-it", "max_new_tokens": 150,
                                   "gpu_memory_utilization": 0.9}
