@@ -221,6 +221,66 @@ def vae_decode(probe: Probe, tiny: bool) -> dict:
     return {**_describe(vae), "build_s": built, "decode_s_per_image": probe.time(decode)}
 
 
+def _gemma_config(tiny: bool):
+    """Gemma-3-12B's text model (the captions writer), or a tiny one of its shape."""
+    import transformers as T
+
+    shape = (dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                  num_attention_heads=2, num_key_value_heads=1, head_dim=16, vocab_size=512)
+             if tiny else
+             dict(hidden_size=3840, intermediate_size=15360, num_hidden_layers=48,
+                  num_attention_heads=16, num_key_value_heads=8, head_dim=256,
+                  vocab_size=262208))
+    cfg = T.Gemma3TextConfig(**shape, sliding_window=1024, max_position_embeddings=4096)
+    cfg.architectures = ["Gemma3ForCausalLM"]
+    return cfg
+
+
+def gemma3_12b_vllm(probe: Probe, tiny: bool) -> dict:
+    """The same decoding through vLLM's offline engine (the `vllm` writer): random weights
+    from the configuration (load_format="dummy"), token ids in, the same 32 prompts and a
+    full captions batch of 256; skipped where vLLM or a GPU is missing."""
+    import tempfile
+    from importlib.util import find_spec
+
+    if not probe.cuda or find_spec("vllm") is None:
+        return {"skipped": "needs a GPU" if not probe.cuda else "vllm is not installed"}
+    import torch
+    from vllm import LLM, SamplingParams
+
+    from autocomp.models.vllm_engine import shutdown
+
+    cfg = _gemma_config(tiny)
+    prompt, new = 450, 16
+    out = {"batch": PROMPTS_BATCH, "prompt_tokens": prompt}
+    with tempfile.TemporaryDirectory() as folder:
+        cfg.save_pretrained(folder)
+        start = time.perf_counter()
+        engine = LLM(model=folder, load_format="dummy", skip_tokenizer_init=True,
+                     dtype="bfloat16", gpu_memory_utilization=0.6, max_model_len=1024, seed=0)
+        out["build_s"] = time.perf_counter() - start
+        try:
+            for batch in (PROMPTS_BATCH, 256):
+                ids = torch.randint(3, cfg.vocab_size, (batch, prompt)).tolist()
+                prompts = [{"prompt_token_ids": row} for row in ids]
+
+                def run(tokens, prompts=prompts):
+                    params = SamplingParams(temperature=0.7, top_p=0.9, max_tokens=tokens,
+                                            min_tokens=tokens, ignore_eos=True, seed=1,
+                                            detokenize=False)
+                    engine.generate(prompts, params, use_tqdm=False)
+                one = probe.time(lambda run=run: run(1), repeat=1)
+                many = probe.time(lambda run=run: run(new + 1), repeat=1)
+                suffix = "" if batch == PROMPTS_BATCH else f"_batch{batch}"
+                out[f"prefill_s{suffix}"] = one
+                out[f"step_s{suffix}"] = max(many - one, 0.0) / new
+                out[f"tokens_per_s{suffix}"] = (batch * new / (many - one)
+                                                if many > one else None)
+        finally:
+            shutdown(engine)
+    return out
+
+
 def gemma3_12b(probe: Probe, tiny: bool) -> dict:
     import torch
     import transformers as T
@@ -230,13 +290,8 @@ def gemma3_12b(probe: Probe, tiny: bool) -> dict:
 
     from autocomp.captions.llm import RowSampler
 
-    shape = (dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                  num_attention_heads=2, num_key_value_heads=1, head_dim=16, vocab_size=512)
-             if tiny else
-             dict(hidden_size=3840, intermediate_size=15360, num_hidden_layers=48,
-                  num_attention_heads=16, num_key_value_heads=8, head_dim=256,
-                  vocab_size=262208))
-    cfg = T.Gemma3TextConfig(**shape, sliding_window=1024, max_position_embeddings=4096)
+    cfg = _gemma_config(tiny)
+    shape = {"vocab_size": cfg.vocab_size}
     start = time.perf_counter()
     model = probe.build(lambda: T.Gemma3ForCausalLM(cfg))
     built = time.perf_counter() - start
@@ -517,7 +572,8 @@ def compare(report: dict) -> list[str]:
 
 
 COMPONENTS = {f.__name__: f for f in (sd35_transformer, t5_xxl, clip_l, clip_g, vae_decode,
-                                      gemma3_12b, vit_l14, grounding_dino, sam2)}
+                                      gemma3_12b, gemma3_12b_vllm, vit_l14, grounding_dino,
+                                      sam2)}
 
 
 def check(names, tiny: bool, device: str) -> dict:
@@ -554,6 +610,8 @@ def check(names, tiny: bool, device: str) -> dict:
 def _line(name: str, got: dict) -> str:
     if "error" in got:
         return f"{name:17s} FAILED {got['error'][:200]}"
+    if "skipped" in got:
+        return f"{name:17s} skipped: {got['skipped']}"
     timings = ", ".join(f"{k} {v:.4g}" for k, v in got.items()
                         if k.endswith(("_s", "_image", "_28_steps", "_before", "_after",
                                        "_static", "_compiled", "_batched"))
@@ -579,9 +637,11 @@ def main() -> int:
         print(line)
     args.out.write_text(json.dumps(report, indent=1))
     failed = [n for n, got in report["components"].items() if "error" in got]
+    skipped = [n for n, got in report["components"].items() if "skipped" in got]
     over = report.get("plan", {}).get("over", [])
-    print(f"wrote {args.out}; {len(report['components']) - len(failed)} of "
+    print(f"wrote {args.out}; {len(report['components']) - len(failed) - len(skipped)} of "
           f"{len(report['components'])} components measured"
+          + (f"; skipped: {', '.join(skipped)}" if skipped else "")
           + (f"; failed: {', '.join(failed)}" if failed else "")
           + (f"; OVER THE PLAN: {', '.join(over)}" if over else ""))
     return 1 if failed else (2 if over else 0)

@@ -24,7 +24,9 @@ def test_gpu_check_tiny_runs_every_component_on_the_cpu(tmp_path):
     assert report["tiny"] and report["device"] == "cpu"
     parts = report["components"]
     assert set(parts) == {"sd35_transformer", "t5_xxl", "clip_l", "clip_g", "vae_decode",
-                          "gemma3_12b", "vit_l14", "grounding_dino", "sam2"}
+                          "gemma3_12b", "gemma3_12b_vllm", "vit_l14", "grounding_dino", "sam2"}
+    # vLLM's engine needs a GPU: recorded as skipped, never as measured
+    assert parts.pop("gemma3_12b_vllm")["skipped"] == "needs a GPU"
     for name, part in parts.items():
         assert "error" not in part, (name, part.get("trace"))
         assert part["dtypes"] == ["bfloat16"] and part["parameters"] > 0  # as on a GPU
@@ -33,7 +35,8 @@ def test_gpu_check_tiny_runs_every_component_on_the_cpu(tmp_path):
     # both samplers ran (their step times are differences of wall times: >= 0, never a
     # bound a loaded machine could break)
     assert lm["step_s_before"] >= 0 and lm["step_s_after"] >= 0 and lm["prefill_s_after"] > 0
-    assert f"{len(parts)} of {len(parts)} components measured" in got.stdout
+    assert f"{len(parts)} of {len(parts) + 1} components measured; skipped: " \
+        "gemma3_12b_vllm" in got.stdout
 
 
 @pytest.mark.slow

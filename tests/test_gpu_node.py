@@ -57,6 +57,17 @@ def _peak_gib() -> float:
     return torch.cuda.max_memory_allocated() / GIB
 
 
+def _under_plan(plan: dict) -> None:
+    """Allocated memory under the plan's high; reserved (what the card actually gives up)
+    under it plus the allocator's share the plan leaves free (memory.HEADROOM)."""
+    import torch
+
+    reserved = torch.cuda.max_memory_reserved() / GIB
+    total = torch.cuda.get_device_properties(0).total_memory / GIB
+    assert _peak_gib() <= plan["peak"][1], (_peak_gib(), plan)
+    assert reserved <= plan["peak"][1] + memory.HEADROOM * total, (reserved, plan)
+
+
 def _requests(count: int, track: str = "minimal"):
     from autocomp.concepts.load import load_task
     from autocomp.concepts.sampling import sample_concepts
@@ -80,8 +91,10 @@ def test_sd35_at_the_configs_batch_decodes_under_the_plan():
     out = gen.generate(_requests(batch))
     assert len(out) == batch and out[0].image.size == (1024, 1024)
     assert out[0].meta["dtype"] == "bfloat16"
-    plan = _plan("images")
-    assert _peak_gib() <= plan["peak"][1], (_peak_gib(), plan)
+    pipe = gen.pipeline()  # every component as loaded, not only the one the record names
+    for part in ("transformer", "text_encoder", "text_encoder_2", "text_encoder_3", "vae"):
+        assert {p.dtype for p in getattr(pipe, part).parameters()} == {torch.bfloat16}, part
+    _under_plan(_plan("images"))
 
 
 @needs("IDEA-Research/grounding-dino-tiny", "facebook/sam2.1-hiera-large",
@@ -132,8 +145,10 @@ def test_validation_batched_as_the_stage_runs_it_under_the_plan(tmp_path):
     answers = stage.answerer.answer_many([(np.asarray(Image.open(run.dir / img.image)), qs, [])
                                           for img, qs in questions])
     assert all(a[0]["evidence"]["dtype"] == "bfloat16" for a in answers)
-    plan = _plan("validation", cfg)
-    assert _peak_gib() <= plan["peak"][1], (_peak_gib(), plan)
+    (_, dino), (_, sam) = stage.detector._load()
+    for model in (dino, sam, stage.answerer._load()[1]):
+        assert {p.dtype for p in model.parameters()} == {torch.bfloat16}, type(model).__name__
+    _under_plan(_plan("validation", cfg))
 
 
 @needs()
