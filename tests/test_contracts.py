@@ -30,8 +30,12 @@ def concepts():
 
 
 @pytest.fixture
-def make(tiny_backends, fake_openai):
-    """family, name -> a fresh instance wired to a tiny model or the fake server."""
+def make(tiny_backends, fake_openai, monkeypatch):
+    """family, name -> a fresh instance wired to a tiny model, the fake server or the vLLM
+    stand-in (tests/fake_vllm.py)."""
+    from fake_vllm import install
+
+    install(monkeypatch)
     t = {k: str(v) for k, v in tiny_backends.items()}
     table = {
         ("generator", "procedural"): lambda: resolve("generator", "procedural")(),
@@ -42,6 +46,7 @@ def make(tiny_backends, fake_openai):
             model=t["gemma_lm"], max_new_tokens=4, device="cpu"),
         ("writer", "openai"): lambda: resolve("writer", "openai")(
             model="m", base_url=fake_openai.url),
+        ("writer", "vllm"): lambda: resolve("writer", "vllm")(model=t["gemma_lm"]),
         ("detector", "color-blobs"): lambda: resolve("detector", "color-blobs")(),
         ("detector", "grounding-dino+sam2"): lambda: resolve("detector", "grounding-dino+sam2")(
             detector_model=t["dino"], segmenter_model=t["sam2"], box_threshold=0.0,
@@ -51,6 +56,7 @@ def make(tiny_backends, fake_openai):
             model=t["gemma_vlm"], max_new_tokens=3, device="cpu"),
         ("answerer", "openai"): lambda: resolve("answerer", "openai")(
             model="m", base_url=fake_openai.url),
+        ("answerer", "vllm"): lambda: resolve("answerer", "vllm")(model=t["gemma_vlm"]),
     }
 
     def build(family, name):

@@ -5,11 +5,11 @@ answers; the real engine runs in tests/test_gpu_real.py (gpu-marked)."""
 
 import math
 import os
-import sys
 import types
 
 import numpy as np
 import pytest
+from fake_vllm import FakeEngine, install
 
 from autocomp.captions.llm import row_seed
 from autocomp.captions.prompts import contextual_prompt
@@ -31,37 +31,9 @@ def requests_():
     return out
 
 
-class FakeEngine:
-    """vllm.LLM's surface as the backends use it: records what it was given."""
-
-    made: list = []
-
-    def __init__(self, **kwargs):
-        self.kwargs, self.visible = kwargs, os.environ.get("CUDA_VISIBLE_DEVICES")
-        self.calls, self.stopped = [], False
-        self.llm_engine = types.SimpleNamespace(shutdown=self._stop)
-        FakeEngine.made.append(self)
-
-    def _stop(self):
-        self.stopped = True
-
-    def get_tokenizer(self):
-        return self.tokenizer
-
-    def generate(self, prompts, params, use_tqdm=True):
-        self.calls.append((prompts, params))
-        return [types.SimpleNamespace(outputs=[types.SimpleNamespace(
-            text=f'Caption: "answer {i}"')]) for i in range(len(prompts))]
-
-
 @pytest.fixture
 def fake_vllm(monkeypatch):
-    module = types.ModuleType("vllm")
-    module.LLM = FakeEngine
-    module.SamplingParams = lambda **kw: kw
-    monkeypatch.setitem(sys.modules, "vllm", module)
-    FakeEngine.made = []
-    return module
+    return install(monkeypatch)
 
 
 def test_writer_prompts_are_the_transformers_writers_tokens(tiny_backends, requests_):
@@ -87,20 +59,20 @@ def test_writer_prompts_are_the_transformers_writers_tokens(tiny_backends, reque
 
 def test_writer_runs_one_engine_on_its_gpu_and_stops_it(fake_vllm, tiny_backends, requests_,
                                                         monkeypatch):
-    from autocomp.models.loading import load_causal_lm
-
-    FakeEngine.tokenizer = load_causal_lm(str(tiny_backends["gemma_lm"]), "cpu")[0]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
-    w = VLLMWriter(model="google/gemma-3-12b-it", device="cuda:1")
-    assert w.write(requests_) == ["answer 0", "answer 1", "answer 2"]  # cleaned as ever
-    assert w.write(requests_[:1]) == ["answer 0"] and len(FakeEngine.made) == 1
+    model = str(tiny_backends["gemma_lm"])
+    w = VLLMWriter(model=model, device="cuda:1")
+    got = w.write(requests_)
     engine = FakeEngine.made[0]
-    assert engine.kwargs == {"model": "google/gemma-3-12b-it", "dtype": "bfloat16",
+    prompts, params = w.requests(engine.get_tokenizer(), requests_)
+    assert engine.calls[0] == (prompts, params)  # the whole batch handed at once
+    assert all(c.startswith("answer ") for c in got) and len(set(got)) == 3  # cleaned
+    assert w.write(requests_[:1]) == got[:1] and len(FakeEngine.made) == 1
+    assert engine.kwargs == {"model": model, "dtype": "bfloat16",
                              "gpu_memory_utilization": 0.85, "max_model_len": 4096,
                              "trust_remote_code": False, "seed": 0}
     # the engine's worker sees the rank's GPU alone; the process's own list is kept
     assert engine.visible == "5" and os.environ["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"
-    assert len(engine.calls[0][0]) == 3  # the whole batch handed at once
     w.close()
     assert engine.stopped and w._engine is None
 
