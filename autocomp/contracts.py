@@ -45,6 +45,15 @@ def scorer_problems(scorer, images, texts) -> list[str]:
         _same(problems, "encode_texts", t, [scorer.encode_texts([x]) for x in texts])
         _same(problems, "encode_images", v, [scorer.encode_images([x]) for x in images])
         _same(problems, "encode_texts called twice", t, [scorer.encode_texts(texts)])
+    elif getattr(scorer, "texts_only", False):  # a sentence-embedding model (text:)
+        t = _matrix(scorer.encode_texts(texts), len(texts), "encode_texts", problems)
+        if t is not None:
+            norms = np.linalg.norm(t, axis=1)
+            if not np.allclose(norms, 1, atol=1e-3):
+                problems.append(f"encode_texts vectors are not L2-normalised (norms "
+                                f"{norms.min():.3f}-{norms.max():.3f})")
+            _same(problems, "encode_texts", t, [scorer.encode_texts([x]) for x in texts])
+            _same(problems, "encode_texts called twice", t, [scorer.encode_texts(texts)])
     elif getattr(scorer, "kind", None) == "text":
         s = _matrix(scorer.score_texts(texts), len(texts), "score_texts", problems)
         if s is not None:

@@ -389,7 +389,8 @@ TEXTS = ["a red cube", "a blue sphere to the left of a red cube", "two cones", "
 
 
 @pytest.mark.parametrize("which", ["open_clip", "clip", "siglip", "lm", "blind:unigram",
-                                   "blind:distinct", "blind:length", "docs:fewest"])
+                                   "blind:distinct", "blind:length", "text:default",
+                                   "docs:fewest"])
 def test_scorer_contract(which, tiny, pictures, tmp_path, monkeypatch):  # noqa: F811
     from autocomp.contracts import scorer_problems
     from autocomp.eval.scorers import load_scorer

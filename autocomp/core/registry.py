@@ -75,6 +75,7 @@ FAMILIES: dict[str, dict[str, str]] = {
         "vlm": "autocomp.eval.scorers.vlm:VLMChoice",
         "vqascore": "autocomp.eval.scorers.likelihood:VQAScore",
         "visualgpt": "autocomp.eval.scorers.likelihood:VisualGPTScore",
+        "text": "autocomp.eval.scorers.text_embed:TextEmbedding",
     },
     "format": {
         "run": "autocomp.formats.runs:open_run",

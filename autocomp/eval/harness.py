@@ -275,8 +275,8 @@ class Harness:
         self.tick = None if progress is None else (lambda: progress(state()))
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
-                for chunk in _chunks(self._scoreable(bench.items(), skipped, self.dual),
-                                     self.chunk_items):
+                for chunk in _chunks(self._scoreable(bench.items(), skipped, self.dual,
+                                                     self.texts_only), self.chunk_items):
                     lines = []
                     for item, scores in zip(chunk, self._scores(chunk), strict=True):
                         judged = self._judge(item, scores, tally)
@@ -298,21 +298,32 @@ class Harness:
                 "encoded": dict(self.encoded), "skipped": skipped, "identical": identical}
 
     @property
+    def texts_only(self) -> bool:
+        """A sentence-embedding scorer (text:): caption vectors and no image."""
+        return bool(getattr(self.scorer, "texts_only", False))
+
+    @property
     def dual(self) -> bool:
-        """Whether the scorer embeds texts and images in one space (text-only items need
-        its text tower: SugarCrepe++'s text-only task)."""
+        """Whether the scorer gives caption vectors (text-only items compare them:
+        SugarCrepe++'s text-only task): a dual encoder's text tower or a text embedding."""
         s = self.scorer
-        return bool(s.embeds_images and not s.scores_items
-                    and not getattr(s, "scores_pairs", False))
+        return self.texts_only or bool(s.embeds_images and not s.scores_items
+                                       and not getattr(s, "scores_pairs", False))
 
     @staticmethod
-    def _scoreable(items, skipped: dict, dual: bool = True) -> Iterator[dict]:
+    def _scoreable(items, skipped: dict, dual: bool = True,
+                   texts_only: bool = False) -> Iterator[dict]:
         """Items with at least one negative (a matrix item: an image with a true and a
         false caption); one with none would count as right whatever the model did, so it is
-        left out and counted; a text-only item needs a dual encoder's text tower."""
+        left out and counted; a text-only item needs caption vectors, and a text embedding
+        model takes nothing else."""
         for item in items:
             if is_text_only(item) and not dual:
                 why = "text-only task (needs a dual encoder's text tower)"
+                skipped[why] = skipped.get(why, 0) + 1
+                continue
+            if texts_only and not is_text_only(item):
+                why = "image-text task (a text embedding model sees no image)"
                 skipped[why] = skipped.get(why, 0) + 1
                 continue
             if is_matrix(item):

@@ -12,7 +12,9 @@ Two benchmarks per file, scored as the authors' evaluation scripts do:
   sugarcrepe++/<subset>-tot  text-only task (TOT): right when the two positives are more
                              similar to each other than either is to the negative
                              (cos(P1, P2) > cos(P1, N) and > cos(P2, N); chance 1/3); needs
-                             a dual encoder's text tower, other scorers skip it (counted)
+                             caption vectors: a dual encoder's text tower or a sentence-
+                             embedding model (text:, as the authors run it); other scorers
+                             skip it (counted)
 Captions are whitespace-normalised (counted), as SugarCrepe's are.
 """
 
