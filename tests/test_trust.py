@@ -225,6 +225,13 @@ def test_gallery_counts_a_tie_as_a_tie(tmp_path):
     (section,) = gallery([scored_cell(tmp_path, "blind:unigram", rows)], {})
     c = section.cells[0]
     assert (c.items, c.failed, c.tied) == (4, 1, 2)
+    # under the result's own rule (issue 52): argmax counts a tie at the top as right (b
+    # records it; a, written before correct_argmax, has it from its tie credit)
+    rows[1]["correct_argmax"] = True
+    for rule, want in (("argmax", (4, 1, 0)), ("aware", (4, 1, 2)), ("strict", (4, 1, 2))):
+        cell = {**scored_cell(tmp_path / rule, "blind:unigram", rows), "ties": rule}
+        c = gallery([cell], {})[0].cells[0]
+        assert (c.items, c.failed, c.tied) == want, rule
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from pathlib import Path
 from autocomp.core.layout import RunLayout
 from autocomp.eval.metrics import TIED
 from autocomp.report.categories import category_label
-from autocomp.report.paired import predictions_file
+from autocomp.report.paired import outcome, predictions_file
 
 GALLERY_SIZE = 24  # failures shown per model and benchmark (the first in item order)
 
@@ -60,8 +60,11 @@ def _tied(p: dict) -> int:
     return round(1.0 / credit) - 1 if credit > 0 else 0
 
 
-def _wrong(path: Path | None, limit: int) -> tuple[int, int, int, list[dict]]:
-    """(items, failed, tied, the first `limit` failures and ties) of a predictions file."""
+def _wrong(path: Path | None, limit: int,
+           rule: str = "strict") -> tuple[int, int, int, list[dict]]:
+    """(items, failed, tied, the first `limit` failures and ties) of a predictions file,
+    an item right as its result's tie rule counts it (under argmax a tie at the top is
+    right; under aware a tie is partly right, so shown among the ties)."""
     items = failed = tied = 0
     first = []
     if path is None:
@@ -70,7 +73,7 @@ def _wrong(path: Path | None, limit: int) -> tuple[int, int, int, list[dict]]:
         for line in fh:
             p = json.loads(line)
             items += 1
-            if p.get("correct"):
+            if outcome(p, rule) >= 1.0:
                 continue
             k = _tied(p)
             if k:
@@ -110,7 +113,8 @@ def gallery(results: list[dict], labels: dict, limit: int = GALLERY_SIZE) -> lis
                "not an autocomp run: its images are not at hand")
         section = sections.setdefault((cell["benchmark"], str(run or "")),
                                       Section(cell["benchmark"], run, why))
-        items, failed, tied, wrong = _wrong(predictions_file(cell), limit if run else 0)
+        items, failed, tied, wrong = _wrong(predictions_file(cell), limit if run else 0,
+                                            cell.get("ties") or "strict")
         shown = [{"id": p["id"], "chosen": p["chosen"], "tied_with": p["tied_with"],
                   "category": TIED if p["tied_with"] else category_label(
                       p.get("chosen_category") or "uncategorised", cell.get("aspect"))}
