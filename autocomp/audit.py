@@ -33,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 from autocomp.eval.harness import Harness
-from autocomp.eval.items import captions_of, image_refs
+from autocomp.eval.items import captions_of, image_refs, is_text_only
 from autocomp.eval.matrix import is_matrix, truth_of
 from autocomp.eval.once import ReadOnce
 
@@ -53,6 +53,11 @@ def _odd_space(text: str) -> bool:
 def _pairs(item: dict):
     """(true caption, false caption) pairs of an item, as read before any normalisation
     where the format kept the raw text."""
+    if is_text_only(item):  # the positive pair first, then each pair with the negative
+        texts = item["texts"]
+        for a, b in item["text_pairs"][1:]:
+            yield texts[a], texts[b]
+        return
     if is_matrix(item):
         truth, caps = truth_of(item), item["captions"]
         for row in truth:
@@ -81,7 +86,7 @@ def structure(items, tick=None) -> dict:
         n += 1
         raw = item.get("raw", {})
         texts = [raw.get("positive"), raw.get("negative"), *captions_of(item)]
-        spaces += any(_odd_space(t) for t in texts if t)
+        spaces += bool(item.get("raw_spaces")) or any(_odd_space(t) for t in texts if t)
         item_pairs = list(_pairs(item))
         for pos, neg in item_pairs:
             pairs += 1

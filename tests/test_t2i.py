@@ -254,6 +254,38 @@ def test_a_folder_of_someone_elses_images(run, tmp_path):
     assert got["scores"]["tifa"]["mean"] > 50
 
 
+def test_a_hostile_folder_is_read_inside_itself_and_never_blocks(run, tmp_path, caplog):
+    """Named like images (issue 53): a FIFO (a read would block forever), a text file, a
+    link to a file outside the folder and a directory are each left out and counted; the
+    real images are scored; nothing outside the folder is opened."""
+    import os
+    import shutil
+
+    todo = prompts(run, ("shape_color-n2",), ("minimal",))
+    made = draw(_procedural("maker"), run, todo, 1, tmp_path / "made")
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    assert len(made) == 4
+    shutil.copy(tmp_path / "made" / made[3]["image"], theirs / f"{made[3]['prompt']}.png")
+    ids = [r["prompt"] for r in made[:3]]
+    os.mkfifo(theirs / f"{ids[0]}-0.png")
+    (theirs / f"{ids[0]}.png").mkdir()
+    (theirs / f"{ids[1]}-0.png").write_text("not an image")
+    outside = tmp_path / "secret.png"
+    shutil.copy(tmp_path / "made" / made[0]["image"], outside)
+    (theirs / f"{ids[2]}-0.png").symlink_to(outside)
+    with caplog.at_level("INFO", logger="autocomp"):
+        summary = compare(run.dir, [model_of(f"folder:{theirs}")], tmp_path / "out",
+                          patterns=("shape_color-n2",), tracks=("minimal",))
+    assert summary["summary"]["theirs"]["images"] == 1
+    said = caplog.text
+    for count, why in ((2, "not a regular file (e.g."), (1, "not a readable image (e.g."),
+                       (1, "a link out of the folder (e.g.")):
+        assert f"{count} file(s) in {theirs} left out: {why}" in said, why
+    written = "".join(f.read_text() for f in (tmp_path / "out").rglob("*.jsonl"))
+    assert str(outside) not in written and str(theirs / f"{made[3]['prompt']}.png") in written
+
+
 def test_models_and_files_refuse_bad_input(tmp_path):
     with pytest.raises(AutocompError, match="is not procedural"):
         model_of("dall-e")

@@ -26,7 +26,7 @@ def compass():
               help="With --vg: the first N images (the paper uses 5K).")
 @click.option("--image-ids", type=click.Path(path_type=Path, exists=True), default=None,
               help="With --vg: a file of image ids, one per line.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=options.JSON_INT, default=0, show_default=True)
 @click.option("--similarity", default="default", show_default=True,
               help="Sentence-embedding model for the negative filter (id or folder), "
                    "'default' (all-MiniLM-L6-v2, offline) or 'none'.")

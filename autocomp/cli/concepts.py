@@ -14,7 +14,7 @@ from autocomp.concepts.stage import write_concepts
 @click.option("--n", "ns", type=int, multiple=True,
               help="Complexity N (repeatable); default: every N the task allows.")
 @click.option("--count", type=click.IntRange(min=1), required=True, help="Concepts per N.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=options.JSON_INT, default=0, show_default=True)
 @options.output(required=True)
 def concepts(task_ref, ns, count, seed, output):
     """Sample concepts and write them as JSON-lines records under OUT/concepts/."""

@@ -44,7 +44,7 @@ from autocomp.eval.metrics import TIES as TIE_RULES
                    "[,id=COL,subset=COL], or a YAML file with those keys.")
 @click.option("--skip-missing", is_flag=True,
               help="Leave out (and count) items whose image file is missing.")
-@click.option("--seed", type=int, default=None,
+@click.option("--seed", type=options.JSON_INT, default=None,
               help="The seed of scorers that draw at random: reference:random becomes "
                    "reference:random@SEED (its default seed is 0; an @SEED given wins). The "
                    "other scorers are deterministic.")

@@ -22,10 +22,10 @@ FORMATS = ("benchmarks", "hf", "parquet", "webdataset", "training")
                    "train split as fine-tuning data (open_clip/NegCLIP CSV with hard and "
                    "image negatives, grouped batches, chat SFT JSON; docs/train.md).")
 @options.output(required=True)
-@click.option("--max-negatives", type=click.IntRange(min=1), default=None,
+@click.option("--max-negatives", type=options.COUNT, default=None,
               help="Keep at most K negatives an item (a seeded subset, recorded); default: "
                    "all (benchmarks only).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=options.JSON_INT, default=0, show_default=True,
               help="Seed of the --max-negatives subset.")
 @click.option("--push-to-hub", "hub_id", default=None, metavar="REPO",
               help="Upload the folder to this Hugging Face dataset repo (benchmarks only).")

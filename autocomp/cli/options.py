@@ -8,6 +8,10 @@ from pathlib import Path
 import click
 
 TABLE_FORMATS = ("md", "csv", "latex")
+# integers that land in JSON files stay within what every JSON reader holds exactly
+# (JavaScript's numbers: 2^53 - 1)
+JSON_INT = click.IntRange(-(2 ** 53 - 1), 2 ** 53 - 1)
+COUNT = click.IntRange(1, 2 ** 53 - 1)
 
 
 def output(required: bool = False, help: str = "Output folder."):

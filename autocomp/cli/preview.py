@@ -6,6 +6,7 @@ import json
 
 import click
 
+from autocomp.cli import options
 from autocomp.concepts.load import load_task
 from autocomp.preview import format_preview, preview
 
@@ -13,10 +14,10 @@ from autocomp.preview import format_preview, preview
 @click.command("preview")
 @click.option("--task", "task_ref", required=True, help="Built-in task name or task YAML file.")
 @click.option("--n", "n", type=int, required=True, help="Complexity N.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=options.JSON_INT, default=0, show_default=True)
 @click.option("--examples", type=int, default=4, show_default=True,
               help="Negatives shown per benchmark.")
-@click.option("--max-negatives", type=click.IntRange(min=1), default=None,
+@click.option("--max-negatives", type=options.COUNT, default=None,
               help="Refuse a benchmark with more negatives per concept than this "
                    "(default 100,000 or $AUTOCOMP_MAX_NEGATIVES).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")

@@ -18,7 +18,7 @@ from autocomp.cli import options
 @click.option("--per-cell", type=click.IntRange(min=1), default=None,
               help="Concepts per (task, N) in validate mode, items per benchmark in test "
                    "mode [default: 50, or what the run's sample was drawn with].")
-@click.option("--seed", type=int, default=None,
+@click.option("--seed", type=options.JSON_INT, default=None,
               help="Seed of the sample [default: 0, or the run's sample's].")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to serve on (another address lets other machines in).")

@@ -20,7 +20,7 @@ from autocomp.cli import options
 @click.option("--all-captions", is_flag=True,
               help="Use every caption; by default each (task, N) group is cut to its "
                    "smallest size among the runs, since Distinct-n falls as a group grows.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=options.JSON_INT, default=0, show_default=True,
               help="Seed of the draw that cuts the groups.")
 @options.table_format
 @options.as_json

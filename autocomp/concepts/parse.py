@@ -9,6 +9,7 @@ from autocomp.concepts.count import CountTask
 from autocomp.concepts.task import TASK_FIELDS, AttributeTask, RelationTask, Task
 from autocomp.concepts.vocab import declare, load_vocabulary
 from autocomp.core.errors import AutocompError
+from autocomp.core.fields import check_name
 from autocomp.core.yamlio import checked_mapping
 
 TASK_TYPES = {cls.kind: cls for cls in (AttributeTask, RelationTask, CountTask)}
@@ -53,7 +54,7 @@ def parse_task(data, path: Path) -> Task:
         raise AutocompError(f"field 'distinct_values' must be true or false, got {distinct!r}",
                             file=path)
     task = cls(
-        name=str(data.get("name") or Path(path).stem),
+        name=check_name(data.get("name") or Path(path).stem, "task", file=path),
         objects=vocabs["objects"],
         values=vocabs["values"],
         n=_parse_n(data.get("n"), path),

@@ -37,6 +37,7 @@ from autocomp.concepts.questions import Question, attribute_question, relation_q
 from autocomp.concepts.task import TaskType
 from autocomp.concepts.vocab import Vocabulary, load_vocabulary
 from autocomp.core.errors import AutocompError
+from autocomp.core.fields import check_name
 from autocomp.core.scene import Object, Relation, SceneGraph
 from autocomp.core.yamlio import read_yaml
 from autocomp.language.grammar import Noun, noun_phrase
@@ -303,7 +304,7 @@ def parse_scene_task(data, path: Path) -> SceneTask:
                             f"{MAX_CELLS:,} (narrow n_O, n_A, n_R or use kind: lhs)",
                             file=path, field="design")
     task = SceneTask(
-        name=str(data.get("name") or Path(path).stem),
+        name=check_name(data.get("name") or Path(path).stem, "task", file=path),
         objects=_vocab(data.get("objects"), "objects", "objects", path),
         attributes=tuple(_vocab(a, "attributes", f"attributes[{i}]", path)
                          for i, a in enumerate(attrs)),

@@ -39,6 +39,7 @@ from pathlib import Path
 from autocomp.concepts import drawn
 from autocomp.concepts.aspect import Aspect, default_aspect, parse_aspect
 from autocomp.core.errors import AutocompError
+from autocomp.core.fields import check_text
 from autocomp.core.resources import data_dir
 from autocomp.core.yamlio import checked_mapping, read_yaml
 from autocomp.language.grammar import ARTICLES, Noun, indefinite_article, join, plural
@@ -168,7 +169,7 @@ def parse_vocabulary(data, path: Path | str = "<memory>") -> Vocabulary:
     if kind not in KINDS:
         raise AutocompError(f"field 'kind' must be one of {', '.join(KINDS)}, got {kind!r}",
                             file=path)
-    name = data.get("name") or Path(str(path)).stem
+    name = check_text(data.get("name") or Path(str(path)).stem, "vocabulary", file=path)
     entries = data.get("entries")
     if not isinstance(entries, list) or not entries:
         raise AutocompError("field 'entries' must be a non-empty list", file=path)
@@ -225,6 +226,7 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
                             file=path, entry=i)
     if (long := _too_long(name, "name")):
         raise AutocompError(long, file=path, entry=i)
+    check_text(name.replace("\n", " ").replace("\t", " "), "value", file=path, entry=i)
     name = " ".join(name.lower().split())
     where = f"{i} ('{name}')"
     odd = look_alike(name)

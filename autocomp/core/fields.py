@@ -10,6 +10,30 @@ from dataclasses import field, fields
 from autocomp.core.errors import AutocompError
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
+PLAIN_NAME = ("1-100 letters, digits, '.', '_', '+' or '-', starting with a letter or digit: "
+              "no '/', '..', spaces or control characters")
+
+
+def check_name(value, what: str, *, file=None, field: str = "name") -> str:
+    """A name that becomes part of file names (a task's benchmark folders, a run's folder):
+    plain, or one line naming the file and field."""
+    if not isinstance(value, str) or not SAFE_NAME.fullmatch(value):
+        raise AutocompError(f"{what} name {str(value)[:120]!r} is not a plain name "
+                            f"({PLAIN_NAME})", file=file, field=field)
+    return value
+
+
+def check_text(value, what: str, *, file=None, field: str = "name", **where) -> str:
+    """A name shown in captions and cards but never a path (a vocabulary, a value): at most
+    100 characters, no path separator, no control character, not '.' or '..'."""
+    bad = (not isinstance(value, str) or not value.strip() or len(value) > 100
+           or any(c in value for c in "/\\") or value.strip() in (".", "..")
+           or any(ord(c) < 32 or ord(c) == 127 for c in value))
+    if bad:
+        raise AutocompError(f"{what} name {str(value)[:120]!r} must be 1-100 characters with "
+                            "no '/', '\\' or control characters", file=file, field=field,
+                            **where)
+    return value
 
 
 class FieldReader:

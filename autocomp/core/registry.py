@@ -140,21 +140,34 @@ def load_plugins() -> None:
         return
     _plugins_loaded = True
     for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise AutocompError(f"${PLUGINS_ENV}: cannot import plugin module '{module}' "
-                                f"({exc})") from None
+        _plugin(f"${PLUGINS_ENV} module '{module}'", lambda m=module: importlib.import_module(m))
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINTS):
-        try:
-            loaded = ep.load()
-        except ImportError as exc:
-            raise AutocompError(f"entry point '{ep.name} = {ep.value}' (group {ENTRY_POINTS}"
-                                f"): cannot import it ({exc})") from None
-        if callable(loaded) and not inspect.ismodule(loaded):
-            loaded()
+        _plugin(f"entry point '{ep.name} = {ep.value}' (group {ENTRY_POINTS})",
+                lambda ep=ep: _call(ep.load()))
+
+
+BROKEN: dict[str, str] = {}  # plugin source -> why it did not load (named by lookups)
+
+
+def _call(loaded) -> None:
+    if callable(loaded) and not inspect.ismodule(loaded):
+        loaded()
+
+
+def _plugin(source: str, load) -> None:
+    """Load one plugin source; one that fails (whatever it raises) is one warning line and
+    is remembered: the commands that do not need its plugins still run."""
+    import warnings
+
+    try:
+        load()
+    except Exception as exc:  # noqa: BLE001 (a plugin's own bug: any exception)
+        why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        BROKEN[source] = why
+        warnings.warn(f"plugin {source} failed to load ({why}); its plugins are not "
+                      "registered", stacklevel=2)
 
 
 def names(family: str) -> tuple[str, ...]:
@@ -222,8 +235,9 @@ def resolve(family: str, name: str, *, file=None, field: str | None = None):
     load_plugins()
     table = _table(family)
     if name not in table:
+        broken = "".join(f"; plugin {k} failed to load ({v})" for k, v in BROKEN.items())
         raise AutocompError(f"unknown {family} '{name}'{_nearest(name, table)} (known: "
-                            f"{', '.join(sorted(table))})", file=file, field=field)
+                            f"{', '.join(sorted(table))}){broken}", file=file, field=field)
     module, attr = table[name].split(":")
     try:
         obj = importlib.import_module(module)
@@ -232,6 +246,10 @@ def resolve(family: str, name: str, *, file=None, field: str | None = None):
             raise AutocompError(f"{family} '{name}': cannot import {module} ({exc})",
                                 file=file, field=field) from None
         raise
+    except Exception as exc:  # noqa: BLE001 (the plugin module raised while importing)
+        raise AutocompError(f"{family} '{name}': importing {module} failed ("
+                            f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]})",
+                            file=file, field=field) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise AutocompError(f"{family} '{name}': {module} has no '{attr}'", file=file,

@@ -54,7 +54,7 @@ def file_key(path: Path) -> str:
 
 def slug(text: str, limit: int = 100) -> str:
     """A file-name-safe form of `text`; long ones end with a hash, so they stay distinct."""
-    out = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "scorer"
+    out = re.sub(r"[^A-Za-z0-9._+-]+", "_", text).strip("_") or "scorer"  # "++" kept
     if len(out) > limit:
         out = f"{out[:limit - 11]}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
     return out

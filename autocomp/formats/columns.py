@@ -31,7 +31,14 @@ from pathlib import Path
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
 from autocomp.formats.images import ImageCells, ImageRoot
-from autocomp.formats.suite import LoadedBenchmark, Suite, jsonl_rows, normalise_space, undecoded
+from autocomp.formats.suite import (
+    LoadedBenchmark,
+    Suite,
+    jsonl_rows,
+    normalise_space,
+    parquet_rows,
+    undecoded,
+)
 
 KEYS = ("image", "positive", "negatives", "id", "subset", "images", "captions")
 LISTS = ("negatives", "images", "captions")  # keys that take several columns
@@ -121,8 +128,7 @@ def _rows(source: Path) -> Iterator[dict]:
         with open(source, newline="", encoding="utf-8") as fh:
             yield from csv.DictReader(fh)
     elif suffix == ".parquet":
-        pq = require("pyarrow.parquet", "formats", "parquet")
-        yield from pq.read_table(source).to_pylist()
+        yield from parquet_rows(Path(source))
     else:
         raise AutocompError("expected a .jsonl, .json, .csv or .parquet file, or a datasets "
                             "folder", file=source)

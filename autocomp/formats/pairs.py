@@ -29,6 +29,7 @@ from autocomp.formats.suite import (
     json_rows,
     jsonl_rows,
     normalise_space,
+    parquet_rows,
     undecoded,
 )
 
@@ -97,8 +98,7 @@ def _splits(source: Path, name: str) -> Iterator[tuple[str, Path, Iterator[dict]
                             f"{named})", file=source)
     for split, path in files:
         if path.suffix.lower() == ".parquet":
-            pq = require("pyarrow.parquet", "formats", "parquet")
-            rows = iter(pq.read_table(path).to_pylist())
+            rows = parquet_rows(path)
         elif path.suffix.lower() == ".json":
             rows = iter(json_rows(path))
         else:

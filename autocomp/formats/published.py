@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.formats.images import cache_folder, save_image
-from autocomp.formats.suite import LoadedBenchmark, Suite
+from autocomp.formats.suite import LoadedBenchmark, Suite, parquet_rows
 
 MANIFEST = "autocomp_export.json"
 
@@ -39,15 +39,12 @@ def _manifest(source: Path) -> dict:
 
 
 def _rows(source: Path, files: list[str]):
-    import pyarrow.parquet as pq
-
     for rel in files:
         path = (Path(source) / rel).resolve()
         if not path.is_relative_to(Path(source).resolve()) or not path.is_file():
             raise AutocompError("a data file the manifest names is not in the export",
                                 file=path)
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=64):
-            yield from batch.to_pylist()
+        yield from parquet_rows(path)
 
 
 def _single(row: dict, folder: Path) -> dict:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.formats.images import ImageRoot, image_root
-from autocomp.formats.suite import LoadedBenchmark, Suite, json_rows, normalise_space
+from autocomp.formats.suite import LoadedBenchmark, Suite, json_rows, normalise_space, spaced
 
 SUBSETS = ("replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj")
 FIELDS = ("filename", "caption", "caption2", "negative_caption")
@@ -48,7 +48,8 @@ def data_folder(source: Path) -> Path | None:
     return None
 
 
-def _items(path: Path, subset: str, root: ImageRoot, changed: dict) -> tuple[list, list, int]:
+def _items(path: Path, subset: str, root: ImageRoot, changed: dict,
+           flagged: dict) -> tuple[list, list, int]:
     itt, tot, total = [], [], 0
     for i, row in enumerate(json_rows(path)):
         key = str(row.get("id", i)) if isinstance(row, dict) else str(i)
@@ -62,20 +63,27 @@ def _items(path: Path, subset: str, root: ImageRoot, changed: dict) -> tuple[lis
         total += 1
         p1, p2, neg = (normalise_space(row[f]) for f in ("caption", "caption2",
                                                          "negative_caption"))
-        changed[subset] += (p1, p2, neg) != (row["caption"], row["caption2"],
-                                             row["negative_caption"])
+        raw = spaced(row["caption"], row["caption2"], row["negative_caption"])
+        changed[subset] += raw
+        # a negative equal to a positive (two in swap_obj) is flagged, as the other readers
+        # flag theirs: no model can get that item right
+        same = neg.lower() in (p1.lower(), p2.lower())
+        flagged[subset] += same
+        marks = {**({"raw_spaces": True} if raw else {}),
+                 **({"flags": ["positive among negatives"]} if same else {})}
         item_id = f"{subset}-{key}"
         tot.append({"id": f"{item_id}-tot", "task": "sugarcrepe++", "n": 0,
                     "texts": [p1, p2, neg], "text_pairs": [[0, 1], [0, 2], [1, 2]],
                     "positive": p2, "negatives": [
                         {"caption": neg, "category": "P1-Neg", "same_meaning": False},
-                        {"caption": neg, "category": "P2-Neg", "same_meaning": False}]})
+                        {"caption": neg, "category": "P2-Neg", "same_meaning": False}],
+                    **marks})
         image = root.resolve(row["filename"].strip(), item_id, path)
         if image is None:
             continue
         itt.append({"id": item_id, "task": "sugarcrepe++", "n": 0, "images": [image],
                     "captions": [p1, p2, neg], "truth": [[1, 1, 0]],
-                    "true_captions": "all", "side": SIDE})
+                    "true_captions": "all", "side": SIDE, **marks})
     return itt, tot, total
 
 
@@ -84,18 +92,21 @@ def load_sugarcrepe_pp(source: Path, root: ImageRoot) -> Suite:
     if folder is None:
         raise AutocompError(f"no SugarCrepe++ file here (expected {', '.join(SUBSETS)} .json "
                             "lists with caption2)", file=source)
-    benches, info = [], {"items": {}, "normalised": {}, "missing_images": 0}
-    changed = dict.fromkeys(SUBSETS, 0)
+    benches, info = [], {"items": {}, "normalised": {}, "flagged": {}, "missing_images": 0}
+    changed, flagged = dict.fromkeys(SUBSETS, 0), dict.fromkeys(SUBSETS, 0)
     total = 0
     for subset in SUBSETS:
         path = folder / f"{subset}.json"
         if not path.is_file():
             continue
-        itt, tot, n = _items(path, subset, root, changed)
+        itt, tot, n = _items(path, subset, root, changed, flagged)
         total += n
         info["items"][f"sugarcrepe++/{subset}"] = len(itt)
         info["items"][f"sugarcrepe++/{subset}-tot"] = len(tot)
         info["normalised"][subset] = changed[subset]
+        for bench in (f"sugarcrepe++/{subset}", f"sugarcrepe++/{subset}-tot"):
+            if flagged[subset]:
+                info["flagged"][f"{bench}: positive among negatives"] = flagged[subset]
         benches.append(LoadedBenchmark(f"sugarcrepe++/{subset}", "sugarcrepe++", 0, "coco",
                                        subset, lambda rows=itt: iter(rows)))
         benches.append(LoadedBenchmark(f"sugarcrepe++/{subset}-tot", "sugarcrepe++", 0,

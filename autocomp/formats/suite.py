@@ -108,6 +108,22 @@ def json_rows(path: Path) -> list:
     return rows
 
 
+def parquet_rows(path: Path, batch_size: int = 64):
+    """The rows of a parquet file as dicts, read in batches; a file that is not parquet, or
+    is cut short (a truncated download), is one error naming it, not pyarrow's traceback."""
+    from autocomp.core.backend import require
+
+    pq = require("pyarrow.parquet", "formats", "parquet")
+    import pyarrow as pa
+
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size):
+            yield from batch.to_pylist()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise AutocompError(f"not a readable parquet file ({' '.join(str(exc).split())[:200]};"
+                            " a download cut short?)", file=path) from None
+
+
 def jsonl_rows(path: Path):
     """The objects of a JSONL file (a UTF-8 byte-order mark at its start is allowed); a
     line that is not UTF-8 or not JSON is one error naming it."""
@@ -144,6 +160,12 @@ def undecoded(ds):
 def normalise_space(text: str) -> str:
     """Leading, trailing and repeated whitespace (newlines too) to single spaces."""
     return " ".join(text.split())
+
+
+def spaced(*texts) -> bool:
+    """Whether any caption as released changes under normalise_space (the audit's
+    Whitespace column counts the items a reader flags with it: item["raw_spaces"])."""
+    return any(isinstance(t, str) and t != normalise_space(t) for t in texts)
 
 
 def output_base(source: Path, fmt: str = "") -> Path:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.formats.images import ImageRoot, image_root
-from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space
+from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space, spaced
 
 FIELDS = ("image_file", "caption", "foil", "mturk")
 VALID = 2  # annotators (of 3) choosing the caption
@@ -92,6 +92,9 @@ def load_valse(source: Path, root: ImageRoot) -> Suite:
                     "positive": caption,
                     "negatives": [{"caption": foil, "category": entry.get(
                         "linguistic_phenomena") or path.stem, "same_meaning": False}]}
+            if spaced(*(v[0] if isinstance(v, list) else v for v in (entry["caption"],
+                                                                     entry["foil"]))):
+                item["raw_spaces"] = True
             if caption.lower() == foil.lower():
                 item["flags"] = ["positive among negatives"]
                 flagged[f"{name}: positive among negatives"] += 1

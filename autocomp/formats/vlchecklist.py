@@ -17,7 +17,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.formats.images import ImageRoot, image_root
-from autocomp.formats.suite import LoadedBenchmark, Suite, json_rows, normalise_space
+from autocomp.formats.suite import LoadedBenchmark, Suite, json_rows, normalise_space, spaced
 
 TOP = ("Attribute", "Object", "Relation")
 DATASETS = (("hake", "hake"), ("swig", "swig"), ("vaw", "vg"), ("vg", "vg"))
@@ -87,6 +87,8 @@ def load_vlchecklist(source: Path, root: ImageRoot) -> Suite:
                     "positive": pos[0], "negatives": [{"caption": neg[0],
                                                        "category": relative.parts[0],
                                                        "same_meaning": False}]}
+            if spaced(*row[1]["POS"], *row[1]["NEG"]):
+                item["raw_spaces"] = True
             if pos[0].lower() == neg[0].lower():
                 item["flags"] = ["positive among negatives"]
                 flagged[f"{name}: positive among negatives"] += 1

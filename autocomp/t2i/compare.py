@@ -148,7 +148,8 @@ def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
     made = tables(summary["summary"])
     (out / "tables.md").write_text("\n\n".join(t.render("markdown") for t in made) + "\n")
-    by_n_figure(summary["summary"], out / "by-n")
+    if not by_n_figure(summary["summary"], out / "by-n"):
+        log.info("note   no model has a scored image: no by-N figure")
     return summary
 
 

@@ -13,6 +13,8 @@ def by_n_figure(summary: dict, stem: Path, labels: dict | None = None) -> list[P
     labels = labels or {}
     keys = [k for k in METRICS if any(
         (got.get(k) or None) for s in summary.values() for got in s["by_n"].values())]
+    if not keys:  # no model scored any image (every image missing): nothing to draw
+        return []
     plt = pyplot()
     fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 3.2), squeeze=False)
     names = []

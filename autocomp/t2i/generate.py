@@ -157,7 +157,10 @@ def _from_folder(model: Model, wanted, folder: Path) -> list[dict]:
     {prompt id}.png for k = 0); missing images are counted and named, not guessed."""
     if not model.folder.is_dir():
         raise AutocompError(f"model '{model.name}': no folder {model.folder}")
-    files = {p.stem: p for p in model.folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
+    files, odd = _images_in(model.folder)
+    for why, names in odd.items():
+        log.info(f"note   {model.name}: {len(names):,} file(s) in {model.folder} left out: "
+                 f"{why} (e.g. {names[0]})")
     out, missing = [], []
     for p, j in wanted:
         path = files.get(f"{p.id}-{j}") or (files.get(p.id) if j == 0 else None)
@@ -165,12 +168,50 @@ def _from_folder(model: Model, wanted, folder: Path) -> list[dict]:
             missing.append(f"{p.id}-{j}")
             continue
         out.append({"id": f"{p.id}-{j}", "prompt": p.id, "k": j, "seed": None,
-                    "image": str(path.resolve()), "faults": None, "truth": None,
+                    "image": str(path), "faults": None, "truth": None,
                     "generation": {"folder": str(model.folder)}})
     if missing:
         log.info(f"note   {model.name}: {len(missing):,} of {len(wanted):,} images not in "
                  f"{model.folder} (e.g. {missing[0]}.png); scored without them")
     return out
+
+
+def _images_in(folder: Path) -> tuple[dict[str, Path], dict[str, list[str]]]:
+    """(stem -> path, why -> names left out) of the image files of `folder`: regular files
+    inside it that PIL reads as images. A link out of the folder, a FIFO or a device (which
+    would block a read), a directory, or a file that is no image is left out and counted,
+    never followed or fatal."""
+    import os
+    import stat
+
+    from PIL import Image
+
+    root = folder.resolve()
+    files: dict[str, Path] = {}
+    odd: dict[str, list[str]] = {}
+    for path in sorted(folder.iterdir()):
+        if path.suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        try:
+            target = path.resolve()
+            mode = os.stat(target).st_mode
+        except OSError as exc:  # a broken link, a loop of links
+            odd.setdefault(f"cannot be looked up ({exc.strerror})", []).append(path.name)
+            continue
+        if not target.is_relative_to(root):
+            odd.setdefault("a link out of the folder", []).append(path.name)
+            continue
+        if not stat.S_ISREG(mode):
+            odd.setdefault("not a regular file", []).append(path.name)
+            continue
+        try:
+            with Image.open(target) as image:
+                image.verify()
+        except Exception:  # noqa: BLE001 (PIL raises many kinds for a file that is no image)
+            odd.setdefault("not a readable image", []).append(path.name)
+            continue
+        files[path.stem] = target
+    return files, odd
 
 
 def _from_run(run, wanted) -> list[dict]:

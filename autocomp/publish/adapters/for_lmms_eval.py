@@ -4,8 +4,9 @@ CircularEval rotations, and yes/no per caption, for every config."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+import yaml
 
 from autocomp.publish.adapters import copy_template
 
@@ -18,32 +19,37 @@ def task_name(config: str, mode: str) -> str:
     return f"autocomp_{config.replace('-', '_')}_{mode}"
 
 
+class Function(str):
+    """lmms-eval's `!function module.name` reference (its own YAML tag)."""
+
+
+class _Dumper(yaml.SafeDumper):
+    """yaml's safe dumper plus the `!function` tag: every value is quoted as YAML needs, so
+    no name can add or change a key."""
+
+
+_Dumper.add_representer(Function, lambda dumper, value: dumper.represent_scalar(
+    "!function", str(value)))
+
+
+def task_yaml(config: str, mode: str, dataset_path: str) -> dict:
+    """One task's configuration, as lmms-eval reads it."""
+    accuracy = [{"metric": m, "aggregation": Function(f"utils.{m}"), "higher_is_better": True}
+                for m in ("item_accuracy", "question_accuracy")]
+    return {"dataset_path": str(dataset_path), "dataset_name": str(config),
+            "task": task_name(config, mode), "tag": "autocomp", "test_split": "test",
+            "output_type": "generate_until", "process_docs": Function(f"utils.{MODES[mode]}"),
+            **{k: Function(f"utils.{k}") for k in ("doc_to_visual", "doc_to_text",
+                                                   "doc_to_target", "process_results")},
+            "metric_list": accuracy,
+            "generation_kwargs": {"max_new_tokens": 8 if mode == "yesno" else 16,
+                                  "temperature": 0, "do_sample": False},
+            "metadata": {"version": 1.0}}
+
+
 def _yaml(config: str, mode: str, dataset_path: str) -> str:
-    max_tokens = 8 if mode == "yesno" else 16
-    return (f"dataset_path: {json.dumps(dataset_path)}\n"
-            f"dataset_name: {json.dumps(config)}\n"
-            f"task: {task_name(config, mode)}\n"
-            "tag: autocomp\n"
-            "test_split: test\n"
-            "output_type: generate_until\n"
-            f"process_docs: !function utils.{MODES[mode]}\n"
-            "doc_to_visual: !function utils.doc_to_visual\n"
-            "doc_to_text: !function utils.doc_to_text\n"
-            "doc_to_target: !function utils.doc_to_target\n"
-            "process_results: !function utils.process_results\n"
-            "metric_list:\n"
-            "  - metric: item_accuracy\n"
-            "    aggregation: !function utils.item_accuracy\n"
-            "    higher_is_better: true\n"
-            "  - metric: question_accuracy\n"
-            "    aggregation: !function utils.question_accuracy\n"
-            "    higher_is_better: true\n"
-            "generation_kwargs:\n"
-            f"  max_new_tokens: {max_tokens}\n"
-            "  temperature: 0\n"
-            "  do_sample: false\n"
-            "metadata:\n"
-            "  version: 1.0\n")
+    return yaml.dump(task_yaml(config, mode, dataset_path), Dumper=_Dumper, sort_keys=False,
+                     allow_unicode=True)
 
 
 def write(folder: Path, manifest: dict, dataset_path: str) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from autocomp.publish.adapters import copy_template
@@ -13,7 +14,7 @@ def write(folder: Path, manifest: dict, dataset_path: str) -> dict:
     from autocomp.publish.card import CITATION
 
     copy_template("mteb_autocomp.py", folder / FILE,
-                  {"CITATION": CITATION.replace("\n", "\\n")})
+                  {"CITATION": json.dumps(CITATION)[1:-1]})
     return {"title": "mteb / MIEB", "files": [FILE], "usage": (
         "An `AbsTaskImageTextPairClassification` task per config (captions `caption_0` = "
         "the positive .. `caption_K`); main score `text_acc` (Winoground configs: "

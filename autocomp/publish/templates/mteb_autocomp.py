@@ -26,7 +26,7 @@ from mteb.abstasks.image.image_text_pair_classification import (
 from mteb.abstasks.task_metadata import TaskMetadata
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CITATION = "{{CITATION}}"
+CITATION = "{{CITATION}}"  # filled with a JSON-escaped string body: valid Python escapes
 
 
 def configs(path: str = HERE) -> dict:

@@ -1,0 +1,140 @@
+"""Issue 53, round 4: names that cannot escape, generated files written by a serialiser,
+readers that give one line, and a CLI a broken plugin cannot take down."""
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from autocomp.cli import main
+from autocomp.core.errors import AutocompError
+
+TASK = "name: {name}\nkind: attribute\nobjects: shapes\nvalues: colors\nn: [1]\n"
+
+
+@pytest.mark.parametrize("name, shown", [
+    ('"../../../escape"', "'../../../escape'"),
+    ('"a/b"', "'a/b'"),
+    ('"a\\nb"', "'a\\nb'"),
+    ('"inj\\ndataset_path: attacker_repo"', "'inj\\ndataset_path: attacker_repo'"),
+    ('".hidden"', "'.hidden'"),
+    ("x" * 101, "'" + "x" * 101 + "'"),
+])
+def test_a_task_name_that_is_no_plain_name_is_one_line(tmp_path, name, shown):
+    path = tmp_path / "t.yaml"
+    path.write_text(TASK.format(name=name))
+    out = CliRunner().invoke(main, ["vocab", "check", str(path)])
+    assert out.exit_code != 0
+    lines = [line for line in out.output.splitlines() if line.strip()]
+    assert len(lines) == 1, out.output
+    assert lines[0].startswith(f"error: {path}: field name: task name {shown} is not a plain")
+    # and `autocomp run` stops before writing anything anywhere
+    (tmp_path / "cfg.yaml").write_text(f"name: r\nconcepts:\n  - {{task: {path}, n: [1], "
+                                       "count: 2}\n")
+    got = CliRunner().invoke(main, ["run", str(tmp_path / "cfg.yaml"), "-o",
+                                    str(tmp_path / "deep" / "er" / "run")])
+    assert got.exit_code != 0 and "is not a plain name" in got.output
+    assert not (tmp_path / "deep").exists() and not (tmp_path / "escape-n1").exists()
+
+
+def test_vocabulary_and_value_names_cannot_hold_paths_or_control_characters(tmp_path):
+    from autocomp.concepts.vocab import parse_vocabulary
+
+    with pytest.raises(AutocompError, match=r"v.yaml: field name: vocabulary name 'a/b' "
+                                            r"must be 1-100 characters"):
+        parse_vocabulary({"name": "a/b", "kind": "attributes", "entries": ["red"]},
+                         tmp_path / "v.yaml")
+    with pytest.raises(AutocompError, match=r"entry 2: field name: value name 're\\x1bd'"):
+        parse_vocabulary({"name": "c", "kind": "attributes", "entries": ["blue", "re\x1bd"]},
+                         tmp_path / "v.yaml")
+    # spaces and punctuation inside a value stay allowed ("light blue", "polka-dot")
+    vocab = parse_vocabulary({"name": "my colors", "kind": "attributes",
+                              "entries": ["light blue", "polka-dot"]}, tmp_path / "v.yaml")
+    assert vocab.names == ("light blue", "polka-dot")
+
+
+def _function_loader():
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: ("function",
+                                                              loader.construct_scalar(node)))
+    return Loader
+
+
+@pytest.mark.parametrize("config", ["shape_color-n2-minimal-swap",
+                                    "inj\ndataset_path: attacker_repo",
+                                    "x: [1, {y: 2}] # '\"\\"])
+def test_lmms_eval_yaml_holds_exactly_its_keys_whatever_the_names(config):
+    from autocomp.publish.adapters.for_lmms_eval import MODES, _yaml, task_name
+
+    for mode in MODES:
+        doc = yaml.load(_yaml(config, mode, "/data/export: evil\n"), Loader=_function_loader())
+        assert set(doc) == {"dataset_path", "dataset_name", "task", "tag", "test_split",
+                            "output_type", "process_docs", "doc_to_visual", "doc_to_text",
+                            "doc_to_target", "process_results", "metric_list",
+                            "generation_kwargs", "metadata"}
+        assert doc["dataset_path"] == "/data/export: evil\n" and doc["dataset_name"] == config
+        assert doc["task"] == task_name(config, mode)
+        assert doc["process_docs"] == ("function", f"utils.{MODES[mode]}")
+        assert doc["metric_list"][0]["aggregation"] == ("function", "utils.item_accuracy")
+
+
+def test_the_mteb_template_carries_the_citation_as_a_python_string(tmp_path):
+    import ast
+
+    from autocomp.publish.adapters.for_mteb import FILE, write
+    from autocomp.publish.card import CITATION
+
+    write(tmp_path, {"configs": {}}, str(tmp_path))
+    tree = ast.parse((tmp_path / FILE).read_text())
+    value = next(n.value for n in tree.body if isinstance(n, ast.Assign)
+                 and getattr(n.targets[0], "id", "") == "CITATION")
+    assert ast.literal_eval(value) == CITATION
+
+
+def test_a_truncated_parquet_file_is_one_line(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from autocomp.formats.suite import parquet_rows
+
+    path = tmp_path / "test-00000-of-00001.parquet"
+    pq.write_table(pa.Table.from_pylist([{"id": str(i), "x": i} for i in range(500)]), path)
+    assert len(list(parquet_rows(path))) == 500
+    data = path.read_bytes()
+    for cut in (len(data) // 2, 100):
+        path.write_bytes(data[:cut])
+        with pytest.raises(AutocompError, match="not a readable parquet file") as err:
+            list(parquet_rows(path))
+        assert str(path) in str(err.value)
+
+
+def test_a_plugin_that_raises_at_import_is_one_line_and_the_rest_still_runs(tmp_path):
+    (tmp_path / "broken_plugin.py").write_text("raise RuntimeError('my bug')\n")
+    env = {"PYTHONPATH": str(tmp_path), "AUTOCOMP_PLUGINS": "broken_plugin",
+           "PATH": "/usr/bin:/bin"}
+    got = subprocess.run([sys.executable, "-m", "autocomp", "vocab", "list"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr  # a command that needs no plugin still runs
+    assert "colors" in got.stdout and "Traceback" not in got.stderr
+    warned = [line for line in got.stderr.splitlines() if "broken_plugin" in line]
+    assert len(warned) == 1 and "failed to load (RuntimeError: my bug)" in warned[0]
+    # a lookup that finds nothing says which plugin did not load
+    (tmp_path / "cfg.yaml").write_text("name: r\nconcepts: [{task: shape_color, n: [2], "
+                                       "count: 2}]\ncaptions: {writer: mine}\n")
+    got = subprocess.run([sys.executable, "-m", "autocomp", "run", str(tmp_path / "cfg.yaml"),
+                          "--dry-run"], env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode != 0 and "Traceback" not in got.stderr
+    assert "failed to load (RuntimeError: my bug)" in got.stderr.splitlines()[-1]
+
+
+def test_integers_that_land_in_json_stay_exact_for_every_reader(tmp_path):
+    out = CliRunner().invoke(main, ["export", str(tmp_path), "-o", str(tmp_path / "x"),
+                                    "--max-negatives", "99999999999999999999"])
+    assert out.exit_code == 2 and "--max-negatives" in out.output
+    assert "9007199254740991" in out.output  # the range, said
+    out = CliRunner().invoke(main, ["preview", "shape_color", "--seed", str(2 ** 60)])
+    assert out.exit_code == 2 and "--seed" in out.output
