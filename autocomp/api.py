@@ -69,9 +69,14 @@ def items(run_or_dir, name: str, split: str = "test") -> list[dict]:
     its `split` and seen label)."""
     from autocomp.core.errors import AutocompError
 
-    found = [b for b in benchmarks(run_or_dir, split=split) if b.name == name]
+    every = benchmarks(run_or_dir, split=split)
+    found = [b for b in every if b.name == name]
     if not found:
-        raise AutocompError(f"no benchmark '{name}'", file=_dir(run_or_dir))
+        names = [b.name for b in every]
+        shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12
+                                         else "")
+        raise AutocompError(f"no benchmark '{name}' (benchmarks: {shown or 'none'})",
+                            file=_dir(run_or_dir))
     return list(found[0].items())
 
 
@@ -81,8 +86,19 @@ def evaluate(source, models: list[str], output, *patterns, **options) -> list[di
     result per model and benchmark written under `output` and returned. Options are those
     of `autocomp eval` (cache_dir, device, batch_size, ties, precision, ...:
     autocomp.eval.cells.Request)."""
+    import inspect
+
+    from autocomp.core.errors import AutocompError
+    from autocomp.eval.cells import Request
     from autocomp.eval.cells import evaluate as run_cells
 
+    if isinstance(models, str):  # one spec, not its letters
+        models = [models]
+    known = set(inspect.signature(Request).parameters) - {"run_dir", "models", "out", "patterns"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise AutocompError(f"evaluate() got unknown option(s) {', '.join(unknown)} (known: "
+                            f"{', '.join(sorted(known))})")
     return run_cells(_dir(source), list(models), Path(output), patterns, **options)
 
 
@@ -102,7 +118,8 @@ def split(run_or_dir, corpus=None, column: str | None = None) -> dict:
     caption `corpus` (column `column`); written to bench/splits.json and returned."""
     from autocomp.bench.splits import make_splits
 
-    return make_splits(open_run(run_or_dir), corpus, column)
+    made = run_or_dir if hasattr(run_or_dir, "dir") else open_run(run_or_dir)
+    return make_splits(made, corpus, column)
 
 
 def training_data(run_or_dir, output, split: str = "train", **options) -> dict:

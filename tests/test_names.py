@@ -138,3 +138,68 @@ def test_integers_that_land_in_json_stay_exact_for_every_reader(tmp_path):
     assert "9007199254740991" in out.output  # the range, said
     out = CliRunner().invoke(main, ["preview", "shape_color", "--seed", str(2 ** 60)])
     assert out.exit_code == 2 and "--seed" in out.output
+
+
+def test_a_library_configuring_the_root_logger_does_not_double_the_lines(tmp_path):
+    """open_clip calls logging.basicConfig: each of autocomp's lines was printed twice."""
+    code = ("import logging, sys\n"
+            "from autocomp.core.log import attach, package_logger\n"
+            "attach()\n"
+            "logging.basicConfig(level=logging.INFO)  # what a library does\n"
+            "package_logger('autocomp.eval.cells').info('one line')\n")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert got.stderr.splitlines() == ["one line"], got.stderr
+
+
+def test_blind_scorers_read_numerals_as_words():
+    """Issue 53: VALSE's counting foils change only a numeral; with numerals dropped the
+    blind scorers saw the caption and its foil as the same words (a forced tie)."""
+    from autocomp.eval.scorers import load_scorer
+
+    texts = ["There are 3 dogs.", "There are 4 dogs.", "There are dogs."]
+    unigram = load_scorer("blind:unigram").score_texts(texts)[:, 0]
+    assert unigram[0] != unigram[1]
+    length = load_scorer("blind:length").score_texts(texts)[:, 0]
+    assert list(length) == [4, 4, 3]
+
+
+def test_the_card_says_who_wrote_the_contextual_captions_and_cites_with_a_year():
+    from autocomp.publish.card import CITATION, tracks
+
+    assert "template writer (no language model)" in tracks("template")["contextual"]
+    assert "a language model (the transformers writer)" in tracks("transformers")["contextual"]
+    assert "year   = {" in CITATION and "url    = {https://pypi.org/project/autocomp/}" \
+        in CITATION
+
+
+def test_the_python_api_takes_what_a_user_would_pass(demo_run, tmp_path):
+    """Issue 53: api.split took only a folder; api.evaluate read one spec as its letters
+    and leaked Request.__init__ on a misspelt option; api.items did not list the names."""
+    from conftest import copy_run
+
+    from autocomp import api
+
+    copy_run(demo_run, tmp_path / "demo")  # split() writes into the run
+    run = api.open_run(tmp_path / "demo")
+    with pytest.raises(AutocompError, match=r"unknown option\(s\) tie \(known: .*ties"):
+        api.evaluate(run, "reference:oracle", tmp_path / "r", tie="argmax")
+    got = api.evaluate(run, "reference:oracle", tmp_path / "r", "shape_color-n2/minimal-swap")
+    assert {r["model"] for r in got} == {"reference:oracle"}
+    with pytest.raises(AutocompError, match=r"no benchmark 'nope' \(benchmarks: shape_"):
+        api.items(run, "nope")
+    with pytest.raises(AutocompError, match="no split section"):  # a Run: no TypeError
+        api.split(run)
+
+
+def test_an_enumeration_no_limit_could_allow_is_not_told_to_raise_the_limit():
+    from autocomp.concepts.load import load_task
+    from autocomp.negatives.generate import FEASIBLE, count_problem, expected_count
+
+    task = load_task("color")
+    n = next(k for k in range(2, 12) if expected_count(task, k, "confusion") > FEASIBLE)
+    problem = count_problem(task, n, "confusion")
+    assert "far more than can be enumerated" in problem and "raise it" not in problem
+    small = next(k for k in range(2, 12) if 100_000 < expected_count(task, k, "confusion")
+                 <= FEASIBLE)
+    assert "raise it with build.max_negatives" in count_problem(task, small, "confusion")

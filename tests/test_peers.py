@@ -112,6 +112,11 @@ def test_valse_valid_set_pairwise_accuracy(valse, tmp_path):
     evaluate(source, ["blind:length"], out, images=imgs, cache_dir=tmp_path / "c")
     r = json.loads(result_file(out, "blind:length", "valse/existence").read_text())
     assert r["metrics"]["accuracy"] == 50.0 and r["n_items"] == 2
+    # the report's Left out counts the foil outside the valid set (issue 53: it said 0)
+    rep = CliRunner().invoke(main, ["report", str(out), "--no-figure"])
+    assert "| blind:length | valse/existence | 50.0 [" in rep.output
+    row = next(line for line in rep.output.splitlines() if "| valse/existence |" in line)
+    assert row.rstrip(" |").endswith("| 2 | 1")
 
 
 @pytest.fixture
@@ -312,3 +317,59 @@ def test_scpp_tot_with_a_text_embedding_model_as_the_authors_run_it(scpp, tmp_pa
         assert itt["n_items"] == 0 and itt["skipped_items"] == {
             "image-text task (a text embedding model sees no image)": len(rows)}
     assert want == [True]  # "a cat on a mat" is nearer its paraphrase than "under a mat"
+
+
+def _audit(source, imgs) -> dict:
+    out = CliRunner().invoke(main, ["audit", str(source), "--images", str(imgs), "--json"])
+    assert out.exit_code == 0, out.output
+    return {row["benchmark"]: row for row in json.loads(out.output)}
+
+
+def test_the_audit_counts_stray_whitespace_for_every_reader(scpp, valse, vlchecklist):
+    """Issue 53: the Whitespace column is the number of items whose captions, as released,
+    change under whitespace normalisation (hand-counted fixtures), for SugarCrepe++ (ITT and
+    TOT), VALSE and VL-CheckList, not only SugarCrepe; a SugarCrepe++ negative equal to a
+    positive is flagged, and the TOT rows' pairs (P1 and P2 each against N) are audited."""
+    source, coco = scpp
+    rows = json.loads((source / "data" / "swap_att.json").read_text())
+    rows.append({"id": 2, "filename": "1.jpg", "caption": " a cat\n", "caption2": "a cat",
+                 "negative_caption": "A cat"})  # stray spaces, and N = P2 up to case
+    (source / "data" / "swap_att.json").write_text(json.dumps(rows))
+    got = _audit(source, coco)
+    # row 1 ("a small  dog") and row 2; replace_rel has none
+    assert got["sugarcrepe++/swap_att"]["whitespace"] == 2
+    assert got["sugarcrepe++/swap_att-tot"]["whitespace"] == 2
+    assert got["sugarcrepe++/replace_rel"]["whitespace"] == 0
+    assert got["sugarcrepe++/swap_att-tot"]["case_only"] == 1  # row 2: P1 vs N and P2 vs N
+    suite = open_suite(source, images=coco)
+    assert suite.info["flagged"] == {"sugarcrepe++/swap_att: positive among negatives": 1,
+                                     "sugarcrepe++/swap_att-tot: positive among negatives": 1}
+
+    vsource, vimgs = valse
+    data = json.loads((vsource / "data" / "existence.json").read_text())
+    data["existence_0"]["caption"] = "There are  no people."
+    data["existence_2"]["foil"] = "There is no dog.\n"
+    (vsource / "data" / "existence.json").write_text(json.dumps(data))
+    assert _audit(vsource, vimgs)["valse/existence"]["whitespace"] == 2
+
+    csource, cimgs = vlchecklist
+    path = csource / "data" / "Attribute" / "vg" / "color.json"
+    rows = json.loads(path.read_text())
+    rows[1][1]["NEG"] = ["a dog", " a cat"]  # a caption not scored still counts: as released
+    path.write_text(json.dumps(rows))
+    got = _audit(csource, cimgs)
+    assert got["vl-checklist/Attribute/vg/color"]["whitespace"] == 1
+    assert got["vl-checklist/Relation/swig_action"]["whitespace"] == 0
+
+
+def test_scpp_rank_counts_only_the_negative_as_a_rival(scpp, tmp_path):
+    """Issue 53: P2 is no rival of P1, so an ITT item ranks P1 among {P1, N}; with two
+    candidates recall@3 and @5 say nothing (they were always 100) and are not reported.
+    blind:length: row 0 P1 7 words, N 7 (a tie, against P1: rank 2); row 1 3 and 3: 2."""
+    source, coco = scpp
+    out = tmp_path / "res"
+    evaluate(source, ["blind:length"], out, images=coco, cache_dir=tmp_path / "c")
+    path = result_file(out, "blind:length", "sugarcrepe++/swap_att")
+    assert "sugarcrepe++" in path.name  # the "++" kept in the file name
+    m = json.loads(path.read_text())["metrics"]
+    assert m["mean_rank"] == 2.0 and m["recall@3"] is None and m["recall@5"] is None

@@ -135,6 +135,16 @@ def test_the_card_header_names_every_config_and_its_files(exported):
     assert {"image_0", "image_1", "caption_0", "caption_1"} <= wino
     assert infos["shape_color-n2-minimal-swap"]["splits"][0]["num_examples"] == \
         manifest["configs"]["shape_color-n2-minimal-swap"]["rows"]
+    # num_bytes is the data uncompressed (as `datasets` means it), download_size the files
+    import pyarrow.parquet as pq
+
+    swap = manifest["configs"]["shape_color-n2-minimal-swap"]
+    data = sum(pq.ParquetFile(exported / f).metadata.row_group(i).total_byte_size
+               for f in swap["files"]
+               for i in range(pq.ParquetFile(exported / f).metadata.num_row_groups))
+    info = infos["shape_color-n2-minimal-swap"]
+    assert info["splits"][0]["num_bytes"] == info["dataset_size"] == data
+    assert info["download_size"] == swap["bytes"] != data
     for key in ("license", "task_categories", "tags", "pretty_name"):
         assert header[key]
     body = text.split("---\n", 2)[2]
@@ -250,6 +260,27 @@ def test_clip_benchmark_gives_autocomps_numbers_under_argmax(exported, tiny_clip
         assert ours[config]["ties"] == "argmax"
         tied += _agree(config, got, ours[config], "acc")
     assert tied  # ties happened (8 tokens), so the bounds were put to the test
+
+
+def test_the_clip_benchmark_adapter_writes_its_json_for_any_model_name(
+        exported, tiny_clip, tmp_path, monkeypatch, capsys):
+    """Issue 53: `local-dir:/abs/path` (or hf-hub:org/name) in the default --output
+    template made a path into folders that do not exist, after scoring: the numbers were
+    lost. Now the numbers print first and the names are made file-safe."""
+    sys.path.insert(0, str(exported / "harness"))
+    try:
+        import clip_benchmark_autocomp as adapter
+    finally:
+        sys.path.remove(str(exported / "harness"))
+    config = adapter.configs(str(exported))[0]
+    monkeypatch.chdir(tmp_path)
+    adapter.main(["--model", f"local-dir:{tiny_clip}", "--pretrained", "", "--dataset",
+                  str(exported), "--config", config, "--model_type", "open_clip"])
+    (written,) = tmp_path.glob("*.json")
+    assert written.name.startswith(f"{config}_") and "_local-dir_" in written.name
+    result = json.loads(written.read_text())
+    assert result["model"] == f"local-dir:{tiny_clip}" and "text_acc" in result["metrics"]
+    assert capsys.readouterr().out.startswith(config)
 
 
 def test_mieb_tasks_give_autocomps_numbers_under_argmax(exported, tiny_clip, env):

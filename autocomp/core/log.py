@@ -40,3 +40,6 @@ def attach(level: int = logging.INFO) -> None:
         root.removeHandler(handler)
     root.addHandler(LineHandler(level))
     root.setLevel(min(level, root.level or level))
+    # the CLI's lines are shown here alone: a library that configures the root logger
+    # (open_clip's logging.basicConfig) must not print each of them a second time
+    root.propagate = False

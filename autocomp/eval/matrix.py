@@ -109,11 +109,13 @@ def matrix_outcome(scores, truth, every: bool = False) -> dict:
     else:
         out["group"], out["group_tie"] = bool(text and image), text_tie * image_tie
         out["group_argmax"] = bool(text_first and image_first)
-    # the rank of the first image's first true caption, ties against it (R@k for I = 1)
-    row = scores[0]
+    # the rank of the first image's first true caption among the false ones, ties against
+    # it (R@k for I = 1); another true caption (SugarCrepe++'s P2) is no rival
+    row, false = scores[0], ~np.asarray(truth[0], dtype=bool)
     first = int(np.argmax(truth[0]))
-    others = np.delete(row, first)
-    out["rank"] = 1 + int((others[np.isfinite(others)] >= row[first]).sum())
+    rivals = row[false]
+    out["rank"] = 1 + int((rivals[np.isfinite(rivals)] >= row[first]).sum())
+    out["candidates"] = 1 + int(false.sum())
     return out
 
 

@@ -89,6 +89,7 @@ class Tally:
     groups: dict = field(default_factory=dict)  # e.g. per relation: [n, correct]
     errors: dict = field(default_factory=dict)  # category of the negative chosen -> count
     ranks: dict = field(default_factory=dict)  # rank of the positive -> items (R@k, mean)
+    most: int = 0  # the most candidates an item ranked its positive among (R@k needs k < it)
     matrix: dict = field(default_factory=dict)  # text / image / group sums (matrix items)
     by: dict = field(default_factory=dict)  # breakdown -> value -> [n, text, image, group]
     units: dict = field(default_factory=dict)  # score -> concept -> [items, sum] (intervals)
@@ -167,7 +168,7 @@ class Tally:
                        chance["text"])
         self.add({"strict": result["text"], "tie_credit": result["text_tie"],
                   "argmax": result["text_argmax"], "distinct": result["text"],
-                  "rank": result["rank"]},
+                  "rank": result["rank"], "candidates": result["candidates"]},
                  1.0 / chance["text"], 1.0 / chance["text"], False, None, concept=concept)
 
     def breakdown(self, breakdown, text, image, group, concept=None, chance=None) -> None:
@@ -196,6 +197,7 @@ class Tally:
         self.unit("accuracy_tie_aware", concept, result["tie_credit"])
         rank = result.get("rank", 1 if result["strict"] else 2)
         self.ranks[rank] = self.ranks.get(rank, 0) + 1
+        self.most = max(self.most, int(result.get("candidates", n_candidates)))
         self.correct += correct
         self.strict += result["strict"]
         self.tie += result["tie_credit"]
@@ -227,8 +229,9 @@ class Tally:
                "chance_distinct_meaning": pct(self.chance_distinct, self.n),
                "paired_items": self.paired_n,
                "accuracy_paired": pct(self.paired_strict, self.paired_n),
-               "recall@3": pct(sum(c for r, c in self.ranks.items() if r <= 3), self.n),
-               "recall@5": pct(sum(c for r, c in self.ranks.items() if r <= 5), self.n),
+               # R@k only where some item has more than k candidates (else always 100)
+               **{f"recall@{k}": pct(sum(c for r, c in self.ranks.items() if r <= k), self.n)
+                  if self.most > k else None for k in (3, 5)},
                "mean_rank": round(sum(r * c for r, c in self.ranks.items()) / self.n, 4)
                if self.n else None}
         out.update(self._intervals())

@@ -51,6 +51,8 @@ KINDS = ("swap", "confusion", "vary_value", "vary_object")
 # Most candidate negatives one concept may enumerate (color N=4 confusion: 65,535; N=5:
 # 9,765,624). Raise it with build.max_negatives, --max-negatives or AUTOCOMP_MAX_NEGATIVES.
 MAX_NEGATIVES = 100_000
+FEASIBLE = 10_000_000  # above this, raising the limit is no advice (a concept's negatives
+#                        are enumerated, captioned and stored one by one)
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,11 @@ def count_problem(task: Task, n: int, kind: str, limit: int | None = None) -> st
     count = expected_count(task, n, kind)
     if count <= limit:
         return None
-    return (f"task '{task.name}' N={n}: {kind} would enumerate {count:,} negatives per "
-            f"concept, above the limit of {limit:,} (raise it with build.max_negatives, "
+    head = f"task '{task.name}' N={n}: {kind} would enumerate {count:,} negatives per concept"
+    if count > FEASIBLE:  # no limit worth raising: days of enumeration per concept
+        return (f"{head}, far more than can be enumerated (the most is {FEASIBLE:,}): use a "
+                f"smaller N, or leave {kind} out of build.benchmarks for this task")
+    return (f"{head}, above the limit of {limit:,} (raise it with build.max_negatives, "
             f"--max-negatives or AUTOCOMP_MAX_NEGATIVES, or use a smaller N)")
 
 

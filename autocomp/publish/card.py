@@ -21,8 +21,15 @@ TASK_CATEGORIES = ["zero-shot-image-classification", "image-text-to-text"]
 TAGS = ["compositionality", "vision-language", "image-text-matching", "hard-negatives",
         "synthetic", "autocomp"]
 TRACKS = {"minimal": "template captions of the objects alone on a white background",
-          "contextual": "captions written by a language model that place the objects in a "
-                        "scene, checked to still state every binding"}
+          "contextual": "captions written by {writer} that place the objects in a scene, "
+                        "checked to still state every binding"}
+
+
+def tracks(writer: str) -> dict:
+    """The tracks' descriptions for a run whose captions writer is `writer`."""
+    who = ("autocomp's template writer (no language model)" if writer == "template" else
+           f"a language model (the {writer} writer)")
+    return {k: v.format(writer=who) for k, v in TRACKS.items()}
 KINDS = {
     "swap": "Swap: each negative exchanges the concept's values (or relation arguments) "
             "among its objects; the same words, bound wrongly",
@@ -46,7 +53,12 @@ CITATION = """@misc{autocomp,
             A Controlled Analysis},
   author = {Anonymous},
   note   = {Under review},
-}"""
+}
+@software{autocomp_software,
+  title  = {autocomp: compositional image-caption benchmarks and their analyses},
+  year   = {YEAR},
+  url    = {https://pypi.org/project/autocomp/},
+}""".replace("YEAR", str(__import__("datetime").date.today().year))
 
 
 def card_data(manifest: dict, pretty_name: str):
@@ -63,9 +75,10 @@ def card_data(manifest: dict, pretty_name: str):
     for name, c in manifest["configs"].items():
         configs[name] = {"data_files": [{"split": SPLIT, "path": f"data/{name}/{SPLIT}-*"}]}
         splits = SplitDict()
-        splits.add(SplitInfo(name=SPLIT, num_bytes=c["bytes"], num_examples=c["rows"]))
+        size = c.get("uncompressed_bytes", c["bytes"])  # data in memory; files: download
+        splits.add(SplitInfo(name=SPLIT, num_bytes=size, num_examples=c["rows"]))
         infos[name] = DatasetInfo(features=features(c["kind"]), splits=splits,
-                                  download_size=c["bytes"], dataset_size=c["bytes"])
+                                  download_size=c["bytes"], dataset_size=size)
     MetadataConfigs(configs).to_dataset_card_data(data)
     DatasetInfosDict(infos).to_dataset_card_data(data)
     return data
@@ -91,7 +104,8 @@ def write_card(run, folder: Path, manifest: dict, blind: list[dict] | None) -> P
 
 
 def body(run, manifest: dict, blind: list[dict] | None, name: str) -> str:
-    parts = [f"# {name}\n", _intro(run, manifest), _configs_table(manifest), _loading(),
+    parts = [f"# {name}\n", _intro(run, manifest),
+             _configs_table(manifest, run.config.captions.writer.name), _loading(),
              _funnel(run), _audit(blind), _ties(), _harnesses(manifest),
              _provenance(run, manifest), f"## Citation\n\n```bibtex\n{CITATION}\n```\n"]
     return "\n".join(p for p in parts if p)
@@ -129,7 +143,7 @@ def _split_note(run) -> str:
             f"{counts.get('test', 0):,} test): only test concepts' items are here.")
 
 
-def _configs_table(manifest: dict) -> str:
+def _configs_table(manifest: dict, writer: str = "transformers") -> str:
     lines = ["## Configs\n",
              "One config per (task, N, track, benchmark), split `test`. Chance is the "
              "mean over items of 1 / (1 + negatives shown) (synthetic Winoground: the text "
@@ -143,7 +157,7 @@ def _configs_table(manifest: dict) -> str:
     kinds = dict.fromkeys(c["kind"] for c in manifest["configs"].values())
     lines.append("\nBenchmarks:\n")
     lines += [f"- **{k}**: {KINDS.get(k, k)}" for k in kinds]
-    lines.append("\nTracks: " + "; ".join(f"**{k}**: {v}" for k, v in TRACKS.items())
+    lines.append("\nTracks: " + "; ".join(f"**{k}**: {v}" for k, v in tracks(writer).items())
                  + ".\n")
     lines.append(
         "Columns of the single-image configs: `image`, `positive`, `negatives` (in a "

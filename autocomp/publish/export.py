@@ -60,9 +60,19 @@ def write_configs(configs: list, run_dir: Path, folder: Path, max_negatives: int
             "kind": config.kind, "rows": n,
             "files": [p.relative_to(folder).as_posix() for p in paths],
             "bytes": sum(p.stat().st_size for p in paths),
+            "uncompressed_bytes": sum(_uncompressed(p) for p in paths),
             "negatives_shown": shown, "negatives_total": total,
             "chance": round(100 * chance / n, 4) if n else None}
     return {"configs": out, "images": {"count": len(images), "bytes": sum(images.values())}}
+
+
+def _uncompressed(path) -> int:
+    """The parquet file's data uncompressed (its row groups' total_byte_size): what
+    `datasets` calls a split's num_bytes, beside the file's size (its download size)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
 
 
 def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None,

@@ -106,7 +106,9 @@ def peers_table(results, labels=None) -> Table | None:
         return None
     out = []
     for r in sorted(rows, key=lambda r: (r["benchmark"], r["model"])):
-        left = sum((r.get("skipped_items") or {}).values())
+        left = sum((r.get("skipped_items") or {}).values()) + sum(
+            v for k, v in ((r.get("source_info") or {}).get("left_out") or {}).items()
+            if k.startswith(f"{r['benchmark']}: "))
         side = "; ".join(f"{name} {ci(m['accuracy'], m['interval'])}"
                          for name, m in (r["metrics"].get("side") or {}).items())
         out.append([_label(labels, r["model"]), r["benchmark"], scored(r),
@@ -120,8 +122,10 @@ def peers_table(results, labels=None) -> Table | None:
     return Table(f"Peer benchmarks: accuracy (%) as each defines it; {INTERVAL_NOTE}",
                  header, out,
                  [EXACT_NOTE, *[PEERS[f] for f in formats],
-                  "Left out: items the model cannot score (the text-only task needs a dual "
-                  "encoder's text tower), counted in each result's skipped_items."])
+                  "Left out: the source's own exclusions (VALSE's foils outside the "
+                  "annotators' valid set, in each result's source_info.left_out) and items "
+                  "the model cannot score (the text-only task needs caption vectors; a text "
+                  "embedding model sees no image: skipped_items)."])
 
 
 def external_tables(results, labels=None, exclude_relations=None) -> list[Table]:

@@ -30,7 +30,9 @@ from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.base import TextScorer
 from autocomp.models.hub import fingerprint
 
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+# words as the audit reads them (autocomp/audit.py): numerals are words ("3 dogs" and "4
+# dogs" must not become the same caption: VALSE's counting foils change only a numeral)
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
 class Unigram(TextScorer):

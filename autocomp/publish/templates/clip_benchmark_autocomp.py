@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from collections import defaultdict
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -118,13 +119,22 @@ def main(argv=None) -> None:
     for config in args.config or configs(args.dataset):
         metrics = evaluate(model, transform, tokenizer, config, args.dataset,
                            args.batch_size, device, amp)
-        out = args.output.format(dataset=config, model=args.model,
-                                 pretrained=os.path.basename(args.pretrained))
+        print(config, json.dumps(metrics))  # first: the numbers are never lost
+        # a model named hf-hub:org/name or local-dir:/abs/path holds '/' and ':'
+        out = args.output.format(dataset=file_safe(config), model=file_safe(args.model),
+                                 pretrained=file_safe(os.path.basename(args.pretrained)))
+        if os.path.dirname(out):
+            os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(out, "w", encoding="utf-8") as fh:
             json.dump({"dataset": config, "model": args.model,
                        "pretrained": args.pretrained, "task": "image_caption_selection",
                        "metrics": metrics, "language": "en"}, fh)
-        print(config, json.dumps(metrics))
+
+
+def file_safe(text: str) -> str:
+    """`text` as one file name: every run of characters other than letters, digits and
+    . _ + - becomes one '_'."""
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", str(text)).strip("_") or "model"
 
 
 if __name__ == "__main__":
