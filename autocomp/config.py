@@ -383,6 +383,8 @@ class _Parser(FieldReader):
                                      f"distinct concepts of N={n}", spec.count)
             if cfg.generate.generator.name == "procedural":
                 _warn_drawn_alike(task, warned)
+                _warn_small(task, int(cfg.generate.generator.options.get("size", 256)),
+                            warned)
             for what, backend, cls in judges:
                 problem = cls.cannot_handle(task, dict(backend.options))
                 if problem:
@@ -398,6 +400,24 @@ class _Parser(FieldReader):
                                  f"{', '.join(sorted(known[split.hold_out])[:20])} ...)",
                                  list(split.held_out))
         return tuple(filled)
+
+
+def _warn_small(task, side: int, warned: set[str]) -> None:
+    """One warning per value kind drawn below the size its reader needs (kind.min_side)."""
+    import warnings
+
+    from autocomp.concepts import drawn
+
+    for _, vocab in task.primitive_vocabularies():
+        for key in {e.drawn_by for e in vocab.entries if e.drawn_by}:
+            kind = drawn.kind(key)
+            need = getattr(kind, "min_side", 0)
+            line = (f"task '{task.name}': {key} values drawn at {side} px are read back "
+                    f"unreliably (at least {need} px: generate.options.size); many will "
+                    "fail validation")
+            if side < need and line not in warned:
+                warned.add(line)
+                warnings.warn(line, stacklevel=3)
 
 
 def _warn_drawn_alike(task, warned: set[str]) -> None:

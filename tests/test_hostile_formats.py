@@ -72,3 +72,79 @@ def test_a_crop_overlapping_the_image_edge_is_kept_as_the_authors_crop_it(crepe)
     suite = open_suite(d, images=vg)
     item = next(iter(next(b for b in suite.benchmarks if b.kind == "swap").items()))
     assert item["crop"] == [-5.0, 50.0, 40.0, 30.0]
+
+
+SCPP = {"id": 0, "filename": "1.jpg", "caption": "a red car",
+        "caption2": "a car that is red", "negative_caption": "a blue car"}
+
+
+@pytest.mark.parametrize("rows, needle", [
+    ([{k: v for k, v in SCPP.items() if k != "caption2"}], r"field caption2: expected a "
+                                                            r"non-empty string"),
+    ([{**SCPP, "caption": 5}], "field caption: expected a non-empty string"),
+    ([{**SCPP, "filename": "../../../etc/passwd"}], "lies outside the image folder"),
+    ([{**SCPP, "filename": "link.jpg"}], "lies outside the image folder"),
+    ([[1, 2, 3]], "expected an object"),
+])
+def test_hostile_sugarcrepe_pp_files_are_one_line(tmp_path, rows, needle):
+    """Issue 53: missing fields, wrong types, traversal and a link out of the image folder,
+    each refused at load in one line naming the file."""
+    from PIL import Image
+
+    data = tmp_path / "scpp" / "data"
+    data.mkdir(parents=True)
+    (data / "swap_att.json").write_text(json.dumps([SCPP, *rows]))  # a good row first
+    images = tmp_path / "coco"
+    images.mkdir()
+    Image.new("RGB", (8, 8), "red").save(images / "1.jpg")
+    Image.new("RGB", (8, 8), "red").save(tmp_path / "outside.jpg")
+    (images / "link.jpg").symlink_to(tmp_path / "outside.jpg")
+    with pytest.raises(AutocompError, match=needle) as got:
+        suite = open_suite(tmp_path / "scpp", images=images, fmt="sugarcrepe++")
+        for bench in suite.benchmarks:
+            list(bench.items())
+    assert "\n" not in str(got.value) and "swap_att.json" in str(got.value)
+
+
+@pytest.mark.parametrize("entry, needle", [
+    ({"image_file": "a.jpg", "caption": "x", "foil": "y"}, "expected .*mturk"),
+    ({"image_file": "a.jpg", "caption": "x", "foil": "y", "mturk": {"caption": "3"}},
+     "field mturk.caption: expected a vote count"),
+    ({"image_file": "a.jpg", "caption": [], "foil": "y", "mturk": {"caption": 3}},
+     "field caption: expected a non-empty caption"),
+    ({"image_file": "../../x.jpg", "caption": "x", "foil": "y", "mturk": {"caption": 3}},
+     "lies outside the image folder"),
+])
+def test_hostile_valse_files_are_one_line(tmp_path, entry, needle):
+    data = tmp_path / "VALSE" / "data"
+    data.mkdir(parents=True)
+    good = {"image_file": "a.jpg", "caption": "x", "foil": "y", "mturk": {"caption": 3}}
+    (data / "existence.json").write_text(json.dumps({"e_0": good, "e_1": entry}))
+    (tmp_path / "imgs").mkdir()
+    with pytest.raises(AutocompError, match=needle) as got:
+        suite = open_suite(tmp_path / "VALSE", images=tmp_path / "imgs", fmt="valse")
+        for bench in suite.benchmarks:
+            list(bench.items())
+    assert "\n" not in str(got.value) and "existence.json" in str(got.value)
+
+
+@pytest.mark.parametrize("row, needle", [
+    (["a.jpg"], r"expected \[image path, \{POS, NEG\}\]"),
+    (["a.jpg", {"POS": "red car", "NEG": ["blue car"]}], "field POS: expected a non-empty "
+                                                          "list of captions"),
+    (["a.jpg", {"POS": ["red car"], "NEG": [3]}], "field NEG: expected a non-empty list"),
+    (["../../../x.jpg", {"POS": ["red car"], "NEG": ["blue car"]}],
+     "lies outside the image folder"),
+])
+def test_hostile_vlchecklist_files_are_one_line(tmp_path, row, needle):
+    data = tmp_path / "VL-CheckList" / "data" / "Attribute" / "vg"
+    data.mkdir(parents=True)
+    good = ["a.jpg", {"POS": ["red car"], "NEG": ["blue car"]}]
+    (data / "color.json").write_text(json.dumps([good, row]))
+    (tmp_path / "imgs" / "vg").mkdir(parents=True)
+    with pytest.raises(AutocompError, match=needle) as got:
+        suite = open_suite(tmp_path / "VL-CheckList", images=tmp_path / "imgs",
+                           fmt="vl-checklist")
+        for bench in suite.benchmarks:
+            list(bench.items())
+    assert "\n" not in str(got.value) and "color.json" in str(got.value)

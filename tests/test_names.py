@@ -203,3 +203,60 @@ def test_an_enumeration_no_limit_could_allow_is_not_told_to_raise_the_limit():
     small = next(k for k in range(2, 12) if 100_000 < expected_count(task, k, "confusion")
                  <= FEASIBLE)
     assert "raise it with build.max_negatives" in count_problem(task, small, "confusion")
+
+
+def test_a_vocabulary_mixing_kinds_is_warned_about(tmp_path):
+    """Issue 53: patterns with one `material: fabric` value passed vocab check and run with
+    no warning, then "woven" was drawn plain and read as plain 35 of 35 times."""
+    path = tmp_path / "mixed.yaml"
+    path.write_text("name: mixed\nkind: attributes\nentries:\n"
+                    "  - {name: striped, pattern: stripes}\n  - {name: dotted, pattern: dots}\n"
+                    "  - {name: checkered, pattern: checks}\n  - {name: woven, material: fabric}\n")
+    out = CliRunner().invoke(main, ["vocab", "check", str(path)])
+    assert "entries are drawn by 2 kinds (pattern: 3, material: 1)" in out.output
+    assert "'woven' (material) will be drawn plain" in out.output
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("name: plain\nkind: attributes\nentries:\n"
+                     "  - {name: striped, pattern: stripes}\n  - {name: dotted, pattern: dots}\n")
+    assert "drawn by" not in CliRunner().invoke(main, ["vocab", "check", str(plain)]).output
+
+
+def test_patterns_drawn_too_small_to_read_are_warned_about(tmp_path):
+    from autocomp.config import load_config
+
+    path = tmp_path / "small.yaml"
+    path.write_text("name: small\nconcepts: [{task: shape_pattern, n: [2], count: 2}]\n"
+                    "generate: {options: {size: 128}}\n")
+    with pytest.warns(UserWarning, match=r"task 'shape_pattern': pattern values drawn at "
+                                         r"128 px are read back unreliably \(at least 256"):
+        load_config(path)
+    path.write_text("name: small\nconcepts: [{task: shape_pattern, n: [2], count: 2}]\n")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_config(path)  # the default 256 px: no warning
+
+
+def test_the_t2i_figure_draws_whole_numbers_of_n_on_one_scale(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from unittest import mock
+
+    from autocomp.t2i import figure
+
+    got = {"mean": 80.0, "interval": [70.0, 90.0]}
+    clip = {"mean": 30.0, "interval": [25.0, 35.0]}
+    summary = {"a": {"by_n": {"2": {"tifa": got, "clipscore": clip},
+                              "3": {"tifa": got, "clipscore": clip}}}}
+    seen = {}
+
+    def keep(fig, stem):
+        seen["axes"] = fig.axes
+        return [stem]
+    with mock.patch.object(figure, "save", keep):
+        figure.by_n_figure(summary, tmp_path / "by-n")
+    for ax in seen["axes"]:
+        assert list(ax.get_xticks()) == [2, 3] and ax.get_ylim() == (0.0, 101.0)
+    assert figure.by_n_figure({"a": {"by_n": {}}}, tmp_path / "none") == []

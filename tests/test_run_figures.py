@@ -171,7 +171,14 @@ def test_funnel_lines_distinguishable_and_axis_zoomed(tmp_path):
         assert len(lines) == 2
         looks = {(ln.get_color(), ln.get_marker(), ln.get_linestyle()) for ln in lines}
         assert len(looks) == 2  # no two alike
-        assert all(list(ln.get_xdata()) == list(range(len(ln.get_xdata()))) for ln in lines)
+        # every marker on its stage: one stage axis for both tracks (issue 53: the
+        # contextual panel, with no background check, drew its attributes where the
+        # minimal panel draws the background)
+        ticks = [t.get_text() for t in ax.get_xticklabels()]
+        assert ticks[:3] == ["Concepts", "Captions", "Obj."] and ticks[4] == "Attr."
+        assert ticks[3] == ("BG" if "minimal" in ax.get_title() else "(BG: n/a)")
+        full = [0, 1, 2, 3, 4] if "minimal" in ax.get_title() else [0, 1, 2, 4]
+        assert all(list(ln.get_xdata()) == full[:len(ln.get_xdata())] for ln in lines)
         bottom, top = ax.get_ylim()
         assert 80 <= bottom < 86 and 100 < top <= 102  # zoomed to the data
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["N=2", "N=3"]

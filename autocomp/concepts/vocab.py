@@ -309,6 +309,18 @@ def drawn_alike(vocab: Vocabulary) -> list[str]:
     kind and value: rgb, scale, pattern, ...): its images cannot show them apart and its
     validators cannot read them apart, so their concepts fail validation or test nothing."""
     out = []
+    by_kind: dict = {}
+    for e in vocab.entries:
+        if e.drawn_by and vocab.kind == "attributes":
+            by_kind.setdefault(e.drawn_by, []).append(e.name)
+    if len(by_kind) > 1:  # patterns with one `material: fabric` value: drawn plain
+        main = max(by_kind, key=lambda k: len(by_kind[k]))
+        rest = [f"{n!r} ({k})" for k, names in by_kind.items() if k != main for n in names]
+        out.append(f"{vocab.path or vocab.name}: entries are drawn by {len(by_kind)} kinds ("
+                   + ", ".join(f"{k}: {len(v)}" for k, v in by_kind.items()) + "): the "
+                   f"embedded generator and validators read one kind per vocabulary, so "
+                   f"{', '.join(rest[:5])} will be drawn plain and fail validation (give "
+                   f"every entry a {main} field, or use diffusers with a VQA answerer)")
     for key in drawn.value_fields():
         groups: dict = {}
         for e in vocab.entries:

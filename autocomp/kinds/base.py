@@ -42,6 +42,9 @@ class ValueKind(Kind):
     alone: ClassVar[bool] = True  # the generator draws it in attribute and scene tasks
     colors: ClassVar[bool] = False  # its values are the objects' colors (the paper's task)
     needs_blob: ClassVar[bool] = True  # reading it needs the object's one blob
+    # the smallest procedural image side at which the pixels answerer reads the kind back
+    # (a run config drawing it smaller is warned: its values fail validation)
+    min_side: ClassVar[int] = 0
     alone_hint: ClassVar[str] = ""  # said when a task cannot draw it alone
     drawn_as: ClassVar[str] = ""  # its values in the plural, for messages ("colors")
     choices: ClassVar[tuple[str, ...]] = ()  # the values it may take, when it names them

@@ -20,6 +20,7 @@ class Pattern(ValueKind):
     name, noun, question = "pattern", "pattern", "What pattern is on the surface of the {object}?"
     look = {"pattern": None}
     drawn_as, choices = "textures", PATTERNS
+    min_side = 256  # at 128 px "checkered" was read wrong 33 of 52 times (issue 53)
 
     def read(self, image, question, subject, detections):
         from autocomp.validators.pixels import dominant_color

@@ -77,7 +77,12 @@ def draw_funnel(rows: list[dict]):
     shifted off the stage they stand for."""
     plt = pyplot()
     labels = dict(columns())
-    stages = {t: ["captions", *(k for k in labels if k.startswith(f"{t}:"))] for t in TRACKS}
+    # one stage axis for both tracks (a check the minimal track alone runs, such as the
+    # background, leaves a gap in the contextual panel instead of shifting later stages)
+    names = list(dict.fromkeys(k.split(":", 1)[1] for k in labels if ":" in k))
+    stages = {t: ["captions", *(f"{t}:{n}" for n in names)] for t in TRACKS}
+    short = {n: next(labels[k] for k in labels if k.endswith(f":{n}")).split(" ", 1)[1]
+             for n in names}
     tasks = list(dict.fromkeys(r["task"] for r in rows)) or [""]
     ns = sorted({r["n"] for r in rows})
     fig, axes = plt.subplots(len(tasks), 2, figsize=(11, 1.3 + 2.7 * len(tasks)),
@@ -87,14 +92,16 @@ def draw_funnel(rows: list[dict]):
         for ax, track in zip(row_axes, TRACKS, strict=True):
             cols = stages[track]
             for r in (r for r in rows if r["task"] == task):
-                ys = [100.0, *[math.nan if r["percent"][c] is None else r["percent"][c]
-                               for c in cols]]  # a stage not run yet: no point
-                lowest = min([lowest, *(y for y in ys if not math.isnan(y))])
-                ax.plot(range(len(ys)), ys, lw=1.4, ms=6, fillstyle="none",
-                        label=f"N={r['n']}", **style(ns.index(r["n"])))
+                points = [(0, 100.0)] + [  # a stage not run yet, or not of this track: none
+                    (i, r["percent"][c]) for i, c in enumerate(cols, 1)
+                    if c in labels and r["percent"].get(c) is not None]
+                lowest = min([lowest, *(y for _, y in points)])
+                ax.plot([x for x, _ in points], [y for _, y in points], lw=1.4, ms=6,
+                        fillstyle="none", label=f"N={r['n']}", **style(ns.index(r["n"])))
             ax.set_xticks(range(len(cols) + 1),
-                          ["Concepts", *[labels[c].replace("Min ", "").replace("Ctx ", "")
-                                         for c in cols]])
+                          ["Concepts", "Captions", *[short[n] if f"{track}:{n}" in labels
+                                                     else f"({short[n]}: n/a)"
+                                                     for n in names]])
             ax.set_title(f"{task}: {track} track" if task else f"{track.capitalize()} track",
                          fontsize=10)
             ax.grid(alpha=0.3)

@@ -28,6 +28,16 @@ def latex_escape(text) -> str:
     return str(text).translate(_LATEX)
 
 
+def latex_text(text) -> str:
+    """Prose with `code` spans (titles, footnotes): escaped, each span in \\texttt (a
+    backtick in LaTeX is an opening quote)."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unmatched backtick: no spans
+        return latex_escape(text).replace("`", r"\textasciigrave{}")
+    return "".join(latex_escape(p) if i % 2 == 0 else rf"\texttt{{{latex_escape(p)}}}"
+                   for i, p in enumerate(parts))
+
+
 def signed(x: float) -> str:
     """One decimal with its sign ("+11.7", "-2.6", "0.0"), as differences are printed."""
     text = r1(x)
@@ -135,15 +145,19 @@ class Table:
         right-aligned, text left, the title as the caption."""
         align = "".join("r" if num else "l" for num in self.numeric_columns())
         wide = len(self.header) > WIDE
-        lines = [r"% needs \usepackage{booktabs}" + (" and graphicx" if wide else ""),
-                 r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(self.title)}}}",
-                 r"\resizebox{\linewidth}{!}{%" if wide else None,
+        env = "table*" if wide else "table"  # a wide table spans both columns of a paper
+        lines = [r"% needs \usepackage{booktabs}" + (" and adjustbox" if wide else ""),
+                 rf"\begin{{{env}}}[t]", r"\centering", rf"\caption{{{latex_text(self.title)}}}",
+                 # small type and tight columns first; scaled down only if still too wide
+                 r"\scriptsize\setlength{\tabcolsep}{3pt}" if wide else None,
+                 r"\begin{adjustbox}{max width=\textwidth}" if wide else None,
                  rf"\begin{{tabular}}{{{align}}}", r"\toprule",
                  " & ".join(latex_escape(h) for h in self.header) + r" \\", r"\midrule",
                  *[" & ".join(latex_escape(c) for c in row) + r" \\" for row in self.rows],
-                 r"\bottomrule", r"\end{tabular}" + ("}" if wide else ""),
-                 *[rf"\par\footnotesize {latex_escape(note)}" for note in self.notes],
-                 r"\end{table}"]
+                 r"\bottomrule", r"\end{tabular}",
+                 r"\end{adjustbox}" if wide else None,
+                 *[rf"\par\footnotesize {latex_text(note)}" for note in self.notes],
+                 rf"\end{{{env}}}"]
         return "\n".join(line for line in lines if line is not None)
 
 

@@ -29,9 +29,12 @@ def by_n_figure(summary: dict, stem: Path, labels: dict | None = None) -> list[P
             err = [[g["mean"] - g["interval"][0] for _, g in points],
                    [g["interval"][1] - g["mean"] for _, g in points]]
             ax.errorbar(xs, ys, yerr=err, capsize=3, label=names[-1], **style(i))
+    ns = sorted({int(n) for s in summary.values() for n in s["by_n"]})
     for ax, key in zip(axes[0], keys, strict=True):
         ax.set_title(METRICS[key][0], fontsize=9)
         ax.set_xlabel("N (bindings per prompt)", fontsize=8)
+        ax.set_xticks(ns)  # N is a count: whole numbers, not 2.0, 2.2, ...
+        ax.set_ylim(0, 101)  # every metric is on a 0-100 scale: panels compare at a glance
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
     ncol = legend_columns(fig, names)
