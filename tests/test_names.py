@@ -173,6 +173,7 @@ def test_the_card_says_who_wrote_the_contextual_captions_and_cites_with_a_year()
         in CITATION
 
 
+@pytest.mark.slow  # the demo run
 def test_the_python_api_takes_what_a_user_would_pass(demo_run, tmp_path):
     """Issue 53: api.split took only a folder; api.evaluate read one spec as its letters
     and leaked Request.__init__ on a misspelt option; api.items did not list the names."""

@@ -286,6 +286,7 @@ def test_valse_perplexity_baseline_follows_the_authors_windows(valse, tmp_path):
     assert [p["correct"] for p in preds] == [ppl(c) < ppl(f) for c, f in pairs]
 
 
+@pytest.mark.slow  # a sentence-transformers model loaded twice
 def test_scpp_tot_with_a_text_embedding_model_as_the_authors_run_it(scpp, tmp_path):
     """SugarCrepe++'s text-only task with a sentence-embedding model (text:default, the
     shipped all-MiniLM-L6-v2; issue 52): each item's outcome equals TOT's formula on
