@@ -36,7 +36,7 @@ def test_gpu_check_tiny_runs_every_component_on_the_cpu(tmp_path, monkeypatch, c
     # bound a loaded machine could break)
     assert lm["step_s_before"] >= 0 and lm["step_s_after"] >= 0 and lm["prefill_s_after"] > 0
     assert f"{len(parts)} of {len(parts) + 1} components measured; skipped: " \
-        "gemma3_12b_vllm" in got.stdout
+        "gemma3_12b_vllm" in got.out
 
 
 @pytest.mark.slow
