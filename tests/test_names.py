@@ -261,3 +261,17 @@ def test_the_t2i_figure_draws_whole_numbers_of_n_on_one_scale(tmp_path):
     for ax in seen["axes"]:
         assert list(ax.get_xticks()) == [2, 3] and ax.get_ylim() == (0.0, 101.0)
     assert figure.by_n_figure({"a": {"by_n": {}}}, tmp_path / "none") == []
+
+
+def test_a_command_gives_the_log_propagation_back(caplog):
+    """The CLI keeps its lines single while a command runs, then leaves logging as it was:
+    a caller's own handlers (pytest's caplog too) see autocomp's records again."""
+    import logging
+
+    from autocomp.core.log import package_logger
+
+    CliRunner().invoke(main, ["vocab", "list"])
+    assert logging.getLogger("autocomp").propagate
+    with caplog.at_level("INFO", logger="autocomp"):
+        package_logger("autocomp.eval.cells").info("seen by the caller")
+    assert "seen by the caller" in caplog.text

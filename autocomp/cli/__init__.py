@@ -55,10 +55,13 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx):
+        import logging
         import warnings
 
-        from autocomp.core.log import attach
+        from autocomp.core.log import ROOT, attach
 
+        shown = logging.getLogger(ROOT)
+        propagates = shown.propagate  # attach() stops it; given back when the command ends
         attach()  # the library's messages and progress lines, to standard error
         before, warnings.formatwarning = warnings.formatwarning, _one_line
         try:
@@ -78,6 +81,7 @@ class LazyGroup(click.Group):
             ctx.exit(130)
         finally:
             warnings.formatwarning = before
+            shown.propagate = propagates
 
 
 def _one_line(message, category, filename, lineno, line=None) -> str:
