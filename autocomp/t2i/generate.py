@@ -158,18 +158,21 @@ def _from_folder(model: Model, wanted, folder: Path) -> list[dict]:
     if not model.folder.is_dir():
         raise AutocompError(f"model '{model.name}': no folder {model.folder}")
     files, odd = _images_in(model.folder)
-    for why, names in odd.items():
-        log.info(f"note   {model.name}: {len(names):,} file(s) in {model.folder} left out: "
-                 f"{why} (e.g. {names[0]})")
     out, missing = [], []
     for p, j in wanted:
         path = files.get(f"{p.id}-{j}") or (files.get(p.id) if j == 0 else None)
+        if path is not None and not _readable(path):  # only the images asked for are read
+            odd.setdefault("not a readable image", []).append(path.name)
+            path = None
         if path is None:
             missing.append(f"{p.id}-{j}")
             continue
         out.append({"id": f"{p.id}-{j}", "prompt": p.id, "k": j, "seed": None,
                     "image": str(path), "faults": None, "truth": None,
                     "generation": {"folder": str(model.folder)}})
+    for why, names in odd.items():
+        log.info(f"note   {model.name}: {len(names):,} file(s) in {model.folder} left out: "
+                 f"{why} (e.g. {names[0]})")
     if missing:
         log.info(f"note   {model.name}: {len(missing):,} of {len(wanted):,} images not in "
                  f"{model.folder} (e.g. {missing[0]}.png); scored without them")
@@ -178,13 +181,11 @@ def _from_folder(model: Model, wanted, folder: Path) -> list[dict]:
 
 def _images_in(folder: Path) -> tuple[dict[str, Path], dict[str, list[str]]]:
     """(stem -> path, why -> names left out) of the image files of `folder`: regular files
-    inside it that PIL reads as images. A link out of the folder, a FIFO or a device (which
-    would block a read), a directory, or a file that is no image is left out and counted,
-    never followed or fatal."""
+    inside it. A link out of the folder, a FIFO or a device (which would block a read) or a
+    directory is left out and counted, never followed or fatal; whether a file is an image
+    is asked of the ones scored (_readable)."""
     import os
     import stat
-
-    from PIL import Image
 
     root = folder.resolve()
     files: dict[str, Path] = {}
@@ -204,14 +205,20 @@ def _images_in(folder: Path) -> tuple[dict[str, Path], dict[str, list[str]]]:
         if not stat.S_ISREG(mode):
             odd.setdefault("not a regular file", []).append(path.name)
             continue
-        try:
-            with Image.open(target) as image:
-                image.verify()
-        except Exception:  # noqa: BLE001 (PIL raises many kinds for a file that is no image)
-            odd.setdefault("not a readable image", []).append(path.name)
-            continue
         files[path.stem] = target
     return files, odd
+
+
+def _readable(path: Path) -> bool:
+    """Whether PIL reads `path` as an image (a text file named .png is not)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            image.verify()
+    except Exception:  # noqa: BLE001 (PIL raises many kinds for a file that is no image)
+        return False
+    return True
 
 
 def _from_run(run, wanted) -> list[dict]:
