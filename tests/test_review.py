@@ -428,7 +428,15 @@ def test_likert_ratings_against_the_t2i_metrics(run, tmp_path):
         review.judge("alice", i, "yes" if rating > 3 else "no", rating)
         review.judge("bob", i, "yes", min(5, rating + 1))
         mine[u["key"]] = (rating + min(5, rating + 1)) / 2, r
+    # a hand-edited judgments file: ratings off the scale are left out and counted, never
+    # averaged in (issue 53)
+    with open(run.dir / "review" / "judgments.jsonl", "a", encoding="utf-8") as fh:
+        for who, rating in (("carol", 9), ("dave", "5"), ("erin", 4.5)):
+            fh.write(json.dumps({"mode": "validate", "sample": s["id"],
+                                 "unit": s["units"][0]["key"], "annotator": who,
+                                 "answer": "yes", "rating": rating}) + "\n")
     res = CliRunner().invoke(main, ["review", str(run.dir), "--report", "--t2i", str(out)])
+    assert "3 rating(s) outside 1-5 in the judgments file left out." in res.output
     assert res.exit_code == 0, res.output
     assert "Human faithfulness ratings" in res.output
     row = next(ln for ln in res.output.splitlines() if ln.startswith("| TIFA |"))

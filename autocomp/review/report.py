@@ -15,7 +15,7 @@ from itertools import combinations
 
 from autocomp.core.errors import AutocompError
 from autocomp.report.tables import TRACK_SHORT, Table, r1
-from autocomp.review.sample import is_right
+from autocomp.review.sample import is_right, valid_rating
 
 
 def kappa(pairs: list[tuple[bool, bool]]) -> float | None:
@@ -182,13 +182,17 @@ def rating_correlations(sample: dict, latest: dict, scores: dict, root) -> dict:
 
     units = {u["key"]: u for u in sample["units"]}
     ratings = defaultdict(list)
+    rejected = 0
     for (_who, key), rec in latest.items():
         if key in units and rec.get("rating") is not None:
+            if not valid_rating(rec["rating"]):  # 0, 9, "5", 4.5: counted, never averaged
+                rejected += 1
+                continue
             ratings[key].append(rec["rating"])
     rated = {k: sum(v) / len(v) for k, v in ratings.items()}
     found = {k: scores.get(str((Path(root) / units[k]["image"]).resolve())) for k in rated}
     out = {"rated": len(rated), "scored": sum(r is not None for r in found.values()),
-           "metrics": {}}
+           "rejected": rejected, "metrics": {}}
     for metric in RATED_METRICS:
         out["metrics"][metric] = rank_correlation(
             [(rated[k], r[metric]) for k, r in found.items()
@@ -207,4 +211,6 @@ def rating_table(data: dict) -> Table:
                  "t2i metric of the same image", ["Metric", "Units (n)", "Spearman", "p",
                                                   "Kendall", "p"], rows,
                  [f"{data['rated']} unit(s) rated, {data['scored']} of them scored by t2i; "
-                  "'-': fewer than 3 pairs, or a constant side."])
+                  "'-': fewer than 3 pairs, or a constant side."
+                  + (f" {data['rejected']} rating(s) outside 1-5 in the judgments file left "
+                     "out." if data.get("rejected") else "")])

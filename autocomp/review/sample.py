@@ -22,6 +22,13 @@ from pathlib import Path
 from autocomp.core.errors import AutocompError
 from autocomp.core.records import write_text
 
+LIKERT = 5  # faithfulness ratings 1 (not at all) .. 5 (exactly as the caption says)
+
+
+def valid_rating(x) -> bool:
+    """A whole number on the Likert scale (a hand-edited judgments file may hold others)."""
+    return isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= LIKERT
+
 
 def sample_path(folder: Path, mode: str) -> Path:
     """The sample file in a review folder (RUN/review, or `--review-dir`)."""

@@ -35,11 +35,10 @@ from urllib.parse import parse_qs, urlsplit
 
 from autocomp.core.errors import AutocompError, disk_full
 from autocomp.review.judgments import Judgments, check_name
-from autocomp.review.sample import is_right
+from autocomp.review.sample import LIKERT, is_right, valid_rating
 
 MAX_BODY = 16_384
 TIMEOUT = 30.0  # seconds a connection may sit idle mid-request
-LIKERT = 5  # faithfulness ratings 1 (not at all) .. 5 (exactly as the caption says)
 _LENGTH = re.compile(r"[0-9]{1,9}")  # ASCII digits only: int() also takes "\u0661", " 12"
 
 
@@ -92,7 +91,7 @@ class Review:
                 raise AutocompError(f"answer {answer!r}: expected 'yes' or 'no'")
             rec["answer"] = answer
             if rating is not None:
-                if not _whole(rating) or not 1 <= rating <= LIKERT:
+                if not valid_rating(rating):
                     raise AutocompError(f"rating {rating!r}: expected a whole number "
                                         f"1..{LIKERT}")
                 rec["rating"] = rating
