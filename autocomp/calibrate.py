@@ -8,7 +8,9 @@ Each unit is built from the measured components at the config's own settings:
   three text encoders (prompt and negative prompt) and the VAE decoding one image;
 - caption: the prefill rate per prompt token times 450 tokens, plus `max_new_tokens`
   decoding steps with the sampler shared by the config's batch (a step costs about the
-  same at any batch this size: launches and the weights' read dominate);
+  same at any batch this size: launches and the weights' read dominate); a `vllm` writer
+  or answerer from gpu_check's vLLM figures (gemma3_12b_vllm: its step at 256 requests),
+  never from transformers' step (without them, the estimate, said so);
 - detect: GroundingDINO per image, SAM2 per image when a check reads masks, plus reading
   and decoding the PNG (costs.DECODE_PNG, on the CPU, on the GPU's clock);
 - vqa and vqascore: the LLM's measured prefill rate and step (greedy: no sampler) over
@@ -75,6 +77,10 @@ class Calibration:
             return s + (self._get("sam2", "s_per_image") if masks else 0.0), []
         if "gemma3_12b" not in self.parts:
             raise KeyError("gemma3_12b")
+        if options.get("engine") == "vllm":  # transformers' step says nothing of vLLM's
+            if "step_s" not in self.parts.get("gemma3_12b_vllm", {}):
+                raise KeyError("gemma3_12b_vllm (vLLM's decoding)")
+            return self._served(unit, options, mean_n)
         prefill = self._prefill_per_token()
         step = self._get("gemma3_12b", "step_s_after")
         batch = int(options.get("batch_size", 16))
@@ -91,6 +97,27 @@ class Calibration:
         if unit == "vqascore":
             return tower + prefill * (costs.IMAGE_TOKENS + 60) + greedy, ["vision tower"]
         raise ValueError(f"unknown unit {unit!r}")
+
+    def _served(self, unit: str, options: dict, mean_n: float) -> tuple[float, list[str]]:
+        """A unit through vLLM from gpu_check's gemma3_12b_vllm: its prefill rate and its
+        step at the captions batch it ran (256 requests at once), the vision tower
+        estimated as for transformers."""
+        lm = self.parts["gemma3_12b_vllm"]
+        big = "step_s_batch256" in lm
+        step = self._get("gemma3_12b_vllm", "step_s_batch256" if big else "step_s")
+        ran = 256 if big else int(lm.get("batch", 32))
+        # the measured call at 32 prompts is their prefill and one step at that batch
+        prefill = max(self._get("gemma3_12b_vllm", "prefill_s")
+                      - self._get("gemma3_12b_vllm", "step_s"), 0.0) / (
+            int(lm.get("batch", 32)) * int(lm.get("prompt_tokens", 450)))
+        if unit == "caption":
+            return prefill * 450 + step * int(options.get("max_new_tokens", 150)) / ran, []
+        tower = costs.VISION_TOWER / (costs.GPUS[self.gpu][0] * costs.UTILISATION[1])
+        if unit == "vqa":
+            decode = step * int(options.get("max_new_tokens", 12)) * mean_n / ran
+            return tower + prefill * mean_n * (costs.IMAGE_TOKENS + 40) + decode, [
+                "vision tower"]
+        return tower + prefill * (costs.IMAGE_TOKENS + 60) + step, ["vision tower"]
 
     @staticmethod
     def _same_model(unit: str, options: dict) -> None:

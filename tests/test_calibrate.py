@@ -54,6 +54,14 @@ def test_each_unit_is_built_from_the_measured_components(data):
 
 def test_another_model_than_the_measured_one_is_not_calibrated():
     cal = Calibration(MEASURED)
+    # a vllm writer: transformers' step is not vLLM's (the H200 file has no vLLM figure)
+    with pytest.raises(KeyError, match="gemma3_12b_vllm"):
+        cal.seconds("caption", {"model": "google/gemma-3-12b-it", "engine": "vllm"})
+    cal.parts["gemma3_12b_vllm"] = {"batch": 32, "prompt_tokens": 450, "prefill_s": 0.5,
+                                    "step_s": 0.01, "step_s_batch256": 0.03}
+    got = cal.seconds("caption", {"model": "google/gemma-3-12b-it", "engine": "vllm",
+                                  "max_new_tokens": 150})[0]
+    assert got == pytest.approx((0.5 - 0.01) / (32 * 450) * 450 + 0.03 * 150 / 256)
     with pytest.raises(KeyError, match="gemma-3-27b"):
         cal.seconds("caption", {"model": "google/gemma-3-27b-it"})
     with pytest.raises(KeyError, match="medium"):
