@@ -17,10 +17,10 @@ from autocomp.captions.chat import clean_caption
 from autocomp.captions.llm import DEFAULT_MODEL, chat_texts, row_seed
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
-from autocomp.models.devices import OnDevice
+from autocomp.models.vllm_engine import EngineUser
 
 
-class VLLMWriter(OnDevice, Backend):
+class VLLMWriter(EngineUser, Backend):
     extra = "vllm"
     run_options = ("device", "gpu_memory_utilization")
 
@@ -32,35 +32,13 @@ class VLLMWriter(OnDevice, Backend):
         self.max_new_tokens, self.dtype, self.device = max_new_tokens, dtype, device
         self.gpu_memory_utilization, self.max_model_len = gpu_memory_utilization, max_model_len
         self.trust_remote_code = trust_remote_code
-        self._engine = None
 
     @classmethod
     def validate_options(cls, out: dict, *, file=None, field="options") -> None:
         if not 0 < out.get("top_p", 0.9) <= 1:
             raise AutocompError(f"expected (0, 1], got {out['top_p']}", file=file,
                                 field=f"{field}.top_p")
-        if not 0 < out.get("gpu_memory_utilization", 0.85) <= 1:
-            raise AutocompError(f"expected (0, 1], got {out['gpu_memory_utilization']}",
-                                file=file, field=f"{field}.gpu_memory_utilization")
-
-    def engine(self):
-        if self._engine is None:
-            from autocomp.models.vllm_engine import load_engine
-
-            self.bind_device("auto")
-            self._engine = load_engine(
-                self.device, model=self.model_ref, dtype=self.dtype,
-                gpu_memory_utilization=self.gpu_memory_utilization,
-                max_model_len=self.max_model_len, trust_remote_code=self.trust_remote_code,
-                images=False)
-        return self._engine
-
-    def close(self) -> None:
-        if self._engine is not None:
-            from autocomp.models.vllm_engine import shutdown
-
-            shutdown(self._engine)
-            self._engine = None
+        cls.check_share(out, file, field)
 
     def requests(self, tok, requests: Sequence) -> tuple[list[dict], list[dict]]:
         """(prompts as token ids, sampling settings) per request, for vllm.LLM.generate."""

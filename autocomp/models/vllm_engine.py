@@ -21,6 +21,7 @@ import os
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
+from autocomp.models.devices import OnDevice
 
 
 def _physical(device: str | None) -> str | None:
@@ -102,3 +103,40 @@ def continuation_logprobs(output, count: int) -> list[float]:
     if len(listed) != count or any(entry is None for entry in listed):
         raise AutocompError("vllm returned no prompt log-probabilities (prompt_logprobs)")
     return [float(entry[token].logprob) for token, entry in zip(ids, listed, strict=True)]
+
+
+class EngineUser(OnDevice):
+    """A backend running one vLLM engine (the vllm writer and answerer): started on first
+    use on the backend's device from its model options, stopped by close() when the stage
+    ends. `images`: a VLM's engine (one image a prompt)."""
+
+    images = False
+    _engine = None
+    model_ref: str
+    dtype: str
+    gpu_memory_utilization: float
+    max_model_len: int
+    trust_remote_code: bool
+
+    def engine(self):
+        if self._engine is None:
+            self.bind_device("auto")
+            self._engine = load_engine(
+                self.device, model=self.model_ref, dtype=self.dtype,
+                gpu_memory_utilization=self.gpu_memory_utilization,
+                max_model_len=self.max_model_len, trust_remote_code=self.trust_remote_code,
+                images=self.images)
+        return self._engine
+
+    def close(self) -> None:
+        if self._engine is not None:
+            shutdown(self._engine)
+            self._engine = None
+
+    @staticmethod
+    def check_share(out: dict, file, field: str) -> None:
+        """gpu_memory_utilization, the share of the card the engine takes, in (0, 1]."""
+        if not 0 < out.get("gpu_memory_utilization", 0.85) <= 1:
+            raise AutocompError(f"expected (0, 1], got {out['gpu_memory_utilization']}",
+                                file=file, field=f"{field}.gpu_memory_utilization")
+

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
-from autocomp.models.devices import OnDevice
+from autocomp.models.vllm_engine import EngineUser
 from autocomp.validators.vqa import DEFAULT_MODEL, Asking
 
 
@@ -36,10 +36,11 @@ def image_prompts(proc, pairs: Sequence[tuple], continuations: Sequence[str] | N
     return prompts, counts
 
 
-class VLLMAnswerer(Asking, OnDevice, Backend):
+class VLLMAnswerer(Asking, EngineUser, Backend):
     extra = "vllm"
     run_options = ("device", "gpu_memory_utilization")
     batch_size = 256  # questions handed to the engine at once (it schedules them)
+    images = True
 
     def __init__(self, model: str = DEFAULT_MODEL, max_new_tokens: int = 12, dtype: str = "auto",
                  device: str | None = None, gpu_memory_utilization: float = 0.85,
@@ -47,33 +48,20 @@ class VLLMAnswerer(Asking, OnDevice, Backend):
         self.model_ref, self.max_new_tokens, self.dtype = model, max_new_tokens, dtype
         self.device, self.trust_remote_code = device, trust_remote_code
         self.gpu_memory_utilization, self.max_model_len = gpu_memory_utilization, max_model_len
-        self._engine = self._proc = None
+        self._proc = None
 
     @classmethod
     def validate_options(cls, out: dict, *, file=None, field="options") -> None:
         if out.get("max_new_tokens", 1) < 1:
             raise AutocompError("expected >= 1", file=file, field=f"{field}.max_new_tokens")
+        cls.check_share(out, file, field)
 
     def engine(self):
-        if self._engine is None:
+        if self._proc is None:  # the chat template the prompts are built with
             from autocomp.models.loading import load_processor
-            from autocomp.models.vllm_engine import load_engine
 
-            self.bind_device("auto")
             self._proc = load_processor(self.model_ref, self.trust_remote_code)
-            self._engine = load_engine(
-                self.device, model=self.model_ref, dtype=self.dtype,
-                gpu_memory_utilization=self.gpu_memory_utilization,
-                max_model_len=self.max_model_len, trust_remote_code=self.trust_remote_code,
-                images=True)
-        return self._engine
-
-    def close(self) -> None:
-        if self._engine is not None:
-            from autocomp.models.vllm_engine import shutdown
-
-            shutdown(self._engine)
-            self._engine = None
+        return super().engine()
 
     def evidence(self) -> dict:
         return {"model": self.model_ref, "engine": "vllm",
