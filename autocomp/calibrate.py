@@ -17,6 +17,8 @@ Each unit is built from the measured components at the config's own settings:
   each question's tokens; the vision tower is not measured and stays estimated
   (costs.VISION_TOWER at costs.UTILISATION's worst share).
 Only the measured GPU type is calibrated; the dry-run says which estimates it replaced.
+compare(report) sets a gpu_check report's times and memory beside what the plan expects of
+them (the lines scripts/gpu_check.py prints; OVER PLAN where one is above the worst case).
 """
 
 from __future__ import annotations
@@ -151,3 +153,97 @@ class Calibration:
                            for c in ("t5_xxl", "clip_l", "clip_g"))
         return denoise + encoders + self._get("vae_decode", "decode_s_per_image")
 
+
+# -- a gpu_check report beside the plan (scripts/gpu_check.py prints these lines) ------
+def planned(gpu: str, prompts: int = 32) -> dict:
+    """What autocomp's cost plan (autocomp/costs.py) expects of each number
+    scripts/gpu_check.py measures on `gpu` (A100, H100, H200, L40S), the captions writer's
+    prefill at `prompts` prompts: component -> key -> (best, worst) seconds."""
+    peak, bandwidth = costs.GPUS[gpu]
+    params = costs.llm_params("gemma-3-12b")
+
+    def compute(flops, shares=costs.UTILISATION):
+        return tuple(flops / (peak * u) for u in shares)
+
+    step = (2 * params / (bandwidth * costs.BANDWIDTH_SHARE) + costs.FORWARD_OVERHEAD
+            + costs.SAMPLER_STEP)
+    prefill = compute(2 * params * 450 * prompts)
+    return {"sd35_transformer": {"s_per_image_28_steps": costs.seconds("image", {}, gpu)},
+            # a point estimate: over the plan means 25% over it
+            "gemma3_12b": {"step_s_after": (step, 1.25 * step),
+                           "prefill_s_after": (prefill[0] + step, prefill[1] + step)},
+            "grounding_dino": {"s_per_image": compute(costs.DINO_TINY,
+                                                      costs.DETECT_UTILISATION)},
+            "sam2": {"s_per_image": compute(costs.SAM2_LARGE, costs.DETECT_UTILISATION)}}
+
+
+def planned_memory(report: dict) -> dict:
+    """GPU memory autocomp's plan (autocomp/memory.py) expects of each component at the
+    batch it was measured at: component -> (low, high) GiB of max_memory_allocated, the
+    weights counted from the built model."""
+    from autocomp import memory
+
+    gib = 2 ** 30
+    parts = report["components"]
+
+    def weights(name):
+        return parts[name]["parameters"] * 2 / gib  # bf16
+
+    def plus(name, acts):
+        return tuple(weights(name) + a for a in acts)
+
+    out = {}
+    if "parameters" in parts.get("sd35_transformer", {}):
+        batch = parts["sd35_transformer"]["batch_images"]
+        out["sd35_transformer"] = plus("sd35_transformer", memory.images({}, batch)["denoise"])
+    if "parameters" in parts.get("vae_decode", {}):
+        out["vae_decode"] = plus("vae_decode", memory.images({}, 1)["decode"])
+    lm = parts.get("gemma3_12b", {})
+    if "parameters" in lm:
+        new = 17  # gpu_check's longest call: 16 tokens after the first
+        acts = memory.llm({"model": "google/gemma-3-12b-it"}, lm["batch"],
+                          lm["prompt_tokens"], new)[1]
+        out["gemma3_12b"] = plus("gemma3_12b", acts)
+    if "parameters" in parts.get("grounding_dino", {}):
+        batch = parts["grounding_dino"]["batch"]
+        out["grounding_dino"] = plus("grounding_dino", [batch * d for d in memory.DETECT])
+    if "parameters" in parts.get("sam2", {}):  # its peak: the batched call
+        batch = parts["sam2"].get("batch", 1)
+        out["sam2"] = plus("sam2", [batch * d for d in memory.SEGMENT])
+    return out
+
+
+def compare(report: dict) -> list[str]:
+    """A line per planned number, measured beside the plan; "OVER PLAN" where a measured
+    time is above the plan's worst case. Adds them to the report under "plan"."""
+    gpu = gpu_type(report["device"])
+    if gpu is None or report.get("tiny"):
+        return []
+    lines, report["plan"] = [], {"gpu": gpu, "over": []}
+    prompts = int(report["components"].get("gemma3_12b", {}).get("batch", 32))
+    for name, keys in planned(gpu, prompts).items():
+        got = report["components"].get(name, {})
+        for key, (best, worst) in keys.items():
+            if key not in got:
+                continue
+            over = got[key] > worst
+            verdict = "OVER PLAN" if over else ("faster than planned" if got[key] < best
+                                                else "within plan")
+            if over:
+                report["plan"]["over"].append(f"{name}.{key}")
+            lines.append(f"{name}.{key}: measured {got[key]:.4g} s, plan {best:.4g}-"
+                         f"{worst:.4g} s on {gpu}: {verdict}")
+    for name, (low, high) in planned_memory(report).items():
+        got = report["components"][name]
+        if "max_allocated_gib" not in got:
+            continue
+        used, held = got["max_allocated_gib"], got["max_reserved_gib"]
+        over = used > high
+        verdict = "OVER PLAN" if over else ("below the plan" if used < low else "within plan")
+        if over:
+            report["plan"]["over"].append(f"{name}.memory")
+        slack = (f"; reserved {held:.1f} GiB is {held - high:.1f} GiB above the plan's high "
+                 "(allocator slack: the plan leaves 5% of the card)" if held > high else "")
+        lines.append(f"{name}.memory: allocated {used:.1f} GiB (reserved {held:.1f}), plan "
+                     f"{low:.1f}-{high:.1f} GiB: {verdict}{slack}")
+    return lines
