@@ -11,6 +11,7 @@ audit, the tie convention, how to score it with each harness, provenance, citati
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -58,7 +59,7 @@ CITATION = """@misc{autocomp,
   title  = {autocomp: compositional image-caption benchmarks and their analyses},
   year   = {YEAR},
   url    = {https://pypi.org/project/autocomp/},
-}""".replace("YEAR", str(__import__("datetime").date.today().year))
+}""".replace("YEAR", str(datetime.date.today().year))
 
 
 def card_data(manifest: dict, pretty_name: str):
