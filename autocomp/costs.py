@@ -1,7 +1,7 @@
 """GPU seconds per unit of work, estimated from the work itself, per GPU type.
 
 Compute-bound work (diffusion, prefill, detection) is FLOPs over the GPU's dense bf16 peak
-at a utilisation of 35-55% (what large batched bf16 transformer inference reaches);
+at a utilisation of 33-55% (what large batched bf16 transformer inference reaches);
 token-by-token decoding is memory-bound: every step reads the weights once for the whole
 batch, at 70% of the memory bandwidth, plus a fixed cost per forward pass (FORWARD_OVERHEAD,
 measured). CPU work on the GPU's clock is added as measured:
@@ -20,7 +20,10 @@ from __future__ import annotations
 GPUS = {"A100": (312e12, 2.0e12), "H100": (989e12, 3.35e12), "H200": (989e12, 4.8e12),
         "L40S": (362e12, 0.864e12)}
 FP8 = {"H100": 1979e12, "H200": 1979e12, "L40S": 733e12}  # dense fp8 peak (no A100: none)
-UTILISATION = (0.55, 0.35)  # (best, worst) share of peak for compute-bound work
+# (best, worst) share of peak for compute-bound work. SD3.5-large's eager denoiser at 16
+# images measured 35.5% on an H200 and 35.0% on an H100 (2.89 s a step); the worst leaves
+# room below both.
+UTILISATION = (0.55, 0.33)
 # GroundingDINO and SAM2 are small: launches and pre/post-processing dominate. Measured on
 # an H200 (scripts/gpu_check.py, docs/pipeline.md): GroundingDINO-tiny 25 ms per image at a
 # batch of 8 (1.8% of peak), SAM2.1-L 28 ms for one image (3.0%; 11 ms an image batched)
@@ -46,8 +49,9 @@ FORWARD_OVERHEAD = 0.045
 # nucleus, on the device): 4.7 ms on an H200 (scripts/bench_sampler.py --device cuda)
 SAMPLER_STEP = 0.005
 # generate.options.compile: SD3.5-large's denoiser compiled (torch.compile, in place) runs a
-# step at 16 images with guidance in 1.92 s where eager takes 2.82 s on an H200; the compile
-# itself takes 78 s once per process (scripts/gpu_check.py)
+# step at 16 images with guidance in 1.92 s where eager takes 2.82 s on an H200 (on an H100:
+# 1.94 s against 2.89 s, 1.49x); the compile itself takes 78 s (H100: 102 s) once per process
+# (scripts/gpu_check.py). The H200's speedup and compile time are the plan's.
 COMPILE_SPEEDUP, COMPILE_SECONDS = 2.815 / 1.922, 78.0
 # vLLM (the `vllm` writer and answerer): CUDA graphs and continuous batching take the fixed
 # cost of a step to a few ms, and the engine runs every request handed to it at once, so a

@@ -490,7 +490,7 @@ def check(names, tiny: bool, device: str) -> dict:
     # bf16 as on the GPU (the tiny run checks that path too); fp32 only on the meta device
     probe = Probe(device, torch.float32 if device == "meta" else torch.bfloat16)
     report = {"device": torch.cuda.get_device_name(0) if cuda else "cpu", "tiny": tiny,
-              "torch": torch.__version__, "components": {}}
+              "torch": torch.__version__, "software": _versions(), "components": {}}
     for name in names:
         if cuda:
             torch.cuda.empty_cache()
@@ -512,6 +512,19 @@ def check(names, tiny: bool, device: str) -> dict:
 
         gc.collect()
     return report
+
+
+def _versions() -> dict:
+    """The libraries the components were built with (None where one is not installed)."""
+    from importlib import metadata
+
+    out = {}
+    for name in ("torch", "transformers", "diffusers", "open_clip_torch", "vllm"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
 
 
 def _line(name: str, got: dict) -> str:

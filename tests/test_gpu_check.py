@@ -22,6 +22,8 @@ def test_gpu_check_tiny_runs_every_component_on_the_cpu(tmp_path, monkeypatch, c
     got = capsys.readouterr()
     report = json.loads(out.read_text())
     assert report["tiny"] and report["device"] == "cpu"
+    # the libraries each number was measured with, recorded beside it
+    assert report["software"]["transformers"] and report["software"]["torch"]
     parts = report["components"]
     assert set(parts) == {"sd35_transformer", "t5_xxl", "clip_l", "clip_g", "vae_decode",
                           "gemma3_12b", "gemma3_12b_vllm", "vit_l14", "grounding_dino", "sam2"}
@@ -79,7 +81,7 @@ def test_gpu_check_sets_each_measured_number_beside_the_plan():
     assert report["plan"] == {"gpu": "H100", "over": ["sd35_transformer.s_per_image_28_steps",
                                                       "sam2.memory"]}
     assert lines[0].startswith("sd35_transformer.s_per_image_28_steps: measured 6 s, plan "
-                               "3.206-5.038 s on H100: OVER PLAN")
+                               "3.206-5.343 s on H100: OVER PLAN")
     assert lines[1].endswith("within plan") and lines[2].endswith("faster than planned")
     # SAM2: 0.37 GiB of weights + 16 images x 0.25-0.6 GiB; the VAE: 0.15 + 1.7-2.9 GiB
     assert lines[4] == ("sam2.memory: allocated 20.0 GiB (reserved 21.0), plan 4.4-10.0 GiB: "

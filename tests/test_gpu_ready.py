@@ -313,22 +313,22 @@ def test_dry_run_headline_is_the_work_on_the_launchs_gpus_and_the_paper_a_compar
     out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run"])
     assert out.exit_code == 0, out.output
     images = next(line for line in out.output.splitlines() if line.strip().startswith("images"))
-    assert "1100.78" in images and "2,285-3,591" in images and "721-1,133" in images
+    assert "1100.78" in images and "2,285-3,808" in images and "721-1,201" in images
     lines = out.output.splitlines()
     expected = [i for i, line in enumerate(lines) if line.startswith("Expected on")]
     paper = next(i for i, line in enumerate(lines) if line.startswith("Paper, for comparison"))
     assert len(expected) == 2 and max(expected) < paper  # the estimate first, the paper after
-    assert lines[expected[0]].startswith("Expected on A100-80: 2,375-3,703 GPU-hours, 297-463 "
+    assert lines[expected[0]].startswith("Expected on A100-80: 2,375-3,922 GPU-hours, 297-490 "
                                          "h on 8 GPU(s) (1 node(s) x 8)")
     assert "1,230.3 GPU-hours" in lines[paper] and "above the A100's bf16 peak" in lines[paper]
     assert not any(line.startswith("Expected: ") for line in lines)  # the old headline
     # nodes x GPUs per node, not the config's processes
     out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--gpu", "H100",
                                     "--nodes", "4", "--processes", "8"])
-    assert "Expected on H100: 785-1,204 GPU-hours, 25-38 h on 32 GPU(s) (4 node(s) x 8)" \
+    assert "Expected on H100: 785-1,273 GPU-hours, 25-40 h on 32 GPU(s) (4 node(s) x 8)" \
         in out.output
     # the levers, costed: fp8 only where the GPU has it; the turbo draft at 1/14 the FLOPs
-    assert "fp8      H100 444-698" in out.output and "7% of the FLOPs" in out.output
+    assert "fp8      H100 444-740" in out.output and "7% of the FLOPs" in out.output
     out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--gpu", "A100-80"])
     assert "fp8      A100-80 n/a (no fp8)" in out.output
 
