@@ -71,12 +71,15 @@ def test_lmms_eval_yaml_holds_exactly_its_keys_whatever_the_names(config):
     from autocomp.publish.adapters.for_lmms_eval import MODES, _yaml, task_name
 
     for mode in MODES:
-        doc = yaml.load(_yaml(config, mode, "/data/export: evil\n"), Loader=_function_loader())
+        doc = yaml.load(_yaml(config, mode, "org/export: evil\n"), Loader=_function_loader())
         assert set(doc) == {"dataset_path", "dataset_name", "task", "tag", "test_split",
                             "output_type", "process_docs", "doc_to_visual", "doc_to_text",
                             "doc_to_target", "process_results", "metric_list",
                             "generation_kwargs", "metadata"}
-        assert doc["dataset_path"] == "/data/export: evil\n" and doc["dataset_name"] == config
+        assert doc["dataset_path"] == "org/export: evil\n" and doc["dataset_name"] == config
+        # a local export is found from utils.py's own place: the folder moves whole
+        local = yaml.load(_yaml(config, mode, "/data/export"), Loader=_function_loader())
+        assert local["dataset_path"] == ("function", "utils.EXPORT_FOLDER")
         assert doc["task"] == task_name(config, mode)
         assert doc["process_docs"] == ("function", f"utils.{MODES[mode]}")
         assert doc["metric_list"][0]["aggregation"] == ("function", "utils.item_accuracy")

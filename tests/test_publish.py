@@ -454,6 +454,23 @@ def test_lmms_eval_loads_the_task_folder_and_scores_scripted_answers(exported):
         assert "A. " in task.doc_to_text(docs[0]) and "B. " in task.doc_to_text(docs[0])
 
 
+def test_a_moved_export_still_loads_in_lmms_eval(exported, tmp_path):
+    """The YAMLs name the dataset through utils.EXPORT_FOLDER: a copy elsewhere loads its
+    own rows, and no file of the export holds the folder it was written in."""
+    import shutil
+
+    moved = Path(shutil.copytree(exported, tmp_path / "moved"))
+    for path in (moved / "harness").rglob("*"):
+        if path.is_file():
+            assert str(exported) not in path.read_text(encoding="utf-8"), path
+    config = "shape_color-n2-minimal-winoground"
+    name = f"autocomp_{config.replace('-', '_')}_mc"
+    manager, get_task_dict = _lmms_tasks(moved)
+    task = get_task_dict([name], manager)[name]
+    assert task.DATASET_PATH == str(moved)
+    assert len(list(task.test_docs())) == 2 * len(list(_load(moved, config)))
+
+
 def test_lmms_eval_runs_a_tiny_vlm_end_to_end(exported, env):
     """lmms-eval's own evaluator and Gemma-3 model class on a task of the export: its score
     is the share of items whose logged reply names the right letter."""

@@ -316,7 +316,7 @@ def test_run_writes_splits_and_eval_scores_test_items_only(split_run, tmp_path):
 
 
 @pytest.mark.slow
-def test_training_export_leaks_nothing_and_reads_back(split_run, tmp_path):
+def test_training_export_leaks_nothing_and_reads_back(split_run, tmp_path, monkeypatch):
     import datasets
     import pandas as pd
 
@@ -362,21 +362,27 @@ def test_training_export_leaks_nothing_and_reads_back(split_run, tmp_path):
     pairs = [(i, j) for i, cell in enumerate(df["neg_image"]) for j in json.loads(cell)]
     assert pairs and all(where[i] == where[j] for i, j in pairs)
     assert all(df["concept"][j] != df["concept"][i] for i, j in pairs)
-    # open_clip's own CSV dataset reads it
+    # open_clip's own CSV dataset reads it, from inside the folder after it moved (paths
+    # relative to it)
+    import shutil
+
     import open_clip
     from open_clip_train.data import CsvDataset
 
+    assert not any(Path(p).is_absolute() for p in df["filepath"])
+    moved = shutil.move(str(out), str(tmp_path / "elsewhere"))
+    monkeypatch.chdir(moved)
     preprocess = open_clip.image_transform(224, is_train=False)  # ViT-B-32's
-    ds = CsvDataset(str(out / "clip.csv"), preprocess, "filepath", "title", sep="\t",
+    ds = CsvDataset("clip.csv", preprocess, "filepath", "title", sep="\t",
                     tokenizer=open_clip.get_tokenizer("ViT-B-32"))
     image, text = ds[0]
     assert tuple(image.shape) == (3, 224, 224) and text.shape[-1] == 77
+    out = Path(moved)
     # chat SFT: datasets reads both layouts; each answer is right
     llava = datasets.load_dataset("json", data_files=str(out / "sft_llava.json"))["train"]
     msgs = datasets.load_dataset("json", data_files=str(out / "sft_messages.jsonl"))["train"]
     assert len(llava) == len(msgs) == got["sft_conversations"] > 0
-    title = dict(zip(df["filepath"].map(lambda p: str(Path(p).relative_to(out.resolve()))),
-                     df["title"], strict=True))
+    title = dict(zip(df["filepath"], df["title"], strict=True))
     for row in llava:
         question, answer = (c["value"] for c in row["conversations"])
         assert question.startswith("<image>\n") and (out / row["image"]).is_file()
@@ -415,12 +421,13 @@ def test_open_clip_train_trains_on_the_export(split_run, tmp_path):
     (tmp_path / "models" / "tiny-ViT.json").write_text(json.dumps(cfg))
     code = ("import sys, open_clip; open_clip.add_model_config(sys.argv[1]); "
             "from open_clip_train.main import main; main(sys.argv[2:])")
-    args = ["--train-data", str(tmp_path / "data" / "clip.csv"), "--dataset-type", "csv",
+    args = ["--train-data", "clip.csv", "--dataset-type", "csv",
             "--csv-img-key", "filepath", "--csv-caption-key", "title", "--model", "tiny-ViT",
             "--batch-size", "64", "--epochs", "1", "--workers", "0", "--device", "cpu",
             "--logs", str(tmp_path / "logs"), "--name", "t", "--warmup", "1"]
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "models"), *args],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path / "data")  # the CSV's paths are relative to it
     assert proc.returncode == 0, proc.stderr[-2000:]
     log = (tmp_path / "logs" / "t" / "out.log").read_text()
     assert f"/{got['rows']} (100%)]" in log  # every row of the CSV, one epoch

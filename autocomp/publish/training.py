@@ -2,7 +2,9 @@
 the same negatives (same machinery, same seeds) as the test sets, and nothing of test in it.
 
   clip.csv          tab-separated, as open_clip's CsvDataset reads it (--csv-img-key
-                    filepath --csv-caption-key title): one row per train image, its caption,
+                    filepath --csv-caption-key title): one row per train image (its path
+                    relative to this folder, so the folder moves whole: train from
+                    inside it), its caption,
                     `neg_caption` (NegCLIP's one hard negative: the first Swap negative),
                     `neg_captions` (every hard negative, JSON), `neg_image` (JSON list of the
                     rows whose image is this one's Winoground partner: an image negative),
@@ -213,7 +215,7 @@ def _write(run, out: Path, rows: dict, pairs, guard: _Guard, split: str, seed: i
             negs = _negatives(row, rng, most)
             capped += len(row["negatives"]) - len(negs)
             row["kept"] = negs
-            writer.writerow([str((out / img).resolve()), row["title"], negs[0] if negs else "",
+            writer.writerow([Path(img).as_posix(), row["title"], negs[0] if negs else "",
                              json.dumps(negs), json.dumps(sorted(partner.get(img, []))),
                              group_of[i], row["concept"], row["task"], row["n"],
                              row["track"]])

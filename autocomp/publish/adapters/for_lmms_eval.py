@@ -33,10 +33,14 @@ _Dumper.add_representer(Function, lambda dumper, value: dumper.represent_scalar(
 
 
 def task_yaml(config: str, mode: str, dataset_path: str) -> dict:
-    """One task's configuration, as lmms-eval reads it."""
+    """One task's configuration, as lmms-eval reads it. A local export's dataset is named
+    by `utils.EXPORT_FOLDER` (the folder two up from utils.py, found when lmms-eval loads
+    the YAML), so the export moves whole; a hub export's by its repo id."""
+    where = Function("utils.EXPORT_FOLDER") if Path(dataset_path).is_absolute() \
+        else str(dataset_path)
     accuracy = [{"metric": m, "aggregation": Function(f"utils.{m}"), "higher_is_better": True}
                 for m in ("item_accuracy", "question_accuracy")]
-    return {"dataset_path": str(dataset_path), "dataset_name": str(config),
+    return {"dataset_path": where, "dataset_name": str(config),
             "task": task_name(config, mode), "tag": "autocomp", "test_split": "test",
             "output_type": "generate_until", "process_docs": Function(f"utils.{MODES[mode]}"),
             **{k: Function(f"utils.{k}") for k in ("doc_to_visual", "doc_to_text",
@@ -69,8 +73,10 @@ def write(folder: Path, manifest: dict, dataset_path: str) -> dict:
         "`..._circular` (every rotation of those options; right only if right under "
         "all, as CircularEval) and `..._yesno` (a question per caption; right only with "
         "yes to the positive and no to every negative). `item_accuracy` is the number to "
-        "compare; the tag `autocomp` runs them all. The YAMLs name the dataset at "
-        f"`{dataset_path}` (export with --push-to-hub to name the hub repo).\n\n"
+        "compare; the tag `autocomp` runs them all. The YAMLs name "
+        + (f"the dataset at `{dataset_path}`" if not Path(dataset_path).is_absolute() else
+           "this export's folder wherever it is moved (export with --push-to-hub to name "
+           "the hub repo instead)") + ".\n\n"
         "```sh\npip install lmms_eval\n"
         f"python -m lmms_eval --model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf "
         f"--tasks {task_name(example, 'mc')} --include_path {FOLDER} --batch_size 1\n```")}

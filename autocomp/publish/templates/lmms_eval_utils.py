@@ -23,9 +23,13 @@ autocomp) and question_accuracy (each question alone).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections import defaultdict
 
+# the export's folder (harness/lmms_eval/ is two below it): the YAMLs' dataset_path, so a
+# moved export still loads
+EXPORT_FOLDER = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OPTIONS = int("{{OPTIONS}}")  # at most 26: the letters A..Z
 SEED = int("{{SEED}}")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
