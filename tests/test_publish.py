@@ -467,7 +467,7 @@ def test_a_moved_export_still_loads_in_lmms_eval(exported, tmp_path):
     name = f"autocomp_{config.replace('-', '_')}_mc"
     manager, get_task_dict = _lmms_tasks(moved)
     task = get_task_dict([name], manager)[name]
-    assert task.DATASET_PATH == str(moved)
+    assert str(moved) == task.DATASET_PATH
     assert len(list(task.test_docs())) == 2 * len(list(_load(moved, config)))
 
 
