@@ -39,7 +39,9 @@ def run(config, directory, stages=None):
     if not hasattr(config, "to_dict"):
         config = load_config(config)
     made = Run.create(config, Path(directory))
-    run_pipeline(made, stages=tuple(stages or ALL), progress=False)
+    # progress lines go to the "autocomp.progress" logger: shown after show_progress() (or
+    # by logging configured at INFO), else nothing is done for them
+    run_pipeline(made, stages=tuple(stages or ALL), progress=True)
     return made
 
 

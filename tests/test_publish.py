@@ -280,7 +280,13 @@ def test_the_clip_benchmark_adapter_writes_its_json_for_any_model_name(
     assert written.name.startswith(f"{config}_") and "_local-dir_" in written.name
     result = json.loads(written.read_text())
     assert result["model"] == f"local-dir:{tiny_clip}" and "text_acc" in result["metrics"]
-    assert capsys.readouterr().out.startswith(config)
+    printed = capsys.readouterr()
+    assert printed.out.startswith(config)
+    # never silent while the model loads and the export is read (issue 53: 35 s)
+    assert printed.err.splitlines()[:3] == [
+        f"loading open_clip local-dir:{tiny_clip} (no tag) on cpu",
+        f"reading the configs of {exported}", f"[1/1] {config}: loading and scoring (a bar "
+        "follows)"]
 
 
 def test_mieb_tasks_give_autocomps_numbers_under_argmax(exported, tiny_clip, env):

@@ -14,6 +14,8 @@ from pathlib import Path
 from autocomp import __version__
 from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
+from autocomp.core.progress import busy
+from autocomp.eval.cell_progress import CellProgress
 from autocomp.eval.harness import Harness, write_json
 from autocomp.eval.modelset import load_model_set, model_labels, record_models
 from autocomp.eval.once import Digesting, ReadOnce
@@ -177,7 +179,8 @@ class Session:
             scorer = self.req.scorer(model)
             log.info(f"load   {model}")
             try:
-                scorer.load()
+                with busy(f"load {model}"):
+                    scorer.load()
             except AutocompError as exc:  # one model that cannot load stops no other
                 self.failed[model] = exc
                 if len(self.req.models) > 1:  # alone, its error says why
@@ -210,8 +213,9 @@ class Session:
             if cell.bench.name not in self.reading:
                 self.reading = {cell.bench.name: ReadOnce(bench)}
             bench = self.reading[cell.bench.name]
-        got = harness.run(bench, target.with_suffix(".predictions.jsonl"),
-                          CellProgress(f"{cell.model} {cell.bench.name}", req.progress_every))
+        with CellProgress(f"{cell.model} {cell.bench.name}", req.progress_every,
+                          harness.scorer) as progress:
+            got = harness.run(bench, target.with_suffix(".predictions.jsonl"), progress)
         if digesting is not None and digesting.fingerprint is not None:
             self.prints[cell.bench] = digesting.fingerprint
         result = self.result(cell, harness.scorer, got, before)
@@ -271,25 +275,6 @@ class Session:
     def close(self) -> None:
         for h in self.by_model.values():
             h.close()
-
-
-class CellProgress:
-    """Logs "... items, captions, cache hits" every `every` seconds of a long cell."""
-
-    def __init__(self, label: str, every: float | None):
-        self.label, self.every = label, every
-        self.next = every
-
-    def __call__(self, state: dict) -> None:
-        if self.every is None or state["seconds"] < self.next:
-            return
-        self.next = state["seconds"] + self.every
-        enc = state["encoded"]
-        rate = state["items"] / max(state["seconds"], 1e-9)
-        log.info(f"...    {self.label}: {state['items']:,} items ({rate:,.0f}/s), "
-                 f"{state['captions']:,} captions ({enc['captions']:,} encoded, "
-                 f"{state['cache_hits']:,} cache hits), {enc['images']:,} images encoded, "
-                 f"{state['seconds']:.0f} s")
 
 
 def _scores_line(m: dict) -> str:

@@ -82,7 +82,7 @@ def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None
     from autocomp import __version__
     from autocomp.bench.export import check_output
     from autocomp.core.backend import require
-    from autocomp.core.progress import Progress
+    from autocomp.core.progress import Progress, busy
     from autocomp.core.records import atomic_dir, write_text
     from autocomp.publish import adapters
     from autocomp.publish.card import write_card
@@ -98,8 +98,9 @@ def export_benchmarks(run_dir: Path, out: Path, max_negatives: int | None = None
     run = Run.open(run_dir)
     if out.parent.is_dir():  # the temp folder of an export of this name that was killed
         clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")
-    benches = configs(run.dir)
-    items = sum(_lines(c.bench.path) for c in benches)
+    with busy("export: reading the run's benchmarks"):
+        benches = configs(run.dir)
+        items = sum(_lines(c.bench.path) for c in benches)
     with atomic_dir(out) as tmp:
         with Progress("export", items, "item") as bar:
             got = write_configs(benches, run.dir, tmp, max_negatives, seed, bar)

@@ -120,7 +120,7 @@ def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=
             batch_size: int = 8, answerer=None, detector=None) -> dict:
     """Draw, score and summarize; returns the summary (also written to `out`).
     `answerer`, `detector`: backends (config.Backend) in place of the run's validators'."""
-    from autocomp.core.progress import Progress
+    from autocomp.core.progress import Progress, busy
     from autocomp.run import Run
     from autocomp.t2i.figure import by_n_figure
     from autocomp.t2i.score import Judge
@@ -139,7 +139,9 @@ def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=
         with Progress(f"t2i {model.name}: draw", len(todo) * k, "image") as bar:
             records = draw(model, run, todo, k, out, device, batch_size, bar.update)
         if judge is None:
-            judge = Judge(run, device, vqascore, clipscore, batch_size, answerer, detector)
+            with busy("t2i: loading the judges"):
+                judge = Judge(run, device, vqascore, clipscore, batch_size, answerer,
+                              detector)
         scored[model.name] = _scores(judge, model, records, by_prompt, out, batch_size)
     summary = {"run": str(run_dir), "images_per_prompt": k, "tracks": list(tracks),
                "backends": judge.names if judge else {},

@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import sys
 from collections import defaultdict
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -113,10 +114,14 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     amp = (device == "cuda") if args.amp is None else args.amp
+    say(f"loading {args.model_type} {args.model} ({args.pretrained or 'no tag'}) on {device}")
     model, transform, tokenizer = load_clip(args.model_type, args.model, args.pretrained,
                                             args.model_cache_dir, device)
     model.eval()
-    for config in args.config or configs(args.dataset):
+    say(f"reading the configs of {args.dataset}")
+    names = args.config or configs(args.dataset)
+    for i, config in enumerate(names, 1):
+        say(f"[{i}/{len(names)}] {config}: loading and scoring (a bar follows)")
         metrics = evaluate(model, transform, tokenizer, config, args.dataset,
                            args.batch_size, device, amp)
         print(config, json.dumps(metrics))  # first: the numbers are never lost
@@ -129,6 +134,11 @@ def main(argv=None) -> None:
             json.dump({"dataset": config, "model": args.model,
                        "pretrained": args.pretrained, "task": "image_caption_selection",
                        "metrics": metrics, "language": "en"}, fh)
+
+
+def say(line: str) -> None:
+    """A progress line on standard error, at once (the numbers go to standard output)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def file_safe(text: str) -> str:

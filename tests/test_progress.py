@@ -1,0 +1,100 @@
+"""Issue 53: no long command is silent for longer than the progress interval, whatever the
+work between two updates (a model loading, a generative model's chunk of answers)."""
+
+import time
+
+from autocomp.core.progress import Progress, busy
+from autocomp.eval.cell_progress import CellProgress
+
+
+def _still(lines):
+    return [ln for ln in lines if "still working" in ln]
+
+
+def test_a_progress_with_no_update_still_logs_on_time(logged, monkeypatch):
+    monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0.25")
+    logged()
+    with Progress("export", 100, "item") as bar:
+        time.sleep(0.9)  # one long step: no update comes
+        bar.update(5, "reading")
+        time.sleep(0.8)
+    lines = logged()
+    beats = _still(lines)
+    assert len(beats) >= 2
+    assert beats[0].startswith("... export: 0 of 100 (0%) items, still working, ")
+    assert any(ln.startswith("... export: 5 of 100 (5%) items, reading, still working")
+               for ln in beats)  # the latest counts, not the first
+    time.sleep(0.6)
+    assert logged() == []  # closed: the heartbeat stopped
+
+
+def test_busy_marks_one_long_call(logged, monkeypatch):
+    monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0.25")
+    logged()
+    with busy("load vlm:tiny"):
+        time.sleep(0.7)
+    beats = logged()
+    assert beats and all(ln.startswith("... load vlm:tiny, still working, ") for ln in beats)
+
+
+def test_no_heartbeat_below_its_floor_or_when_progress_is_off(logged, monkeypatch):
+    monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0")  # a line per update, no thread
+    logged()
+    with Progress("x", 3) as bar:
+        time.sleep(0.3)
+        bar.update()
+    assert logged() == ["... x: 1 of 3 (33%) items, 0 s"]
+    with CellProgress("m b", None):  # eval's progress_every=None: never a line
+        time.sleep(0.3)
+    assert logged() == []
+
+
+class _Taker:
+    scores_items = True
+
+
+class _Pairs:
+    scores_items = False
+    scores_pairs = True
+
+
+def _state(items, seconds, **encoded):
+    return {"items": items, "captions": 2 * items, "cache_hits": 0, "seconds": seconds,
+            "encoded": {"images": 0, "captions": 0, **encoded}}
+
+
+def test_a_cells_line_counts_what_its_scorer_does(logged):
+    taker = CellProgress("vlm:m@circular b", 1.0, _Taker())
+    line = taker.line(_state(30, 10.0))
+    assert line == "...    vlm:m@circular b: 30 items (3/s), 60 captions, 10 s"
+    assert "encoded" not in line  # a test taker encodes nothing
+    pairs = CellProgress("vqascore:m b", 1.0, _Pairs())
+    assert pairs.line(_state(0, 4.0, images=8, pairs=24)).endswith(
+        "0 items (0/s), 0 captions, 24 image-caption pairs scored on 8 images, 4 s")
+    dual = CellProgress("clip b", 1.0)
+    assert "0 captions (0 encoded, 0 cache hits), 0 images encoded" in dual.line(_state(0, 1))
+    for p in (taker, pairs, dual):
+        p.__exit__(None, None, None)
+
+
+def test_a_long_chunk_of_a_test_taker_is_not_silent(logged):
+    logged()
+    with CellProgress("vlm:m b", 0.25, _Taker()) as progress:
+        progress(_state(0, 0.0))
+        time.sleep(1.1)  # the chunk's answers take long
+    beats = _still(logged())
+    assert len(beats) >= 2 and beats[0].startswith("...    vlm:m b: 0 items (0/s), 0 captions")
+
+
+def test_api_run_shows_its_stages_progress_where_logging_shows_it(logged, monkeypatch,
+                                                                  tmp_path):
+    from autocomp import api
+
+    monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0")  # a line per update
+    (tmp_path / "c.yaml").write_text("name: c\nconcepts:\n  - {task: shape_color, n: [2], "
+                                     "count: 2}\n")
+    logged()
+    api.run(tmp_path / "c.yaml", tmp_path / "run")
+    lines = logged()
+    for stage in ("captions", "images", "validation"):
+        assert any(ln.startswith(f"... {stage}: ") for ln in lines), (stage, lines)
