@@ -57,10 +57,8 @@ class Heartbeat:
     def _run(self) -> None:
         while not self.stopped.wait(self.interval):
             still, self.worked = not self.worked, False
-            try:
+            with contextlib.suppress(Exception):  # a progress line never breaks the work
                 log.info(self.line(still))
-            except Exception:  # noqa: BLE001 (a progress line never breaks the work)
-                pass
 
     def stop(self) -> None:
         self.stopped.set()
