@@ -94,14 +94,17 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
     `store`: compact (negatives enumerated when read) or full (bench/store.py); default:
     the config's build.store. Items stream to their files, so memory does not grow with
     them."""
+    from autocomp.core.progress import Progress, busy
+
     store = store or run.config.build.store
-    concepts = {c.id: c for c in run.read("concepts")}
-    captions = {c.id: c for c in run.read("captions")}
-    seeds = {r.id: r.seed for r in run.read("images")}
-    passed: dict[str, dict] = defaultdict(dict)  # concept -> track -> validation record
-    for v in run.read("validation"):
-        if v.passed:
-            passed[v.concept][v.track] = v
+    with busy("build: reading the run's records"):
+        concepts = {c.id: c for c in run.read("concepts")}
+        captions = {c.id: c for c in run.read("captions")}
+        seeds = {r.id: r.seed for r in run.read("images")}
+        passed: dict[str, dict] = defaultdict(dict)  # concept -> track -> validation record
+        for v in run.read("validation"):
+            if v.passed:
+                passed[v.concept][v.track] = v
     layout = run.layout
     sets = {t: [] for t in (*TRACKS, "paired")}
     table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys((*TRACKS, "paired"), 0))
@@ -109,8 +112,10 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
     # that kind (the config check refuses such N for the other tasks before anything runs)
     skipped: dict[str, int] = defaultdict(int)
     ledger = Ledger()
-    with _Writers(layout.root) as out, paused():  # plain data: nothing cyclic to collect
+    with _Writers(layout.root) as out, paused(), \
+            Progress("build", len(concepts), "concept") as bar:  # no GC: plain data
         for cid, concept in concepts.items():  # concept order = config order
+            bar.update()
             tracks = passed.get(cid, {})
             if not tracks or concept.partner_of:  # a swap partner: in winoground items only
                 continue

@@ -55,7 +55,11 @@ def _go(run, stages, processes, no_progress, report: bool, build: dict | None = 
                  build=build)
     seconds = time.perf_counter() - start
     if report:
-        click.echo(format_summary(summarize(run)))
+        from autocomp.core.progress import busy
+
+        with busy("status: reading the run's records, drawing its figures"):
+            summary = summarize(run)
+        click.echo(format_summary(summary))
     click.echo(f"\n{', '.join(stages)}: done in {seconds:.1f} s -> {run.dir}")
 
 

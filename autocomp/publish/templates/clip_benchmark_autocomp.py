@@ -96,9 +96,6 @@ def evaluate(model, transform, tokenizer, config: str, path: str = HERE,
 
 
 def main(argv=None) -> None:
-    import torch
-    from clip_benchmark.models import load_clip
-
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", default="ViT-B-32-quickgelu")
     p.add_argument("--pretrained", default="openai")
@@ -112,6 +109,10 @@ def main(argv=None) -> None:
                    help="mixed precision (default: on a GPU only)")
     p.add_argument("--output", default="{dataset}_{pretrained}_{model}.json")
     args = p.parse_args(argv)
+    say("importing torch and CLIP_benchmark")
+    import torch
+    from clip_benchmark.models import load_clip
+
     device = "cuda" if torch.cuda.is_available() else "cpu"
     amp = (device == "cuda") if args.amp is None else args.amp
     say(f"loading {args.model_type} {args.model} ({args.pretrained or 'no tag'}) on {device}")
