@@ -284,7 +284,8 @@ def test_the_clip_benchmark_adapter_writes_its_json_for_any_model_name(
     assert printed.out.startswith(config)
     # never silent while the model loads and the export is read (issue 53: 35 s)
     assert printed.err.splitlines()[:4] == [
-        "importing torch and CLIP_benchmark", f"loading open_clip local-dir:{tiny_clip} (no tag) on cpu",
+        "importing torch and CLIP_benchmark",
+        f"loading open_clip local-dir:{tiny_clip} (no tag) on cpu",
         f"reading the configs of {exported}", f"[1/1] {config}: loading and scoring (a bar "
         "follows)"]
 
