@@ -73,6 +73,52 @@ def test_vlchecklist_itc_as_its_authors_score_it(vlchecklist, tmp_path):
         in rep.output
 
 
+def test_vlchecklist_per_type_as_its_authors_group_it(vlchecklist, tmp_path):
+    """Issue 53: the checkout's corpus/ configs name each file's TYPE and corpus; the report
+    gives a row per TYPE, a column per corpus, and the means up the hierarchy; `--first-rows`
+    takes the first rows of each file as evaluate.py's MAX_NUM / 2 does, and says so.
+    blind:length by hand: vg/color 1 of 3 (above), vaw/color "a small red ball" (4 words)
+    over "a ball" (2) right, "a cup" (2) under "a green cup" (3) wrong: 50.0; the TYPE's
+    mean 41.7; swig action 1 of 1."""
+    source, imgs = vlchecklist
+    (source / "data" / "Attribute" / "vaw").mkdir()
+    (source / "data" / "Attribute" / "vaw" / "color.json").write_text(json.dumps([
+        ["VG_100K/3.jpg", {"POS": ["a small red ball"], "NEG": ["a ball"]}],
+        ["VG_100K/4.jpg", {"POS": ["a cup"], "NEG": ["a green cup"]}]]))
+    _image(imgs / "vg" / "VG_100K" / "3.jpg", "red")
+    _image(imgs / "vg" / "VG_100K" / "4.jpg", "white")
+    for kind, corpus, anno in (("Attribute/color", "vg", "Attribute/vg/color.json"),
+                               ("Attribute/color", "vaw", "Attribute/vaw/color.json"),
+                               ("Relation/action", "swig", "Relation/swig_action.json")):
+        path = source / "corpus" / "v1" / kind / f"{corpus}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'ANNO_PATH: "vl-checklist/data/{anno}"\nIMG_ROOT: "vg/"\n'
+                        'TYPE: "TUPLE_JSON"\n')
+    suite = open_suite(source, images=imgs)
+    assert suite.info["types"]["vl-checklist/Attribute/vaw/color"] == {
+        "type": "Attribute/color", "corpus": "vaw"}
+    for cut, rows in ((None, ["| blind:length | Attribute/color | vaw 50.0 [1.3, 98.7] (n=2); "
+                              "vg 33.3 [0.8, 90.6] (n=3) | 41.7 | 5 |",
+                              "| blind:length | Relation/action | swig 100.0 [2.5, 100.0] (n=1) "
+                              "| 100.0 | 1 |",
+                              "| blind:length | Attribute (mean of its types) | - | 41.7 | - |"]),
+                      (1, ["| blind:length | Attribute/color | vaw 100.0 [2.5, 100.0] (n=1); "
+                           "vg 0.0 [0.0, 97.5] (n=1) | 50.0 | 2 |"])):
+        out = tmp_path / f"res-{cut}"
+        args = ["eval", str(source), "--images", str(imgs), "--model", "blind:length",
+                "-o", str(out), "--cache", str(tmp_path / "c")]
+        got = CliRunner().invoke(main, args + (["--first-rows", str(cut)] if cut else []))
+        assert got.exit_code == 0, got.output
+        rep = CliRunner().invoke(main, ["report", str(out), "--no-figure"]).output
+        for row in rows:
+            assert row in rep, rep
+        assert ("the first 1 rows of each file" in rep) == (cut == 1)
+    run_dir = tmp_path / "not-a-peer"
+    got = CliRunner().invoke(main, ["eval", str(run_dir), "--model", "blind:length",
+                                    "--first-rows", "0"])
+    assert got.exit_code == 2 and "--first-rows" in got.output
+
+
 @pytest.fixture
 def valse(tmp_path):
     """data/existence.json in VALSE's layout: a valid foil, one the annotators rejected

@@ -44,6 +44,10 @@ from autocomp.eval.metrics import TIES as TIE_RULES
                    "[,id=COL,subset=COL], or a YAML file with those keys.")
 @click.option("--skip-missing", is_flag=True,
               help="Leave out (and count) items whose image file is missing.")
+@click.option("--first-rows", type=options.COUNT, default=None,
+              help="A benchmark in another format: score the first N items of each file "
+                   "(VL-CheckList's evaluate.py takes MAX_NUM / 2: 1000 for its MAX_NUM "
+                   "2000); each result states it. Default: every item.")
 @click.option("--seed", type=options.JSON_INT, default=None,
               help="The seed of scorers that draw at random: reference:random becomes "
                    "reference:random@SEED (its default seed is 0; an @SEED given wins). The "
@@ -59,7 +63,7 @@ from autocomp.eval.metrics import TIES as TIE_RULES
                    "result states its selection and splits its scores seen / unseen.")
 def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_existing, device,
              batch_size, precision, workers, distributed, source_format, images, columns,
-             skip_missing, seed, ties, split):
+             skip_missing, first_rows, seed, ties, split):
     """Score every model on every benchmark of RUN_DIR (an autocomp run, or SugarCrepe,
     CREPE or any column-mapped table); one JSON per (model, benchmark)."""
     from autocomp.core.errors import AutocompError
@@ -93,6 +97,12 @@ def eval_cmd(run_dir, models, models_file, patterns, output, cache_dir, skip_exi
     # while to read, never silently
     click.echo(f"read   {run_dir}", err=True)
     suite = open_suite(run_dir, source_format, images, parse_mapping(columns), skip_missing)
+    if first_rows is not None:
+        if suite.format == "run":
+            raise AutocompError("--first-rows cuts a benchmark in another format; an "
+                                "autocomp run's benchmarks are chosen with --benchmark and "
+                                "its splits")
+        suite = suite.first(first_rows)
     click.echo(f"read   {run_dir}: {len(suite.benchmarks)} benchmark(s) ({suite.format})",
                err=True)
     base = output_base(suite.source, suite.format)

@@ -87,6 +87,18 @@ class Suite:
         return Suite(self.format, self.source, self.root, keep, self.tasks, self.info,
                      self.also)
 
+    def first(self, rows: int) -> Suite:
+        """Each benchmark cut to its first `rows` items, as read (VL-CheckList's
+        evaluate.py scores the first MAX_NUM / 2 rows of each file); the cut is stated in
+        the info every result carries, and the items' fingerprint is of the cut."""
+        import dataclasses
+        import itertools
+
+        cut = [dataclasses.replace(b, load=lambda b=b: itertools.islice(b.load(), rows))
+               for b in self.benchmarks]
+        return Suite(self.format, self.source, self.root, cut, self.tasks,
+                     {**self.info, "first_rows": rows}, self.also)
+
 
 def json_rows(path: Path) -> list:
     """The objects of a JSON file holding one list (ColorSwap's data/test.json); a UTF-8

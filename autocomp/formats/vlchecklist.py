@@ -2,7 +2,11 @@
 JSON list of [image path, {"POS": [captions], "NEG": [captions]}], the path relative to the
 image folder of its source dataset (vg/ for Visual Genome and VAW, swig/, hake/).
 
-One benchmark per file, `vl-checklist/<path under data, no .json>`. Scored as the
+One benchmark per file, `vl-checklist/<path under data, no .json>`. Where the checkout's
+corpus/ configs are there (corpus/v1/<TYPE>/<corpus>.yaml, each naming its data file as
+ANNO_PATH), each file's TYPE (Attribute/color, Object/Location/center, ...) and corpus
+(vaw, vg, swig_agent, ...) go into the suite's info, and the report groups the results
+per TYPE as the authors do. Scored as the
 authors' image-text contrastive task (itc) does: the first POS caption against the first
 NEG caption, right when the positive scores strictly higher. Further POS / NEG captions
 are not scored (counted in the suite's info); rows whose POS equals its NEG up to case
@@ -48,6 +52,31 @@ def dataset_of(relative: Path) -> str | None:
     return None
 
 
+def corpus_types(folder: Path) -> dict[str, dict]:
+    """Data file (relative to `folder`, the data/ folder) -> {"type", "corpus"}, from the
+    checkout's corpus/ configs beside it (corpus/v1/ first, as the authors' loader reads
+    them); {} when there are none. Only regular files inside corpus/ are read."""
+    from autocomp.core.yamlio import read_yaml
+
+    out: dict[str, dict] = {}
+    for base in (folder.parent / "corpus" / "v1", folder.parent / "corpus"):
+        if not base.is_dir() or base.is_symlink():
+            continue
+        for path in sorted(base.rglob("*.yaml")):
+            relative = path.relative_to(base)
+            if relative.parts[0] == "v1" or path.is_symlink() or not path.is_file():
+                continue
+            config = read_yaml(path)
+            anno = config.get("ANNO_PATH") if isinstance(config, dict) else None
+            if not isinstance(anno, str) or "data/" not in anno:
+                raise AutocompError(f"expected ANNO_PATH naming a file under data/, got "
+                                    f"{anno!r:.80}", file=path, field="ANNO_PATH")
+            data_file = anno.replace("\\", "/").split("data/", 1)[1]
+            out.setdefault(data_file, {"type": relative.parent.as_posix(),
+                                       "corpus": relative.stem})
+    return out
+
+
 def _texts(value, path: Path, i: int, field: str) -> list[str]:
     if not isinstance(value, list) or not value or not all(
             isinstance(v, str) and v.strip() for v in value):
@@ -64,9 +93,12 @@ def load_vlchecklist(source: Path, root: ImageRoot) -> Suite:
                             file=source)
     benches, sizes, flagged, extra = [], {}, Counter(), Counter()
     total = 0
+    known, types = corpus_types(folder), {}
     for path in sorted(p for t in TOP for p in (folder / t).rglob("*.json")):
         relative = path.relative_to(folder)
         name = f"vl-checklist/{relative.with_suffix('').as_posix()}"
+        if relative.as_posix() in known:
+            types[name] = known[relative.as_posix()]
         sub = dataset_of(relative)
         items = []
         for i, row in enumerate(json_rows(path)):
@@ -100,6 +132,8 @@ def load_vlchecklist(source: Path, root: ImageRoot) -> Suite:
     info = {"items": sizes, "flagged": dict(sorted(flagged.items())),
             "unscored_extra_captions": {k: v for k, v in sorted(extra.items()) if v},
             "missing_images": len(root.missing)}
+    if types:  # the authors' grouping (report: one row per TYPE, a column per corpus)
+        info["types"] = dict(sorted(types.items()))
     return Suite("vl-checklist", source, root.root, benches, {}, info)
 
 

@@ -130,9 +130,11 @@ def peers_table(results, labels=None) -> Table | None:
 
 def external_tables(results, labels=None, exclude_relations=None) -> list[Table]:
     from autocomp.report.matrix_tables import aro_table, pairs_table
+    from autocomp.report.vlchecklist import vlchecklist_types_table
 
     tables = [sugarcrepe_table(results, labels), crepe_table(results, labels),
               columns_table(results, labels), peers_table(results, labels),
+              vlchecklist_types_table(results, labels),
               *pairs_table(results, labels),
               aro_table(results, labels, exclude_relations)]
     return [t for t in tables if t is not None]
