@@ -304,6 +304,36 @@ def test_models_and_files_refuse_bad_input(tmp_path):
         read_models(bad)
 
 
+@pytest.mark.parametrize("body, field, says", [
+    ('generators: [{name: "../esc"}]', "generators[0].name", "no '/'"),
+    ('generators: [{name: "a\\nb"}]', "generators[0].name", "control characters"),
+    ("generators: [{name: a}]\nvqascore: 5", "vqascore", "expected a VLM"),
+    ("generators: [{name: a}]\nclipscore: [1]", "clipscore", "expected a dual encoder"),
+    ("generators: [{name: a}]\nvqascore: open_clip:x", "vqascore", "'open_clip:x' is not a"),
+    ("generators: [{name: a}]\nclipscore: vlm:x", "clipscore", "'vlm:x' is not a dual"),
+    ("generators: [{name: a}]\nimages_per_prompt: 100000000000000000000",
+     "images_per_prompt", "in [1, 100]"),
+    ("- a", None, "expected a mapping with the fields images_per_prompt"),
+])
+def test_a_hostile_generators_file_is_one_line(tmp_path, body, field, says):
+    """Issue 53's attack on `t2i --generators`: before, a name '../esc' or with a newline
+    was taken, vqascore: 5 or open_clip:x died in a traceback after every image was drawn,
+    and images_per_prompt 10^20 drew nothing for minutes."""
+    bad = tmp_path / "g.yaml"
+    bad.write_text(body + "\n")
+    with pytest.raises(AutocompError) as err:
+        read_models(bad)
+    assert str(err.value).startswith(f"{bad}: " + (f"field {field}: " if field else ""))
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_t2i_checks_its_judges_before_drawing(run, tmp_path):
+    got = CliRunner().invoke(main, ["t2i", str(run.dir), "-g", "procedural", "--vqascore",
+                                    "open_clip:x", "-o", str(tmp_path / "o")])
+    assert got.exit_code == 1 and "field --vqascore: 'open_clip:x' is not a VLM" in got.output
+    assert not (tmp_path / "o" / "procedural").exists()  # nothing drawn
+
+
 def test_vqascore_and_clipscore_of_the_whole_prompt(run, tmp_path):
     """Real loading of a tiny VLM and a tiny CLIP: each image's VQAScore is the likelihood
     scorer's P(yes) of its prompt, its CLIPScore 100 x max(cos, 0)."""

@@ -17,7 +17,7 @@ from autocomp.cli import options
                    "generator (repeatable).")
 @click.option("--generators", "config", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="A YAML file of models and settings (configs/generators.yaml).")
-@click.option("-k", "--images-per-prompt", "k", type=click.IntRange(min=1), default=None,
+@click.option("-k", "--images-per-prompt", "k", type=click.IntRange(1, 100), default=None,
               help="Images per prompt, each from its own recorded seed [default: 1, or the "
                    "file's].")
 @click.option("--tasks", "patterns", multiple=True, metavar="GLOB",

@@ -32,6 +32,7 @@ from autocomp.t2i.generate import Model, Prompt, draw, folder_of, prompts
 log = package_logger(__name__)
 OPTIONS = ("images_per_prompt", "vqascore", "clipscore", "generators", "answerer",
            "detector")
+MAX_IMAGES_PER_PROMPT = 100  # GenEval draws 4, T2I-CompBench 10: more is a typo
 
 
 def model_of(spec: str) -> Model:
@@ -68,10 +69,13 @@ def image_scores(folder: Path) -> dict[str, dict]:
 def read_models(path: Path) -> tuple[list[Model], dict]:
     """(models, other settings) of a generators YAML file; errors name the file and field."""
     from autocomp.config import Backend
+    from autocomp.core.fields import check_text
     from autocomp.core.registry import resolve
     from autocomp.core.yamlio import checked_mapping, read_yaml
+    from autocomp.t2i.score import check_judges
 
-    data = checked_mapping(read_yaml(path), path, OPTIONS, "generators file")
+    data = checked_mapping(read_yaml(path), path, OPTIONS,
+                           f"expected a mapping with the fields {', '.join(OPTIONS)}")
     given = data.get("generators")
     if not isinstance(given, list) or not given:
         raise AutocompError("expected a list of generators", file=path, field="generators")
@@ -79,9 +83,7 @@ def read_models(path: Path) -> tuple[list[Model], dict]:
     for i, entry in enumerate(given):
         where = f"generators[{i}]"
         entry = checked_mapping(entry, path, ("name", "generator", "options", "folder"), where)
-        name = entry.get("name")
-        if not isinstance(name, str) or not name:
-            raise AutocompError("expected a name", file=path, field=f"{where}.name")
+        name = check_text(entry.get("name"), "generator", file=path, field=f"{where}.name")
         if "folder" in entry:
             folder = Path(str(entry["folder"]))
             if not folder.is_absolute():
@@ -96,9 +98,10 @@ def read_models(path: Path) -> tuple[list[Model], dict]:
     if len({m.name for m in models}) < len(models):
         raise AutocompError("two generators share a name", file=path, field="generators")
     k = data.get("images_per_prompt", 1)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise AutocompError(f"expected an integer >= 1, got {k!r}", file=path,
-                            field="images_per_prompt")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_IMAGES_PER_PROMPT:
+        raise AutocompError(f"expected an integer in [1, {MAX_IMAGES_PER_PROMPT}], got {k!r}",
+                            file=path, field="images_per_prompt")
+    check_judges(data.get("vqascore"), data.get("clipscore"), file=path)
     judges = {}
     for family in ("answerer", "detector"):
         if family in data:
@@ -123,9 +126,10 @@ def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=
     from autocomp.core.progress import Progress, busy
     from autocomp.run import Run
     from autocomp.t2i.figure import by_n_figure
-    from autocomp.t2i.score import Judge
+    from autocomp.t2i.score import Judge, check_judges
     from autocomp.t2i.summary import summarize, tables
 
+    check_judges(vqascore, clipscore)  # before any image is drawn
     run = Run.open(Path(run_dir))
     todo = prompts(run, patterns, tracks, per_group)
     if not todo:

@@ -30,6 +30,28 @@ from autocomp.t2i.probes import probes, true_answers
 CLIP_SCALE = 100.0
 
 
+def check_judges(vqascore, clipscore, file=None) -> None:
+    """`vqascore` names a scorer of (image, caption) pairs (vqascore:...), `clipscore` a
+    dual encoder, or each is None: else one line naming the file and field (the options
+    where no file). Nothing is loaded."""
+    from autocomp.core.errors import AutocompError
+    from autocomp.eval.scorers import load_scorer
+
+    wants = {"vqascore": ("scores_pairs", "a VLM scoring the prompt (vqascore:<model>)"),
+             "clipscore": ("embeds_images", "a dual encoder (open_clip:..., hf:...)")}
+    for field, spec in (("vqascore", vqascore), ("clipscore", clipscore)):
+        if spec is None:
+            continue
+        where = {"file": file, "field": field} if file else {}
+        what = wants[field][1]
+        if not isinstance(spec, str) or not spec.strip():
+            raise AutocompError(f"expected {what}, got {spec!r:.80}", **where)
+        if not getattr(load_scorer(spec), wants[field][0], False) or (
+                field == "clipscore" and getattr(load_scorer(spec), "scores_items", False)):
+            raise AutocompError(f"'{spec}' is not {what}",
+                                **(where or {"field": f"--{field}"}))
+
+
 class Judge:
     """The backends that score images: the run's detector and answerer (or others), the
     validation cascade, and optional VQAScore and CLIPScore models."""
@@ -55,16 +77,12 @@ class Judge:
         scorer_device = device  # "auto": the scorer takes cuda or cpu when it loads
         from autocomp.eval.scorers import load_scorer
 
+        check_judges(vqascore, clipscore)
         if vqascore:
             self.vqa = load_scorer(vqascore, device=scorer_device, batch_size=batch_size)
             self.names["vqascore"] = vqascore
         if clipscore:
             self.clip = load_scorer(clipscore, device=scorer_device, batch_size=batch_size)
-            if not getattr(self.clip, "embeds_images", False):
-                from autocomp.core.errors import AutocompError
-
-                raise AutocompError(f"--clipscore '{clipscore}' is not a dual encoder "
-                                    "(open_clip:..., hf:...)")
             self.names["clipscore"] = clipscore
 
     def score(self, records: list[dict], by_prompt: dict, root) -> list[dict]:
