@@ -456,3 +456,40 @@ def test_precision_and_recall_intervals_resample_prompts():
     width = two["interval"][1] - two["interval"][0]
     assert width > 1.2 * (lambda lo, hi: hi - lo)(*exact(two["k"], two["n"]))
     assert two["prompts"] == one["n"]
+
+
+def test_a_killed_t2i_resumes_with_every_image_and_score_once(run, tmp_path):
+    """Issue 53's attack: kill -9 mid-write leaves a torn last line in images.jsonl and
+    scores.jsonl and a half-written PNG; before, the resume died on the torn line ("not a
+    JSON record"). Now the torn lines are cut, the image is drawn and scored again, the
+    orphan removed, and the summary is the uninterrupted run's."""
+    import os
+
+    model = _procedural("clean")
+    opts = {"patterns": ("shape_color-n2",), "tracks": ("minimal",), "per_group": 6}
+    whole = compare(run.dir, [model], tmp_path / "whole", **opts)
+    out = tmp_path / "killed"
+    compare(run.dir, [model], out, **opts)
+    folder = out / "clean"
+    for name, keep in (("images.jsonl", 3), ("scores.jsonl", 2)):
+        lines = (folder / name).read_text().splitlines(keepends=True)
+        torn = lines[keep][: len(lines[keep]) // 2]  # the kill came mid-line
+        (folder / name).write_text("".join(lines[:keep]) + torn)
+    gone = 2 ** 22 + 4321  # no such process: its temp file is a killed writer's
+    while True:
+        try:
+            os.kill(gone, 0)
+            gone += 1
+        except ProcessLookupError:
+            break
+        except PermissionError:
+            gone += 1
+    host = os.uname().nodename
+    orphan = folder / "images" / f".x-0.png.@{host}~{gone}.autocomp.tmp"
+    orphan.write_bytes(b"\x89PNG half")
+    again = compare(run.dir, [model], out, **opts)
+    for name in ("images.jsonl", "scores.jsonl"):
+        ids = [json.loads(ln)["id"] for ln in (folder / name).read_text().splitlines()]
+        assert len(ids) == len(set(ids)) == whole["summary"]["clean"]["images"], name
+    assert not orphan.exists()
+    assert again["summary"] == whole["summary"]

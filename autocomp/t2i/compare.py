@@ -164,9 +164,11 @@ def _scores(judge, model: Model, records: list[dict], by_prompt: dict[str, Promp
     """Each image's scores, from `scores.jsonl` where done before (same image, same
     backends), else scored now and appended a batch at a time."""
     from autocomp.core.progress import Progress
+    from autocomp.runtime.parts import repair
 
     path = out / folder_of(model.name) / "scores.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
+    repair(path)  # a line torn by a kill: that image is scored again
     stamp = json.dumps(judge.names, sort_keys=True)
     done = {r["id"]: r for r in read_jsonl(path) if r.get("backends") == stamp} \
         if path.exists() else {}

@@ -94,8 +94,14 @@ def draw(model: Model, run, todo: list[Prompt], k: int, out: Path, device: str =
          batch_size: int = 8, progress=None) -> list[dict]:
     """Every (prompt, k) image of `model`, drawn now or found from before; one record
     each: id, prompt, k, seed, image (relative to `out`), faults, truth, generation."""
+    from autocomp.runtime.launch import clean_orphans
+    from autocomp.runtime.parts import repair
+
     folder = out / folder_of(model.name)
     records_path = folder / "images.jsonl"
+    repair(records_path)  # a line torn by a kill: its image is drawn again
+    if folder.is_dir():
+        clean_orphans(folder)  # half-written PNGs of a killed draw
     done = {r["id"]: r for r in read_jsonl(records_path)} if records_path.exists() else {}
     wanted = [(p, j) for p in todo for j in range(k)]
     if model.folder is not None:
