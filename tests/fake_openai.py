@@ -2,7 +2,8 @@
 
 Answers: a caption made of the quoted phrases of the prompt (it passes the check), or for
 an image question "red". `script` is a list of behaviours consumed one per request
-("500", "timeout", "malformed", "empty"), then "ok" forever.
+("500", "timeout", "malformed", "empty", "notjson": a 200 whose body is not JSON, "hang":
+no answer for 30 s), then "ok" forever.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ class FakeServer:
                 if mode == "timeout":
                     time.sleep(1.5)
                     return self._send(200, owner.reply(body))
+                if mode == "notjson":
+                    return self._raw(200, b"<html>gateway says hello</html>")
+                if mode == "hang":
+                    time.sleep(30)
+                    return self._send(200, owner.reply(body))
                 if mode == "malformed":
                     return self._send(200, {"id": "x", "object": "chat.completion",
                                             "created": 0, "model": "m", "choices": []})
@@ -45,7 +51,9 @@ class FakeServer:
                 return self._send(200, owner.reply(body))
 
             def _send(self, code, payload):
-                data = json.dumps(payload).encode()
+                self._raw(code, json.dumps(payload).encode())
+
+            def _raw(self, code, data: bytes):
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

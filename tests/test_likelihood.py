@@ -193,6 +193,64 @@ def test_vqascore_from_a_chat_server_with_logprobs(run, fake_openai, tmp_path, m
     assert r["scorer_stats"]["yes_unlisted"] == sum(p["best_negative_score"] == 0 for p in pred)
 
 
+def _top_reply(top):
+    """A chat server listing `top` as the first token's top log-probabilities."""
+    def reply(body):
+        return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                "choices": [{"index": 0, "finish_reason": "length",
+                             "message": {"role": "assistant", "content": "Yes"},
+                             "logprobs": {"content": [{"token": "Yes", "logprob": -0.1,
+                                                       "bytes": None, "top_logprobs": top}]}}]}
+    return reply
+
+
+def _yes(value):
+    return [{"token": "Yes", "logprob": value, "bytes": None}]
+
+
+@pytest.mark.parametrize("top, script, says", [
+    (_yes(float("nan")), [], "returned the log-probability nan for the token 'Yes'"),
+    (_yes(float("inf")), [], "returned the log-probability inf"),
+    (_yes(3.0), [], "returned the log-probability 3.0"),
+    (_yes("high"), [], "returned the log-probability 'high'"),
+    (_yes(-0.1), ["notjson"] * 4, "answered with something that is not a chat completion"),
+    (_yes(-0.1), ["500"] * 4, "failed (500: "),
+    (_yes(-0.1), ["hang"] * 4, "did not answer within 0.5 s (1 retries)"),
+])
+def test_a_hostile_chat_server_is_one_line_for_vqascore(run, fake_openai, tmp_path,
+                                                         monkeypatch, top, script, says):
+    """Issue 53's attack on `vqascore:openai`: before, NaN or inf log-probabilities died in
+    a ZeroDivisionError, a string in a ValueError, a body that is not JSON in a
+    JSONDecodeError, and a 500 blamed the model name and the API key."""
+    import functools
+
+    from autocomp.models import chat
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    monkeypatch.setattr(chat, "ChatClient", functools.partial(chat.ChatClient, timeout=0.5,
+                                                               max_retries=1))
+    fake_openai.reply = staticmethod(_top_reply(top))
+    fake_openai.script = list(script)
+    with pytest.raises(AutocompError) as err:
+        evaluate(run.dir, ["vqascore:openai:m"], tmp_path / "res",
+                 ["shape_color-n2/minimal-swap"], cache_dir=tmp_path / "c")
+    assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_long_list_of_log_probabilities_is_read_no_further_than_asked(run, fake_openai,
+                                                                        tmp_path, monkeypatch):
+    """A server listing 3,000 tokens where 20 were asked: "Yes" in 25th place is below
+    the 20 likeliest, so it is scored 0 and counted, as when it is not listed at all."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    listed = [{"token": f"t{i}", "logprob": -1.0 - i / 1e4, "bytes": None} for i in range(3000)]
+    listed[24] = {"token": "Yes", "logprob": -1.1, "bytes": None}
+    fake_openai.reply = staticmethod(_top_reply(listed))
+    got = evaluate(run.dir, ["vqascore:openai:m"], tmp_path / "res",
+                   ["shape_color-n2/minimal-swap"], cache_dir=tmp_path / "c")
+    stats = got[0]["scorer_stats"]
+    assert stats["yes_unlisted"] == stats["pairs"] > 0
+
+
 def test_rotations_take_every_place_once():
     order = [3, 0, 2, 1]
     turns = rotations(order)

@@ -5,6 +5,7 @@ error when the server stays unreachable."""
 
 from __future__ import annotations
 
+import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -12,6 +13,7 @@ from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+LOGPROB_SLACK = 1e-4  # a log-probability this far above 0 is rounding (0 is certainty)
 
 
 class ChatClient:
@@ -39,21 +41,39 @@ class ChatClient:
         return self._client
 
     def _create(self, messages: list[dict], **params):
+        import json
+
         import openai
 
         try:
             return self.client().chat.completions.create(model=self.model, messages=messages,
                                                          **params)
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+        except openai.APITimeoutError:
+            raise AutocompError(
+                f"the chat server at {self.base_url} did not answer within {self.timeout:g} s "
+                f"({self.max_retries} retries): it is overloaded or stuck; raise the timeout "
+                "or try again later") from None
+        except openai.APIConnectionError as exc:
             raise AutocompError(
                 f"cannot reach the chat server at {self.base_url} ({type(exc).__name__} after "
                 f"{self.max_retries} retries): start it, or set base_url / OPENAI_BASE_URL"
             ) from None
         except openai.APIStatusError as exc:
+            if exc.status_code >= 500:
+                raise AutocompError(
+                    f"the chat server at {self.base_url} failed ({exc.status_code}: "
+                    f"{_short(exc.message)}) after {self.max_retries} retries: it is "
+                    "overloaded or broken; try again later (what was scored is kept)"
+                ) from None
             raise AutocompError(
                 f"the chat server at {self.base_url} refused the request ({exc.status_code}: "
                 f"{_short(exc.message)}); check the model name '{self.model}' and the API key "
                 f"in ${self.api_key_env}") from None
+        except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+            raise AutocompError(
+                f"the chat server at {self.base_url} answered with something that is not a "
+                f"chat completion ({_short(exc)}): is base_url an OpenAI-compatible /v1 "
+                "endpoint?") from None
 
     def complete(self, messages: list[dict], **params) -> str:
         """The text of one completion ("" when the server's answer has none)."""
@@ -74,8 +94,19 @@ class ChatClient:
         except (AttributeError, IndexError, TypeError):
             return None
         out: dict[str, float] = {}
-        for entry in listed or ():
-            out.setdefault(entry.token, float(entry.logprob))
+        for entry in (listed or ())[:top]:  # a server listing more is read no further
+            token, value = getattr(entry, "token", None), getattr(entry, "logprob", None)
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                value = math.nan
+            if not isinstance(token, str) or not math.isfinite(value) or value > LOGPROB_SLACK:
+                raise AutocompError(
+                    f"the chat server at {self.base_url} returned the log-probability "
+                    f"{_short(repr(getattr(entry, 'logprob', None)))} for the token "
+                    f"{_short(repr(token))} of '{self.model}' (a number <= 0 expected): the "
+                    "server's scores cannot be used")
+            out.setdefault(token, min(value, 0.0))
         return out
 
     def complete_many(self, conversations: list[list[dict]], params: list[dict]) -> list[str]:
