@@ -396,7 +396,7 @@ class _Parser(FieldReader):
             unknown = [h for h in split.held_out if h not in known[split.hold_out]]
             if unknown:
                 raise self.error("split.held_out", f"no task's {split.hold_out} include "
-                                 f"{', '.join(unknown)} (known: "
+                                 f"{', '.join(map(repr, unknown))} (known: "
                                  f"{', '.join(sorted(known[split.hold_out])[:20])} ...)",
                                  list(split.held_out))
         return tuple(filled)

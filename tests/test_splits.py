@@ -266,6 +266,52 @@ def test_corpus_errors_name_file_and_column(tmp_path):
         scan(bad, "caption", [_rec("shape_color", [("cube", ["red"])])], _tasks())
 
 
+@pytest.mark.parametrize("name, body, says", [
+    ("bin.txt", bytes(range(256)) * 64, "looks binary (NUL bytes"),
+    ("nul.csv", b"caption\nred cube\x00 on a table\n", "looks binary (NUL bytes"),
+    ("fifo.txt", None, "not a regular file (a folder, FIFO or device)"),
+])
+def test_a_hostile_corpus_is_one_line(tmp_path, name, body, says):
+    """Issue 53's attack on `split --corpus`: before, a FIFO was "no such corpus file", a
+    binary file was read as 8,001 garbage captions, non-UTF-8 JSONL or CSV died in a
+    UnicodeDecodeError and one long line was held whole (540 MB: 8.9 GB of memory)."""
+    import os
+
+    from autocomp.bench.corpus import scan
+
+    path = tmp_path / name
+    if body is None:
+        os.mkfifo(path)
+    else:
+        path.write_bytes(body)
+    with pytest.raises(AutocompError) as err:
+        scan(path, "caption", [_rec("shape_color", [("cube", ["red"])])], _tasks())
+    assert str(err.value).startswith(f"{path}: {says}")
+
+
+@pytest.mark.parametrize("name, head, tail", [
+    ("long.txt", b"", b"\na red cube\n"),
+    ("long.jsonl", b'{"caption": "', b'"}\n{"caption": "caf\xe9 with a red cube"}\n'),
+    ("long.csv", b"caption\n", b"\ncaf\xe9 with a red cube\n"),
+])
+def test_a_corpus_line_too_long_for_a_caption_is_skipped_in_flat_memory(tmp_path, name,
+                                                                         head, tail):
+    """A 4 MB line (a stand-in for a 2 GB one) is read past in 64 KiB pieces and counted;
+    bytes that are not UTF-8 (Latin-1 'café') are read, not fatal."""
+    import tracemalloc
+
+    from autocomp.bench.corpus import MAX_LINE, scan
+
+    path = tmp_path / name
+    path.write_bytes(head + b"red cube " * 450_000 + tail)
+    tracemalloc.start()
+    got = scan(path, "caption", [_rec("shape_color", [("cube", ["red"])])], _tasks())
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert got["too_long"] == 1 and ("value-object", "red", "cube") in got["compounds"]
+    assert peak < 40 * MAX_LINE, peak  # never the 4 MB line
+
+
 # ---- a run with splits: eval, report, training export ---------------------------------
 
 @pytest.fixture(scope="module")

@@ -37,22 +37,39 @@ class _Written:
     counted: bool = False
 
 
-def read_captions(path: Path, column: str) -> tuple[int | None, Iterator[list[str]]]:
-    """(rows when the file says, batches of captions) of a corpus file."""
+MAX_LINE = 1 << 16  # characters: a longer line is no caption (skipped and counted)
+SNIFF = 1 << 16  # bytes read to tell a text file from a binary one
+
+
+def read_captions(path: Path, column: str,
+                  skipped: dict | None = None) -> tuple[int | None, Iterator[list[str]]]:
+    """(rows when the file says, batches of captions) of a corpus file. Text lines longer
+    than MAX_LINE characters are skipped, counted in `skipped["too_long"]`; bytes that are
+    not UTF-8 are read as U+FFFD. A file that is not a regular file, or looks binary (NUL
+    bytes in its first 64 KiB), is one line."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise AutocompError("no such corpus file", file=path)
+    if not path.is_file():
+        raise AutocompError("not a regular file (a folder, FIFO or device): a corpus is a "
+                            "file of captions", file=path)
+    skipped = {} if skipped is None else skipped
+    skipped.setdefault("too_long", 0)
     suffix = "".join(path.suffixes[-2:]).lower() if path.suffix == ".gz" else \
         path.suffix.lower()
     if suffix == ".parquet":
         return _parquet(path, column)
+    if suffix not in (".jsonl", ".json", ".ndjson", ".csv", ".tsv", ".txt", ""):
+        raise AutocompError("expected a .txt, .jsonl, .csv, .tsv or .parquet corpus", file=path)
+    with open(path, "rb") as fh:
+        if b"\0" in fh.read(SNIFF):
+            raise AutocompError("looks binary (NUL bytes in its first 64 KiB), not a text "
+                                "corpus", file=path)
     if suffix in (".jsonl", ".json", ".ndjson"):
-        return None, _jsonl(path, column)
+        return None, _jsonl(path, column, skipped)
     if suffix in (".csv", ".tsv"):
-        return None, _csv(path, column, "\t" if suffix == ".tsv" else ",")
-    if suffix in (".txt", ""):
-        return None, _text(path)
-    raise AutocompError("expected a .txt, .jsonl, .csv, .tsv or .parquet corpus", file=path)
+        return None, _csv(path, column, "\t" if suffix == ".tsv" else ",", skipped)
+    return None, _text(path, skipped)
 
 
 def _parquet(path: Path, column: str):
@@ -84,15 +101,34 @@ def _chunked(values) -> Iterator[list]:
         yield batch
 
 
-def _text(path: Path):
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        yield from _chunked(line.rstrip("\n") for line in fh)
+def _lines(fh, skipped: dict) -> Iterator[str]:
+    """The file's lines, none longer than MAX_LINE characters held in memory: a longer one
+    is read past in pieces and counted."""
+    while True:
+        line = fh.readline(MAX_LINE + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE and not line.endswith("\n"):
+            while (rest := fh.readline(MAX_LINE)) and not rest.endswith("\n"):
+                pass
+            skipped["too_long"] += 1
+            continue
+        yield line
 
 
-def _jsonl(path: Path, column: str):
+def _open(path: Path, newline=None):
+    return open(path, encoding="utf-8", errors="replace", newline=newline)
+
+
+def _text(path: Path, skipped: dict):
+    with _open(path) as fh:
+        yield from _chunked(line.rstrip("\n") for line in _lines(fh, skipped))
+
+
+def _jsonl(path: Path, column: str, skipped: dict):
     def values():
-        with open(path, encoding="utf-8") as fh:
-            for i, line in enumerate(fh, start=1):
+        with _open(path) as fh:
+            for i, line in enumerate(_lines(fh, skipped), start=1):
                 if not line.strip():
                     continue
                 try:
@@ -107,16 +143,20 @@ def _jsonl(path: Path, column: str):
     yield from _chunked(values())
 
 
-def _csv(path: Path, column: str, delimiter: str):
+def _csv(path: Path, column: str, delimiter: str, skipped: dict):
     def values():
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh, delimiter=delimiter)
-            if column not in (reader.fieldnames or []):
-                raise AutocompError(f"no column {column!r} (columns: "
-                                    f"{', '.join(reader.fieldnames or [])})", file=path,
-                                    field="corpus_column")
-            for row in reader:
-                yield row[column]
+        with _open(path, newline="") as fh:
+            reader = csv.DictReader(_lines(fh, skipped), delimiter=delimiter)
+            try:
+                if column not in (reader.fieldnames or []):
+                    raise AutocompError(f"no column {column!r} (columns: "
+                                        f"{', '.join(reader.fieldnames or [])})", file=path,
+                                        field="corpus_column")
+                for row in reader:
+                    yield row[column]
+            except csv.Error as exc:
+                raise AutocompError(f"not readable as CSV ({exc})", file=path,
+                                    entry=f"line {reader.line_num}") from None
     yield from _chunked(values())
 
 
@@ -179,12 +219,14 @@ def _words(phrase: str) -> str:
 
 def scan(path: Path, column: str, records: list[dict], tasks: dict, progress=None) -> dict:
     """{"atoms", "compounds": the targets seen; "rows": captions read; "empty": rows with
-    no caption; "targets": how many were looked for}."""
+    no caption; "too_long": lines over MAX_LINE characters skipped; "targets": how many
+    were looked for}."""
     from autocomp.core.progress import Progress
 
     graphs = [SceneGraph.from_dict(r["graph"]) for r in records]
     targets = Targets(graphs, {r["task"]: tasks[r["task"]] for r in records})
-    total, batches = read_captions(path, column)
+    skipped: dict = {}
+    total, batches = read_captions(path, column, skipped)
     wanted = len(targets.atoms) + len(targets.compounds)
     seen_atoms, seen_compounds = set(), set()
     rows = empty = 0
@@ -207,7 +249,8 @@ def scan(path: Path, column: str, records: list[dict], tasks: dict, progress=Non
         if progress is None:
             bar.close()
     return {"atoms": seen_atoms, "compounds": seen_compounds, "rows": rows, "empty": empty,
-            "targets": wanted, "complete": total is None or rows == total}
+            "too_long": skipped.get("too_long", 0), "targets": wanted,
+            "complete": total is None or rows == total}
 
 
 def _match(caption: str, targets: Targets, seen_atoms: set, seen_compounds: set) -> None:

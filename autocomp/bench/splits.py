@@ -239,7 +239,7 @@ def make_splits(run, corpus=None, column: str | None = None, progress=None) -> d
         found = scan(Path(corpus), column, outside, run.tasks, progress=progress)
         seen_atoms, seen_compounds = found["atoms"], found["compounds"]
         against = {"corpus": str(corpus), "column": column, "rows": found["rows"],
-                   "empty_rows": found["empty"]}
+                   "empty_rows": found["empty"], "too_long_lines": found["too_long"]}
     else:
         seen_atoms, seen_compounds = seen_in_train(records, made["split"])
         against = {"train": sum(s == "train" for s in made["split"].values())}
