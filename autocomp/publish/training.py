@@ -28,6 +28,7 @@ would leak test, or teach a falsehood.
 from __future__ import annotations
 
 import csv
+import glob
 import json
 import os
 import random
@@ -38,7 +39,7 @@ from pathlib import Path
 from autocomp.bench.atoms import atoms, compounds, words
 from autocomp.bench.splits import meaning, read_splits
 from autocomp.core.errors import AutocompError
-from autocomp.core.records import atomic_open
+from autocomp.core.records import atomic_dir, atomic_open
 from autocomp.core.scene import SceneGraph
 from autocomp.eval.scorers.likelihood import VQA_QUESTION
 from autocomp.eval.scorers.vlm import PROMPT
@@ -89,8 +90,15 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
                     batch_size: int = 256, max_negatives: int | None = None) -> dict:
     from autocomp.run import Run
 
+    from autocomp.bench.export import check_output
+    from autocomp.runtime.launch import clean_orphans
+
     if split == "test":
         raise AutocompError("the test split is never exported as training data")
+    out = Path(out)
+    check_output(out)
+    if out.parent.is_dir():  # the temp folder of an export of this name that was killed
+        clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")
     run = Run.open(run_dir)
     splits = read_splits(run.layout.bench)
     if splits is None:
@@ -132,8 +140,11 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
     bar.close()
     if not rows:
         raise AutocompError(f"no {split} items in the run's benchmarks", file=run.dir)
-    return _write(run, Path(out), rows, pairs, guard, split, seed, batch_size, max_negatives,
-                  splits)
+    # into a temp folder that becomes `out` when whole: a killed export leaves no half
+    # folder, and the same command again starts clean
+    with atomic_dir(out) as tmp:
+        return _write(run, tmp, rows, pairs, guard, split, seed, batch_size, max_negatives,
+                      splits)
 
 
 def _row(rows: dict, image: str, caption: str, item: dict, bench, concept=None) -> dict:
