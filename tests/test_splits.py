@@ -514,3 +514,61 @@ def test_a_split_added_to_a_finished_run_regenerates_nothing(tmp_path):
     assert {p: p.stat().st_mtime_ns for p in (run.dir / "images").rglob("*.png")} == images
     changes = yaml.safe_load((run.dir / "config.yaml").read_text())["provenance"]["changes"]
     assert "split" in changes[-1]["fields"]
+
+
+@pytest.mark.slow
+def test_a_killed_training_export_leaves_no_half_folder_and_reruns_clean(split_run, tmp_path):
+    """Issue 53's attack: the export SIGKILLs itself mid-way (after its third image); before,
+    the output folder held part of the images and no CSV. Now the output appears only when
+    whole, and the same command again gives exactly a clean export's files."""
+    import subprocess
+    import sys
+
+    from autocomp import api
+
+    out = tmp_path / "train"
+    code = ("import os, signal, sys; import autocomp.publish.training as t; real = t._link\n"
+            "n = [0]\n"
+            "def link(a, b):\n"
+            "    n[0] += 1\n"
+            "    if n[0] > 3: os.kill(os.getpid(), signal.SIGKILL)\n"
+            "    real(a, b)\n"
+            "t._link = link\n"
+            "t.export_training(sys.argv[1], sys.argv[2])\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(split_run), str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    assert not out.exists()  # nothing half-written under the output's name
+    assert list(tmp_path.glob(".train.*"))  # the killed export's temp folder, left behind
+    api.training_data(split_run, out)
+    assert not list(tmp_path.glob(".train.*"))  # cleaned by the next export
+    clean = tmp_path / "clean"
+    api.training_data(split_run, clean)
+
+    def files(folder):
+        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
+                if p.is_file() and p.name != "training.json"}
+    assert files(out) == files(clean)
+
+
+def test_a_training_export_into_a_read_only_folder_is_one_line(split_run, tmp_path):
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(ro)],
+                          capture_output=True, text=True, check=False)
+    if made.returncode != 0:  # root ignores permission bits: a read-only mount it is
+        pytest.skip(f"cannot mount a read-only tmpfs here: {made.stderr.strip()[:100]}")
+    try:
+        got = CliRunner().invoke(main, ["export", str(split_run), "--export-format",
+                                        "training", "-o", str(ro / "t")])
+    finally:
+        subprocess.run(["umount", "-l", str(ro)], check=False)
+    assert got.exit_code == 1
+    assert got.output.strip().splitlines()[-1] == (
+        f"Error: {ro / 't'}: cannot write the export here (read-only file system)")
