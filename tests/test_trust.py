@@ -430,3 +430,33 @@ def test_a_paired_difference_over_clusters_is_wider_than_over_items():
     assert by_concept["delta"] == items["delta"] and by_concept["clusters"] == 40
     assert by_concept["high"] - by_concept["low"] > 1.2 * (items["high"] - items["low"])
     assert paired_clustered(a, b, np.arange(80)) == items
+
+
+def test_compare_refuses_results_of_different_items_under_one_name(tmp_path):
+    """Issue 53: `report --compare` matched two results by item id even when they scored
+    different items under the same benchmark name (an edited copy: other captions, same
+    ids): its table compared unlike with unlike. Now such a benchmark is left out, counted
+    and named, and with nothing else to compare the error says why."""
+    from PIL import Image
+
+    rows = [{"image": f"{i}.png", "positive": "a red cube on a table",
+             "negatives": ["a cube", "a blue cube on a red table"]} for i in range(6)]
+    for i in range(6):
+        Image.new("RGB", (8, 8), "red").save(tmp_path / f"{i}.png")
+    cols = "image=image,positive=positive,negatives=negatives"
+    runner = CliRunner()
+    for model, caption in (("blind:length", "a red cube on a table"),
+                           ("blind:unigram", "a red cube")):
+        data = tmp_path / "bench.jsonl"
+        data.write_text("".join(json.dumps({**r, "positive": caption}) + "\n" for r in rows))
+        got = runner.invoke(main, ["eval", str(data), "--source-format", "columns",
+                                   "--columns", cols, "--images", str(tmp_path), "--model",
+                                   model, "-o", str(tmp_path / "res"), "--cache",
+                                   str(tmp_path / "cache")])
+        assert got.exit_code == 0, got.output
+    got = runner.invoke(main, ["report", str(tmp_path / "res"), "--no-figure", "--compare",
+                               "blind:length", "blind:unigram"])
+    assert got.exit_code == 1
+    assert "share no benchmark with predictions at hand" in got.output
+    assert "1 benchmark(s) hold different items in the two results (their fingerprints " \
+        "differ: " in got.output

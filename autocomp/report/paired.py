@@ -109,10 +109,14 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
         if m not in known:
             raise AutocompError(f"--compare: no results of '{m}' here; the models are: "
                                 + ", ".join(known))
-    rows, ps, missing, used = [], [], [], []
+    rows, ps, missing, used, differ, partial = [], [], [], [], [], []
     for bench in sorted(cells):
         pair = cells[bench]
         if a not in pair or b not in pair:
+            continue
+        prints = {pair[m].get("benchmark_fingerprint") for m in (a, b)}
+        if len(prints) > 1 and None not in prints:  # the same name, other items
+            differ.append(bench)
             continue
         used += [pair[a], pair[b]]
         d = compare(pair[a], pair[b])
@@ -120,6 +124,9 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
             missing.append(bench)
             continue
         n = d["n"]
+        most = max(pair[m].get("n_items") or 0 for m in (a, b))
+        if n < most:
+            partial.append(f"{bench} ({n:,} of {most:,})")
         discordant = ("{:.1f}/{:.1f}" if d["credit"] else "{}/{}").format(d["a_only"],
                                                                          d["b_only"])
         rows.append([bench, str(n), *[ci(d[x], exact(d[x] * n / 100.0, n))
@@ -128,8 +135,10 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
                      discordant, p_text(d["p"]), None])
         ps.append(d["p"])
     if not rows:
+        why = (f"; {len(differ)} benchmark(s) hold different items in the two results "
+               f"(their fingerprints differ: {', '.join(differ[:3])})" if differ else "")
         raise AutocompError(f"--compare: '{a}' and '{b}' share no benchmark with predictions "
-                            "at hand (eval writes them beside each result)")
+                            f"at hand (eval writes them beside each result){why}")
     for row, adjusted in zip(rows, holm(ps), strict=True):
         row[-1] = p_text(adjusted)
     name_a, name_b = labels.get(a, a), labels.get(b, b)
@@ -143,6 +152,13 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
     if missing:
         notes.append(f"Not compared ({len(missing)}: predictions not at hand): "
                      + ", ".join(missing))
+    if differ:
+        notes.append(f"Not compared ({len(differ)}: the two results scored different items "
+                     "under the same benchmark name, their benchmark fingerprints differ; "
+                     "score both on one copy): " + ", ".join(differ))
+    if partial:
+        notes.append(f"Items only one model scored are left out ({len(partial)} "
+                     "benchmarks; items matched of the larger result): " + ", ".join(partial))
     return Table(f"{name_a} vs {name_b}, item by item: accuracy (%) and A − B in points; "
                  + INTERVAL_NOTE,
                  ["Benchmark", "Items", "A", "B", "A − B", "A only / B only", "p",
