@@ -88,9 +88,8 @@ class _Guard:
 
 def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 0,
                     batch_size: int = 256, max_negatives: int | None = None) -> dict:
-    from autocomp.run import Run
-
     from autocomp.bench.export import check_output
+    from autocomp.run import Run
     from autocomp.runtime.launch import clean_orphans
 
     if split == "test":
