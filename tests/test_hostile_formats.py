@@ -4,7 +4,13 @@ file and where, before any model scores anything."""
 import json
 
 import pytest
-from test_external import CREPE_HEADER, coco, crepe, sugarcrepe  # noqa: F401 (fixtures)
+from test_external import (  # noqa: F401 (fixtures)
+    CREPE_HEADER,
+    SYST_HEADER,
+    coco,
+    crepe,
+    sugarcrepe,
+)
 
 from autocomp.core.errors import AutocompError
 from autocomp.formats import open_suite
@@ -55,6 +61,45 @@ def test_hostile_crepe_rows_are_refused_at_load(crepe, row, needle):  # noqa: F8
     with pytest.raises(AutocompError, match=needle) as got:
         open_suite(d, images=vg)
     assert "\n" not in str(got.value)
+
+
+SYST_ROW = '1,a red car,{box},"[\'a blue car\']","[]",{combined}\n'
+
+
+@pytest.mark.parametrize("body, needle", [
+    ("image_id,caption,x,y,width,height,valid_hard_negs_atom\n1,a car,0,0,4,4,[]\n",
+     r"missing column\(s\) valid_hard_negs_comp, valid_hard_negs_combined"),
+    (SYST_HEADER + SYST_ROW.replace("1,a red", "../../etc/passwd,a red").format(
+        box="0,0,40,30", combined='"[]"'), "field image_id: expected a Visual Genome image id"),
+    (SYST_HEADER + SYST_ROW.format(box="0,0,40,30", combined='"{\'a\': 1}"'),
+     r"row 2: field valid_hard_negs_combined: expected a list or set of strings"),
+    (SYST_HEADER + SYST_ROW.format(box="0,0,40,30", combined='"__import__(\'os\')"'),
+     r"field valid_hard_negs_combined: not a Python list or set literal"),
+    (SYST_HEADER + SYST_ROW.format(box="nan,0,40,30", combined='"[]"'), "is not finite"),
+    (SYST_HEADER + SYST_ROW.format(box="0,0,40,30", combined='"' + "[" * 50_000 + '"'),
+     r"field valid_hard_negs_combined: not a Python list or set literal"),
+])
+def test_hostile_crepe_systematicity_files_are_one_line(crepe, body, needle):  # noqa: F811
+    """Issue 53: CREPE's systematicity CSVs with a missing column, a path for an image id,
+    a negatives cell that is a dict, code, or nested 50,000 deep, a NaN crop: one line
+    naming the file, the row and the column, before anything is scored."""
+    d, vg = crepe
+    (d / "syst_vg_hard_negs_seen_compounds_in_cc12m.csv").write_text(body)
+    with pytest.raises(AutocompError, match=needle) as got:
+        open_suite(d, images=vg)
+    assert "syst_vg_hard_negs_seen_compounds_in_cc12m.csv" in str(got.value)
+    assert "\n" not in str(got.value)
+
+
+def test_a_crepe_file_linked_from_outside_its_folder_is_not_read(crepe, tmp_path):  # noqa: F811
+    """A systematicity file that is a symlink to a file outside the benchmark folder is
+    left out (a folder reader reads only its own regular files)."""
+    d, vg = crepe
+    outside = tmp_path / "elsewhere.csv"
+    outside.write_text(SYST_HEADER + SYST_ROW.format(box="0,0,40,30", combined='"[]"'))
+    (d / "syst_vg_hard_negs_seen_compounds_in_cc12m.csv").symlink_to(outside)
+    names = [b.name for b in open_suite(d, images=vg).benchmarks]
+    assert not any("syst" in n for n in names)
 
 
 def test_crepe_file_that_is_not_utf8_is_one_line(crepe):  # noqa: F811

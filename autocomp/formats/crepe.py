@@ -31,7 +31,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.formats.images import ImageRoot, crop_problem, image_root
-from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space
+from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space, own_files
 
 TYPES = ("atom", "swap", "negate")
 COLUMNS = ("image_id", "caption", "hard_negs", "x", "y", "width", "height")
@@ -54,15 +54,15 @@ def _complexity(path: Path) -> int:
     return int(m.group(1))
 
 
-def parse_negatives(text: str, path: Path, row: int) -> list[str]:
+def parse_negatives(text: str, path: Path, row: int, field: str = "hard_negs") -> list[str]:
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise AutocompError(f"not a Python list or set literal: {text[:60]!r}", file=path,
-                            entry=f"row {row}", field="hard_negs") from None
+                            entry=f"row {row}", field=field) from None
     if not isinstance(value, (list, tuple, set)) or not all(isinstance(v, str) for v in value):
         raise AutocompError(f"expected a list or set of strings, got {text[:60]!r}",
-                            file=path, entry=f"row {row}", field="hard_negs")
+                            file=path, entry=f"row {row}", field=field)
     values = sorted(value) if isinstance(value, set) else list(value)
     return [normalise_space(v) for v in values if v.strip()]
 
@@ -135,7 +135,7 @@ def systematicity_files(source: Path) -> list[Path]:
     yfcc,laion}.csv), as the authors name them."""
     if source.is_file():
         return [source] if SYST.search(source.name) else []
-    return sorted(p for p in source.rglob("*.csv") if SYST.search(p.name))
+    return [p for p in own_files(source, "*.csv") if SYST.search(p.name)]
 
 
 def _syst_items(path: Path, root: ImageRoot, cells: dict, flagged: dict) -> int:
@@ -152,7 +152,8 @@ def _syst_items(path: Path, root: ImageRoot, cells: dict, flagged: dict) -> int:
             continue
         crop = _crop(row, path, i, None if root.names_only else image)
         for kind in SYST_TYPES:
-            negs = parse_negatives(row[f"valid_hard_negs_{kind}"] or "[]", path, i)
+            negs = parse_negatives(row[f"valid_hard_negs_{kind}"] or "[]", path, i,
+                                   f"valid_hard_negs_{kind}")
             name = f"crepe/syst-{kind}-{dataset}"
             if not negs:  # CREPE could not make one: the row is not in that set
                 flagged[f"{name}: rows with no valid {kind} hard negative (left out)"] += 1
@@ -177,8 +178,9 @@ def productivity_files(source: Path) -> list[Path]:
         return [source]
     prod = sorted(p for p in source.rglob("prod_hard_negatives") if p.is_dir())
     if prod:
-        return sorted(f for folder in prod for f in folder.rglob("*.csv"))
-    return sorted(p for p in source.rglob("*.csv") if not SYST.search(p.name))
+        return sorted(f for folder in prod for f in own_files(folder, "*.csv")
+                      if f.resolve().is_relative_to(source.resolve()))
+    return [p for p in own_files(source, "*.csv") if not SYST.search(p.name)]
 
 
 def load_crepe(source: Path, root: ImageRoot) -> Suite:

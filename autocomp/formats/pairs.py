@@ -29,6 +29,7 @@ from autocomp.formats.suite import (
     json_rows,
     jsonl_rows,
     normalise_space,
+    own_files,
     parquet_rows,
     undecoded,
 )
@@ -75,7 +76,7 @@ def table_files(source: Path, name: str) -> list[tuple[str, Path]]:
     if lists:  # the GitHub release: one JSON list per split, the split its file's stem
         folder = lists[0].parent
         return [(p.stem, p) for p in lists if p.parent == folder]
-    return [(_split_of(p.relative_to(source)), p) for p in sorted(source.rglob("*.parquet"))]
+    return [(_split_of(p.relative_to(source)), p) for p in own_files(source, "*.parquet")]
 
 
 def _splits(source: Path, name: str) -> Iterator[tuple[str, Path, Iterator[dict]]]:

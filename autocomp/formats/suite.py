@@ -100,6 +100,14 @@ class Suite:
                      {**self.info, "first_rows": rows}, self.also)
 
 
+def own_files(folder: Path, pattern: str) -> list[Path]:
+    """The regular files under `folder` matching `pattern` (rglob), sorted, leaving out any
+    that lead out of it (a symlink to elsewhere): a folder reader reads its own files."""
+    root = Path(folder).resolve()
+    return sorted(p for p in Path(folder).rglob(pattern)
+                  if p.is_file() and p.resolve().is_relative_to(root))
+
+
 def json_rows(path: Path) -> list:
     """The objects of a JSON file holding one list (ColorSwap's data/test.json); a UTF-8
     byte-order mark is allowed; anything else is one error naming the file."""

@@ -21,7 +21,14 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.formats.images import ImageRoot, image_root
-from autocomp.formats.suite import LoadedBenchmark, Suite, json_rows, normalise_space, spaced
+from autocomp.formats.suite import (
+    LoadedBenchmark,
+    Suite,
+    json_rows,
+    normalise_space,
+    own_files,
+    spaced,
+)
 
 TOP = ("Attribute", "Object", "Relation")
 DATASETS = (("hake", "hake"), ("swig", "swig"), ("vaw", "vg"), ("vg", "vg"))
@@ -94,7 +101,8 @@ def load_vlchecklist(source: Path, root: ImageRoot) -> Suite:
     benches, sizes, flagged, extra = [], {}, Counter(), Counter()
     total = 0
     known, types = corpus_types(folder), {}
-    for path in sorted(p for t in TOP for p in (folder / t).rglob("*.json")):
+    mine = [p for t in TOP if (folder / t).is_dir() for p in own_files(folder / t, "*.json")]
+    for path in sorted(p for p in mine if p.resolve().is_relative_to(folder.resolve())):
         relative = path.relative_to(folder)
         name = f"vl-checklist/{relative.with_suffix('').as_posix()}"
         if relative.as_posix() in known:
