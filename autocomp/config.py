@@ -106,6 +106,8 @@ class LaunchConfig:
                                 "for slower peers")
     stall_timeout: int = integer(300, minimum=1, doc="seconds without a heartbeat before a "
                                  "peer counts as dead")
+    rendezvous_timeout: int = integer(600, minimum=1, doc="seconds every process of a launch "
+                                      "has to join before it stops (exit 75)")
 
     def yaml(self) -> dict:
         return dump_section(self)

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+import traceback
 from contextlib import ExitStack
 from pathlib import Path
 
 from autocomp.core import registry
-from autocomp.core.errors import AutocompError
-from autocomp.core.locks import held_by, holding
+from autocomp.core.errors import MEANING, AutocompError, Held, MemoryRefused
+from autocomp.core.locks import holder_of, holding, mine
 from autocomp.run import Run
 from autocomp.runtime.launch import clean_orphans, distributed, launch, need_accelerate
 from autocomp.runtime.runner import check_inputs, run_stages
@@ -81,7 +83,7 @@ def check_memory(run: Run, device: str, stages) -> None:
     rows = [r for r in memory.fit(run.config, gib) if r["stage"] in stages]
     problems = memory.refusals(rows, where, gib)
     if problems:
-        raise AutocompError("; ".join(problems) + " (autocomp run CONFIG --dry-run shows the "
+        raise MemoryRefused("; ".join(problems) + " (autocomp run CONFIG --dry-run shows the "
                             "plan)", file=run.dir / "config.yaml")
 
 
@@ -127,21 +129,22 @@ def worker(run_dir: Path, stages, progress: bool = True, lock_held_by: str | Non
     launch and holds them already."""
     run = Run.open(run_dir)
     launch_cfg = run.config.launch
-    rank, world, share, device = distributed(launch_cfg.wait_timeout)
+    rank, world, share, device = distributed(launch_cfg.wait_timeout,
+                                             launch_cfg.rendezvous_timeout, run.dir)
     check_memory(run, device, stages)
     with ExitStack() as stack:
         refused = None
         if rank == 0:
             locks = {name: run.layout.stage_lock(name) for name in stages}
-            mine = {n: p for n, p in locks.items()
-                    if lock_held_by is None or held_by(p) != lock_held_by}
+            ours = {n: p for n, p in locks.items()
+                    if lock_held_by is None or not mine(holder_of(p), lock_held_by)}
             try:
-                stack.enter_context(holding(mine, "stage"))
+                stack.enter_context(holding(ours, "stage"))
             except AutocompError as exc:
                 refused = str(exc)
         refused = share(refused)
         if refused:
-            raise AutocompError(refused)
+            raise Held(refused)
         run_stages(make_stages(run, stages, device), rank, world, share, progress,
                    launch_cfg.wait_timeout, launch_cfg.stall_timeout)
 
@@ -164,8 +167,17 @@ def main(argv=None) -> None:
     attach()  # a launched process is a command too: its progress lines to stderr
     try:
         worker(args.run_dir, stages, not args.no_progress, args.lock_held_by)
-    except AutocompError as exc:
-        raise SystemExit(f"autocomp: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 (each kind its exit status, recorded for the job)
+        from autocomp.runtime.failures import record
+
+        code = record(args.run_dir, exc, int(os.environ.get("RANK", "0") or 0))
+        if isinstance(exc, AutocompError):
+            print(f"autocomp: {exc}", file=sys.stderr, flush=True)
+        else:
+            traceback.print_exc()
+            print(f"autocomp: exit {code} ({MEANING.get(code, 'error')})", file=sys.stderr,
+                  flush=True)
+        raise SystemExit(code) from None
 
 
 if __name__ == "__main__":

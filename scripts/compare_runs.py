@@ -1,7 +1,7 @@
 """Whether two run folders hold the same bytes (every file the run's stages wrote, but the
 wall-clock ones under stats/timing/; eval's results/ and cache/, which `autocomp eval` puts
-in a run by default and which carry timings, are left out): the check a refactor that must
-not change outputs is held to.
+in a run by default and which carry timings, are left out, and so are a launch's .sync/,
+.failures/ and .locks/): the check a refactor that must not change outputs is held to.
 
     python scripts/compare_runs.py RUN_A RUN_B
 
@@ -19,13 +19,17 @@ import sys
 from pathlib import Path
 
 LEFT_OUT = ("results", "cache")  # eval's outputs, not the run's
+# a launch's meeting files, its workers' failure records and the locks: how the run was
+# made (a killed launch leaves its .sync/<token>/ behind), not what it made
+MACHINERY = (".sync", ".failures", ".locks")
 
 
 def digests(run: Path) -> dict[str, str]:
     out = {}
     for p in sorted(run.rglob("*")):
         parts = p.relative_to(run).parts
-        if p.is_file() and parts[:2] != ("stats", "timing") and parts[0] not in LEFT_OUT:
+        if p.is_file() and parts[:2] != ("stats", "timing") and parts[0] not in LEFT_OUT \
+                and parts[0] not in MACHINERY:
             out[str(p.relative_to(run))] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
 

@@ -134,7 +134,10 @@ def test_a_second_launch_on_a_held_run_is_refused_and_does_nothing(tmp_path):
         check = subprocess.run(["autocomp", "status", str(run.dir), "--check"], env=env,
                                capture_output=True, text=True)
     assert worker.returncode != 0
-    assert f"another autocomp process (pid {os.getpid()}) is running stage 'captions'" \
-        in worker.stderr
+    import socket
+
+    assert worker.returncode == 4  # held (core/errors.py)
+    assert f"another autocomp process (pid {os.getpid()} on host {socket.gethostname()}) " \
+        "is running stage 'captions'" in worker.stderr
     assert not _records(run.dir / "captions")
     assert check.returncode == 4 and "being run by another process" in check.stdout

@@ -153,7 +153,7 @@ def test_config_split_errors_name_the_field(tmp_path):
     with pytest.raises(AutocompError, match="split.hold_out"):
         parsed({"hold_out": "everything"})
     with pytest.raises(AutocompError, match=r"field split.held_out: no task's values include "
-                                            r"reddish"):
+                                            r"'reddish'"):
         parsed({"hold_out": "values", "held_out": ["red", "reddish"]})
     cfg = parsed({"hold_out": "values", "held_out": ["red"]})
     assert cfg.split.held_out == ("red",) and parse_config(cfg.to_dict()).split == cfg.split

@@ -8,7 +8,7 @@ import importlib
 import click
 
 from autocomp import __version__
-from autocomp.core.errors import AutocompError, disk_full
+from autocomp.core.errors import CRASHED, RETRY_LATER, AutocompError, disk_full, exit_code
 
 COMMANDS = {
     "run": ("autocomp.cli.run:run", "Run every stage of a run config; print the funnel."),
@@ -66,15 +66,19 @@ class LazyGroup(click.Group):
         before, warnings.formatwarning = warnings.formatwarning, _one_line
         try:
             return super().invoke(ctx)
-        except AutocompError as exc:
-            raise click.ClickException(str(exc)) from None
+        except AutocompError as exc:  # its exit status says whether a retry can pass
+            raise Explained(str(exc), exit_code(exc)) from None
         except OSError as exc:
             if disk_full(exc):
-                raise click.ClickException(
+                raise Explained(
                     f"disk full ({exc.strerror}{f': {exc.filename}' if exc.filename else ''})"
                     ": free some space and run the same command again; what was written "
-                    "before is kept") from None
+                    "before is kept", RETRY_LATER) from None
+            _crashed(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except Exception:  # noqa: BLE001 (unforeseen: the traceback, then exit 70)
+            _crashed(ctx)
         except KeyboardInterrupt:
             click.echo("\nInterrupted: what was finished is kept; run the same command "
                        "again to resume where it stopped.", err=True)
@@ -82,6 +86,25 @@ class LazyGroup(click.Group):
         finally:
             warnings.formatwarning = before
             shown.propagate = propagates
+
+
+class Explained(click.ClickException):
+    """An error autocomp explains, in one line, with the exit status its kind has
+    (core/errors.py: 1, or 75 retry later, 78 configuration, 80 memory, 81 weights)."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.exit_code = code
+
+
+def _crashed(ctx) -> None:
+    """An error autocomp did not foresee: its traceback, then exit 70 (a job may retry)."""
+    import traceback
+
+    traceback.print_exc()
+    click.echo(f"autocomp: crashed (exit {CRASHED}): an unforeseen error, above; running "
+               "the same command again may pass, and resumes where it stopped", err=True)
+    ctx.exit(CRASHED)
 
 
 def _one_line(message, category, filename, lineno, line=None) -> str:

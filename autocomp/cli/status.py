@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import click
@@ -14,13 +15,38 @@ import click
 @click.option("--check", is_flag=True,
               help="One line and the exit status only, for job scripts: 0 every stage done, "
                    "3 unfinished (or not started), 4 another process is running a stage.")
-def status(run_dir, as_json, check):
+@click.option("--wait", "wait", type=click.FloatRange(0, 7 * 86400), default=0.0,
+              metavar="SECONDS",
+              help="With --check: while a stage is held, wait up to this long for it to be "
+                   "free (a lock file whose holder's heartbeat stopped counts as free).")
+@click.option("--failure", is_flag=True,
+              help="For job scripts: the failure a launched process recorded (the one a "
+                   "retry cannot fix first), one line, exiting with its status; 0 if none.")
+@click.option("--since", type=float, default=0.0, metavar="EPOCH",
+              help="With --failure: only failures recorded at or after this time.")
+def status(run_dir, as_json, check, wait, failure, since):
     """Show how far RUN_DIR has come and what survived each stage."""
     from autocomp.report.summary import format_summary, summarize
     from autocomp.run import Run
 
+    if failure:
+        from autocomp.runtime.failures import worst
+
+        got = worst(run_dir, since)
+        if got is None:
+            click.echo(f"{run_dir}: no failure recorded")
+            raise SystemExit(0)
+        click.echo(f"exit {got['code']} ({got['meaning']}) on rank {got.get('rank')}: "
+                   f"{got['message']}")
+        raise SystemExit(int(got["code"]))
     if check:
-        line, code = _check(run_dir)
+        line, code = _check(run_dir, watch=wait > 0)
+        deadline = time.monotonic() + wait
+        while code == 4 and time.monotonic() < deadline:
+            time.sleep(min(2.0, max(deadline - time.monotonic(), 0.0)))
+            line, code = _check(run_dir, watch=True)
+        if code == 4 and wait:
+            line += f" (still, after {wait:g} s)"
         click.echo(line)
         raise SystemExit(code)
 
@@ -28,7 +54,7 @@ def status(run_dir, as_json, check):
     click.echo(json.dumps(summary, indent=1) if as_json else format_summary(summary))
 
 
-def _check(run_dir: Path) -> tuple[str, int]:
+def _check(run_dir: Path, watch: bool = False) -> tuple[str, int]:
     from autocomp.core import registry
     from autocomp.core.layout import RunLayout
     from autocomp.core.locks import held_by
@@ -39,9 +65,9 @@ def _check(run_dir: Path) -> tuple[str, int]:
     if not layout.config.exists():
         return f"{run_dir}: not started", 3
     for name in registry.stage_names():
-        pid = held_by(layout.stage_lock(name))
-        if pid:
-            return f"{run_dir}: stage {name} is being run by another process (pid {pid})", 4
+        holder = held_by(layout.stage_lock(name), watch)
+        if holder:
+            return f"{run_dir}: stage {name} is being run by another process ({holder})", 4
     rows = stage_status(Run.open(run_dir))
     left = [f"{r['stage']} {r['done']:,}/{r['expected']:,}" for r in rows
             if r["expected"] is not None and r["done"] < r["expected"]]

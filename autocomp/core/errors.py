@@ -1,4 +1,19 @@
-"""One error type for bad user input: it names the file, the entry and the problem."""
+"""One error type for bad user input: it names the file, the entry and the problem; and the
+exit statuses a command ends with, so a job script can tell what may succeed if run again
+(docs/pipeline.md, "Exit statuses"):
+
+  0   done
+  1   an error autocomp explains (bad input, a corrupt file): the same again fails alike
+  2   a wrong option or argument (click's usage error)
+  3   unfinished (`autocomp status --check`)
+  4   held: another process or job is running a stage of this run
+  70  crashed: an error autocomp did not foresee (a traceback): a retry may pass
+  75  retry later: the disk is full, a server or a peer did not answer, the rendezvous
+      timed out
+  78  the configuration is refused
+  80  refused for memory: the planned peak is larger than the GPU
+  81  model weights missing (not in the cache, and the hub not reachable)
+"""
 
 from __future__ import annotations
 
@@ -14,6 +29,8 @@ def disk_full(exc: OSError) -> bool:
 class AutocompError(ValueError):
     """A problem with user input, reported as one line without a traceback."""
 
+    exit_code = 1  # EXPLAINED: subclasses below say when another status fits
+
     def __init__(self, problem: str, *, file: object = None, entry: object = None,
                  field: str | None = None):
         self.problem = problem
@@ -23,3 +40,51 @@ class AutocompError(ValueError):
         parts = [p for p in (self.file, None if entry is None else f"entry {entry}",
                              None if field is None else f"field {field}") if p]
         super().__init__(": ".join([*parts, problem]))
+
+
+DONE, EXPLAINED, USAGE, UNFINISHED, HELD = 0, 1, 2, 3, 4
+CRASHED, RETRY_LATER, CONFIG, MEMORY, WEIGHTS = 70, 75, 78, 80, 81
+RETRYABLE = (CRASHED, RETRY_LATER)  # a job may requeue these; the others fail alike again
+MEANING = {DONE: "done", EXPLAINED: "error", USAGE: "usage error", UNFINISHED: "unfinished",
+           HELD: "held by another process", CRASHED: "crashed", RETRY_LATER: "retry later",
+           CONFIG: "configuration refused", MEMORY: "refused for memory",
+           WEIGHTS: "weights missing"}
+
+
+class ConfigError(AutocompError):
+    """A configuration, task or vocabulary file refused (the same file fails alike)."""
+
+    exit_code = CONFIG
+
+
+class MemoryRefused(AutocompError):
+    """The planned GPU memory of a stage is larger than the card's."""
+
+    exit_code = MEMORY
+
+
+class WeightsMissing(AutocompError):
+    """Model weights are not in the cache and the hub cannot be reached."""
+
+    exit_code = WEIGHTS
+
+
+class RetryLater(AutocompError):
+    """A condition that may pass: a full disk, a server or peer that did not answer."""
+
+    exit_code = RETRY_LATER
+
+
+class Held(AutocompError):
+    """Another process or job holds a lock this command needs."""
+
+    exit_code = HELD
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit status a command ends with for `exc` (see the module's table)."""
+    if isinstance(exc, AutocompError):
+        return getattr(exc, "exit_code", EXPLAINED)
+    if isinstance(exc, OSError) and disk_full(exc):
+        return RETRY_LATER
+    return CRASHED

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import field, fields
 
-from autocomp.core.errors import AutocompError
+from autocomp.core.errors import AutocompError, ConfigError
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
 PLAIN_NAME = ("1-100 letters, digits, '.', '_', '+' or '-', starting with a letter or digit: "
@@ -45,7 +45,7 @@ class FieldReader:
 
     def error(self, fld: str, problem: str, value=None) -> AutocompError:
         got = "" if value is None else f", got {value!r}"
-        return AutocompError(f"{problem}{got}", file=self.path, field=fld or None)
+        return ConfigError(f"{problem}{got}", file=self.path, field=fld or None)
 
     def mapping(self, data, fld: str, allowed: set[str]) -> dict:
         if data is None:

@@ -1,20 +1,101 @@
-"""File locks (flock): released by the kernel when their process ends, however it ends,
-so a killed run never leaves a stale lock behind."""
+"""Locks on a run's stages, held by one process at a time across the nodes of a shared
+filesystem, naming their holder (host, pid and SLURM job).
+
+Two kinds, chosen by $AUTOCOMP_LOCKS (auto, the default; flock; files):
+  flock   the kernel's flock: released when the holder ends, however it ends (on NFS a
+          dead node's lease lapses after ~90 s). `auto` uses it unless the filesystem
+          refuses it (ENOSYS, EOPNOTSUPP, ENOLCK: Lustre without flock), then falls back.
+  files   an exclusive-create file `<lock>.held` naming the holder, whose counter a thread
+          of the holder rewrites every BEAT seconds: a waiter takes the lock over once the
+          counter stood still for STALE seconds on its own clock (no trust in other hosts'
+          clocks or file times), or at once when the holder was a process of this host
+          that is gone. Set AUTOCOMP_LOCKS=files where flock works per node only (Lustre
+          mounted with localflock), so that jobs on other nodes see the lock.
+Which kind is in use is said once per process (logged), and held_by() names the holder.
+"""
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import json
+import logging
 import os
+import socket
+import threading
+import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from autocomp.core.errors import AutocompError
+from autocomp.core.errors import AutocompError, Held
+
+BEAT = 5.0  # seconds between a file lock's heartbeats
+STALE = 60.0  # seconds a file lock's counter may stand still before it is taken over
+
+
+def _seconds(name: str, default: float) -> float:
+    """$name as seconds (tests and job scripts set them), else `default`."""
+    try:
+        return max(float(os.environ.get(name, "")), 0.0)
+    except ValueError:
+        return default
+
+
+def stale_after() -> float:
+    return _seconds("AUTOCOMP_LOCK_STALE", STALE)
+
+
+def lock_wait() -> float:
+    """Seconds a command waits for a held lock before it refuses ($AUTOCOMP_LOCK_WAIT; 0:
+    refuse at once; the SLURM script waits, for a requeued job's earlier attempt)."""
+    return _seconds("AUTOCOMP_LOCK_WAIT", 0.0)
+UNSUPPORTED = (errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOLCK)
+log = logging.getLogger("autocomp")
+_said: set[str] = set()
+
+
+def kind() -> str:
+    value = os.environ.get("AUTOCOMP_LOCKS", "auto").strip().lower() or "auto"
+    if value not in ("auto", "flock", "files"):
+        raise AutocompError(f"AUTOCOMP_LOCKS must be auto, flock or files, got {value!r}")
+    return value
+
+
+def _say(key: str, line: str) -> None:
+    if key not in _said:
+        _said.add(key)
+        log.info(line)
+
+
+def owner() -> dict:
+    """Who holds a lock this process takes: written into the lock file."""
+    return {"host": socket.gethostname(), "pid": os.getpid(),
+            "job": os.environ.get("SLURM_JOB_ID") or None}
+
+
+def describe(holder: dict | str | None) -> str:
+    """'pid 123 on host node7 (job 4242)' from a lock file's content."""
+    if not isinstance(holder, dict):
+        return f"pid {holder or '?'}"
+    job = f" (job {holder['job']})" if holder.get("job") else ""
+    return f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')}{job}"
+
+
+def _parse(text: str) -> dict | str | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text  # an older lock file: a bare pid
+    return value if isinstance(value, dict) else text
 
 
 @contextmanager
 def locked(path: Path):
-    """Wait for an exclusive lock on `path` and hold it for the block."""
+    """Wait for an exclusive lock on `path` and hold it for the block (a short critical
+    section of this host: flock)."""
     with open(path, "a+") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
@@ -24,37 +105,170 @@ def locked(path: Path):
 
 
 @contextmanager
-def holding(paths: dict, what: str, of: str = "of this run"):
-    """Hold an exclusive lock on each of `paths` (name -> lock file) for the block, or
-    refuse at once, naming the first that another process holds and its pid. A folder
-    that cannot be written to is not locked: nothing can be written twice there."""
+def holding(paths: dict, what: str, of: str = "of this run", wait: float | None = None):
+    """Hold an exclusive lock on each of `paths` (name -> lock file) for the block; one
+    that another process holds is waited for up to `wait` seconds (default lock_wait()),
+    then refused (Held, exit status 4) naming the holder. A folder that cannot be written
+    to is not locked: nothing can be written twice there."""
     with ExitStack() as stack:
         for name, path in paths.items():
-            fh = _open_lock(Path(path))
-            if fh is None:
-                continue
-            stack.enter_context(fh)
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                fh.seek(0)
-                pid = fh.read().strip() or "?"
-                raise AutocompError(
-                    f"another autocomp process (pid {pid}) is running {what} '{name}' {of}; "
-                    "wait for it to finish (running both would do the same work twice)",
-                    file=Path(path).parent) from None
-            fh.seek(0)
-            fh.truncate()
-            fh.write(str(os.getpid()))
-            fh.flush()
-            stack.callback(fh.truncate, 0)  # released: empty again (same run, same bytes)
+            release = _take(Path(path), lock_wait() if wait is None else wait)
+            if release is False:
+                continue  # read-only: nothing to guard
+            if isinstance(release, dict | str) or release is None:
+                raise Held(f"another autocomp process ({describe(release)}) is running "
+                           f"{what} '{name}' {of}; wait for it to finish (running both would "
+                           "do the same work twice)", file=Path(path).parent)
+            stack.callback(release)
         yield
 
 
-def held_by(path: Path) -> str | None:
-    """The pid written in the lock file `path` while another process holds it (flock, so
-    also across the nodes of an NFS or Lustre mount that honours flock); None when free."""
+def _take(path: Path, wait: float):
+    """A release function once `path` is ours; False where it cannot be written; else the
+    holder (dict, str or None) after waiting `wait` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        got = _try(path)
+        if callable(got) or got is False:
+            return got
+        if time.monotonic() >= deadline:
+            return got
+        time.sleep(min(1.0, max(deadline - time.monotonic(), 0.0)))
+
+
+def _try(path: Path):
+    """One attempt: a release function, False (read-only), or the holder."""
+    mode = kind()
+    if mode != "files":
+        fh = _open_lock(path)
+        if fh is None:
+            return False
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = _parse(fh.read())
+            fh.close()
+            return holder or "?"
+        except OSError as exc:
+            fh.close()
+            if mode == "flock" or exc.errno not in UNSUPPORTED:
+                raise
+            _say(f"fallback:{path.parent}", f"locks: flock is not supported under "
+                 f"{path.parent} ({errno.errorcode.get(exc.errno, exc.errno)}): lock files "
+                 "with a heartbeat instead (AUTOCOMP_LOCKS=files)")
+            return FileLock(path).try_take()
+        _say("flock", "locks: flock (AUTOCOMP_LOCKS=files for lock files with a heartbeat)")
+        fh.seek(0)
+        fh.truncate()
+        fh.write(json.dumps(owner()))
+        fh.flush()
+
+        def release(fh=fh):
+            fh.truncate(0)  # released: empty again (same run, same bytes)
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fh.close()
+        return release
+    if _open_lock(path) is None:
+        return False
+    return FileLock(path).try_take()
+
+
+class FileLock:
+    """`<lock>.held`, created exclusively, rewritten by its holder's heartbeat."""
+
+    watched: dict[str, tuple[str, float]] = {}  # file -> (content seen, since when)
+
+    def __init__(self, path: Path):
+        self.path = Path(f"{path}.held")
+
+    def try_take(self):
+        me = {**owner(), "beat": 0}
+        for _ in range(2):  # once more after taking a stale lock over
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                holder, text = self._read()
+                if not self._stale(holder, text):
+                    return holder or "?"
+                self._remove_if(text)
+                continue
+            with os.fdopen(fd, "w") as fh:
+                fh.write(json.dumps(me))
+            return self._hold(me)
+        holder, _ = self._read()
+        return holder or "?"
+
+    def _read(self) -> tuple[dict | str | None, str]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None, ""
+        return _parse(text), text
+
+    def _stale(self, holder, text: str) -> bool:
+        """Gone: a process of this host that no longer runs, or a counter that stood
+        still for STALE seconds on this process's clock."""
+        if isinstance(holder, dict) and _dead_here(holder):
+            return True
+        now = time.monotonic()
+        seen, since = self.watched.get(str(self.path), (None, now))
+        if seen != text:
+            self.watched[str(self.path)] = (text, now)
+            return False
+        return now - since >= stale_after()
+
+    def _remove_if(self, text: str) -> None:
+        """Remove the stale file, unless its holder rewrote it meanwhile."""
+        _, now = self._read()
+        if now == text:
+            self.path.unlink(missing_ok=True)
+            log.info(f"locks: took over {self.path.name}, whose holder stopped "
+                     f"({describe(_parse(text))})")
+
+    def _hold(self, me: dict):
+        stop = threading.Event()
+
+        def beat():
+            while not stop.wait(BEAT):
+                me["beat"] += 1
+                tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+                try:
+                    tmp.write_text(json.dumps(me), encoding="utf-8")
+                    os.replace(tmp, self.path)
+                except OSError:
+                    return
+
+        thread = threading.Thread(target=beat, name="autocomp-lock", daemon=True)
+        thread.start()
+
+        def release():
+            stop.set()
+            thread.join(timeout=BEAT + 1)
+            self.path.unlink(missing_ok=True)
+        return release
+
+
+def held_by(path: Path, watch: bool = False) -> str | None:
+    """Who holds the lock `path` ('pid 123 on host node7 (job 4242)'), or None when it is
+    free: through flock (also across the nodes of an NFS or Lustre mount that honours it),
+    or the file lock beside it (`watch`: see holder_of)."""
+    holder = holder_of(path, watch)
+    return None if holder is None else describe(holder)
+
+
+def holder_of(path: Path, watch: bool = False) -> dict | str | None:
+    """The content of the lock `path` while another process holds it ({host, pid, job}, or
+    a bare pid of an older lock), None when it is free. `watch`: a file lock whose counter
+    this process has seen stand still for stale_after() seconds counts as free (a caller
+    polling for a while)."""
     path = Path(path)
+    if Path(f"{path}.held").exists():
+        lock = FileLock(path)
+        holder, text = lock._read()
+        gone = isinstance(holder, dict) and _dead_here(holder)
+        if holder is not None and not gone and not (watch and lock._stale(holder, text)):
+            return holder
     if not path.exists():
         return None
     try:
@@ -66,15 +280,37 @@ def held_by(path: Path) -> str | None:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             fh.seek(0)
-            return fh.read().strip() or "?"
+            return _parse(fh.read()) or "?"
+        except OSError as exc:
+            if exc.errno in UNSUPPORTED:
+                return None  # only file locks can be held here: none is
+            raise
         fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
         return None
+
+
+def mine(holder, pid: str | int | None) -> bool:
+    """Whether `holder` (holder_of) is process `pid` of this host."""
+    return isinstance(holder, dict) and str(holder.get("pid")) == str(pid) \
+        and holder.get("host") == socket.gethostname()
+
+
+def _dead_here(holder: dict) -> bool:
+    if holder.get("host") != socket.gethostname():
+        return False
+    try:
+        os.kill(int(holder.get("pid", 0)), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError, OverflowError):
+        return False
+    return False
 
 
 def _open_lock(path: Path):
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return open(path, "a+")
+        return open(path, "a+")  # noqa: SIM115 (held open for the lock's life)
     except OSError as exc:
         if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from autocomp.core.backend import install_hint, require
-from autocomp.core.errors import AutocompError
+from autocomp.core.errors import AutocompError, WeightsMissing
 
 
 def not_available(spec: str, repo: str, how: str, exc: BaseException) -> AutocompError:
@@ -15,11 +15,11 @@ def not_available(spec: str, repo: str, how: str, exc: BaseException) -> Autocom
     from pathlib import Path
 
     if repo.startswith(("/", "./", "../", "~")) and not Path(repo).expanduser().exists():
-        return AutocompError(f"model '{spec}' could not be loaded: no such folder {repo} "
+        return WeightsMissing(f"model '{spec}' could not be loaded: no such folder {repo} "
                              f"(point {how} at a folder that exists)")
     text = " ".join(str(exc).split())
     first = text.split(". ")[0][:160] if text else type(exc).__name__
-    return AutocompError(
+    return WeightsMissing(
         f"model '{spec}' could not be loaded ({type(exc).__name__}: {first}). If it is not on "
         f"this machine: where there is network run `hf download {repo} --local-dir DIR`, copy "
         f"DIR here and use {how}")

@@ -22,20 +22,35 @@ def launched() -> bool:
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
-def distributed(timeout: float | None = None):
+RENDEZVOUS_TIMEOUT = 600  # seconds every rank has to join (launch.rendezvous_timeout)
+
+
+def distributed(timeout: float | None = None, rendezvous: float | None = None,
+                run_dir: Path | None = None):
     """(rank, world_size, share, device) of this process. `share(value)` is a collective:
     every rank gets rank 0's value. `timeout`: seconds a collective may wait (PyTorch's
-    default is 10 minutes; the ranks of a long stage meet through files instead)."""
+    default is 10 minutes; the ranks of a long stage meet through files instead).
+    `rendezvous`: seconds for every rank to join (process group made and one barrier
+    passed); past it this process stops with one line naming the address and port, exit
+    75 (retry later), recorded under `run_dir` (runtime/failures.py), instead of waiting
+    out `timeout` (a day) on a wrong interface or a port taken meanwhile."""
     if not launched():
         return 0, 1, lambda value: value, "auto"  # backends pick cuda when there is one
+    import threading
     from datetime import timedelta
 
     import torch
     from accelerate import PartialState
     from accelerate.utils import broadcast_object_list
 
+    joined = threading.Event()
+    limit = float(rendezvous or RENDEZVOUS_TIMEOUT)
+    threading.Thread(target=_watch_rendezvous, args=(joined, limit, run_dir),
+                     name="autocomp-rendezvous", daemon=True).start()
     kwargs = {"timeout": timedelta(seconds=timeout)} if timeout else {}
     state = PartialState(cpu=not torch.cuda.is_available(), **kwargs)
+    state.wait_for_everyone()
+    joined.set()
 
     def share(value):
         box = [value]
@@ -43,6 +58,26 @@ def distributed(timeout: float | None = None):
         return box[0]
 
     return state.process_index, state.num_processes, share, str(state.device)
+
+
+def _watch_rendezvous(joined, limit: float, run_dir: Path | None) -> None:
+    if joined.wait(limit):
+        return
+    from autocomp.core.errors import RETRY_LATER, RetryLater
+
+    where = (f"{os.environ.get('MASTER_ADDR', '?')}:{os.environ.get('MASTER_PORT', '?')}")
+    line = (f"rank {os.environ.get('RANK', '?')} of {os.environ.get('WORLD_SIZE', '?')}: the "
+            f"rendezvous at {where} did not complete within {limit:g} s (a peer that never "
+            "started, a wrong interface or address, or a port taken meanwhile): retry later")
+    if run_dir is not None:
+        from autocomp.runtime.failures import record
+
+        record(run_dir, RetryLater(line), int(os.environ.get("RANK", "0") or 0))
+    try:
+        sys.stderr.write(f"autocomp: {line}\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(RETRY_LATER)
 
 
 def launch_command(module: str, args: list[str], processes: int) -> list[str]:

@@ -67,6 +67,8 @@ def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1, share=No
             if s.parallel}
     token = share(uuid.uuid4().hex if rank == 0 else None)
     peers = Peers(stages[0].layout.root, token, rank, world_size, wait_timeout, stall)
+    if rank == 0:  # this launch holds the stage locks: any other launch's files are stale
+        peers.clean_others()
     merged_last = False
     try:
         for i, stage in enumerate(stages):

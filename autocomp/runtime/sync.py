@@ -61,6 +61,18 @@ class Peers:
 
             shutil.rmtree(self.dir, ignore_errors=True)
 
+    def clean_others(self) -> int:
+        """Remove the folders of earlier launches (a killed launch leaves its own behind);
+        only the launch holding the run's stage locks calls this. Returns how many."""
+        import shutil
+
+        gone = 0
+        for other in self.dir.parent.iterdir():
+            if other != self.dir and other.is_dir() and not other.is_symlink():
+                shutil.rmtree(other, ignore_errors=True)
+                gone += 1
+        return gone
+
     def _beat(self) -> None:
         while not self._stop.wait(self.beat):
             if os.getppid() != self._parent:

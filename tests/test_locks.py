@@ -1,0 +1,135 @@
+"""Issue 54: stage locks that name their holder (host, pid, SLURM job), work where flock does
+not (a filesystem answering ENOSYS, as Lustre without flock does), wait a bounded time, and
+are taken over once their holder's heartbeat stops; exit statuses a job script can act on."""
+
+import errno
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from autocomp.core import locks
+from autocomp.core.errors import (
+    CONFIG,
+    CRASHED,
+    HELD,
+    MEMORY,
+    RETRY_LATER,
+    WEIGHTS,
+    ConfigError,
+    Held,
+    MemoryRefused,
+    WeightsMissing,
+    exit_code,
+)
+
+
+def _no_flock(monkeypatch):
+    """A filesystem without flock: every flock call fails with ENOSYS."""
+    def refuse(fd, op):
+        raise OSError(errno.ENOSYS, "Function not implemented")
+    monkeypatch.setattr(locks.fcntl, "flock", refuse)
+
+
+def test_without_flock_a_lock_file_still_refuses_a_second_worker(tmp_path, monkeypatch,
+                                                                  logged):
+    _no_flock(monkeypatch)
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    path = tmp_path / ".locks" / "captions.lock"
+    logged()
+    with locks.holding({"captions": path}, "stage"):
+        held = json.loads((tmp_path / ".locks" / "captions.lock.held").read_text())
+        assert held == {"host": socket.gethostname(), "pid": os.getpid(), "job": "4242",
+                        "beat": 0}
+        with pytest.raises(Held) as err:  # a second worker: refused, naming the holder
+            with locks.holding({"captions": path}, "stage", wait=0):
+                pass
+        assert f"(pid {os.getpid()} on host {socket.gethostname()} (job 4242))" in str(
+            err.value)
+        assert locks.held_by(path) == f"pid {os.getpid()} on host {socket.gethostname()} " \
+                                      "(job 4242)"
+    assert not (tmp_path / ".locks" / "captions.lock.held").exists()  # released
+    assert locks.held_by(path) is None
+    said = logged()
+    assert any("flock is not supported under" in ln and "ENOSYS" in ln for ln in said)
+
+
+def _fake_holder(path, beats: int, every: float = 0.1):
+    """A holder on another host: its heartbeat rewrites the counter `beats` times, then
+    stops (the node died)."""
+    held = path.with_name(path.name + ".held")
+    held.parent.mkdir(parents=True, exist_ok=True)
+
+    def run():
+        for n in range(beats):
+            held.write_text(json.dumps({"host": "node9", "pid": 77, "job": "1", "beat": n}))
+            time.sleep(every)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_lock_whose_heartbeat_stopped_is_taken_over_after_the_wait(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOCOMP_LOCKS", "files")
+    monkeypatch.setenv("AUTOCOMP_LOCK_STALE", "0.6")
+    path = tmp_path / "images.lock"
+    holder = _fake_holder(path, beats=8)  # alive for ~0.8 s
+    time.sleep(0.05)
+    with pytest.raises(Held, match=r"pid 77 on host node9 \(job 1\)"):
+        with locks.holding({"images": path}, "stage", wait=0.3):  # shorter than its life
+            pass
+    start = time.monotonic()
+    with locks.holding({"images": path}, "stage", wait=10):
+        waited = time.monotonic() - start
+        assert json.loads(path.with_name("images.lock.held").read_text())["pid"] == os.getpid()
+    holder.join()
+    assert 0.3 < waited < 5  # the holder's last beat + 0.6 s of stillness, not the 10 s
+
+
+def test_a_dead_holder_of_this_host_frees_its_lock_at_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOCOMP_LOCKS", "files")
+    path = tmp_path / "x.lock"
+    gone = 2 ** 22 + 99
+    while True:
+        try:
+            os.kill(gone, 0)
+            gone += 1
+        except ProcessLookupError:
+            break
+        except PermissionError:
+            gone += 1
+    path.with_name("x.lock.held").write_text(json.dumps(
+        {"host": socket.gethostname(), "pid": gone, "job": None, "beat": 3}))
+    assert locks.held_by(path) is None
+    with locks.holding({"x": path}, "stage", wait=0):
+        pass
+
+
+def test_exit_statuses_say_what_a_retry_can_fix():
+    assert exit_code(ConfigError("x")) == CONFIG == 78
+    assert exit_code(MemoryRefused("x")) == MEMORY == 80
+    assert exit_code(WeightsMissing("x")) == WEIGHTS == 81
+    assert exit_code(Held("x")) == HELD == 4
+    assert exit_code(OSError(errno.ENOSPC, "full")) == RETRY_LATER == 75
+    assert exit_code(RuntimeError("NCCL")) == CRASHED == 70
+
+
+def test_a_config_error_and_a_crash_exit_with_their_statuses(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    bad = tmp_path / "c.yaml"
+    bad.write_text("name: c\nconcepts: 5\n")
+    got = CliRunner().invoke(main, ["run", str(bad), "--dry-run"])
+    assert got.exit_code == 78 and "field concepts" in got.output
+
+    def boom(*a, **k):
+        raise RuntimeError("an unforeseen bug")
+    monkeypatch.setattr("autocomp.cli.status._check", boom)
+    got = CliRunner().invoke(main, ["status", str(tmp_path), "--check"])
+    assert got.exit_code == 70
+    assert "crashed (exit 70)" in got.output and "an unforeseen bug" in got.output
