@@ -44,9 +44,8 @@ def test_without_flock_a_lock_file_still_refuses_a_second_worker(tmp_path, monke
         held = json.loads((tmp_path / ".locks" / "captions.lock.held").read_text())
         assert held == {"host": socket.gethostname(), "pid": os.getpid(), "job": "4242",
                         "beat": 0}
-        with pytest.raises(Held) as err:  # a second worker: refused, naming the holder
-            with locks.holding({"captions": path}, "stage", wait=0):
-                pass
+        with pytest.raises(Held) as err, locks.holding({"captions": path}, "stage", wait=0):
+            pass  # a second worker: refused, naming the holder
         assert f"(pid {os.getpid()} on host {socket.gethostname()} (job 4242))" in str(
             err.value)
         assert locks.held_by(path) == f"pid {os.getpid()} on host {socket.gethostname()} " \
@@ -78,9 +77,9 @@ def test_a_lock_whose_heartbeat_stopped_is_taken_over_after_the_wait(tmp_path, m
     path = tmp_path / "images.lock"
     holder = _fake_holder(path, beats=8)  # alive for ~0.8 s
     time.sleep(0.05)
-    with pytest.raises(Held, match=r"pid 77 on host node9 \(job 1\)"):
-        with locks.holding({"images": path}, "stage", wait=0.3):  # shorter than its life
-            pass
+    with pytest.raises(Held, match=r"pid 77 on host node9 \(job 1\)"), \
+            locks.holding({"images": path}, "stage", wait=0.3):  # shorter than its life
+        pass
     start = time.monotonic()
     with locks.holding({"images": path}, "stage", wait=10):
         waited = time.monotonic() - start
