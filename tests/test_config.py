@@ -145,8 +145,10 @@ def test_resume_after_out_of_memory_with_run_only_changes(tmp_path):
         "generate.batch_size": {"was": 16, "now": 4},
         "generate.options.cpu_offload": {"was": None, "now": True},
         "generate.options.vae_tiling": {"was": None, "now": True},
-        "launch": {"was": {"wait_timeout": 86400, "stall_timeout": 300},
-                   "now": {"wait_timeout": 600, "stall_timeout": 300}},
+        "launch": {"was": {"wait_timeout": 86400, "stall_timeout": 300,
+                           "rendezvous_timeout": 600},
+                   "now": {"wait_timeout": 600, "stall_timeout": 300,
+                           "rendezvous_timeout": 600}},
         "processes": {"was": 1, "now": 4}}
     Run.create(load_config(a), tmp_path / "run")  # the same again: the history stays
     saved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())

@@ -117,7 +117,7 @@ def test_compass_perplexity_hint_names_its_own_option(tmp_path):
     build_run(run.dir, tmp_path / "set")
     out = CliRunner().invoke(main, ["compass", "perplexity", str(tmp_path / "set"), "--lm",
                                     str(tmp_path / "no-lm")])
-    assert out.exit_code == 1 and "--lm DIR" in out.output
+    assert out.exit_code == 81 and "--lm DIR" in out.output  # weights missing
     assert "options.model" not in out.output
     json.dumps(out.output)
 
@@ -432,7 +432,7 @@ def test_a_second_compass_build_into_one_output_refuses_at_once(tmp_path):
     with holding({str(out): out / ".build.lock"}, "compass build", "into this folder"):
         got = CliRunner().invoke(main, ["compass", "build", str(run.dir), "-o", str(out),
                                         "--similarity", "none"])
-    assert got.exit_code == 1 and "is running compass build" in got.output, got.output
+    assert got.exit_code == 4 and "is running compass build" in got.output, got.output
     assert "into this folder; wait for it to finish" in got.output
     assert not (out / "manifest.json").exists()
     again = CliRunner().invoke(main, ["compass", "build", str(run.dir), "-o", str(out),
@@ -527,14 +527,14 @@ def test_a_model_that_cannot_load_is_said_once(tmp_path):
     run = _run(tmp_path)
     missing = str(tmp_path / "no-such-model")
     alone = CliRunner().invoke(main, ["eval", str(run.dir), "--model", f"hf:{missing}"])
-    assert alone.exit_code == 1
+    assert alone.exit_code == 81  # weights missing
     assert alone.output.count(f"could not be loaded: no such folder {missing}") == 1, \
         alone.output
     assert "fail   " not in alone.output and "other" not in alone.output
     assert "hf download" not in alone.output  # a path, not a hub id
     both = CliRunner().invoke(main, ["eval", str(run.dir), "--model", f"hf:{missing}",
                                      "--model", "reference:oracle"])
-    assert both.exit_code == 1 and both.output.count("no such folder") == 1, both.output
+    assert both.exit_code == 81 and both.output.count("no such folder") == 1, both.output
     assert "1 of 2 models could not be loaded" in both.output
     assert "the other 1 models' results are written" in both.output
 

@@ -145,12 +145,15 @@ def _failures(models: list[str], failed: dict) -> None:
         return
     if len(models) == 1:
         raise next(iter(failed.values()))
+    # the status of the models' own errors when they agree (81: every one lacks weights)
+    kinds = {type(e) for e in failed.values()}
+    kind = kinds.pop() if len(kinds) == 1 else AutocompError
     if len(failed) == len(models):
-        raise AutocompError(f"no model could be loaded ({', '.join(failed)}; the reasons "
-                            "are above): nothing was scored")
-    raise AutocompError(f"{len(failed)} of {len(models)} models could not be loaded "
-                        f"({', '.join(failed)}; the reasons are above); the other "
-                        f"{len(models) - len(failed)} models' results are written")
+        raise kind(f"no model could be loaded ({', '.join(failed)}; the reasons are above): "
+                   "nothing was scored")
+    raise kind(f"{len(failed)} of {len(models)} models could not be loaded "
+               f"({', '.join(failed)}; the reasons are above); the other "
+               f"{len(models) - len(failed)} models' results are written")
 
 
 class Session:
