@@ -132,3 +132,45 @@ def test_a_config_error_and_a_crash_exit_with_their_statuses(tmp_path, monkeypat
     got = CliRunner().invoke(main, ["status", str(tmp_path), "--check"])
     assert got.exit_code == 70
     assert "crashed (exit 70)" in got.output and "an unforeseen bug" in got.output
+
+
+def test_a_killed_launchs_sync_folder_is_cleaned_by_the_next_and_not_compared(tmp_path):
+    """Issue 54: a killed launch left `.sync/<token>/` forever, and scripts/compare_runs.py
+    then reported a difference between two equal runs."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from autocomp.runtime.sync import Peers
+
+    (tmp_path / "a" / ".sync" / "deadbeef").mkdir(parents=True)
+    (tmp_path / "a" / ".sync" / "deadbeef" / "alive-0").write_text("3\n")
+    (tmp_path / "a" / ".failures").mkdir()
+    (tmp_path / "a" / ".failures" / "node1-7.json").write_text("{}")
+    (tmp_path / "b").mkdir()
+    for run in ("a", "b"):
+        (tmp_path / run / "x.jsonl").write_text("{}\n")
+    script = Path(__file__).parents[1] / "scripts" / "compare_runs.py"
+    same = subprocess.run([sys.executable, str(script), str(tmp_path / "a"),
+                           str(tmp_path / "b")], capture_output=True, text=True)
+    assert same.returncode == 0, same.stdout
+    peers = Peers(tmp_path / "a", "cafe", 0, 2, beat=0.05)
+    try:
+        assert peers.clean_others() == 1
+        assert [p.name for p in (tmp_path / "a" / ".sync").iterdir()] == ["cafe"]
+    finally:
+        peers.close()
+
+
+def test_a_workers_recorded_status_is_the_launchs(tmp_path):
+    """`autocomp run --processes N`: accelerate's own status hides its workers'; the status
+    of the worst recorded failure is the command's (here 80, refused for memory)."""
+    from autocomp.core.errors import error_for
+    from autocomp.runtime.failures import record, worst
+
+    record(tmp_path, RuntimeError("lost rank 0"), rank=1)
+    record(tmp_path, MemoryRefused("47 GiB planned on a 40 GiB card"), rank=0)
+    got = worst(tmp_path)
+    assert (got["code"], got["rank"], got["meaning"]) == (80, 0, "refused for memory")
+    assert exit_code(error_for(got["code"], got["message"])) == 80
+    assert worst(tmp_path, since=got["time"] + 60) is None

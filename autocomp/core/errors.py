@@ -81,6 +81,19 @@ class Held(AutocompError):
     exit_code = HELD
 
 
+class Crashed(AutocompError):
+    """An error autocomp did not foresee, reported from another process."""
+
+    exit_code = CRASHED
+
+
+def error_for(code: int, message: str, **where) -> AutocompError:
+    """An AutocompError whose exit status is `code` (a launched worker's, say)."""
+    kinds = {CONFIG: ConfigError, MEMORY: MemoryRefused, WEIGHTS: WeightsMissing,
+             RETRY_LATER: RetryLater, HELD: Held, CRASHED: Crashed}
+    return kinds.get(code, AutocompError)(message, **where)
+
+
 def exit_code(exc: BaseException) -> int:
     """The exit status a command ends with for `exc` (see the module's table)."""
     if isinstance(exc, AutocompError):

@@ -107,12 +107,19 @@ def need_accelerate() -> None:
 
 def launch(module: str, args: list[str], processes: int, where: Path) -> None:
     """Run the launched group to its end; a failure is one line naming `where`."""
+    from autocomp.core.errors import CRASHED, error_for
+    from autocomp.runtime.failures import worst
+
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    start = time.time()
     proc = subprocess.run(launch_command(module, args, processes), env=env)
-    if proc.returncode != 0:
-        raise AutocompError(f"the {processes} launched processes failed (exit code "
-                            f"{proc.returncode}); re-run the same command to resume",
-                            file=where)
+    if proc.returncode != 0:  # the launcher's status hides the workers': read their record
+        got = worst(where, start)
+        code = int(got["code"]) if got else CRASHED
+        why = f": {got['message']}" if got else ""
+        raise error_for(code, f"the {processes} launched processes failed (exit code "
+                              f"{proc.returncode}{why}); re-run the same command to resume",
+                        file=where)
 
 
 def clean_orphans(folder: Path, age: float = ORPHAN_AGE, pattern: str | None = None) -> int:
