@@ -11,7 +11,8 @@ Two kinds, chosen by $AUTOCOMP_LOCKS (auto, the default; flock; files):
           clocks or file times), or at once when the holder was a process of this host
           that is gone. Set AUTOCOMP_LOCKS=files where flock works per node only (Lustre
           mounted with localflock), so that jobs on other nodes see the lock.
-Which kind is in use is said once per process (logged), and held_by() names the holder.
+A fallback to lock files, or lock files asked for, is said once per process (logged);
+held_by() names the holder.
 """
 
 from __future__ import annotations
@@ -158,7 +159,6 @@ def _try(path: Path):
                  f"{path.parent} ({errno.errorcode.get(exc.errno, exc.errno)}): lock files "
                  "with a heartbeat instead (AUTOCOMP_LOCKS=files)")
             return FileLock(path).try_take()
-        _say("flock", "locks: flock (AUTOCOMP_LOCKS=files for lock files with a heartbeat)")
         fh.seek(0)
         fh.truncate()
         fh.write(json.dumps(owner()))
@@ -171,6 +171,7 @@ def _try(path: Path):
         return release
     if _open_lock(path) is None:
         return False
+    _say("files", "locks: lock files with a heartbeat (AUTOCOMP_LOCKS=files)")
     return FileLock(path).try_take()
 
 
