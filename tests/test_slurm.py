@@ -46,7 +46,7 @@ CONFIG = """
 name: slurm
 seed: 0
 concepts:
-  - {task: shape_color, n: [2, 3], count: 16}
+  - {task: shape_color, n: [2, 3], count: 8}
 captions: {writer: template, retries: 1}
 generate:
   generator: procedural
@@ -139,7 +139,7 @@ def test_the_sbatch_requeues_itself_near_the_limit_and_the_requeue_finishes(tmp_
         ids = _records(run / stage)
         assert len(ids) == len(set(ids)) > 0  # nothing done twice
     images = _records(run / "images")
-    assert set(before) < set(images) and len(images) == 2 * 32  # two tracks of 32 concepts
+    assert set(before) < set(images) and len(images) == 2 * 16  # two tracks of 16 concepts
     assert (run / "bench").is_dir()
     # the requeued job found the run done: it ends at once, and so does a third
     third = subprocess.run(cmd, cwd=tmp_path, env=_env(tmp_path, 2), capture_output=True,
@@ -275,7 +275,7 @@ def test_a_rendezvous_with_no_peer_fails_within_its_timeout_in_one_line(tmp_path
     from autocomp.runtime.launch import free_port
 
     config = tmp_path / "s.yaml"
-    config.write_text(SMALL + "launch: {rendezvous_timeout: 3}\n")
+    config.write_text(SMALL + "launch: {rendezvous_timeout: 1}\n")
     run = Run.create(load_config(config), tmp_path / "run")
     run_pipeline(run, stages=("concepts",), progress=False)
     port = free_port()  # nobody listens there
@@ -290,7 +290,7 @@ def test_a_rendezvous_with_no_peer_fails_within_its_timeout_in_one_line(tmp_path
     assert got.returncode == 75, got.stderr[-2000:]
     lines = [ln for ln in got.stderr.splitlines() if ln.startswith("autocomp:")]
     assert lines == [f"autocomp: rank 1 of 2: the rendezvous at 127.0.0.1:{port} did not "
-                     "complete within 3 s (a peer that never started, a wrong interface or "
+                     "complete within 1 s (a peer that never started, a wrong interface or "
                      "address, or a port taken meanwhile): retry later"]
     assert took < 60  # the timeout and the imports, not a day
     check = subprocess.run([str(Path(sys.executable).parent / "autocomp"), "status",
