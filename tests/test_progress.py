@@ -12,27 +12,27 @@ def _still(lines):
 
 
 def test_a_progress_with_no_update_still_logs_on_time(logged, monkeypatch):
-    monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0.25")
+    monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0.2")
     logged()
     with Progress("export", 100, "item") as bar:
-        time.sleep(0.9)  # one long step: no update comes
+        time.sleep(0.5)  # one long step: no update comes
         bar.update(5, "reading")
-        time.sleep(0.8)
+        time.sleep(0.65)
     lines = logged()
     beats = _still(lines)
     assert len(beats) >= 2
     assert beats[0].startswith("... export: 0 of 100 (0%) items, still working, ")
     assert any(ln.startswith("... export: 5 of 100 (5%) items, reading, still working")
                for ln in beats)  # the latest counts, not the first
-    time.sleep(0.6)
+    time.sleep(0.3)
     assert logged() == []  # closed: the heartbeat stopped
 
 
 def test_busy_marks_one_long_call(logged, monkeypatch):
-    monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0.25")
+    monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0.2")
     logged()
     with busy("load vlm:tiny"):
-        time.sleep(0.7)
+        time.sleep(0.45)
     beats = logged()
     assert beats and all(ln.startswith("... load vlm:tiny, still working, ") for ln in beats)
 
@@ -41,11 +41,11 @@ def test_no_heartbeat_below_its_floor_or_when_progress_is_off(logged, monkeypatc
     monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0")  # a line per update, no thread
     logged()
     with Progress("x", 3) as bar:
-        time.sleep(0.3)
+        time.sleep(0.1)
         bar.update()
     assert logged() == ["... x: 1 of 3 (33%) items, 0 s"]
     with CellProgress("m b", None):  # eval's progress_every=None: never a line
-        time.sleep(0.3)
+        time.sleep(0.25)
     assert logged() == []
 
 
@@ -79,9 +79,9 @@ def test_a_cells_line_counts_what_its_scorer_does(logged):
 
 def test_a_long_chunk_of_a_test_taker_is_not_silent(logged):
     logged()
-    with CellProgress("vlm:m b", 0.25, _Taker()) as progress:
+    with CellProgress("vlm:m b", 0.2, _Taker()) as progress:
         progress(_state(0, 0.0))
-        time.sleep(1.1)  # the chunk's answers take long
+        time.sleep(0.75)  # the chunk's answers take long
     beats = _still(logged())
     assert len(beats) >= 2 and beats[0].startswith("...    vlm:m b: 0 items (0/s), 0 captions")
 
