@@ -25,7 +25,22 @@ def test_a_progress_with_no_update_still_logs_on_time(logged, monkeypatch):
     assert any(ln.startswith("... export: 5 of 100 (5%) items, reading, still working")
                for ln in beats)  # the latest counts, not the first
     time.sleep(0.3)
-    assert logged() == []  # closed: the heartbeat stopped
+    assert not [ln for ln in logged() if ln.startswith("... export")]  # closed: it stopped
+
+
+def test_a_progress_dropped_without_close_stops_beating(logged, monkeypatch):
+    """An exception that skips close() (a stage interrupted) must not leave a heartbeat
+    logging for ever: the beat holds its owner weakly and ends with it."""
+    import gc
+
+    monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0.2")
+    bar = Progress("dropped", 10, "item")
+    beat = bar.beat
+    del bar
+    gc.collect()
+    time.sleep(0.5)
+    assert not beat.thread.is_alive()
+    assert not [ln for ln in logged() if ln.startswith("... dropped")]
 
 
 def test_busy_marks_one_long_call(logged, monkeypatch):

@@ -58,15 +58,14 @@ def audit(compass_dir: Path, ppl, files=("skill-O", "skill-A", "skill-R", "compo
     rows = []
     for name in files:
         groups: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
-        done = Progress(f"compass perplexity {name}", counts.get(name), "item")
-        for item in read_jsonl(Path(compass_dir) / f"{name}.jsonl"):
-            done.update()
-            scores = ppl([item["positive"], *[n["caption"] for n in item["negatives"]]])
-            pos, negs = scores[0], scores[1:]
-            hardest = min(negs, key=lambda v: abs(v - pos))
-            groups[item["level"]][0].append(pos)
-            groups[item["level"]][1].append(hardest)
-        done.close()
+        with Progress(f"compass perplexity {name}", counts.get(name), "item") as done:
+            for item in read_jsonl(Path(compass_dir) / f"{name}.jsonl"):
+                done.update()
+                scores = ppl([item["positive"], *[n["caption"] for n in item["negatives"]]])
+                pos, negs = scores[0], scores[1:]
+                hardest = min(negs, key=lambda v: abs(v - pos))
+                groups[item["level"]][0].append(pos)
+                groups[item["level"]][1].append(hardest)
         for level, (pos, neg) in sorted(groups.items()):
             r = rank_biserial(pos, neg)
             rows.append({"file": name, "level": level, "captions": len(pos), "r": r,

@@ -11,11 +11,13 @@ around one long call that has nothing to count."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 
 EVERY = 10.0
@@ -38,7 +40,10 @@ class Heartbeat:
     lines are not shown: the caller then logs for itself."""
 
     def __init__(self, line: Callable[[bool], str], interval: float | None):
-        self.line, self.interval = line, interval
+        # a bound method is held weakly: an owner dropped without close() (an exception
+        # that skipped it) stops its beat instead of logging for ever
+        self.line = weakref.WeakMethod(line) if inspect.ismethod(line) else (lambda: line)
+        self.interval = interval
         self.worked = False
         self.stopped = threading.Event()
         self.thread = None
@@ -57,8 +62,12 @@ class Heartbeat:
     def _run(self) -> None:
         while not self.stopped.wait(self.interval):
             still, self.worked = not self.worked, False
+            line = self.line()
+            if line is None:  # its owner is gone
+                return
             with contextlib.suppress(Exception):  # a progress line never breaks the work
-                log.info(self.line(still))
+                log.info(line(still))
+            del line
 
     def stop(self) -> None:
         self.stopped.set()
@@ -83,7 +92,7 @@ class Progress:
 
             self.bar = tqdm(total=total, desc=desc, unit=unit, leave=False)
         else:  # the beat logs every interval; below its floor, update() logs
-            self.beat = Heartbeat(lambda still: self.line(self.extra, still), self.interval)
+            self.beat = Heartbeat(self._beat_line, self.interval)
 
     def update(self, n: int = 1, extra: str = "") -> None:
         self.done += n
@@ -96,6 +105,9 @@ class Progress:
         if not self.beat.running and now - self.last >= self.interval:
             self.last = now
             log.info(self.line(extra))
+
+    def _beat_line(self, still: bool) -> str:
+        return self.line(self.extra, still)
 
     def line(self, extra: str = "", still: bool = False) -> str:
         seconds = time.monotonic() - self.start

@@ -25,7 +25,7 @@ class CellProgress:
         self.state: dict | None = None
         self.what = ("items" if getattr(scorer, "scores_items", False)
                      else "pairs" if getattr(scorer, "scores_pairs", False) else "embeddings")
-        self.beat = Heartbeat(lambda still: self.line(self.state, still), every)
+        self.beat = Heartbeat(self._beat_line, every)
 
     def __call__(self, state: dict) -> None:
         self.state = state
@@ -34,6 +34,9 @@ class CellProgress:
             return  # the beat logs (or progress is off, or it is not time yet)
         self.next = state["seconds"] + self.every
         log.info(self.line(state))
+
+    def _beat_line(self, still: bool) -> str:
+        return self.line(self.state, still)
 
     def line(self, state: dict | None, still: bool = False) -> str:
         seconds = time.monotonic() - self.start if still or state is None else state["seconds"]

@@ -108,35 +108,34 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
     guard = _Guard(run.records("concepts"), splits, split, run.tasks)
     rows: dict[str, dict] = {}  # image -> row
     pairs: list[tuple[str, str]] = []
-    bar = Progress(f"training export ({split})", unit="item")
-    for bench in find_benchmarks(run.dir, split=split):
-        for item in bench.items():
-            bar.update(1, f"{len(rows):,} images, {bench.name}")
-            if bench.kind == PAIRED:
-                if splits["split"].get(item.get("partner")) != split:
-                    guard.dropped["image pair whose partner is outside the split"] += 1
+    with Progress(f"training export ({split})", unit="item") as bar:
+        for bench in find_benchmarks(run.dir, split=split):
+            for item in bench.items():
+                bar.update(1, f"{len(rows):,} images, {bench.name}")
+                if bench.kind == PAIRED:
+                    if splits["split"].get(item.get("partner")) != split:
+                        guard.dropped["image pair whose partner is outside the split"] += 1
+                        continue
+                    for k, concept in enumerate((item["concept"], item["partner"])):
+                        _row(rows, item["images"][k], item["captions"][k], item, bench, concept)
+                        rows[item["images"][k]]["negatives"][item["captions"][1 - k]] = "swap"
+                    pairs.append(tuple(item["images"]))
                     continue
-                for k, concept in enumerate((item["concept"], item["partner"])):
-                    _row(rows, item["images"][k], item["captions"][k], item, bench, concept)
-                    rows[item["images"][k]]["negatives"][item["captions"][1 - k]] = "swap"
-                pairs.append(tuple(item["images"]))
-                continue
-            row = _row(rows, item["image"], item["positive"], item, bench)
-            graph, task = SceneGraph.from_dict(item["graph"]), run.tasks[item["task"]]
-            for neg in item["negatives"]:
-                caption = neg["caption"]
-                if caption in row["negatives"]:  # judged in another benchmark: kept
-                    if bench.kind == "swap":
-                        row["negatives"][caption] = "swap"  # swap wins: listed first
-                    continue
-                if caption in row["dropped"]:  # judged and left out already: counted once
-                    continue
-                ng = negative_graph(graph, task, neg["edit"]) if neg.get("edit") else None
-                if guard.keep(ng, graph, bool(neg.get("same_meaning")), item["task"]):
-                    row["negatives"][caption] = bench.kind
-                else:
-                    row["dropped"].add(caption)
-    bar.close()
+                row = _row(rows, item["image"], item["positive"], item, bench)
+                graph, task = SceneGraph.from_dict(item["graph"]), run.tasks[item["task"]]
+                for neg in item["negatives"]:
+                    caption = neg["caption"]
+                    if caption in row["negatives"]:  # judged in another benchmark: kept
+                        if bench.kind == "swap":
+                            row["negatives"][caption] = "swap"  # swap wins: listed first
+                        continue
+                    if caption in row["dropped"]:  # judged and left out already: counted once
+                        continue
+                    ng = negative_graph(graph, task, neg["edit"]) if neg.get("edit") else None
+                    if guard.keep(ng, graph, bool(neg.get("same_meaning")), item["task"]):
+                        row["negatives"][caption] = bench.kind
+                    else:
+                        row["dropped"].add(caption)
     if not rows:
         raise AutocompError(f"no {split} items in the run's benchmarks", file=run.dir)
     # into a temp folder that becomes `out` when whole: a killed export leaves no half

@@ -142,7 +142,7 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
         if bar is not None:
             bar.update(len(records))
 
-    with PartWriter(stage_dir, rank) as writer, long_lived():
+    with PartWriter(stage_dir, rank) as writer, long_lived(), _closing(bar):
         pending = None  # one batch whose records wait on the stage's writer (Deferred)
         try:
             for i in range(0, len(todo), stage.batch_size):
@@ -162,8 +162,6 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
             raise
         if pending is not None:
             record(*pending)
-    if bar is not None:
-        bar.close()
     timing = {"rank": rank, "world_size": world_size, "items": processed,
               "skipped": sum(it.id in done for it in items),
               "seconds": round(time.perf_counter() - start, 3)}
@@ -199,6 +197,16 @@ def _timing(layout: RunLayout, name: str) -> dict:
     items = sum(r["items"] for r in ranks)
     return {"processes": len(ranks), "items": items, "seconds": seconds,
             "items_per_second": round(items / seconds, 2) if seconds > 0 else None}
+
+
+@contextlib.contextmanager
+def _closing(bar):
+    """Close the progress bar however the stage ends (its heartbeat must not outlive it)."""
+    try:
+        yield
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _bar(total: int, desc: str, enabled: bool):
