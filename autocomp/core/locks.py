@@ -23,33 +23,20 @@ import json
 import logging
 import os
 import socket
-import threading
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError, Held
-
-BEAT = 5.0  # seconds between a file lock's heartbeats
-STALE = 60.0  # seconds a file lock's counter may stand still before it is taken over
-
-
-def _seconds(name: str, default: float) -> float:
-    """$name as seconds (tests and job scripts set them), else `default`."""
-    try:
-        return max(float(os.environ.get(name, "")), 0.0)
-    except ValueError:
-        return default
-
-
-def stale_after() -> float:
-    return _seconds("AUTOCOMP_LOCK_STALE", STALE)
+from autocomp.core.lockfiles import FileLock, dead_here, describe, owner, parse, seconds_env
 
 
 def lock_wait() -> float:
     """Seconds a command waits for a held lock before it refuses ($AUTOCOMP_LOCK_WAIT; 0:
     refuse at once; the SLURM script waits, for a requeued job's earlier attempt)."""
-    return _seconds("AUTOCOMP_LOCK_WAIT", 0.0)
+    return seconds_env("AUTOCOMP_LOCK_WAIT", 0.0)
+
+
 UNSUPPORTED = (errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOLCK)
 log = logging.getLogger("autocomp")
 _said: set[str] = set()
@@ -66,31 +53,6 @@ def _say(key: str, line: str) -> None:
     if key not in _said:
         _said.add(key)
         log.info(line)
-
-
-def owner() -> dict:
-    """Who holds a lock this process takes: written into the lock file."""
-    return {"host": socket.gethostname(), "pid": os.getpid(),
-            "job": os.environ.get("SLURM_JOB_ID") or None}
-
-
-def describe(holder: dict | str | None) -> str:
-    """'pid 123 on host node7 (job 4242)' from a lock file's content."""
-    if not isinstance(holder, dict):
-        return f"pid {holder or '?'}"
-    job = f" (job {holder['job']})" if holder.get("job") else ""
-    return f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')}{job}"
-
-
-def _parse(text: str) -> dict | str | None:
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return text  # an older lock file: a bare pid
-    return value if isinstance(value, dict) else text
 
 
 @contextmanager
@@ -148,7 +110,7 @@ def _try(path: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             fh.seek(0)
-            holder = _parse(fh.read())
+            holder = parse(fh.read())
             fh.close()
             return holder or "?"
         except OSError as exc:
@@ -169,85 +131,12 @@ def _try(path: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
             fh.close()
         return release
-    if _open_lock(path) is None:
+    fh = _open_lock(path)  # the lock file itself stays, as under flock
+    if fh is None:
         return False
+    fh.close()
     _say("files", "locks: lock files with a heartbeat (AUTOCOMP_LOCKS=files)")
     return FileLock(path).try_take()
-
-
-class FileLock:
-    """`<lock>.held`, created exclusively, rewritten by its holder's heartbeat."""
-
-    watched: dict[str, tuple[str, float]] = {}  # file -> (content seen, since when)
-
-    def __init__(self, path: Path):
-        self.path = Path(f"{path}.held")
-
-    def try_take(self):
-        me = {**owner(), "beat": 0}
-        for _ in range(2):  # once more after taking a stale lock over
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                holder, text = self._read()
-                if not self._stale(holder, text):
-                    return holder or "?"
-                self._remove_if(text)
-                continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(json.dumps(me))
-            return self._hold(me)
-        holder, _ = self._read()
-        return holder or "?"
-
-    def _read(self) -> tuple[dict | str | None, str]:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None, ""
-        return _parse(text), text
-
-    def _stale(self, holder, text: str) -> bool:
-        """Gone: a process of this host that no longer runs, or a counter that stood
-        still for STALE seconds on this process's clock."""
-        if isinstance(holder, dict) and _dead_here(holder):
-            return True
-        now = time.monotonic()
-        seen, since = self.watched.get(str(self.path), (None, now))
-        if seen != text:
-            self.watched[str(self.path)] = (text, now)
-            return False
-        return now - since >= stale_after()
-
-    def _remove_if(self, text: str) -> None:
-        """Remove the stale file, unless its holder rewrote it meanwhile."""
-        _, now = self._read()
-        if now == text:
-            self.path.unlink(missing_ok=True)
-            log.info(f"locks: took over {self.path.name}, whose holder stopped "
-                     f"({describe(_parse(text))})")
-
-    def _hold(self, me: dict):
-        stop = threading.Event()
-
-        def beat():
-            while not stop.wait(BEAT):
-                me["beat"] += 1
-                tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-                try:
-                    tmp.write_text(json.dumps(me), encoding="utf-8")
-                    os.replace(tmp, self.path)
-                except OSError:
-                    return
-
-        thread = threading.Thread(target=beat, name="autocomp-lock", daemon=True)
-        thread.start()
-
-        def release():
-            stop.set()
-            thread.join(timeout=BEAT + 1)
-            self.path.unlink(missing_ok=True)
-        return release
 
 
 def held_by(path: Path, watch: bool = False) -> str | None:
@@ -267,7 +156,7 @@ def holder_of(path: Path, watch: bool = False) -> dict | str | None:
     if Path(f"{path}.held").exists():
         lock = FileLock(path)
         holder, text = lock._read()
-        gone = isinstance(holder, dict) and _dead_here(holder)
+        gone = isinstance(holder, dict) and dead_here(holder)
         if holder is not None and not gone and not (watch and lock._stale(holder, text)):
             return holder
     if not path.exists():
@@ -281,7 +170,7 @@ def holder_of(path: Path, watch: bool = False) -> dict | str | None:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             fh.seek(0)
-            return _parse(fh.read()) or "?"
+            return parse(fh.read()) or "?"
         except OSError as exc:
             if exc.errno in UNSUPPORTED:
                 return None  # only file locks can be held here: none is
@@ -294,18 +183,6 @@ def mine(holder, pid: str | int | None) -> bool:
     """Whether `holder` (holder_of) is process `pid` of this host."""
     return isinstance(holder, dict) and str(holder.get("pid")) == str(pid) \
         and holder.get("host") == socket.gethostname()
-
-
-def _dead_here(holder: dict) -> bool:
-    if holder.get("host") != socket.gethostname():
-        return False
-    try:
-        os.kill(int(holder.get("pid", 0)), 0)
-    except ProcessLookupError:
-        return True
-    except (PermissionError, ValueError, OverflowError):
-        return False
-    return False
 
 
 def _open_lock(path: Path):
