@@ -96,7 +96,7 @@ def test_a_long_chunk_of_a_test_taker_is_not_silent(logged):
     logged()
     with CellProgress("vlm:m b", 0.2, _Taker()) as progress:
         progress(_state(0, 0.0))
-        time.sleep(0.75)  # the chunk's answers take long
+        time.sleep(1.0)  # the chunk's answers take long
     beats = _still(logged())
     assert len(beats) >= 2 and beats[0].startswith("...    vlm:m b: 0 items (0/s), 0 captions")
 
