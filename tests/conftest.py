@@ -72,6 +72,19 @@ def assert_file_error(load, tmp_path, body: str, needle: str) -> None:
     assert message.startswith(str(path)) and needle in message and "\n" not in message
 
 
+def dead_pid(start: int = 2 ** 22) -> int:
+    """A pid no process of this host has now (a killed writer's, for temp files and locks)."""
+    pid = start
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:
+            pass
+        pid += 1
+
+
 def shared_folder(tmp_path_factory, name: str, build) -> Path:
     """A folder built once per test run, whatever the number of pytest-xdist workers: the
     first worker to ask calls `build(folder)` under a file lock, the others wait for it and

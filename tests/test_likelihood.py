@@ -168,11 +168,7 @@ def _logprob_reply(p_yes):
         top = [{"token": "No", "logprob": math.log(0.4), "bytes": None}]
         if p is not None:
             top.insert(0, {"token": "Yes", "logprob": math.log(p), "bytes": None})
-        return {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                "choices": [{"index": 0, "finish_reason": "length",
-                             "message": {"role": "assistant", "content": "Yes"},
-                             "logprobs": {"content": [{"token": "Yes", "logprob": -0.1,
-                                                       "bytes": None, "top_logprobs": top}]}}]}
+        return _top_reply(top)(body)
     return reply
 
 

@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+from conftest import dead_pid
 
 from autocomp.core import locks
 from autocomp.core.errors import (
@@ -91,15 +92,7 @@ def test_a_lock_whose_heartbeat_stopped_is_taken_over_after_the_wait(tmp_path, m
 def test_a_dead_holder_of_this_host_frees_its_lock_at_once(tmp_path, monkeypatch):
     monkeypatch.setenv("AUTOCOMP_LOCKS", "files")
     path = tmp_path / "x.lock"
-    gone = 2 ** 22 + 99
-    while True:
-        try:
-            os.kill(gone, 0)
-            gone += 1
-        except ProcessLookupError:
-            break
-        except PermissionError:
-            gone += 1
+    gone = dead_pid()
     path.with_name("x.lock.held").write_text(json.dumps(
         {"host": socket.gethostname(), "pid": gone, "job": None, "beat": 3}))
     assert locks.held_by(path) is None

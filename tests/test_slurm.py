@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import dead_pid
 
 from autocomp.runtime.parts import part_files, read_part
 
@@ -226,15 +227,7 @@ def test_a_run_killed_during_its_merge_completes_on_requeue_with_every_id_once(t
     ref = Run.create(load_config(config), tmp_path / "ref")
     run_pipeline(ref, progress=False)
     run = Run.create(load_config(config), tmp_path / "run")
-    real, dead = runner.write_jsonl, 2 ** 22 + 7
-    while True:
-        try:
-            os.kill(dead, 0)
-            dead += 1
-        except ProcessLookupError:
-            break
-        except PermissionError:
-            dead += 1
+    real, dead = runner.write_jsonl, dead_pid()
 
     def preempted(path, records):
         if path.name == "merged.jsonl" and path.parent.name == "images":

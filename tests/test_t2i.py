@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import built_run
+from conftest import built_run, dead_pid
 
 from autocomp.cli import main
 from autocomp.config import Backend
@@ -475,15 +475,7 @@ def test_a_killed_t2i_resumes_with_every_image_and_score_once(run, tmp_path):
         lines = (folder / name).read_text().splitlines(keepends=True)
         torn = lines[keep][: len(lines[keep]) // 2]  # the kill came mid-line
         (folder / name).write_text("".join(lines[:keep]) + torn)
-    gone = 2 ** 22 + 4321  # no such process: its temp file is a killed writer's
-    while True:
-        try:
-            os.kill(gone, 0)
-            gone += 1
-        except ProcessLookupError:
-            break
-        except PermissionError:
-            gone += 1
+    gone = dead_pid()  # no such process: its temp file is a killed writer's
     host = os.uname().nodename
     orphan = folder / "images" / f".x-0.png.@{host}~{gone}.autocomp.tmp"
     orphan.write_bytes(b"\x89PNG half")
