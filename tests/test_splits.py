@@ -310,6 +310,12 @@ def test_a_corpus_line_too_long_for_a_caption_is_skipped_in_flat_memory(tmp_path
     tracemalloc.stop()
     assert got["too_long"] == 1 and ("value-object", "red", "cube") in got["compounds"]
     assert peak < 40 * MAX_LINE, peak  # never the 4 MB line
+    # counted where the corpus is named (the split command, the Seen / unseen table)
+    from autocomp.report.seen import against_text
+
+    assert against_text({"corpus": name, "rows": got["rows"], "too_long_lines": 1}) == (
+        f"corpus {name} ({got['rows']:,} captions read; 1 lines over 64 KiB skipped, no "
+        "caption)")
 
 
 # ---- a run with splits: eval, report, training export ---------------------------------

@@ -20,6 +20,7 @@ def split(run_dir, corpus, column):
     """Assign a run's concepts to train / val / test (its config's split section) and label
     each concept outside train seen compounds, unseen compounds or unseen atoms."""
     from autocomp.bench.splits import SEEN, SPLITS, make_splits
+    from autocomp.report.seen import against_text
     from autocomp.run import Run
 
     run = Run.open(run_dir)
@@ -38,8 +39,8 @@ def split(run_dir, corpus, column):
         click.echo(f"asked {asked}: {got['forced_test']:,} concepts hold a held-out unit "
                    "(all in test); the shares hold, up to the spread of a hash")
     against = got["seen_against"]
-    where = (f"corpus {against['corpus']} ({against['rows']:,} captions read)"
-             if "corpus" in against else f"the {against['train']:,} train concepts")
+    where = (against_text(against) if "corpus" in against
+             else f"the {against['train']:,} train concepts")
     seen = ", ".join(f"{got['seen_counts'].get(s, 0):,} {s}" for s in SEEN)
     click.echo(f"outside train, against {where}: {seen}")
     click.echo(f"-> {run.layout.bench / 'splits.json'}")

@@ -42,7 +42,9 @@ def against_text(against) -> str:
     if not against:
         return "the source's own labels"
     if "corpus" in against:
-        return f"corpus {against['corpus']} ({against.get('rows', 0):,} captions read)"
+        long = against.get("too_long_lines") or 0
+        return (f"corpus {against['corpus']} ({against.get('rows', 0):,} captions read"
+                + (f"; {long:,} lines over 64 KiB skipped, no caption" if long else "") + ")")
     if "train" in against:
         return f"the run's {against['train']:,} train concepts"
     return str(against)
