@@ -97,13 +97,16 @@ def test_vlchecklist_per_type_as_its_authors_group_it(vlchecklist, tmp_path):
     suite = open_suite(source, images=imgs)
     assert suite.info["types"]["vl-checklist/Attribute/vaw/color"] == {
         "type": "Attribute/color", "corpus": "vaw"}
+    # the mean's interval: a bootstrap of each corpus's items (Clopper-Pearson for one
+    # corpus, and for two of one item each, whose resamples never move: 1 of 2 pooled)
     for cut, rows in ((None, ["| blind:length | Attribute/color | vaw 50.0 [1.3, 98.7] (n=2); "
-                              "vg 33.3 [0.8, 90.6] (n=3) | 41.7 | 5 |",
+                              "vg 33.3 [0.8, 90.6] (n=3) | 41.7 [0.0, 83.3] | 5 |",
                               "| blind:length | Relation/action | swig 100.0 [2.5, 100.0] (n=1) "
-                              "| 100.0 | 1 |",
-                              "| blind:length | Attribute (mean of its types) | - | 41.7 | - |"]),
+                              "| 100.0 [2.5, 100.0] | 1 |",
+                              "| blind:length | Attribute (mean of its types) | - | 41.7 [0.0, "
+                              "83.3] | 5 |"]),
                       (1, ["| blind:length | Attribute/color | vaw 100.0 [2.5, 100.0] (n=1); "
-                           "vg 0.0 [0.0, 97.5] (n=1) | 50.0 | 2 |"])):
+                           "vg 0.0 [0.0, 97.5] (n=1) | 50.0 [1.3, 98.7] | 2 |"])):
         out = tmp_path / f"res-{cut}"
         args = ["eval", str(source), "--images", str(imgs), "--model", "blind:length",
                 "-o", str(out), "--cache", str(tmp_path / "c")]
@@ -420,3 +423,20 @@ def test_scpp_rank_counts_only_the_negative_as_a_rival(scpp, tmp_path):
     assert "sugarcrepe++" in path.name  # the "++" kept in the file name
     m = json.loads(path.read_text())["metrics"]
     assert m["mean_rank"] == 2.0 and m["recall@3"] is None and m["recall@5"] is None
+
+
+def test_vlchecklist_means_go_up_the_hierarchy_unweighted():
+    """Object = mean(Location, Size); Location = mean(center, mid); center = mean of its
+    corpora: each cell's weight in the heading's mean."""
+    from autocomp.eval.intervals import mean_shares
+    from autocomp.report.vlchecklist import _headings, _weights
+
+    keys = [("Object/Location/center", "hake"), ("Object/Location/center", "vg_obj"),
+            ("Object/Location/mid", "hake"), ("Object/Size/large", "swig_agent")]
+    assert _weights(keys, "Object") == [0.125, 0.125, 0.25, 0.5]
+    assert _weights(keys[:3], "Object/Location") == [0.25, 0.25, 0.5]
+    assert _headings({k for k, _ in keys}) == ["Object/Location", "Object/Size", "Object"]
+    counts = [[8, 2], [6, 4], [5, 5], [9, 1]]  # 80, 60, 50, 90 %
+    mean, (low, high) = mean_shares(counts, weights=_weights(keys, "Object"))[0]
+    assert mean == pytest.approx(0.125 * 80 + 0.125 * 60 + 0.25 * 50 + 0.5 * 90)
+    assert low < mean < high

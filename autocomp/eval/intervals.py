@@ -181,25 +181,33 @@ def _difference(sa, sb, counts, axis=-1):
     return (sa.sum(axis=axis) - sb.sum(axis=axis)) / counts.sum(axis=axis)
 
 
-def mean_shares(counts, level: float = LEVEL) -> list[tuple[float, tuple[float, float]]]:
+def mean_shares(counts, level: float = LEVEL,
+                weights=None) -> list[tuple[float, tuple[float, float]]]:
     """Per category: the mean over cells of the category's share (percent) of each cell's
     counts (Table 6: errors by the chosen negative's category), and its interval. One cell:
     Clopper-Pearson per category; several: a percentile bootstrap that resamples each cell's
     errors within the cell (stratified by cell; every cell keeps its count), except for a
-    category no cell (or every error) falls in, where the pooled exact interval stands."""
+    category no cell (or every error) falls in, or whose share is 0 or 100% in every cell
+    (a resample would never move), where the pooled exact interval stands.
+    `weights` (summing to 1): a weighted mean of the cells' shares instead (a mean of
+    means: VL-CheckList's corpora under a TYPE, TYPEs under a heading)."""
     counts = np.asarray(counts, dtype=float)
     totals = counts.sum(axis=1)
     shares = counts / totals[:, None]
-    means = 100.0 * shares.mean(axis=0)
+    means = 100.0 * (shares.mean(axis=0) if weights is None
+                     else np.asarray(weights, dtype=float) @ shares)
     pooled = counts.sum(axis=0)
     out = []
     if len(counts) > 1:
         rng = np.random.default_rng(SEED)
-        boot = np.mean([rng.multinomial(int(t), p, size=RESAMPLES) / t
-                        for t, p in zip(totals, shares, strict=True)], axis=0)
+        draws = [rng.multinomial(int(t), p, size=RESAMPLES) / t
+                 for t, p in zip(totals, shares, strict=True)]
+        boot = (np.mean(draws, axis=0) if weights is None
+                else np.tensordot(np.asarray(weights, dtype=float), draws, axes=1))
         lows, highs = 100.0 * np.quantile(boot, [(1 - level) / 2, (1 + level) / 2], axis=0)
     for j, mean in enumerate(means):
-        if len(counts) == 1 or pooled[j] in (0, totals.sum()):
+        still = bool(np.all((shares[:, j] == 0) | (shares[:, j] == 1)))  # nothing to resample
+        if len(counts) == 1 or pooled[j] in (0, totals.sum()) or still:
             out.append((float(mean), exact(float(pooled[j]), int(totals.sum()), level)))
         else:
             out.append((float(mean), (float(lows[j]), float(highs[j]))))

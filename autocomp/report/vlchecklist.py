@@ -7,9 +7,9 @@ result's source_info.types); results without them stay in the peer table only.""
 from __future__ import annotations
 
 from collections import defaultdict
-from statistics import mean
 
-from autocomp.report.table import INTERVAL_NOTE, Table, r1, scored
+from autocomp.eval.intervals import mean_shares
+from autocomp.report.table import INTERVAL_NOTE, Table, ci, scored
 
 
 def _label(labels, model):
@@ -30,20 +30,24 @@ def vlchecklist_types_table(results, labels=None) -> Table | None:
         return None
     out = []
     for model in sorted(cells):
-        means: dict[str, float] = {}
+        leaves = {(kind, corpus): c for kind, by in cells[model].items()
+                  for corpus, c in by.items()}
         for kind in sorted(cells[model]):
             by_corpus = cells[model][kind]
-            means[kind] = mean(c["metrics"]["accuracy"] for c in by_corpus.values())
             out.append([_label(labels, model), kind,
                         "; ".join(f"{name} {scored(c)} (n={c['n_items']:,})"
                                   for name, c in sorted(by_corpus.items())),
-                        r1(means[kind]), str(sum(c["n_items"] for c in by_corpus.values()))])
-        for prefix, value in _ancestors(means):
-            out.append([_label(labels, model), f"{prefix} (mean of its types)", "-",
-                        r1(value), "-"])
+                        _mean(leaves, kind),
+                        str(sum(c["n_items"] for c in by_corpus.values()))])
+        for heading in _headings(cells[model]):
+            under = [k for k in leaves if k[0].startswith(heading + "/")]
+            out.append([_label(labels, model), f"{heading} (mean of its types)", "-",
+                        _mean(leaves, heading),
+                        str(sum(leaves[k]["n_items"] for k in under))])
     cut = sorted(f for f in first if f)
     notes = ["Mean: unweighted over the corpora of a TYPE, then over the TYPEs under a "
-             "heading (Object/Location: center, margin, mid); intervals are per corpus.",
+             "heading (Object/Location: center, margin, mid), with a percentile bootstrap "
+             "interval resampling each corpus's items (Clopper-Pearson for one corpus).",
              "Items: " + (f"the first {', '.join(map(str, cut))} rows of each file "
                           "(--first-rows; the authors' evaluate.py takes MAX_NUM / 2)"
                           if cut else "every row of each file (the authors' evaluate.py "
@@ -53,18 +57,39 @@ def vlchecklist_types_table(results, labels=None) -> Table | None:
                  ["Model", "TYPE", "Corpora", "Mean", "Items"], out, notes)
 
 
-def _ancestors(means: dict[str, float]) -> list[tuple[str, float]]:
-    """Each heading above the TYPEs (Object/Location, Object, Attribute, ...) with the mean
-    of its children's means, deepest first."""
-    values = dict(means)
-    depth = max(k.count("/") for k in values)
-    out = []
-    for level in range(depth, 0, -1):
-        children: dict[str, list[float]] = defaultdict(list)
-        for key, value in values.items():
-            if key.count("/") == level:
-                children[key.rsplit("/", 1)[0]].append(value)
-        for parent in sorted(children):
-            values[parent] = mean(children[parent])
-            out.append((parent, values[parent]))
-    return out
+def _headings(types) -> list[str]:
+    """The headings above the TYPEs (Object/Location, Object, Attribute, ...), deepest
+    first."""
+    found = {"/".join(k.split("/")[:i]) for k in types for i in range(1, k.count("/") + 1)}
+    return sorted(found - set(types), key=lambda h: (-h.count("/"), h))
+
+
+def _weights(keys: list[tuple[str, str]], top: str) -> list[float]:
+    """Each (TYPE, corpus) cell's weight in the unweighted mean of means under `top` (a
+    TYPE or a heading): split equally among the children at every level."""
+    kinds = {k[0] for k in keys}
+
+    def share(node: str) -> dict:
+        if node in kinds:
+            mine = [k for k in keys if k[0] == node]
+            return {k: 1.0 / len(mine) for k in mine}
+        depth = node.count("/") + 1
+        kids = sorted({"/".join(k.split("/")[:depth + 1]) for k in kinds
+                       if k.startswith(node + "/")})
+        return {k: w / len(kids) for kid in kids for k, w in share(kid).items()}
+
+    got = share(top)
+    return [got[k] for k in keys]
+
+
+def _mean(leaves: dict, top: str) -> str:
+    """The unweighted mean of means under `top`, with its interval (eval/intervals.py's
+    mean_shares: each corpus's items resampled within the corpus)."""
+    keys = [k for k in sorted(leaves) if k[0] == top or k[0].startswith(top + "/")]
+    counts = []
+    for k in keys:
+        m, n = leaves[k]["metrics"]["accuracy"], leaves[k]["n_items"]
+        right = round(m * n / 100.0)
+        counts.append([right, n - right])
+    mean, interval = mean_shares(counts, weights=_weights(keys, top))[0]
+    return ci(mean, interval)
