@@ -12,9 +12,10 @@ SENTENCES = ["a red cube and a blue sphere on a white background",
              "the photo shows a quiet attic where a pyramid is larger than a sphere"]
 
 
-def tiny_open_clip(folder: Path, context_length: int = 77) -> Path:
+def tiny_open_clip(folder: Path, context_length: int = 77, seed: int = 0) -> Path:
     """A 2-layer CLIP saved as open_clip_config.json + open_clip_model.safetensors (a short
-    `context_length` truncates captions, so captions alike in their first words tie)."""
+    `context_length` truncates captions, so captions alike in their first words tie;
+    `seed`: its random weights)."""
     import open_clip
     import torch
     from safetensors.torch import save_file
@@ -27,7 +28,7 @@ def tiny_open_clip(folder: Path, context_length: int = 77) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tiny-ViT.json").write_text(json.dumps(cfg))
     open_clip.add_model_config(folder)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     model, _, _ = open_clip.create_model_and_transforms("tiny-ViT", pretrained=None)
     weights = folder / "weights"
     weights.mkdir(exist_ok=True)

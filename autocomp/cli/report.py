@@ -34,9 +34,17 @@ from autocomp.cli import options
               type=click.Path(path_type=Path, file_okay=False),
               help="Also the tables and figure of an `autocomp t2i` output folder (Table 16 "
                    "layout, per aspect and N, the metrics against truth).")
+@click.option("--agreement", is_flag=True,
+              help="Also the rank agreement of the models between benchmarks: Kendall tau-b "
+                   "and Spearman rho with bootstrap intervals over items and the range "
+                   "leaving one model out (every pair, or each against --reference).")
+@click.option("--reference", default=None, metavar="BENCHMARK",
+              help="With --agreement: compare every benchmark with this one (a benchmark's "
+                   "name, or a format's prefix such as 'sugarcrepe' pooling its subsets), "
+                   "and each task x N pooled.")
 @options.as_json
 def report(results_dirs, table_format, models_file, figure, csv_path, exclude_relations,
-           html_path, compare, gallery_size, t2i_dirs, as_json):
+           html_path, compare, gallery_size, t2i_dirs, agreement, reference, as_json):
     """Print every table there are results for in RESULTS_DIR(s): Tables 4-9 and 13 and the
     synthetic Winoground (Auto-Comp layouts), and the other formats' (SugarCrepe, CREPE,
     Winoground, ColorSwap, ARO, tables); then the tables left out and why. Several folders
@@ -63,6 +71,12 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
 
         tables.append(compare_table(results, *compare, labels))
     more_figures = []
+    ranked = None
+    if agreement or reference:
+        from autocomp.report.ranks import agreement_table, comparisons
+
+        ranked, left = comparisons(results, reference)
+        tables.append(agreement_table(ranked, left, labels))
     for folder in t2i_dirs:
         from autocomp.t2i.summary import read_tables
 
@@ -87,6 +101,8 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
                        f"({exc.strerror or exc}); --no-figure leaves it out", err=True)
         if path:
             say(f"figure: {path}")
+        if ranked:
+            _agreement_figure(ranked, figure_folder(Path(results_dirs[0])), labels, say)
     if html_path:
         from autocomp.report.html import report_page
 
@@ -116,6 +132,21 @@ def print_tables(tables, skipped: list, table_format: str, as_json: bool) -> Non
         line = "Not printed: " + "; ".join(skipped)
         click.echo(f"% {line}" if table_format == "latex" else line,
                    err=table_format == "csv")
+
+
+def _agreement_figure(rows, folder: Path, labels: dict, say) -> None:
+    from autocomp.report.rank_figure import MOST_PANELS, agreement_figure
+
+    try:
+        made, left = agreement_figure(rows, folder / "agreement", labels)
+    except OSError as exc:
+        click.echo(f"figure not written: cannot write {folder} ({exc.strerror or exc})",
+                   err=True)
+        return
+    if made:
+        more = (f" (the first {MOST_PANELS} comparisons; {left} more are in the table only)"
+                if left else "")
+        say(f"figure: {made[0]}{more}")
 
 
 def figure_folder(folder: Path) -> Path:
