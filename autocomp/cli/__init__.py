@@ -34,6 +34,8 @@ COMMANDS = {
                "side (Tables 15, 16)."),
     "t2i": ("autocomp.cli.t2i:t2i", "Score text-to-image models for faithfulness on a run's "
             "prompts (Table 16), each metric checked against exact truth."),
+    "judges": ("autocomp.cli.judges:judges", "Answerers, detectors, the validation cascade "
+               "and human judgments against a run's exact truth, per skill and N."),
     "review": ("autocomp.cli.review:review", "Human validation page for a run; --report for "
                "concordance and human accuracy (Tables 10, 17)."),
 }

@@ -18,6 +18,9 @@
   holm         Holm's step-down adjustment over a family of paired tests (statsmodels'
                steps)
   rank_correlation  Spearman and Kendall of paired values (scipy), undefined when constant
+  resampled_sums    column sums over bootstrap resamples of rows (items or clusters), for
+               statistics scipy's bootstrap cannot take: rank agreement across models,
+               kappa, where a resample can leave them undefined (counted, left out)
 
 Every resampling uses a fixed seed, so a report prints the same numbers twice. Values are
 in percent (points), as the tables print them.
@@ -212,6 +215,21 @@ def mean_shares(counts, level: float = LEVEL,
         else:
             out.append((float(mean), (float(lows[j]), float(highs[j]))))
     return out
+
+
+def resampled_sums(rows, resamples: int = RESAMPLES, seed: int = SEED, rng=None):
+    """resamples x columns: the column sums of `rows` (units x columns: one row per item or
+    cluster) over bootstrap resamples of the rows (drawn with replacement, as many as
+    there are), a hundred resamples at a time (memory: 100 x units weights). `rng`: go on
+    drawing from this generator (two samples resampled independently, in turn)."""
+    rows = np.asarray(rows, dtype=np.float64)
+    rng = np.random.default_rng(seed) if rng is None else rng
+    n = rows.shape[0]
+    out = []
+    for start in range(0, resamples, 100):
+        weights = rng.multinomial(n, np.full(n, 1.0 / n), size=min(100, resamples - start))
+        out.append(weights @ rows)
+    return np.concatenate(out)
 
 
 def holm(pvalues: list[float]) -> list[float]:

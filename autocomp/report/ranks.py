@@ -29,7 +29,6 @@ import numpy as np
 from autocomp.eval.intervals import LEVEL, RESAMPLES, SEED
 
 MIN_MODELS = 5
-CHUNK = 100  # resamples drawn at once (memory: CHUNK x items weights)
 
 
 @dataclass
@@ -107,12 +106,9 @@ def rho(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _resampled(m: np.ndarray, rng, resamples: int) -> np.ndarray:
     """resamples x models accuracies, each resample drawing the items with replacement."""
-    n = m.shape[1]
-    out = []
-    for start in range(0, resamples, CHUNK):
-        weights = rng.multinomial(n, np.full(n, 1.0 / n), size=min(CHUNK, resamples - start))
-        out.append(weights @ m.T / n)
-    return 100.0 * np.concatenate(out)
+    from autocomp.eval.intervals import resampled_sums
+
+    return 100.0 * resampled_sums(m.T, resamples, rng=rng) / m.shape[1]
 
 
 def agreement(a: Group, b: Group, resamples: int = RESAMPLES, level: float = LEVEL) -> dict:

@@ -214,3 +214,35 @@ def rating_table(data: dict) -> Table:
                   "'-': fewer than 3 pairs, or a constant side."
                   + (f" {data['rejected']} rating(s) outside 1-5 in the judgments file left "
                      "out." if data.get("rejected") else "")])
+
+
+def human_verdicts(sample: dict, latest: dict, scores: dict, root) -> dict:
+    """The annotators as one judge of whole images (report/judges.py): per validate unit
+    the majority's verdict (a tie left out), set against the truth of the unit's image in
+    `scores` (resolved image path -> its t2i record with `faithful`); units whose image
+    has no truth are left out. {"rows": verdict rows, "note": what was left out}."""
+    from pathlib import Path
+
+    from autocomp.report.judges import HUMANS, WHOLE
+
+    units = {u["key"]: u for u in sample["units"]}
+    votes = defaultdict(list)
+    for (_who, key), rec in latest.items():
+        if key in units and rec.get("answer") in ("yes", "no"):
+            votes[key].append(rec["answer"] == "yes")
+    rows, ties, unknown = [], 0, 0
+    for key, got in votes.items():
+        if 2 * sum(got) == len(got):
+            ties += 1
+            continue
+        record = scores.get(str((Path(root) / units[key]["image"]).resolve()))
+        if record is None or record.get("faithful") is None:
+            unknown += 1
+            continue
+        rows.append({"judge": HUMANS, "unit": record["prompt"], "key": f"{record['id']}:all",
+                     "aspect": WHOLE, "n": record["n"], "truth": bool(record["faithful"]),
+                     "said": 2 * sum(got) > len(got)})
+    annotators = len({who for who, _ in latest})
+    note = (f"humans: the majority of {annotators} annotator(s) on {len(rows):,} judged "
+            f"images; {ties:,} ties and {unknown:,} images without truth left out")
+    return {"rows": rows, "note": note}

@@ -120,9 +120,11 @@ def read_models(path: Path) -> tuple[list[Model], dict]:
 def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=(),
             tracks=TRACKS, per_group: int | None = None, device: str = "auto",
             vqascore: str | None = None, clipscore: str | None = None,
-            batch_size: int = 8, answerer=None, detector=None) -> dict:
+            batch_size: int = 8, answerer=None, detector=None,
+            scored_into: dict | None = None) -> dict:
     """Draw, score and summarize; returns the summary (also written to `out`).
-    `answerer`, `detector`: backends (config.Backend) in place of the run's validators'."""
+    `answerer`, `detector`: backends (config.Backend) in place of the run's validators';
+    `scored_into`: a dict that takes each model's scored records (one per image asked)."""
     from autocomp.core.progress import Progress, busy
     from autocomp.run import Run
     from autocomp.t2i.figure import by_n_figure
@@ -147,6 +149,8 @@ def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=
                 judge = Judge(run, device, vqascore, clipscore, batch_size, answerer,
                               detector)
         scored[model.name] = _scores(judge, model, records, by_prompt, out, batch_size)
+    if scored_into is not None:
+        scored_into.update(scored)
     summary = {"run": str(run_dir), "images_per_prompt": k, "tracks": list(tracks),
                "backends": judge.names if judge else {},
                "models": {m.name: m.describe() for m in models},
