@@ -19,6 +19,10 @@ COMMANDS = {
     "eval": ("autocomp.cli.eval:eval_cmd", "Score models on a run's benchmarks (or SugarCrepe, "
              "CREPE, tables)."),
     "report": ("autocomp.cli.report:report", "Tables (Auto-Comp layouts) from eval results."),
+    "leaderboard": ("autocomp.cli.leaderboard:leaderboard", "A static leaderboard page (and "
+                    "its JSON) of results that pass the results schema."),
+    "results": ("autocomp.cli.results:results", "Check results against the results schema "
+                "(fields, provenance, predictions); verify a sample by re-scoring it."),
     "audit": ("autocomp.cli.audit:audit_cmd", "Blind scorers and caption anomalies per "
               "benchmark (runs, SugarCrepe, CREPE, tables)."),
     "split": ("autocomp.cli.split:split", "Train / val / test by concept; seen / unseen "

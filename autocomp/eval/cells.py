@@ -19,6 +19,7 @@ from autocomp.eval.cell_progress import CellProgress
 from autocomp.eval.harness import Harness, write_json
 from autocomp.eval.modelset import load_model_set, model_labels, record_models
 from autocomp.eval.once import Digesting, ReadOnce
+from autocomp.eval.provenance import provenance
 from autocomp.eval.result_files import (
     Cell,
     Fingerprints,
@@ -51,6 +52,7 @@ class Request:
                  positive ties a negative (eval/metrics.py); each result says which, and
                  a result of another rule is done again
     rank, world_size, share   this process's part of a distributed eval (eval/shares.py)
+    items        score only the items with these ids (None: every item)
     """
 
     run_dir: Path
@@ -75,6 +77,7 @@ class Request:
     labels: dict | None = None
     ties: str = "strict"
     split: str | None = "test"  # a run with splits: the items of this split (or all)
+    items: frozenset | None = None
 
     def __post_init__(self):
         from autocomp.eval.metrics import TIES
@@ -112,6 +115,10 @@ def evaluate_request(req: Request) -> list[dict]:
                                     req.skip_missing)
     benches = (find_benchmarks(suite.root, req.patterns, req.split) if suite.format == "run"
                else suite.select(req.patterns).benchmarks)
+    if req.items is not None:  # a sample re-scored (`autocomp results verify`)
+        from autocomp.formats.suite import only_items
+
+        benches = [only_items(b, req.items) for b in benches]
     light = {m for m in req.models if req.scorer(m).light}  # every spec checked up front
     session = Session(req, suite, light)
     if req.world_size > 1 and req.share is not None and req.cache_dir is not None:
@@ -241,7 +248,8 @@ class Session:
                   "encoded": got["encoded"], "format": suite.format,
                   "benchmark_fingerprint": self.prints[bench],
                   "precision": getattr(s, "precision", "fp32"),
-                  "run": str(suite.source), "autocomp_version": __version__}
+                  "run": str(suite.source), "autocomp_version": __version__,
+                  **provenance(s)}
         if self.req.labels.get(cell.model):
             result["label"] = self.req.labels[cell.model]
         meta = getattr(bench, "meta", None)

@@ -79,3 +79,18 @@ def finished(path: Path, fingerprint: str | None = None, ties: str = "strict") -
     """A result file that is there and whole (a truncated one is done again) and, given a
     fingerprint, of the benchmark as it is now, under the tie rule `ties`."""
     return result_state(path, fingerprint, ties) == "done"
+
+
+def recorded_outcome(p: dict, rule: str = "strict") -> float:
+    """One item's outcome under a tie rule (`autocomp eval --ties`), as its result counted
+    it: strict 1 / 0, argmax 1 / 0 (a tie at the top is right), aware the tie credit
+    (1 / the candidates tied at the top). Predictions written before correct_argmax was
+    recorded give argmax from the tie credit (non-zero exactly when the positive is on
+    top, ties included)."""
+    if rule == "aware":
+        return float(p.get("tie_credit") or 0.0)
+    if rule == "argmax":
+        if "correct_argmax" in p:
+            return float(bool(p["correct_argmax"]))
+        return float(bool(p.get("correct")) or (p.get("tie_credit") or 0.0) > 0)
+    return float(bool(p.get("correct")))

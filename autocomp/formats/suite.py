@@ -100,6 +100,13 @@ class Suite:
                      {**self.info, "first_rows": rows}, self.also)
 
 
+def only_items(bench, ids) -> LoadedBenchmark:
+    """A benchmark (of any format) cut to the items with these ids, in their order."""
+    return LoadedBenchmark(bench.name, bench.task, bench.n, bench.track, bench.kind,
+                           lambda: (it for it in bench.items() if it["id"] in ids),
+                           getattr(bench, "meta", None) or {})
+
+
 def own_files(folder: Path, pattern: str) -> list[Path]:
     """The regular files under `folder` matching `pattern` (rglob), sorted, leaving out any
     that lead out of it (a symlink to elsewhere): a folder reader reads its own files."""

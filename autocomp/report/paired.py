@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from autocomp.eval.intervals import paired
+from autocomp.eval.result_files import recorded_outcome as outcome
 
 
 def predictions_file(cell: dict) -> Path | None:
@@ -28,21 +29,6 @@ def predictions_file(cell: dict) -> Path | None:
         if pred.is_file():
             return pred
     return None
-
-
-def outcome(p: dict, rule: str = "strict") -> float:
-    """One item's outcome under a tie rule (`autocomp eval --ties`), as its result counted
-    it: strict 1 / 0, argmax 1 / 0 (a tie at the top is right), aware the tie credit
-    (1 / the candidates tied at the top). Predictions written before correct_argmax was
-    recorded give argmax from the tie credit (non-zero exactly when the positive is on
-    top, ties included)."""
-    if rule == "aware":
-        return float(p.get("tie_credit") or 0.0)
-    if rule == "argmax":
-        if "correct_argmax" in p:
-            return float(bool(p["correct_argmax"]))
-        return float(bool(p.get("correct")) or (p.get("tie_credit") or 0.0) > 0)
-    return float(bool(p.get("correct")))
 
 
 @lru_cache(maxsize=256)

@@ -47,6 +47,7 @@ def model_ref(family: str, name: str, pretrained: str | None) -> tuple[str, str]
 class VLMChoice(ChoiceScorer):
     family = "vlm"
     needs_image = True
+    prompt_template = PROMPT  # what results record (eval/provenance.py)
     default_batch_size = 8  # prompts with an image each, on a 12B model
 
     def __init__(self, name, pretrained=None, **kw):

@@ -1,0 +1,133 @@
+"""The results schema: what a result JSON must hold for others to trust and compare it
+(`autocomp results check DIR`; `autocomp leaderboard` shows only results that pass).
+
+Every result (results/<model>/<benchmark>.json, written by `autocomp eval`) holds the
+FIELDS below with their types, the provenance of eval/provenance.py, a predictions file
+beside it with one line per item (`id`, `correct`, ...), and scores those lines give back:
+the accuracy recomputed from the lines under the result's tie rule is the one recorded.
+A problem is one line naming the file, the field and the value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+NUMBER = (int, float)
+FIELDS: dict[str, tuple[tuple, str]] = {
+    "benchmark": ((str,), "the benchmark's name"),
+    "model": ((str,), "the model's spec"),
+    "format": ((str,), "the benchmark's format"),
+    "n_items": ((int,), "the items scored"),
+    "metrics": ((dict,), "the scores"),
+    "chance": (NUMBER, "the chance accuracy"),
+    "ties": ((str,), "the tie rule"),
+    "precision": ((str,), "fp32, bf16 or fp16"),
+    "benchmark_fingerprint": ((str,), "the digest of the items scored"),
+    "autocomp_version": ((str,), "the version that scored it"),
+    "weights": ((dict,), "the weights' source and digest or revision"),
+    "seed": ((int, type(None)), "the scorer's seed"),
+    "prompt_template": ((str, type(None)), "what the model is asked"),
+    "hardware": ((dict,), "where it ran"),
+}
+TIES = ("strict", "aware", "argmax")
+TOLERANCE = 0.01  # points: the recorded accuracy is rounded to 4 decimals
+
+
+def _bad_type(value, types) -> bool:
+    if isinstance(value, bool) and bool not in types:
+        return True
+    if not isinstance(value, types):
+        return True
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def field_problems(data) -> list[str]:
+    """"field 'x': ..." for each field missing or of the wrong type (none: []) ."""
+    if not isinstance(data, dict):
+        return [f"expected a JSON object, got {type(data).__name__}"]
+    out = []
+    for name, (types, what) in FIELDS.items():
+        if name not in data:
+            out.append(f"field '{name}' ({what}): missing")
+        elif _bad_type(data[name], types):
+            names = "/".join(t.__name__ for t in types)
+            out.append(f"field '{name}': expected {names}, got {data[name]!r:.60}")
+    if out:
+        return out
+    if data["ties"] not in TIES:
+        out.append(f"field 'ties': expected one of {', '.join(TIES)}, got {data['ties']!r:.40}")
+    accuracy = data["metrics"].get("accuracy")
+    if _bad_type(accuracy, NUMBER) or not 0 <= accuracy <= 100:
+        out.append(f"field 'metrics.accuracy': expected a number in [0, 100], got "
+                   f"{accuracy!r:.40}")
+    weights = data["weights"]
+    if not isinstance(weights.get("source"), str):
+        out.append("field 'weights.source': missing")
+    elif weights.get("kind") not in ("rule", "served") and not (
+            weights.get("digest") or weights.get("revision")):
+        out.append("field 'weights': neither a digest nor a revision of the weights")
+    if data["n_items"] < 1:
+        out.append(f"field 'n_items': expected at least 1, got {data['n_items']}")
+    return out
+
+
+def prediction_problems(path: Path, data: dict) -> list[str]:
+    """The predictions file beside a result: there, one whole line per item, and the
+    recorded accuracy given back by its lines."""
+    from autocomp.eval.result_files import recorded_outcome
+
+    pred = Path(path).with_suffix(".predictions.jsonl")
+    if not pred.is_file():
+        return [f"predictions: no {pred.name} beside it (per-item predictions let anyone "
+                "re-score the result)"]
+    total, n = 0.0, 0
+    try:
+        with open(pred, encoding="utf-8") as fh:
+            for k, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    p = json.loads(line)
+                except ValueError:
+                    return [f"predictions: line {k} of {pred.name} is not JSON"]
+                if not isinstance(p, dict) or not isinstance(p.get("id"), str):
+                    return [f"predictions: line {k} of {pred.name} has no item id"]
+                total += recorded_outcome(p, data["ties"])
+                n += 1
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"predictions: cannot read {pred.name} ({exc})"]
+    if n != data["n_items"]:
+        return [f"predictions: {n:,} lines in {pred.name} for n_items {data['n_items']:,}"]
+    again = 100.0 * total / n
+    if abs(again - data["metrics"]["accuracy"]) > TOLERANCE:
+        return [f"predictions: they give accuracy {again:.4f}, the result records "
+                f"{data['metrics']['accuracy']:.4f}"]
+    return []
+
+
+def check_file(path: Path) -> list[str]:
+    """Every problem of one result file, each one line (none: [])."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"cannot read it ({exc})"]
+    except ValueError as exc:
+        return [f"not valid JSON ({exc})"]
+    problems = field_problems(data)
+    return problems or prediction_problems(path, data)
+
+
+def result_files(folder: Path) -> list[Path]:
+    """The result JSON files of a results folder (models.yaml, summaries and verification
+    records are not)."""
+    from autocomp.formats.suite import own_files
+
+    return [p for p in own_files(Path(folder), "*.json")
+            if p.parent != Path(folder) and not p.name.endswith(".verified.json")]
+
+
+def check_folder(folder: Path) -> dict[Path, list[str]]:
+    """Result file -> its problems, for every result file under `folder`."""
+    return {p: check_file(p) for p in result_files(folder)}

@@ -1,0 +1,90 @@
+"""`autocomp results verify`: a result re-scored on a seeded sample of its items, from its
+recorded inputs (the benchmark it names, the model spec, the tie rule and precision), with
+nothing cached: it is verified when every sampled item gets the same outcome and scores
+within TOLERANCE of the recorded ones. The record goes beside the result
+(<benchmark>.verified.json) with the digest of the result file it verified, so a result
+changed afterwards is no longer verified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from autocomp.core.errors import AutocompError
+
+TOLERANCE = 1e-3  # absolute, on the recorded scores (rounded to 6 decimals)
+SCORES = ("positive_score", "best_negative_score")
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def sidecar(path: Path) -> Path:
+    return Path(path).with_suffix(".verified.json")
+
+
+def still_verified(path: Path) -> bool:
+    """A verification record that matched, of the result file as it is now."""
+    try:
+        got = json.loads(sidecar(path).read_text(encoding="utf-8"))
+        return bool(got.get("verified")) and got.get("result_sha256") == _digest(path)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def sample_ids(ids: list[str], k: int) -> list[str]:
+    """k ids drawn by a hash of each (the same sample every time, whatever the order)."""
+    return sorted(ids, key=lambda i: hashlib.sha256(f"verify:{i}".encode()).hexdigest())[:k]
+
+
+def verify(path: Path, k: int = 20, device: str = "auto", source: Path | None = None) -> dict:
+    """Re-score `k` items of the result at `path`; writes and returns the record."""
+    import tempfile
+
+    from autocomp.core.records import read_jsonl, write_text
+    from autocomp.eval.cells import evaluate
+    from autocomp.formats import open_suite
+
+    path = Path(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    recorded = {p["id"]: p for p in read_jsonl(path.with_suffix(".predictions.jsonl"))}
+    ids = set(sample_ids(list(recorded), k))
+    where = Path(source or data.get("run") or "")
+    try:
+        suite = open_suite(where, None if data.get("format") == "run" else data.get("format"),
+                           None, None, False)
+    except AutocompError as exc:
+        raise AutocompError(f"cannot reopen the benchmark it scored ({exc}): pass --source",
+                            file=path) from None
+    bench = next((b for b in suite.benchmarks if b.name == data["benchmark"]), None)
+    if bench is None:
+        raise AutocompError(f"{where} has no benchmark '{data['benchmark']}'", file=path)
+    with tempfile.TemporaryDirectory(prefix="autocomp-verify-") as tmp:
+        evaluate(where, [data["model"]], Path(tmp) / "out", [bench.name],
+                 cache_dir=Path(tmp) / "cache", device=device, suite=suite,
+                 items=frozenset(ids),
+                 precision=data.get("precision") or "fp32", ties=data.get("ties") or "strict",
+                 progress_every=None)
+        again = {}
+        for pred in Path(tmp, "out").rglob("*.predictions.jsonl"):
+            again.update({p["id"]: p for p in read_jsonl(pred)})
+    differ = []
+    for i in sorted(ids):
+        a, b = recorded[i], again.get(i)
+        if b is None:
+            differ.append(f"{i}: not scored again")
+            continue
+        if bool(a.get("correct")) != bool(b.get("correct")):
+            differ.append(f"{i}: correct {a.get('correct')} then {b.get('correct')}")
+        for key in SCORES:
+            x, y = a.get(key), b.get(key)
+            if x is not None and y is not None and abs(float(x) - float(y)) > TOLERANCE:
+                differ.append(f"{i}: {key} {x} then {y}")
+    record = {"verified": not differ, "items": len(ids), "differ": differ[:20],
+              "tolerance": TOLERANCE, "result_sha256": _digest(path),
+              "model": data["model"], "benchmark": data["benchmark"]}
+    write_text(sidecar(path), json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record

@@ -1,0 +1,178 @@
+"""The results schema (`autocomp results check`), re-scoring a sample (`results verify`) and
+the leaderboard page (`autocomp leaderboard`), opened in Chromium."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from autocomp.cli import main
+
+BENCH = "shape_color-n2/minimal-*"
+
+
+@pytest.fixture(scope="module")
+def scored(demo_run, tmp_path_factory):
+    """Light scorers' results on the demo's N = 2 minimal shape_color benchmarks."""
+    from autocomp import api
+
+    out = tmp_path_factory.mktemp("board") / "results"
+    api.evaluate(demo_run, ["reference:random", "blind:length", "blind:unigram"], out, BENCH)
+    return out
+
+
+def _copy(folder, tmp_path):
+    import shutil
+
+    return shutil.copytree(folder, tmp_path / "results")
+
+
+def test_results_carry_provenance_and_pass_the_check(scored):
+    from autocomp.eval.schema import FIELDS, result_files
+
+    files = result_files(scored)
+    assert len(files) == 6
+    data = json.loads(files[0].read_text())
+    assert set(FIELDS) <= set(data)
+    assert data["weights"]["kind"] == "rule" and data["hardware"]["device"] == "cpu"
+    got = CliRunner().invoke(main, ["results", "check", str(scored)])
+    assert got.exit_code == 0, got.output
+    assert "6 results: every one whole" in got.output
+
+
+@pytest.mark.parametrize("damage, needle", [
+    (lambda d, p: d.pop("weights"), "field 'weights' (the weights' source and digest or "
+                                    "revision): missing"),
+    (lambda d, p: d.update(seed="7"), "field 'seed': expected int/NoneType, got '7'"),
+    (lambda d, p: d["metrics"].update(accuracy=101.0), "field 'metrics.accuracy'"),
+    (lambda d, p: p.write_text("".join(p.read_text().splitlines(True)[1:])),
+     "lines in"),
+    (lambda d, p: d["metrics"].update(accuracy=d["metrics"]["accuracy"] + 1),
+     "predictions: they give accuracy"),
+])
+def test_a_damaged_result_is_refused_in_one_line(scored, tmp_path, damage, needle):
+    from autocomp.eval.schema import result_files
+
+    folder = _copy(scored, tmp_path)
+    path = result_files(folder)[0]
+    data = json.loads(path.read_text())
+    damage(data, path.with_suffix(".predictions.jsonl"))
+    path.write_text(json.dumps(data))
+    got = CliRunner().invoke(main, ["results", "check", str(folder)])
+    assert got.exit_code == 1
+    lines = [line for line in got.output.splitlines() if line.startswith(str(path))]
+    assert len(lines) == 1 and needle in lines[0], got.output
+    assert "1 of 6 results fail the results schema" in got.output
+
+
+def test_verify_marks_a_result_and_a_changed_result_loses_the_mark(scored, tmp_path):
+    from autocomp.eval.schema import result_files
+    from autocomp.eval.verify import still_verified
+
+    folder = _copy(scored, tmp_path)
+    got = CliRunner().invoke(main, ["results", "verify", str(folder), "--sample", "4",
+                                    "--model", "reference:random"])
+    assert got.exit_code == 0, got.output
+    assert "2 of 2 results verified" in got.output
+    random = [p for p in result_files(folder) if "reference_random" in str(p)]
+    assert all(still_verified(p) for p in random)
+    record = json.loads(random[0].with_suffix(".verified.json").read_text())
+    assert record["items"] == 4 and record["differ"] == []
+    # a recorded score changed by hand: the sample no longer re-scores as recorded
+    pred = random[0].with_suffix(".predictions.jsonl")
+    from autocomp.eval.verify import sample_ids
+
+    rows = [json.loads(line) for line in pred.read_text().splitlines()]
+    first = sample_ids([r["id"] for r in rows], 4)[0]
+    for r in rows:
+        if r["id"] == first:
+            r["positive_score"] = r["positive_score"] + 0.5
+    pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    again = CliRunner().invoke(main, ["results", "verify", str(folder), "--sample", "4",
+                                      "--model", "reference:random"])
+    assert again.exit_code == 1 and f"{first}: positive_score" in again.output
+    assert not still_verified(random[0]) and still_verified(random[1])
+    random[1].write_text(random[1].read_text().replace('"ties"', '"ties" ', 1))
+    assert not still_verified(random[1])  # the result changed since it was verified
+
+
+@pytest.mark.slow
+def test_leaderboard_page_sorts_and_shows_intervals_in_chromium(demo_run, scored, tmp_path,
+                                                                 browser):
+    from tiny_models import tiny_open_clip
+
+    from autocomp import api
+
+    folder = _copy(scored, tmp_path)
+    clips = [f"open_clip:local-dir:{tiny_open_clip(tmp_path / f'oc{s}', seed=s)}"
+             for s in (0, 1)]
+    api.evaluate(demo_run, clips, folder, BENCH)
+    got = CliRunner().invoke(main, ["results", "verify", str(folder), "--sample", "3",
+                                    "--model", clips[0]])
+    assert got.exit_code == 0, got.output
+    bad = next(p for p in folder.rglob("*.json") if "blind_length" in str(p))
+    bad.write_text(json.dumps({k: v for k, v in json.loads(bad.read_text()).items()
+                               if k != "hardware"}))
+    site = tmp_path / "site"
+    got = CliRunner().invoke(main, ["leaderboard", str(folder), "-o", str(site)])
+    assert got.exit_code == 0, got.output
+    assert "left out: blind:length on shape_color-n2/minimal-" in got.output
+    data = json.loads((site / "leaderboard.json").read_text())
+    files = {f["path"] for f in data["files"]}
+    assert any(p.endswith(".predictions.jsonl") for p in files)
+    assert all((site / p).is_file() for p in files)
+
+    browser.get((site / "index.html").as_uri())
+    table = browser.find_element("css selector", "section table")
+    heads = [th.text.rstrip(" ▼▲") for th in table.find_elements("css selector", "thead th")]
+    assert heads[:2] == ["Model", "All"] and "vs blind" in heads and "Min" in heads
+
+    def models():
+        rows = table.find_elements("css selector", "tbody tr")
+        return [(r.find_elements("css selector", "td")[0].text,
+                 float(r.find_elements("css selector", "td")[1].get_attribute("data-value")))
+                for r in rows]
+
+    first = models()
+    assert len(first) == 2 and [v for _, v in first] == sorted((v for _, v in first),
+                                                                reverse=True)
+    for row in table.find_elements("css selector", "tbody tr"):
+        cells = row.find_elements("css selector", "td")[1:-1]
+        assert all("[" in c.text and c.get_attribute("title").startswith("n = ")
+                   for c in cells), [c.text for c in cells]
+    assert sum("✓" in name for name, _ in first) == 1
+    table.find_elements("css selector", "thead th")[1].click()  # All, the other way
+    assert models() == first[::-1]
+    foot = [r.find_elements("css selector", "td")[0].text
+            for r in table.find_elements("css selector", "tfoot tr")]
+    assert foot[0] == "chance" and {"reference:random", "blind:unigram"} <= set(foot)
+    left = browser.find_element("id", "left-out").text
+    assert "blind:length" in left and "hardware" in left
+
+
+def test_the_weights_digest_follows_the_weights_and_the_template_the_scorer():
+    import torch
+
+    from autocomp.eval.provenance import provenance
+    from autocomp.eval.scorers import load_scorer
+
+    class Held:
+        spec = "tiny:x"
+
+        def __init__(self, seed):
+            torch.manual_seed(seed)
+            self.model = torch.nn.Linear(3, 2)
+            self.scale = torch.nn.Module()
+            self.scale.register_buffer("logit", torch.tensor(2.0))  # a 0-d buffer
+
+        def encode_texts(self, texts):
+            return texts
+
+    a, b, c = provenance(Held(0)), provenance(Held(0)), provenance(Held(1))
+    assert a["weights"]["digest"] == b["weights"]["digest"] != c["weights"]["digest"]
+    assert a["weights"]["parameters"] == 3 * 2 + 2 + 1 and a["prompt_template"] == "{caption}"
+    vqa = provenance(load_scorer("vqascore:some/model"))
+    assert vqa["prompt_template"].startswith('Does this figure show "{caption}"')
+    assert vqa["weights"]["kind"] == "rule" or "digest" not in vqa["weights"]
