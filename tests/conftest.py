@@ -272,3 +272,20 @@ def pytest_collection_modifyitems(config, items):
         return 0 if Path(module).name == "test_docs.py" else 1
 
     items.sort(key=rank)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With $AUTOCOMP_TIMELINE set to a file: one line per test (worker, start, end,
+    node id) appended to it, to see where a worker waits (scripts/bench_suite.py)."""
+    path = os.environ.get("AUTOCOMP_TIMELINE")
+    if not path:
+        yield
+        return
+    import time
+
+    start = time.time()
+    yield
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')} {start:.3f} "
+                 f"{time.time():.3f} {item.nodeid}\n")

@@ -139,7 +139,7 @@ def test_relation_negatives_survive_the_default_filter(tmp_path):
     from autocomp.run import Run
 
     cfg = parse_config({"name": "rel", "concepts": [
-        {"task": "shape_position", "n": [3], "count": 30}],
+        {"task": "shape_position", "n": [3], "count": 12}],
         "generate": {"options": {"size": 64}}})
     run = Run.create(cfg, tmp_path / "run")
     run_pipeline(run, progress=False)

@@ -176,3 +176,20 @@ def test_the_weights_digest_follows_the_weights_and_the_template_the_scorer():
     vqa = provenance(load_scorer("vqascore:some/model"))
     assert vqa["prompt_template"].startswith('Does this figure show "{caption}"')
     assert vqa["weights"]["kind"] == "rule" or "digest" not in vqa["weights"]
+
+
+def test_the_site_copies_no_file_from_outside_the_results(scored, tmp_path):
+    from autocomp.eval.schema import result_files
+
+    folder = _copy(scored, tmp_path)
+    pred = result_files(folder)[0].with_suffix(".predictions.jsonl")
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_bytes(pred.read_bytes())
+    pred.unlink()
+    pred.symlink_to(outside)
+    site = tmp_path / "site"
+    got = CliRunner().invoke(main, ["leaderboard", str(folder), "-o", str(site)])
+    assert got.exit_code == 0, got.output
+    assert f"{pred.name} leads out of its results folder" in got.output
+    assert not (site / "results" / pred.parent.name / pred.name).exists()
+    assert len(list(site.rglob("*.json"))) == 1 + 5  # leaderboard.json and 5 results

@@ -23,7 +23,8 @@ def test_counts_equal_formulas(tasks, name, n):
     task = tasks[name]
     if task.capacity_problem(n):
         pytest.skip(task.capacity_problem(n))
-    for concept in sample_concepts(task, n, 3, seed=n):
+    # N = 4: one concept (65,535 confusion negatives each; every one checked)
+    for concept in sample_concepts(task, n, 3 if n < 4 else 1, seed=n):
         for kind in ("swap", "confusion"):
             ns = make_negatives(concept.graph, task, kind, minimal(task))
             want = (math.factorial(n) - 1 if kind == "swap" else

@@ -164,6 +164,7 @@ def write_site(folders: list[Path], out: Path, models_file: Path | None = None,
     from autocomp.core.records import write_text
     from autocomp.eval.schema import check_file
     from autocomp.report.gather import gather
+    from autocomp.report.html import inside
 
     results, labels = gather(folders, models_file)
     shown, left = [], []
@@ -171,6 +172,10 @@ def write_site(folders: list[Path], out: Path, models_file: Path | None = None,
     for r in results:
         path = _result_path(r)
         problems = check_file(path) if path else ["its file is not found"]
+        outside = [f.name for f in _files(path) if inside(f, Path(r["folder"])) is None] \
+            if path else []
+        if outside:  # the site would carry a file from elsewhere
+            problems = [f"{outside[0]} leads out of its results folder"]
         if problems:
             left.append({"model": r["model"], "benchmark": r["benchmark"],
                          "why": problems[0]})
@@ -186,15 +191,20 @@ def write_site(folders: list[Path], out: Path, models_file: Path | None = None,
         src = Path(r["_file"])
         dest = out / "results" / src.parent.name
         dest.mkdir(exist_ok=True)
-        for f in (src, src.with_suffix(".predictions.jsonl"), src.with_suffix(".verified.json")):
-            if f.is_file():
-                shutil.copyfile(f, dest / f.name)
-                data["files"].append({"model": r["model"], "benchmark": r["benchmark"],
-                                      "path": f"results/{src.parent.name}/{f.name}"})
+        for f in _files(src):
+            shutil.copyfile(f, dest / f.name)
+            data["files"].append({"model": r["model"], "benchmark": r["benchmark"],
+                                  "path": f"results/{src.parent.name}/{f.name}"})
     write_text(out / "leaderboard.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     write_text(out / "index.html", page(data))
     return {"shown": len(shown), "left_out": left, "path": out / "index.html",
             "sections": len(data["sections"])}
+
+
+def _files(result: Path) -> list[Path]:
+    """The files of a result that go on the site: it, its predictions, its verification."""
+    return [f for f in (result, result.with_suffix(".predictions.jsonl"),
+                        result.with_suffix(".verified.json")) if f.is_file()]
 
 
 def _result_path(r: dict) -> Path | None:
