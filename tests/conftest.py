@@ -276,16 +276,23 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """With $AUTOCOMP_TIMELINE set to a file: one line per test (worker, start, end,
-    node id) appended to it, to see where a worker waits (scripts/bench_suite.py)."""
+    """With $AUTOCOMP_TIMELINE set to a file: one line per test (worker, start, end, CPU
+    seconds of the worker and the processes it waited for, node id) appended to it, to see
+    which tests wait rather than work."""
     path = os.environ.get("AUTOCOMP_TIMELINE")
     if not path:
         yield
         return
+    import resource
     import time
 
-    start = time.time()
+    def cpu() -> float:
+        own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                                      resource.RUSAGE_CHILDREN))
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    start, used = time.time(), cpu()
     yield
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')} {start:.3f} "
-                 f"{time.time():.3f} {item.nodeid}\n")
+                 f"{time.time():.3f} {cpu() - used:.3f} {item.nodeid}\n")
