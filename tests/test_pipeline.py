@@ -148,7 +148,7 @@ def test_corrupt_or_missing_image_fails_its_checks_and_the_run_goes_on(tmp_path)
 
 @pytest.mark.slow
 def test_sigkill_during_generation_then_resume_equals_unkilled(tmp_path):
-    config = _config(tmp_path, count=25, batch=2)
+    config = _config(tmp_path, count=12, batch=2)
     reference = Run.create(load_config(config), tmp_path / "reference")
     run_pipeline(reference, progress=False)
 
