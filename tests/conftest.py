@@ -60,6 +60,34 @@ def scored_cell(tmp_path, model: str, rows: list[dict]) -> dict:
     return cell
 
 
+def write_result(folder, model: str, bench: str, right: int, items: int,
+                 **more) -> Path:
+    """A result of `model` on `bench` as eval writes it (every field of the results schema),
+    `right` of `items` right (items i0..i{items-1}; which ones drawn per model and benchmark,
+    so no model's right items hold another's), with its predictions file."""
+    import numpy as np
+
+    from autocomp.eval.cells import result_file
+
+    path = result_file(folder, model, bench)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fmt = more.pop("format", bench.split("/")[0])
+    path.write_text(json.dumps({
+        "benchmark": bench, "model": model, "format": fmt, "n_items": items, "ties": "strict",
+        "metrics": {"accuracy": 100.0 * right / items,
+                    "accuracy_tie_aware": 100.0 * right / items,
+                    "chance": 50.0}, "chance": 50.0, "precision": "fp32",
+        "benchmark_fingerprint": "f" * 32, "autocomp_version": "0.1.0",
+        "weights": {"source": model, "kind": "rule"}, "seed": None, "prompt_template": None,
+        "hardware": {"device": "cpu"},
+        "task": None, "n": None, "track": None, "kind": bench.split("/")[-1], **more}))
+    rng = np.random.default_rng(list((model + bench).encode()))
+    hits = set(rng.permutation(items)[:right].tolist())
+    path.with_suffix(".predictions.jsonl").write_text(
+        "".join(json.dumps({"id": f"i{k}", "correct": k in hits}) + "\n" for k in range(items)))
+    return path
+
+
 def assert_file_error(load, tmp_path, body: str, needle: str) -> None:
     """Loading `body` from a file fails with one line naming the file and the problem."""
     from autocomp.core.errors import AutocompError

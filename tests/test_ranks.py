@@ -8,28 +8,9 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import write_result
 
 from autocomp.cli import main
-from autocomp.eval.cells import result_file
-
-
-def write_result(folder, model: str, bench: str, right: int, n: int, **more) -> None:
-    """A result of `model` on `bench`: `right` of `n` items right (items i0..i{n-1}; which
-    ones drawn per model and benchmark, so no model's right items hold another's), with
-    its predictions file."""
-    path = result_file(folder, model, bench)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fmt = more.pop("format", bench.split("/")[0])
-    path.write_text(json.dumps({
-        "benchmark": bench, "model": model, "format": fmt, "n_items": n, "ties": "strict",
-        "metrics": {"accuracy": 100.0 * right / n, "accuracy_tie_aware": 100.0 * right / n,
-                    "chance": 50.0}, "chance": 50.0,
-        "task": None, "n": None, "track": None, "kind": bench.split("/")[-1], **more}))
-    rng = np.random.default_rng(list((model + bench).encode()))
-    hits = set(rng.permutation(n)[:right].tolist())
-    path.with_suffix(".predictions.jsonl").write_text(
-        "".join(json.dumps({"id": f"i{k}", "correct": k in hits}) + "\n" for k in range(n)))
-
 
 MODELS = ["m1", "m2", "m3", "m4", "m5"]
 # ranks on X: m1 > m2 > m3 > m4 > m5; on Y the same but m3 and m4 trade places: one
