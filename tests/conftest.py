@@ -1,17 +1,10 @@
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# Bytecode is cached for the suite's processes even where the environment says not to
-# (PYTHONDONTWRITEBYTECODE=1 here): the hundreds of `autocomp` processes the tests start
-# would otherwise compile the package again each (0.2-0.4 s apiece), and each pytest worker
-# would rewrite every test module's asserts anew. __pycache__/ is ignored by git.
-os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-sys.dont_write_bytecode = False
 
 import pytest  # noqa: E402
 
