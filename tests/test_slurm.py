@@ -209,6 +209,7 @@ def test_missing_weights_are_not_requeued_and_the_log_says_why(tmp_path):
     assert not (tmp_path / "slurm" / "requeued").exists()
 
 
+@pytest.mark.slow  # two processes over gloo
 def test_a_run_killed_during_its_merge_completes_on_requeue_with_every_id_once(tmp_path,
                                                                               monkeypatch):
     """Issue 54: preemption (SIGTERM: no cleanup) while a stage's records are merged leaves

@@ -334,6 +334,7 @@ def test_t2i_checks_its_judges_before_drawing(run, tmp_path):
     assert not (tmp_path / "o" / "procedural").exists()  # nothing drawn
 
 
+@pytest.mark.slow  # a tiny VLM and a tiny CLIP loaded
 def test_vqascore_and_clipscore_of_the_whole_prompt(run, tmp_path):
     """Real loading of a tiny VLM and a tiny CLIP: each image's VQAScore is the likelihood
     scorer's P(yes) of its prompt, its CLIPScore 100 x max(cos, 0)."""
