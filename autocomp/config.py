@@ -324,9 +324,9 @@ class _Parser(FieldReader):
                                                field=f"{section}.{options_field}"))
 
     def benchmarks(self, value) -> tuple[str, ...]:
-        from autocomp.negatives.generate import KINDS
+        from autocomp.negatives.generate import NEGATIVE_KINDS
 
-        known = (*KINDS, "winoground")  # winoground: each concept and its swap partner
+        known = (*NEGATIVE_KINDS, "winoground")  # winoground: each concept and its swap partner
         if value is None:
             return BuildConfig().benchmarks
         if not isinstance(value, list) or not value:

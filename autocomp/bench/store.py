@@ -27,7 +27,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.scene import SceneGraph
 from autocomp.language.check import CheckResult
 from autocomp.negatives.contextual import Substitution
-from autocomp.negatives.generate import KINDS, graph_count_problem, make_negatives
+from autocomp.negatives.generate import NEGATIVE_KINDS, graph_count_problem, make_negatives
 
 VERSION = 1  # of the compact row; a reader refuses a version it does not know
 NEEDS = {"task": str, "n": int, "kind": str, "positive": str, "graph": dict}
@@ -83,7 +83,7 @@ def _graph(row: dict, task, n: int | None, limit: int | None) -> SceneGraph:
         if not isinstance(row.get(key), kind) or isinstance(row.get(key), bool):
             raise ValueError(f"field '{key}' must be a {kind.__name__}, got "
                              f"{str(row.get(key))[:60]!r}")
-    if row["kind"] not in KINDS:
+    if row["kind"] not in NEGATIVE_KINDS:
         raise ValueError(f"unknown negative kind {row['kind'][:40]!r}")
     try:
         graph = SceneGraph.from_dict(row["graph"])

@@ -45,7 +45,7 @@ from autocomp.core.yamlio import checked_mapping, read_yaml
 from autocomp.language.grammar import ARTICLES, Noun, indefinite_article, join, plural
 from autocomp.language.letters import look_alike
 
-KINDS = ("objects", "attributes", "relations")
+VOCABULARY_KINDS = ("objects", "attributes", "relations")
 FIELDS = {  # attribute entries also take one field per value kind (drawn.value_fields)
     "objects": {"name", "article", "plural", "pair"},
     "attributes": {"name"},
@@ -166,9 +166,9 @@ def parse_vocabulary(data, path: Path | str = "<memory>") -> Vocabulary:
     checked_mapping(data, path, TOP_FIELDS,
                     "a vocabulary file must be a mapping with name, kind, entries")
     kind = data.get("kind")
-    if kind not in KINDS:
-        raise AutocompError(f"field 'kind' must be one of {', '.join(KINDS)}, got {kind!r}",
-                            file=path)
+    if kind not in VOCABULARY_KINDS:
+        raise AutocompError(f"field 'kind' must be one of {', '.join(VOCABULARY_KINDS)}, "
+                            f"got {kind!r}", file=path)
     name = check_text(data.get("name") or Path(str(path)).stem, "vocabulary", file=path)
     entries = data.get("entries")
     if not isinstance(entries, list) or not entries:

@@ -4,7 +4,7 @@ module is imported only when the name is chosen. CLI choices and help lists come
 Families: stage (ordered: the pipeline runs them in this order), generator, writer,
 detector, answerer, check (ordered: the validation cascade), scorer, format, kind (how a
 vocabulary's values are drawn and read back: concepts/kinds). Each family says what an
-entry must be (`KINDS`: a subclass of its base class with its methods, or a callable whose
+entry must be (`FAMILY_SHAPES`: a subclass of its base class with its methods, or a callable whose
 signature accepts the family's arguments); an entry that is not is refused when resolved,
 naming the entry.
 
@@ -116,7 +116,7 @@ class Shape:
     factory: bool = False  # a class (subclass of base) or a function returning one
 
 
-KINDS: dict[str, Shape] = {
+FAMILY_SHAPES: dict[str, Shape] = {
     "stage": Shape("autocomp.runtime.stage:Stage"),
     "generator": Shape("autocomp.core.backend:Backend", ("generate",)),
     "writer": Shape("autocomp.core.backend:Backend", ("write",)),
@@ -266,7 +266,7 @@ def resolve(family: str, name: str, *, file=None, field: str | None = None):
 
 def shape_problem(family: str, obj) -> str | None:
     """Why `obj` cannot be an entry of `family`, or None."""
-    shape = KINDS[family]
+    shape = FAMILY_SHAPES[family]
     base = None
     if shape.base:
         module, attr = shape.base.split(":")

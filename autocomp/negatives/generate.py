@@ -47,7 +47,7 @@ from autocomp.concepts.task import Task
 from autocomp.core.errors import AutocompError
 from autocomp.core.scene import SceneGraph
 
-KINDS = ("swap", "confusion", "vary_value", "vary_object")
+NEGATIVE_KINDS = ("swap", "confusion", "vary_value", "vary_object")
 # Most candidate negatives one concept may enumerate (color N=4 confusion: 65,535; N=5:
 # 9,765,624). Raise it with build.max_negatives, --max-negatives or AUTOCOMP_MAX_NEGATIVES.
 MAX_NEGATIVES = 100_000
@@ -144,12 +144,12 @@ def _vary(field: str):
 VARY_FIELD = {"vary_value": "value", "vary_object": "object"}
 ARRANGE = {"swap": _swap, "confusion": _confusion,
            **{kind: _vary(field) for kind, field in VARY_FIELD.items()}}
-assert tuple(ARRANGE) == KINDS
+assert tuple(ARRANGE) == NEGATIVE_KINDS
 
 
 def _arrangements(graph, task, kind) -> Iterator[tuple[list[str], list[str], dict]]:
     if kind not in ARRANGE:
-        raise ValueError(f"unknown negative kind '{kind}' (known: {', '.join(KINDS)})")
+        raise ValueError(f"unknown negative kind '{kind}' (known: {', '.join(NEGATIVE_KINDS)})")
     defined = task.negative_kinds(graph.n_objects)
     if kind in VARY_FIELD and kind not in defined:
         raise ValueError(f"{kind} is one of the N = 1 checks of attribute tasks; task "

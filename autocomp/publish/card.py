@@ -31,7 +31,7 @@ def tracks(writer: str) -> dict:
     who = ("autocomp's template writer (no language model)" if writer == "template" else
            f"a language model (the {writer} writer)")
     return {k: v.format(writer=who) for k, v in TRACKS.items()}
-KINDS = {
+NEGATIVE_DESCRIPTIONS = {
     "swap": "Swap: each negative exchanges the concept's values (or relation arguments) "
             "among its objects; the same words, bound wrongly",
     "confusion": "Confusion: every other assignment of the concept's objects and values "
@@ -157,7 +157,7 @@ def _configs_table(manifest: dict, writer: str = "transformers") -> str:
                      f"{c['kind']} | {c['rows']:,} | {per} | {_pct(c['chance'])} |")
     kinds = dict.fromkeys(c["kind"] for c in manifest["configs"].values())
     lines.append("\nBenchmarks:\n")
-    lines += [f"- **{k}**: {KINDS.get(k, k)}" for k in kinds]
+    lines += [f"- **{k}**: {NEGATIVE_DESCRIPTIONS.get(k, k)}" for k in kinds]
     lines.append("\nTracks: " + "; ".join(f"**{k}**: {v}" for k, v in tracks(writer).items())
                  + ".\n")
     lines.append(

@@ -16,7 +16,7 @@ from autocomp.report.figures import legend_columns, legend_room, pyplot, save
 from autocomp.report.gather import short_label
 from autocomp.report.tables import delta_text, index_results
 
-KINDS = (("swap", "Swap"), ("confusion", "Confusion"))
+MIN_VS_CTX_NEGATIVES = (("swap", "Swap"), ("confusion", "Confusion"))
 
 
 def deltas(results, intervals: dict | None = None) -> tuple[list[str], list[tuple], dict]:
@@ -27,9 +27,10 @@ def deltas(results, intervals: dict | None = None) -> tuple[list[str], list[tupl
 
     idx, models = index_results(results)
     kinds = {r["kind"] for r in results}
-    groups = sorted({(r["task"], r["n"]) for r in results if r["kind"] in dict(KINDS)})
+    compared = dict(MIN_VS_CTX_NEGATIVES)
+    groups = sorted({(r["task"], r["n"]) for r in results if r["kind"] in compared})
     out = {}
-    for kind, _ in KINDS:
+    for kind, _ in MIN_VS_CTX_NEGATIVES:
         if kind not in kinds:
             continue
         for m in models:
@@ -54,7 +55,7 @@ def draw_min_vs_ctx(results, labels=None):
     models, groups, data = deltas(results, ci)
     if all(v is None for v in data.values()):
         return None
-    kinds = [(k, title) for k, title in KINDS if any(key[0] == k for key in data)]
+    kinds = [(k, title) for k, title in MIN_VS_CTX_NEGATIVES if any(key[0] == k for key in data)]
     plt = pyplot()
     width = 0.8 / len(models)
     fig_w = min(16.0, max(6.0, 1.2 + len(groups) * (0.55 + 0.32 * len(models))))
