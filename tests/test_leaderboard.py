@@ -208,3 +208,16 @@ def test_the_site_copies_no_file_from_outside_the_results(tmp_path):
     assert f"{pred.name} leads out of its results folder" in got.output
     assert not (site / "results" / pred.parent.name / pred.name).exists()
     assert len(list(site.rglob("*.json"))) == 1 + 5  # leaderboard.json and 5 results
+
+
+def test_one_model_in_two_folders_keeps_both_results_on_the_site(tmp_path):
+    import shutil
+
+    first = made(tmp_path)
+    second = shutil.copytree(first, tmp_path / "seed2")
+    site = tmp_path / "site"
+    got = CliRunner().invoke(main, ["leaderboard", str(first), str(second), "-o", str(site)])
+    assert got.exit_code == 0, got.output
+    files = [f["path"] for f in json.loads((site / "leaderboard.json").read_text())["files"]]
+    assert len(files) == len(set(files)) == 2 * 12  # 6 results and their predictions each
+    assert all((site / f).is_file() for f in files)

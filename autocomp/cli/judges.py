@@ -16,12 +16,7 @@ from autocomp.cli import options
               default=None, help="A YAML file of judges (name, answerer, detector); by "
                                  "default one: the run's own validators.")
 @options.output(required=True, help="Folder for each judge's scores (resumed when run again).")
-@click.option("--tasks", "patterns", multiple=True, metavar="GLOB",
-              help="Images of these <task>-n<N> groups only (e.g. 'shape_color-n*').")
-@click.option("--track", "tracks", multiple=True, type=click.Choice(["minimal", "contextual"]),
-              help="Images of these tracks only [default: both].")
-@click.option("--per-group", type=click.IntRange(min=1), default=None,
-              help="At most this many concepts per task and N.")
+@options.prompt_selection("Images")
 @click.option("--review-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
               help="Human judgments of `autocomp review --mode validate` to set beside the "
                    "judges [default: RUN_DIR/review, when it holds some].")

@@ -64,3 +64,17 @@ def source_format(help: str = "The benchmark's format (default: detected)."):
 
     return click.option("--source-format", "source_format", type=click.Choice(names("format")),
                         default=None, help=help)
+
+
+def prompt_selection(what: str):
+    """--tasks, --track, --per-group: which of a run's prompts (t2i) or images (judges)."""
+    def apply(fn):
+        fn = click.option("--per-group", type=click.IntRange(min=1), default=None,
+                          help="At most this many concepts per task and N.")(fn)
+        fn = click.option("--track", "tracks", multiple=True,
+                          type=click.Choice(["minimal", "contextual"]),
+                          help=f"{what} of these tracks only [default: both].")(fn)
+        return click.option("--tasks", "patterns", multiple=True, metavar="GLOB",
+                            help=f"{what} of these <task>-n<N> groups only (e.g. "
+                                 "'shape_color-n*').")(fn)
+    return apply

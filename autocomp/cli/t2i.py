@@ -20,12 +20,7 @@ from autocomp.cli import options
 @click.option("-k", "--images-per-prompt", "k", type=click.IntRange(1, 100), default=None,
               help="Images per prompt, each from its own recorded seed [default: 1, or the "
                    "file's].")
-@click.option("--tasks", "patterns", multiple=True, metavar="GLOB",
-              help="Prompts of these <task>-n<N> groups only (e.g. 'shape_color-n*').")
-@click.option("--track", "tracks", multiple=True, type=click.Choice(["minimal", "contextual"]),
-              help="Prompts of these tracks only [default: both].")
-@click.option("--per-group", type=click.IntRange(min=1), default=None,
-              help="At most this many concepts per task and N.")
+@options.prompt_selection("Prompts")
 @click.option("--vqascore", default=None, metavar="SPEC",
               help="Score each image's whole prompt with this VLM (vqascore:<model>).")
 @click.option("--clipscore", default=None, metavar="SPEC",

@@ -163,6 +163,7 @@ def write_site(folders: list[Path], out: Path, models_file: Path | None = None,
 
     from autocomp.core.records import write_text
     from autocomp.eval.schema import check_file
+    from autocomp.eval.verify import still_verified
     from autocomp.report.gather import gather
     from autocomp.report.html import inside
 
@@ -181,20 +182,23 @@ def write_site(folders: list[Path], out: Path, models_file: Path | None = None,
                          "why": problems[0]})
             continue
         r = {**r, "_file": str(path)}
-        verified[str(path)] = _verified(path)
+        verified[str(path)] = still_verified(path)  # re-scored alike, unchanged since
         shown.append(r)
     data = board(shown, labels, verified)
     data.update(title=title, left_out=left, files=[])
     out = Path(out)
     (out / "results").mkdir(parents=True, exist_ok=True)
+    # several folders: each under its number (one model scored in two folders, two seeds,
+    # would otherwise write one file over the other)
+    number = {str(f): f"{k + 1}/" if len(folders) > 1 else "" for k, f in enumerate(folders)}
     for r in shown:
         src = Path(r["_file"])
-        dest = out / "results" / src.parent.name
-        dest.mkdir(exist_ok=True)
+        rel = f"results/{number[r['folder']]}{src.parent.name}"
+        (out / rel).mkdir(parents=True, exist_ok=True)
         for f in _files(src):
-            shutil.copyfile(f, dest / f.name)
+            shutil.copyfile(f, out / rel / f.name)
             data["files"].append({"model": r["model"], "benchmark": r["benchmark"],
-                                  "path": f"results/{src.parent.name}/{f.name}"})
+                                  "path": f"{rel}/{f.name}"})
     write_text(out / "leaderboard.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
     write_text(out / "index.html", page(data))
     return {"shown": len(shown), "left_out": left, "path": out / "index.html",
@@ -219,15 +223,9 @@ def _result_path(r: dict) -> Path | None:
     return pred.with_name(pred.name[:-len(".predictions.jsonl")] + ".json")
 
 
-def _verified(path: Path) -> bool:
-    """A result re-scored on a sample that matched, and not changed since."""
-    from autocomp.eval.verify import still_verified
-
-    return still_verified(path)
-
-
 def page(data: dict) -> str:
     """The page: the template with the data embedded (no network, no other file)."""
+    import re
     from html import escape
     from importlib import resources
 
@@ -235,6 +233,4 @@ def page(data: dict) -> str:
 
     text = resources.files("autocomp.report").joinpath("board.html").read_text("utf-8")
     values = {"TITLE": escape(data["title"]), "DATA": json_block(data)}
-    import re
-
     return re.sub(r"\{\{(TITLE|DATA)\}\}", lambda m: values[m.group(1)], text)

@@ -57,16 +57,19 @@ def groups_of(results: list[dict], reference: str | None = None) -> tuple[dict, 
     if reference and reference not in out:
         prefix = reference.rstrip("/") + "/"
         names = [b for b in by_bench if b.startswith(prefix)]
-        pooled = Group(reference, names)
-        for b in names:
-            for model, got in by_bench[b].items():
-                pooled.outcomes.setdefault(model, {}).update(got)
-        # a model must have scored every pooled benchmark to be compared on the pool
-        pooled.outcomes = {m: got for m, got in pooled.outcomes.items()
-                           if all(m in by_bench[b] for b in names)}
         if names:
-            out[reference] = pooled
+            out[reference] = pooled(reference, names, by_bench)
     return out, left
+
+
+def pooled(name: str, names: list[str], by_bench: dict) -> Group:
+    """The benchmarks `names` as one group (by_bench: benchmark -> model -> outcomes): the
+    models that scored every one of them, each with its items of all of them."""
+    models = [m for m in by_bench[names[0]] if all(m in by_bench[b] for b in names)]
+    group = Group(name, names)
+    for m in models:
+        group.outcomes[m] = {k: v for b in names for k, v in by_bench[b][m].items()}
+    return group
 
 
 def matrix(group: Group, models: list[str]) -> tuple[np.ndarray, int]:
@@ -86,9 +89,7 @@ def tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     in y), which is scipy's kendalltau (variant b) row by row; NaN where a row is constant."""
     i, j = np.triu_indices(x.shape[-1], k=1)
     sx, sy = np.sign(x[..., i] - x[..., j]), np.sign(y[..., i] - y[..., j])
-    denom = np.sqrt((sx * sx).sum(-1) * (sy * sy).sum(-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denom > 0, (sx * sy).sum(-1) / np.where(denom > 0, denom, 1), np.nan)
+    return _ratio((sx * sy).sum(-1), np.sqrt((sx * sx).sum(-1) * (sy * sy).sum(-1)))
 
 
 def rho(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -99,9 +100,12 @@ def rho(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     rx, ry = rankdata(x, axis=-1), rankdata(y, axis=-1)
     rx = rx - rx.mean(-1, keepdims=True)
     ry = ry - ry.mean(-1, keepdims=True)
-    denom = np.sqrt((rx * rx).sum(-1) * (ry * ry).sum(-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denom > 0, (rx * ry).sum(-1) / np.where(denom > 0, denom, 1), np.nan)
+    return _ratio((rx * ry).sum(-1), np.sqrt((rx * rx).sum(-1) * (ry * ry).sum(-1)))
+
+
+def _ratio(num: np.ndarray, denom: np.ndarray) -> np.ndarray:
+    """num / denom, NaN where denom is 0 (a constant row has no rank correlation)."""
+    return np.where(denom > 0, num / np.where(denom > 0, denom, 1), np.nan)
 
 
 def _resampled(m: np.ndarray, rng, resamples: int) -> np.ndarray:
@@ -198,13 +202,7 @@ def pooled_tasks(results: list[dict], groups: dict, leave: set) -> list[Group]:
     for key, names in by_task.items():
         if len(names) < 2:
             continue
-        pooled = Group(key, names)
-        common = [m for m in groups[names[0]].outcomes
-                  if all(m in groups[b].outcomes for b in names)]
-        for b in names:
-            for model in common:
-                pooled.outcomes.setdefault(model, {}).update(groups[b].outcomes[model])
-        out.append(pooled)
+        out.append(pooled(key, names, {b: groups[b].outcomes for b in names}))
     return out
 
 

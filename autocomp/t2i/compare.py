@@ -102,19 +102,26 @@ def read_models(path: Path) -> tuple[list[Model], dict]:
         raise AutocompError(f"expected an integer in [1, {MAX_IMAGES_PER_PROMPT}], got {k!r}",
                             file=path, field="images_per_prompt")
     check_judges(data.get("vqascore"), data.get("clipscore"), file=path)
-    judges = {}
-    for family in ("answerer", "detector"):
-        if family in data:
-            entry = checked_mapping(data[family], path, ("name", "options"),
-                                    f"{family}: expected a mapping with name and options")
-            if not isinstance(entry.get("name"), str):
-                raise AutocompError("expected a backend name", file=path,
-                                    field=f"{family}.name")
-            cls = resolve(family, entry["name"], file=path, field=f"{family}.name")
-            judges[family] = Backend(entry["name"], cls.check_options(
-                entry.get("options") or {}, file=path, field=f"{family}.options"))
+    judges = {family: judge_backend(data[family], family, path, family)
+              for family in ("answerer", "detector") if family in data}
     return models, {"k": k, "vqascore": data.get("vqascore"),
                     "clipscore": data.get("clipscore"), **judges}
+
+
+def judge_backend(entry, family: str, path: Path, where: str):
+    """An answerer or detector of a YAML file ({name, options}) as a config Backend, its
+    options checked; errors name the file and the field `where`."""
+    from autocomp.config import Backend
+    from autocomp.core.registry import resolve
+    from autocomp.core.yamlio import checked_mapping
+
+    entry = checked_mapping(entry, path, ("name", "options"),
+                            f"{where}: expected a mapping with name and options")
+    if not isinstance(entry.get("name"), str):
+        raise AutocompError("expected a backend name", file=path, field=f"{where}.name")
+    cls = resolve(family, entry["name"], file=path, field=f"{where}.name")
+    return Backend(entry["name"], cls.check_options(entry.get("options") or {}, file=path,
+                                                    field=f"{where}.options"))
 
 
 def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=(),

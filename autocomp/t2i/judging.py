@@ -31,10 +31,9 @@ class JudgeSpec:
 
 def read_judges(path: Path) -> list[JudgeSpec]:
     """The judges of a YAML file; errors name the file and field."""
-    from autocomp.config import Backend
     from autocomp.core.fields import check_text
-    from autocomp.core.registry import resolve
     from autocomp.core.yamlio import checked_mapping, read_yaml
+    from autocomp.t2i.compare import judge_backend
 
     data = checked_mapping(read_yaml(path), path, ("judges",),
                            "expected a mapping with the field judges")
@@ -49,18 +48,8 @@ def read_judges(path: Path) -> list[JudgeSpec]:
         if name == "humans":
             raise AutocompError("'humans' names the annotators of `autocomp review`: name "
                                 "the judge otherwise", file=path, field=f"{where}.name")
-        backends = {}
-        for family in ("answerer", "detector"):
-            if family not in entry:
-                continue
-            spec = checked_mapping(entry[family], path, ("name", "options"),
-                                   f"{where}.{family}")
-            if not isinstance(spec.get("name"), str):
-                raise AutocompError("expected a backend name", file=path,
-                                    field=f"{where}.{family}.name")
-            cls = resolve(family, spec["name"], file=path, field=f"{where}.{family}.name")
-            backends[family] = Backend(spec["name"], cls.check_options(
-                spec.get("options") or {}, file=path, field=f"{where}.{family}.options"))
+        backends = {family: judge_backend(entry[family], family, path, f"{where}.{family}")
+                    for family in ("answerer", "detector") if family in entry}
         out.append(JudgeSpec(name, **backends))
     if len({j.name for j in out}) < len(out):
         raise AutocompError("two judges share a name", file=path, field="judges")
