@@ -13,6 +13,11 @@ returns the list of problems found, empty when the entry keeps its family's cont
   format  a Suite whose every benchmark yields items the harness accepts: a unique string
           id, a positive caption and negatives with captions (or a matrix item: images,
           captions, truth of matching shape), and images that exist.
+  kind    a vocabulary of its entries reads; the procedural generator can draw its look
+          (every look field is the generator's own or painted by the kind); drawn by the
+          procedural generator on a few shapes, on both tracks, each value changes the
+          pixels (no two values draw the same image; a painted value changes the object)
+          and the pixels answerer reads every value back.
 """
 
 from __future__ import annotations
@@ -197,3 +202,89 @@ def suite_problems(suite, limit: int = 200) -> list[str]:
                 if not any(p.is_file() for p in where_found):
                     problems.append(f"{where}: image {ref} is not a file")
     return problems
+
+
+def kind_problems(name: str, entries: list[dict], shapes=("cube", "sphere", "torus", "capsule"),
+                  size: int = 256) -> list[str]:
+    """The contract of the kind registered as `name`, on vocabulary entries of it (value
+    kinds: `{name, <field>: value}`, drawn on each shape alone; geometry kinds: relation
+    entries, drawn between consecutive shapes). Kinds the generator draws only in tasks of
+    their own (numerals: alone False) are checked for their look, not drawn here."""
+    from autocomp.concepts import drawn
+    from autocomp.concepts.task import AttributeTask, RelationTask
+    from autocomp.concepts.vocab import load_vocabulary, parse_vocabulary
+    from autocomp.core.errors import AutocompError
+
+    kind = drawn.kind(name)
+    relation = kind.of == "relations"
+    try:
+        values = parse_vocabulary({"name": f"{name}-contract", "entries": entries,
+                                   "kind": "relations" if relation else "attributes"},
+                                  f"<{name} contract>")
+    except AutocompError as exc:
+        return [f"its entries do not read: {exc}"]
+    problem = None if relation else kind.look_problem()
+    if problem or not (relation or kind.alone):
+        return [problem] if problem else []
+    cls = RelationTask if relation else AttributeTask
+    task = cls(f"{name}-contract", load_vocabulary("shapes"), values, (2 if relation else 1,))
+    drawn_by = [e.name for e in values.entries if e.drawn_by != name]
+    if drawn_by:
+        return [f"entries {drawn_by} are not drawn by kind '{name}'"]
+    groups = [list(shapes[i:i + 2]) for i in range(0, len(shapes) - 1, 2)] if relation else [
+        [s] for s in shapes]
+    problems: list[str] = []
+    for names in groups:
+        for track in ("minimal", "contextual"):
+            problems += _drawn_and_read(task, names, track, size)
+    if not relation:
+        problems += _paint_problems(kind, values, shapes[0])
+    return problems
+
+
+def _drawn_and_read(task, names: list[str], track: str, size: int) -> list[str]:
+    """Each value of the task drawn on `names` (the same seed): images told apart, each
+    value read back by the pixels answerer."""
+    import hashlib
+
+    from autocomp.synth.base import ImageRequest
+    from autocomp.synth.procedural import ProceduralGenerator
+    from autocomp.validators.blobs import ColorBlobDetector
+    from autocomp.validators.pixels import PixelAnswerer
+
+    gen, detector, answerer = ProceduralGenerator(size=size), ColorBlobDetector(), PixelAnswerer()
+    problems, seen = [], {}
+    for value in task.values.names:
+        graph = task.graph(names, [value] * task.value_slots(len(names)))
+        req = ImageRequest(f"{value}-{track}", graph, task, track, 7, "")
+        made = gen.generate_one(req)
+        pixels = np.asarray(made.image.convert("RGB"))
+        where = f"'{value}' on {' and '.join(names)} ({track})"
+        digest = hashlib.sha256(pixels.tobytes()).hexdigest()
+        if digest in seen:
+            problems.append(f"{where} draws the same image as '{seen[digest]}'")
+        seen[digest] = value
+        if made.truth.get("unshown"):
+            problems.append(f"{where} cannot show: {made.truth['unshown'][0]['why']}")
+            continue
+        detections = detector.detect(pixels, list(graph.names))
+        for q, a in zip(task.questions(graph), answerer.answer(pixels, task.questions(graph),
+                                                                detections), strict=True):
+            if a["answer"] != q.expected:
+                problems.append(f"{where} is read back as '{a['answer']}' ({a['evidence']})")
+    return problems
+
+
+def _paint_problems(kind, values, shape: str) -> list[str]:
+    """A painting kind's paint changes the object, value by value."""
+    from autocomp.synth.looks import plain_look, render_look, value_look
+    from autocomp.synth.shapes import pattern_pitch
+
+    if not kind.paints:
+        return []
+    box, rgb = (0, 0, 96, 96), (60, 130, 230)
+    plain = np.asarray(render_look(shape, box, rgb, plain_look(), 2, pattern_pitch(256))[0])
+    return [f"value '{e.name}' does not change the pixels (paint() left the object as it was)"
+            for e in values.entries
+            if np.array_equal(plain, np.asarray(render_look(
+                shape, box, rgb, value_look(e.name, e), 2, pattern_pitch(256))[0]))]

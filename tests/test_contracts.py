@@ -16,7 +16,7 @@ from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.core.errors import AutocompError
 from autocomp.core.registry import names, resolve
-from autocomp.kinds.base import GeometryKind
+from autocomp.kinds.base import GeometryKind, ValueKind
 from autocomp.synth.base import ImageRequest
 
 
@@ -324,6 +324,76 @@ def test_entry_points_of_group_autocomp_plugins_are_loaded(tmp_path, monkeypatch
 
 # ---- kinds --------------------------------------------------------------------------------
 
+KIND_ENTRIES = {  # each registered kind -> the built-in vocabulary its contract draws
+    "rgb": "colors", "scale": "size_words", "pattern": "textures", "material": "materials",
+    "count": "numbers", "spatial": "relations", "relative_size": "sizes", "depth": "depth"}
+DOCS_KINDS = {"rim": ("rim:Rim", "rims.yaml"), "distance": ("distance:Distance",
+                                                             "distance.yaml")}
+
+
+@pytest.mark.parametrize("name", [*names("kind"), *(f"docs:{k}" for k in DOCS_KINDS)])
+def test_kind_contract(name, registered, tmp_path, monkeypatch):
+    """Every registered kind and every kind of docs/extending.md: its values drawn on four
+    shapes on both tracks, told apart and read back by the pixels answerer."""
+    import yaml
+
+    from autocomp.concepts.vocab import builtin_vocabularies
+    from autocomp.contracts import kind_problems
+
+    if name.startswith("docs:"):
+        _docs_examples(tmp_path, monkeypatch)
+        name = name[5:]
+        target, vocabulary = DOCS_KINDS[name]
+        registered("kind", name, target)
+        path = tmp_path / vocabulary
+    else:
+        assert name in KIND_ENTRIES, f"kind '{name}' needs a vocabulary in KIND_ENTRIES"
+        path = builtin_vocabularies()[KIND_ENTRIES[name]]
+    entries = yaml.safe_load(path.read_text())["entries"]
+    assert kind_problems(name, entries) == []
+
+
+class Unpainted(ValueKind):  # a look field of its own, painted as nothing
+    name, noun, question = "unpainted", "finish", "What finish has the {object}?"
+    look = {"finish": None}
+
+    def paint(self, pixels, look, surface):
+        return None
+
+    def read(self, image, question, subject, detections):
+        return {"answer": next(iter(question.hints)), "evidence": {}}
+
+
+class Unpaintable(Unpainted):  # ... and no paint at all
+    name = "unpaintable"
+    paint = ValueKind.paint
+
+
+def test_a_kind_whose_look_does_not_change_the_pixels_fails_the_kind_contract(registered):
+    from autocomp.contracts import kind_problems
+
+    registered("kind", "unpainted", "test_contracts:Unpainted")
+    problems = kind_problems("unpainted", [{"name": "glossy", "unpainted": "glossy"},
+                                           {"name": "matte", "unpainted": "matte"}])
+    assert "value 'glossy' does not change the pixels (paint() left the object as it was)" \
+        in problems
+    assert "'matte' on cube (minimal) draws the same image as 'glossy'" in problems
+    assert any(p.startswith("'matte' on sphere (contextual) is read back as 'glossy'")
+               for p in problems)
+
+
+def test_a_look_field_nothing_draws_is_refused_when_the_vocabulary_is_read(registered):
+    from autocomp.concepts.vocab import parse_vocabulary
+
+    registered("kind", "unpaintable", "test_contracts:Unpaintable")
+    with pytest.raises(AutocompError) as err:
+        parse_vocabulary({"name": "finishes", "kind": "attributes", "entries": [
+            {"name": "glossy", "unpaintable": "glossy"}]}, "finishes.yaml")
+    assert str(err.value) == (
+        "finishes.yaml: entry 1 ('glossy'): field 'unpaintable': value kind 'unpaintable' "
+        "sets the look field 'finish', which the procedural generator cannot draw: it reads "
+        "only color, rgb, scale, count; give the kind a paint() (docs/extending.md)")
+
 def test_an_unknown_geometry_is_refused_when_the_vocabulary_is_read():
     from autocomp.concepts.vocab import parse_vocabulary
 
@@ -366,13 +436,14 @@ def test_a_layout_that_cannot_be_found_is_one_line_naming_the_task(registered, t
 # ---- behaviour contracts ------------------------------------------------------------------
 
 def _docs_examples(tmp_path, monkeypatch) -> None:
-    """docs/extending.md's `# file:` Python blocks, written to tmp_path and importable."""
+    """docs/extending.md's `# file:` blocks (Python modules and YAML files), written to
+    tmp_path, the modules importable."""
     from test_docs import FILE, ROOT, blocks
 
     for lang, body in blocks(ROOT / "docs" / "extending.md"):
         first, _, rest = body.partition("\n")
         named = FILE.match(first)
-        if lang == "python" and named and not named.group(2) and named.group(1) != \
+        if lang in ("python", "yaml") and named and not named.group(2) and named.group(1) != \
                 "my_plugins.py":
             (tmp_path / named.group(1)).write_text(rest)
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -281,7 +281,11 @@ def _attribute_entry(name: str, raw: dict, fail) -> Entry:
                    "not several")
     if not given:
         return Entry(name)
-    return Entry(name, drawn_by=given[0], value=drawn.kind(given[0]).parse(raw[given[0]], fail))
+    kind = drawn.kind(given[0])
+    problem = kind.look_problem()
+    if problem:  # a look nothing draws: refused here, not drawn plain later
+        raise fail(f"field '{given[0]}': {problem}")
+    return Entry(name, drawn_by=given[0], value=kind.parse(raw[given[0]], fail))
 
 
 def _geometry_kind(geometry: dict, fail):

@@ -48,6 +48,35 @@ class ValueKind(Kind):
     alone_hint: ClassVar[str] = ""  # said when a task cannot draw it alone
     drawn_as: ClassVar[str] = ""  # its values in the plural, for messages ("colors")
     choices: ClassVar[tuple[str, ...]] = ()  # the values it may take, when it names them
+    paint_order: ClassVar[int] = 50  # painted in this order (a surface before its texture)
+
+    @property
+    def paints(self) -> bool:
+        """Whether the kind draws its look fields itself (it overrides paint)."""
+        return type(self).paint is not ValueKind.paint
+
+    def paint(self, pixels, look: dict, surface) -> str | None:
+        """Draw this kind's look fields (`look`: the object's whole look) onto the object's
+        RGBA pixels, in place (`surface`: synth/shapes.py Surface: where each face is, the
+        fill, outline width and texture period); return why the value cannot show at this
+        size, or None. Kinds whose fields the generator reads itself (the fill color, the
+        size, the copies: synth/looks.py GENERATOR_FIELDS) do not paint."""
+        raise NotImplementedError
+
+    def look_problem(self) -> str | None:
+        """Why the procedural generator cannot draw this kind's look, or None: a field is
+        neither read by the generator nor painted by the kind."""
+        from autocomp.synth.looks import GENERATOR_FIELDS
+
+        if not self.look:
+            return f"value kind '{self.name}' sets no look field (class attribute look)"
+        own = [key for key in self.look if key not in GENERATOR_FIELDS]
+        if own and not self.paints:
+            return (f"value kind '{self.name}' sets the look field '{own[0]}', which the "
+                    f"procedural generator cannot draw: it reads only "
+                    f"{', '.join(GENERATOR_FIELDS)}; give the kind a paint() "
+                    "(docs/extending.md)")
+        return None
 
     def parse(self, raw, fail):
         if self.choices and raw not in self.choices:

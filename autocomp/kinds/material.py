@@ -5,13 +5,17 @@ rendered on the same shape and size over what surrounds it."""
 from __future__ import annotations
 
 from autocomp.kinds.base import ValueKind
-from autocomp.synth.materials import MATERIALS
+from autocomp.synth.materials import MATERIALS, paint_material
 
 
 class Material(ValueKind):
     name, noun, question = "material", "material", "What is the {object} made of?"
     look = {"material": None}
     drawn_as, choices = "materials", MATERIALS
+    paint_order = 10  # the surface, under a pattern
+
+    def paint(self, pixels, look, surface):
+        paint_material(pixels, surface, look["material"])
 
     def read(self, image, question, subject, detections):
         from autocomp.validators.materials import read_material

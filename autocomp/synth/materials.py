@@ -61,6 +61,23 @@ def texture(material: str, height: int, width: int, pitch: int) -> tuple[np.ndar
     return rgb, alpha
 
 
+def paint_material(pixels: np.ndarray, surface, material: str) -> None:
+    """Every face of the object (not its ink) in the material's texture, shaded by the
+    face's tone, with the material's transparency (a value kind's paint: always shows)."""
+    from autocomp.synth.shapes import DARK, INK, LIGHT, TONE_CODE
+
+    codes = surface.codes
+    ink = (pixels[..., :3] == INK).all(axis=2) & (pixels[..., 3] > 0)
+    rgb, alpha = texture(material, *codes.shape, surface.pitch)
+    shaded = rgb.copy()
+    light, dark = codes == TONE_CODE["light"], codes == TONE_CODE["dark"]
+    shaded[light] = rgb[light] + (255 - rgb[light]) * LIGHT
+    shaded[dark] = rgb[dark] * DARK
+    face = (codes > 0) & ~ink & (pixels[..., 3] > 0)
+    pixels[face, :3] = np.clip(np.round(shaded[face]), 0, 255).astype(np.uint8)
+    pixels[face, 3] = np.round(alpha[face] * 255).astype(np.uint8)
+
+
 def _mix(a, b, where: np.ndarray) -> np.ndarray:
     out = np.empty((*where.shape, 3))
     out[...] = a

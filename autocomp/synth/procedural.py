@@ -37,9 +37,9 @@ from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.counts import draw_counts
 from autocomp.synth.faults import FAULTS, PALETTE, expected_outcomes, fault_draws
 from autocomp.synth.layout import LayoutError, layout, overlaps
-from autocomp.synth.looks import undrawable, value_look
+from autocomp.synth.looks import render_look, undrawable, value_look
 from autocomp.synth.scenes import draw_scene, scene_cannot_draw
-from autocomp.synth.shapes import SHAPES, pattern_pitch, pattern_tone, render
+from autocomp.synth.shapes import SHAPES, pattern_pitch
 
 
 class ProceduralGenerator(Backend):
@@ -125,28 +125,22 @@ class ProceduralGenerator(Backend):
         return GeneratedImage(img, truth, faults)
 
     def draw(self, scene: dict, shapes, rng):
-        """The image of a laid-out scene (boxes, rgbs, drawn, background, patterns); records
-        in scene["pattern_share"] how much of each patterned object its pattern covers."""
+        """The image of a laid-out scene (boxes, rgbs, drawn, background; looks: each
+        object's look, whose painted fields its kinds draw); records in scene["unshown"]
+        each object whose painted value has no room to show ({"slot", "why"})."""
         size = self.size
         img = (background.room(size, rng) if scene["background"] == "room" else
                background.plain(size, background.GREY if scene["background"] == "grey"
                                 else (255, 255, 255)))
-        patterns = scene.get("patterns") or [None] * len(shapes)
-        materials = scene.get("materials") or [None] * len(shapes)
-        scene["pattern_share"] = [None] * len(shapes)
-        for i, (name, box, rgb, shown, pattern, material) in enumerate(zip(
-                shapes, scene["boxes"], scene["rgbs"], scene["drawn"], patterns, materials,
-                strict=True)):
+        looks = scene.get("looks") or [{}] * len(shapes)
+        scene["unshown"] = []
+        for i, (name, box, rgb, shown, look) in enumerate(zip(
+                shapes, scene["boxes"], scene["rgbs"], scene["drawn"], looks, strict=True)):
             if shown:
-                x0, y0, x1, y1 = box
-                tile = render(name, x1 - x0, y1 - y0, rgb, self.outline, pattern,
-                              pattern_pitch(size), material)
-                img.paste(tile, (x0, y0), tile)
-                if pattern:  # how much of the object the pattern got (none may fit)
-                    px = np.asarray(tile)
-                    solid = px[..., 3] > 0
-                    toned = solid & (px[..., :3] == pattern_tone(rgb)).all(axis=2)
-                    scene["pattern_share"][i] = float(toned.sum() / max(1, solid.sum()))
+                tile, why = render_look(name, box, rgb, look, self.outline, pattern_pitch(size))
+                img.paste(tile, tuple(box[:2]), tile)
+                if why:
+                    scene["unshown"].append({"slot": i, "why": "; ".join(why)})
         return img
 
     def inject_faults(self, req, scene, names, relations, geometry,

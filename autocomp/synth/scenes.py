@@ -1,11 +1,12 @@
 """How the procedural generator draws a concept from its objects' looks (scene tasks, and
 attribute tasks over anything but colors): each object in its color (else a palette
 color), at its size word's scale (`scale` entries: the longer side relative to an
-unmarked object's, UNMARKED_SIDE of the canvas), with its texture (`pattern` entries) or
-its material (`material` entries), spatial relations by the GenEval rule over a forest
-layout. The truth says when the image cannot show what was asked (a scene shrunk to fit
-whose size words no longer read, a texture with no room), with the readers the pixels
-answerer uses.
+unmarked object's, UNMARKED_SIDE of the canvas), with every other look field painted by
+its kind (textures, materials, a plugin's own), spatial relations by the GenEval rule over a forest
+layout. The truth records each object's painted look fields
+(synth/looks.py) and says when the image cannot show what was asked (a scene shrunk to fit
+whose size words no longer read, a painted value with no room: `unshown`), with the
+readers the pixels answerer uses.
 
 Attribute tasks draw their value faults before the layout (`values_first`): a wrong or
 swapped size word changes the boxes, so the layout is made for the sizes drawn.
@@ -18,8 +19,8 @@ from autocomp.language.grammar import join
 from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.faults import PALETTE, expected_outcomes, value_faults
 from autocomp.synth.layout import UNMARKED_SIDE, LayoutError, layout
-from autocomp.synth.looks import scene_look, undrawable
-from autocomp.synth.shapes import MIN_PATTERN_SHARE, SHAPES
+from autocomp.synth.looks import painted, scene_look, undrawable
+from autocomp.synth.shapes import SHAPES
 
 
 def draw_scene(gen, req: ImageRequest, shapes, relations, rng,
@@ -44,26 +45,21 @@ def draw_scene(gen, req: ImageRequest, shapes, relations, rng,
         boxes = layout(shapes, relations, geometry, size, rng, heights=heights)
         shrunk = True
     scene = {"boxes": boxes, "colors": [look["color"] for look in looks], "rgbs": rgbs,
-             "patterns": [look["pattern"] for look in looks],
-             "materials": [look["material"] for look in looks],
-             "drawn": [True] * len(shapes),
+             "looks": looks, "drawn": [True] * len(shapes),
              "background": "white" if req.track == "minimal" else "room"}
     faults += gen.inject_faults(req, scene, shapes, relations, geometry,
                                 values=not values_first)
     img = gen.draw(scene, shapes, rng)
     truth = {"background": scene["background"], "objects": [
         {"slot": i, "name": o.name, "box": list(b), "attributes": list(o.attributes),
-         "color": c, "rgb": list(rgb), "pattern": p, "scale": look["scale"], "drawn": d}
-        for i, (o, b, c, rgb, p, look, d) in enumerate(zip(
-            graph.objects, scene["boxes"], scene["colors"], scene["rgbs"],
-            scene["patterns"], looks, scene["drawn"], strict=True))]}
-    if any(scene["materials"]):
-        for obj, material in zip(truth["objects"], scene["materials"], strict=True):
-            obj["material"] = material
+         "color": c, "rgb": list(rgb), **painted(look), "scale": look["scale"], "drawn": d}
+        for i, (o, b, c, rgb, look, d) in enumerate(zip(
+            graph.objects, scene["boxes"], scene["colors"], scene["rgbs"], looks,
+            scene["drawn"], strict=True))]}
     truth["expect"] = expected_outcomes(faults, req.track)
-    if any(p is not None and p < MIN_PATTERN_SHARE for p in scene["pattern_share"]):
-        truth["expect"]["attributes"] = False  # a texture with no room to show
-        truth["pattern_share"] = scene["pattern_share"]
+    if scene["unshown"]:  # a painted value with no room to show (a texture too small)
+        truth["expect"]["attributes"] = False
+        truth["unshown"] = scene["unshown"]
     if shrunk:  # drawn smaller than asked: do the values (size words) still read right?
         truth["shrunk"] = True
         for obj, box in zip(graph.objects, scene["boxes"], strict=True):

@@ -90,63 +90,77 @@ def tone(rgb, which: str) -> tuple[int, int, int]:
 TONE_CODE = {"hole": 0, "base": 1, "light": 2, "dark": 3}
 
 
-def render(name: str, width: int, height: int, rgb, outline: int = 2,
-           pattern: str | None = None, pitch: int = 10,
-           material: str | None = None) -> Image.Image:
-    """The shape drawn in a width x height RGBA tile (transparent outside it); `pattern`
-    (stripes | dots | checks, period `pitch` pixels) is laid over its base faces;
-    `material` (synth/materials.py) replaces the flat color of every face."""
+@dataclass(frozen=True)
+class Surface:
+    """What a value kind's paint() sees of an object drawn in a tile: per pixel the tone of
+    the face drawn there (TONE_CODE; 0 outside the object and in holes), the object's fill
+    color, the outline width and the texture period of the canvas."""
+
+    codes: np.ndarray
+    rgb: tuple[int, int, int]
+    outline: int
+    pitch: int
+
+    @property
+    def base(self) -> np.ndarray:
+        """Where the base faces are (the largest, in the object's own color)."""
+        return self.codes == TONE_CODE["base"]
+
+
+def render(name: str, width: int, height: int, rgb, outline: int = 2, pitch: int = 10,
+           paints=()) -> Image.Image:
+    """The shape drawn in a width x height RGBA tile (transparent outside it), then each of
+    `paints` (a function `(pixels, surface) -> str | None` changing the RGBA pixels in place:
+    a value kind's paint, synth/looks.py) in order."""
+    return render_painted(name, width, height, rgb, outline, pitch, paints)[0]
+
+
+def render_painted(name: str, width: int, height: int, rgb, outline: int = 2,
+                   pitch: int = 10, paints=()) -> tuple[Image.Image, list[str]]:
+    """render(), and why each painted value that cannot show does not (what the paints
+    returned, None left out)."""
     shape = SHAPES[name]
     tile = Image.new("RGBA", (width, height), (0, 0, 0, 0))
     draw = ImageDraw.Draw(tile)
     sx, sy = width - 1, height - 1
-    base = Image.new("L", (width, height), 0)
-    base_draw = ImageDraw.Draw(base)
-    codes = Image.new("L", (width, height), 0) if material else None
+    codes = Image.new("L", (width, height), 0)
+    codes_draw = ImageDraw.Draw(codes)
     for face in shape.faces:
         fill = (0, 0, 0, 0) if face.tone == "hole" else (*tone(rgb, face.tone), 255)
         xy = face.scaled(sx, sy)
         getattr(draw, face.kind)(xy, fill=fill, outline=(*INK, 255), width=outline)
-        getattr(base_draw, face.kind)(xy, fill=255 if face.tone == "base" else 0)
-        if codes is not None:
-            getattr(ImageDraw.Draw(codes), face.kind)(xy, fill=TONE_CODE[face.tone])
-    if material is not None:
-        tile = _surface(tile, np.asarray(codes), material, pitch)
-    if pattern is not None:
-        from scipy.ndimage import binary_erosion
-
-        inside = binary_erosion(np.asarray(base) > 0, iterations=outline)
-        full = pattern_mask(pattern, height, width, pitch)
-        where = inside & full
-        if pattern != "stripes":  # dots and squares only where most of one fits
-            from scipy import ndimage
-
-            pieces, _ = ndimage.label(full)
-            whole = np.bincount(pieces.ravel())
-            kept = np.bincount(pieces[where], minlength=len(whole))
-            where &= (kept >= 0.75 * np.median(whole[1:]))[pieces]
-        pixels = np.asarray(tile).copy()
-        pixels[where] = (*pattern_tone(rgb), 255)
-        tile = Image.fromarray(pixels, "RGBA")
-    return tile
+        getattr(codes_draw, face.kind)(xy, fill=TONE_CODE[face.tone])
+    if not paints:
+        return tile, []
+    surface = Surface(np.asarray(codes), tuple(rgb), outline, pitch)
+    pixels = np.asarray(tile).copy()
+    unshown = [why for why in (paint(pixels, surface) for paint in paints) if why]
+    return Image.fromarray(pixels, "RGBA"), unshown
 
 
-def _surface(tile: Image.Image, codes: np.ndarray, material: str, pitch: int) -> Image.Image:
-    """The tile with every face (not its ink) in the material's texture, shaded by the
-    face's tone, and the material's transparency."""
-    from autocomp.synth.materials import texture
+def paint_pattern(pixels: np.ndarray, surface: Surface, pattern: str) -> str | None:
+    """A texture (stripes, dots, checks; pattern_mask) laid over the base faces, inside the
+    outline, in pattern_tone of the fill; why it cannot show when it covers under
+    MIN_PATTERN_SHARE of the object."""
+    from scipy import ndimage
 
-    px = np.asarray(tile).copy()
-    ink = (px[..., :3] == INK).all(axis=2) & (px[..., 3] > 0)
-    rgb, alpha = texture(material, *codes.shape, pitch)
-    shaded = rgb.copy()
-    light, dark = codes == TONE_CODE["light"], codes == TONE_CODE["dark"]
-    shaded[light] = rgb[light] + (255 - rgb[light]) * LIGHT
-    shaded[dark] = rgb[dark] * DARK
-    face = (codes > 0) & ~ink & (px[..., 3] > 0)
-    px[face, :3] = np.clip(np.round(shaded[face]), 0, 255).astype(np.uint8)
-    px[face, 3] = np.round(alpha[face] * 255).astype(np.uint8)
-    return Image.fromarray(px, "RGBA")
+    height, width = surface.codes.shape
+    inside = ndimage.binary_erosion(surface.base, iterations=surface.outline)
+    full = pattern_mask(pattern, height, width, surface.pitch)
+    where = inside & full
+    if pattern != "stripes":  # dots and squares only where most of one fits
+        pieces, _ = ndimage.label(full)
+        whole = np.bincount(pieces.ravel())
+        kept = np.bincount(pieces[where], minlength=len(whole))
+        where &= (kept >= 0.75 * np.median(whole[1:]))[pieces]
+    toned = pattern_tone(surface.rgb)
+    pixels[where] = (*toned, 255)
+    solid = pixels[..., 3] > 0
+    share = float((solid & (pixels[..., :3] == toned).all(axis=2)).sum() / max(1, solid.sum()))
+    if share < MIN_PATTERN_SHARE:
+        return (f"the {pattern} cover {share:.1%} of the object (under "
+                f"{MIN_PATTERN_SHARE:.1%}: no room to show)")
+    return None
 
 
 @lru_cache(maxsize=4096)

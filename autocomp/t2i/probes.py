@@ -83,7 +83,7 @@ def true_answers(found: list[Probe], graph: SceneGraph, task, truth: dict,
     counts = truth.get("counts")
     drawn = _drawn(graph, truth)
     values = _values(graph, task, faults)
-    unsure = bool(truth.get("shrunk") or truth.get("pattern_share"))
+    unsure = bool(truth.get("shrunk") or truth.get("unshown") or truth.get("pattern_share"))
     out: list[bool | None] = []
     for p in found:
         if p.kind == "object":

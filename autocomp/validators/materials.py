@@ -9,13 +9,13 @@ way; the nearest summary (color distance plus half the spread difference) names 
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
 from autocomp.core.channels import channel_max
 from autocomp.core.masks import dilate, erode
-from autocomp.synth.materials import GLASS_ALPHA, GLASS_TINT, MATERIALS
+from autocomp.synth.materials import GLASS_ALPHA, GLASS_TINT, MATERIALS, paint_material
 from autocomp.synth.shapes import INK_MAX, SHAPES, pattern_pitch, render
 
 
@@ -67,7 +67,8 @@ def _reference(shape: str, w: int, h: int, material: str, pitch: int,
                around: tuple[int, int, int]) -> tuple[float, ...] | None:
     if w < 4 or h < 4:
         return None
-    tile = render(shape, w, h, (128, 128, 128), 2, None, pitch, material)
+    tile = render(shape, w, h, (128, 128, 128), 2, pitch,
+                  [partial(paint_material, material=material)])
     px = np.asarray(tile).astype(float)
     alpha = px[..., 3:] / 255
     over = px[..., :3] * alpha + np.array(around, float) * (1 - alpha)
