@@ -324,3 +324,35 @@ def pytest_runtest_protocol(item, nextitem):
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')} {start:.3f} "
                  f"{time.time():.3f} {cpu() - used:.3f} {item.nodeid}\n")
+
+
+@pytest.fixture
+def registered():
+    """register() for this test only: every name it adds is taken out afterwards."""
+    from autocomp.concepts import drawn
+    from autocomp.core import registry
+
+    added = []
+
+    def add(family, name, target, **where):
+        registry.register(family, name, target, **where)
+        added.append((family, name))
+
+    yield add
+    for family, name in added:
+        registry.unregister(family, name)
+    drawn.kind.cache_clear()
+
+
+def docs_examples(tmp_path, monkeypatch) -> None:
+    """docs/extending.md's `# file:` blocks (Python modules and YAML files), written to
+    tmp_path, the modules importable."""
+    from test_docs import FILE, ROOT, blocks
+
+    for lang, body in blocks(ROOT / "docs" / "extending.md"):
+        first, _, rest = body.partition("\n")
+        named = FILE.match(first)
+        if lang in ("python", "yaml") and named and not named.group(2) and named.group(1) != \
+                "my_plugins.py":
+            (tmp_path / named.group(1)).write_text(rest)
+    monkeypatch.syspath_prepend(str(tmp_path))

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import docs_examples
 from test_compositional import aro, winoground  # noqa: F401  (fixtures)
 from test_eval import tiny  # noqa: F401  (fixture: tiny open_clip, CLIP, SigLIP, LM)
 from test_external import coco, crepe, released_layout, small_run, sugarcrepe  # noqa: F401
@@ -16,8 +17,10 @@ from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.core.errors import AutocompError
 from autocomp.core.registry import names, resolve
+from autocomp.eval.scorers.base import TextScorer
 from autocomp.kinds.base import GeometryKind, ValueKind
 from autocomp.synth.base import ImageRequest
+from autocomp.validators.checks import Check
 
 
 @pytest.fixture(scope="module")
@@ -192,6 +195,16 @@ def test_backends_declare_options_once_in_their_signature(family):
                     cls.check_options({key: value})
 
 
+CONTRACT_TESTS = {  # each family -> the test holding every registered entry to its contract
+    "stage": "test_every_family_resolves_through_the_one_registry",
+    "generator": "test_generator_contract", "writer": "test_writer_contract",
+    "detector": "test_detector_contract", "answerer": "test_answerer_contract",
+    "check": "test_check_contract", "scorer": "test_scorer_contract",
+    "format": "test_format_contract", "kind": "test_kind_contract",
+    "metric": "test_t2i.py::test_every_registered_metric_keeps_the_metric_contract",
+    "adapter": "test_publish.py::test_every_registered_adapter_keeps_the_adapter_contract"}
+
+
 def test_every_family_resolves_through_the_one_registry():
     """Stages (ordered, named as registered), scorers, formats: each entry imports."""
     import inspect
@@ -199,8 +212,7 @@ def test_every_family_resolves_through_the_one_registry():
     from autocomp.core.registry import FAMILIES
     from autocomp.runtime.stage import Stage
 
-    assert set(FAMILIES) == {"stage", "generator", "writer", "detector", "answerer", "check",
-                             "scorer", "format", "kind"}
+    assert set(FAMILIES) == set(CONTRACT_TESTS)  # a new family needs its contract test
     # the paper's cascade comes first, in its order (a plugin's check may join it)
     assert names("check")[:3] == ("objects", "background", "attributes")
     for name in names("check"):
@@ -218,6 +230,17 @@ def test_every_family_resolves_through_the_one_registry():
         opener = resolve("format", name)
         assert list(inspect.signature(opener).parameters) == [
             "source", "images", "columns", "skip_missing", "text_only"], name
+    for name in names("adapter"):
+        assert list(inspect.signature(resolve("adapter", name)).parameters) == [
+            "folder", "manifest", "dataset_path"], name
+    for name in names("metric"):
+        assert resolve("metric", name)().column
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    for test in CONTRACT_TESTS.values():  # each named contract test exists
+        file, _, func = test.rpartition("::")
+        assert f"def {func}(" in (here / (file or "test_contracts.py")).read_text(), test
 
 
 def test_an_unknown_name_lists_the_known_ones():
@@ -226,24 +249,6 @@ def test_an_unknown_name_lists_the_known_ones():
 
 
 # ---- the registry refuses mistakes -------------------------------------------------------
-
-@pytest.fixture
-def registered():
-    """register() for this test only: every name it adds is taken out afterwards."""
-    from autocomp.concepts import drawn
-    from autocomp.core import registry
-
-    added = []
-
-    def add(family, name, target, **where):
-        registry.register(family, name, target, **where)
-        added.append((family, name))
-
-    yield add
-    for family, name in added:
-        registry.unregister(family, name)
-    drawn.kind.cache_clear()
-
 
 def test_a_duplicate_name_is_refused(registered):
     with pytest.raises(AutocompError, match="scorer 'blind' is registered already"):
@@ -341,7 +346,7 @@ def test_kind_contract(name, registered, tmp_path, monkeypatch):
     from autocomp.contracts import kind_problems
 
     if name.startswith("docs:"):
-        _docs_examples(tmp_path, monkeypatch)
+        docs_examples(tmp_path, monkeypatch)
         name = name[5:]
         target, vocabulary = DOCS_KINDS[name]
         registered("kind", name, target)
@@ -380,6 +385,22 @@ def test_a_kind_whose_look_does_not_change_the_pixels_fails_the_kind_contract(re
     assert "'matte' on cube (minimal) draws the same image as 'glossy'" in problems
     assert any(p.startswith("'matte' on sphere (contextual) is read back as 'glossy'")
                for p in problems)
+
+
+def test_vocab_check_holds_a_plugin_kind_to_the_kind_contract(registered, tmp_path):
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    registered("kind", "unpainted", "test_contracts:Unpainted")
+    path = tmp_path / "finishes.yaml"
+    path.write_text("name: finishes\nkind: attributes\nentries:\n"
+                    "  - {name: glossy, unpainted: glossy}\n  - {name: matte, unpainted: matte}\n")
+    out = CliRunner().invoke(main, ["vocab", "check", str(path)])
+    assert out.exit_code == 1
+    assert out.output.startswith(f"error: {path}: kind 'unpainted' breaks the kind contract "
+                                 "(autocomp/contracts.py): 'matte' on cube (minimal) draws "
+                                 "the same image as 'glossy'; ")
 
 
 def test_a_look_field_nothing_draws_is_refused_when_the_vocabulary_is_read(registered):
@@ -435,20 +456,6 @@ def test_a_layout_that_cannot_be_found_is_one_line_naming_the_task(registered, t
 
 # ---- behaviour contracts ------------------------------------------------------------------
 
-def _docs_examples(tmp_path, monkeypatch) -> None:
-    """docs/extending.md's `# file:` blocks (Python modules and YAML files), written to
-    tmp_path, the modules importable."""
-    from test_docs import FILE, ROOT, blocks
-
-    for lang, body in blocks(ROOT / "docs" / "extending.md"):
-        first, _, rest = body.partition("\n")
-        named = FILE.match(first)
-        if lang in ("python", "yaml") and named and not named.group(2) and named.group(1) != \
-                "my_plugins.py":
-            (tmp_path / named.group(1)).write_text(rest)
-    monkeypatch.syspath_prepend(str(tmp_path))
-
-
 @pytest.fixture(scope="module")
 def pictures():
     from PIL import Image
@@ -467,7 +474,7 @@ def test_scorer_contract(which, tiny, pictures, tmp_path, monkeypatch):  # noqa:
     from autocomp.eval.scorers import load_scorer
 
     if which == "docs:fewest":
-        _docs_examples(tmp_path, monkeypatch)
+        docs_examples(tmp_path, monkeypatch)
         import fewest_words
 
         scorer = fewest_words.make("words")
@@ -527,7 +534,7 @@ def test_check_contract(name, samples, tmp_path, monkeypatch):
     from autocomp.contracts import check_problems
 
     if name == "docs:min_size":
-        _docs_examples(tmp_path, monkeypatch)
+        docs_examples(tmp_path, monkeypatch)
         import size_check
 
         check = size_check.MinSize()
@@ -549,6 +556,76 @@ def test_the_check_contract_rejects_a_check_returning_a_bool(samples):
             return True
 
     assert check_problems(Yes(), samples) == ["check() returned bool, not a CheckResult"]
+
+
+class SaysYes(Check):  # a plugin check returning a bool, not a CheckResult
+    name, label = "says_yes", "Yes"
+
+    def check(self, s):
+        return True
+
+
+def test_a_plugin_check_breaking_its_contract_is_refused_before_its_verdicts(samples,
+                                                                             registered):
+    from autocomp.validators.checks import cascade, validate_images
+
+    registered("check", "says_yes", "test_contracts:SaysYes")
+    with pytest.raises(AutocompError) as err:
+        validate_images(samples[:4], cascade())
+    assert str(err.value) == ("check 'says_yes' (test_contracts.SaysYes) breaks the check "
+                              "contract (autocomp/contracts.py): check() returned bool, not "
+                              "a CheckResult")
+
+
+class IntScores(TextScorer):  # a plugin scorer: one int per caption, not a float32 matrix
+    family = "ints"
+
+    def score_texts(self, texts):
+        return np.array([len(t) for t in texts])
+
+
+def make_ints(name, pretrained=None, device="cpu", batch_size=64):
+    return IntScores(name, pretrained, device, batch_size)
+
+
+def test_a_plugin_scorer_of_the_wrong_shape_is_refused_before_scoring(
+        registered, small_run, tmp_path):  # noqa: F811 (a fixture)
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    registered("scorer", "ints", "test_contracts:make_ints")
+    out = CliRunner().invoke(main, ["eval", str(small_run.dir), "--model", "ints:len",
+                                    "--output", str(tmp_path / "results")])
+    assert out.exit_code != 0
+    assert out.output.strip().splitlines()[-1] == (
+        "Error: model 'ints:len': the scorer breaks the scorer contract (autocomp/contracts."
+        "py): score_texts returned int64, not float32; score_texts returned shape (3,) for 3 "
+        "inputs (rows, size)")
+    assert not list((tmp_path / "results").rglob("*.json"))  # nothing was scored
+
+
+def open_unreadable(source, images, columns, skip_missing):  # a plugin format, broken
+    from autocomp.formats.suite import LoadedBenchmark, Suite
+
+    rows = [{"id": "0", "task": "x", "n": 0, "image": str(source), "positive": "a cube",
+             "negatives": []}]
+    return Suite("unreadable", source, source.parent,
+                 [LoadedBenchmark("x/all", "x", 0, "x", "swap", lambda: iter(rows))])
+
+
+def test_a_plugin_format_breaking_its_contract_is_refused_before_scoring(registered,
+                                                                         tmp_path):
+    from autocomp.eval.cells import evaluate
+
+    registered("format", "unreadable", "test_contracts:open_unreadable")
+    (tmp_path / "x.txt").write_text("x")
+    with pytest.raises(AutocompError) as err:
+        evaluate(tmp_path / "x.txt", ["blind:unigram"], tmp_path / "out", fmt="unreadable")
+    assert str(err.value) == (f"{tmp_path / 'x.txt'}: format 'unreadable' breaks the format "
+                              "contract (autocomp/contracts.py): x/all: item '0': fewer than "
+                              "two captions, or an empty one")
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.fixture
@@ -583,7 +660,7 @@ def sources(request, tmp_path, monkeypatch):
 
             export_benchmarks(run.dir, tmp_path / "export", audit=False)
             return tmp_path / "export", None
-        _docs_examples(tmp_path, monkeypatch)  # docs: tsv
+        docs_examples(tmp_path, monkeypatch)  # docs: tsv
         from PIL import Image
 
         for f, c in (("a.png", "red"), ("b.png", "blue")):
@@ -656,6 +733,25 @@ def test_the_format_contract_rejects_items_the_harness_cannot_read(tmp_path):
     assert any("the harness cannot read it (KeyError('caption'))" in p for p in problems)
 
 
+def test_autocomp_benchmark_kinds_and_tracks_are_a_closed_set(tmp_path):
+    """A typo in an Auto-Comp benchmark's kind or track is named by the suite contract
+    (it would be scored and then tabled nowhere); another dataset's subsets are its own."""
+    from autocomp.contracts import suite_problems
+    from autocomp.formats.suite import LoadedBenchmark, Suite
+
+    def suite(fmt, track, kind):
+        return Suite(fmt, tmp_path, tmp_path, [LoadedBenchmark(
+            f"t-n2/{track}-{kind}", "t", 2, track, kind, lambda: iter([]))])
+
+    assert suite_problems(suite("run", "minimal", "swapp")) == [
+        "t-n2/minimal-swapp: kind 'swapp' is not one of swap, confusion, vary_value, "
+        "vary_object (the report tables only those)"]
+    assert suite_problems(suite("autocomp-hf", "minmal", "swap")) == [
+        "t-n2/minmal-swap: track 'minmal' is not one of minimal, contextual"]
+    assert suite_problems(suite("mine", "contextual", "attribute")) != []  # claims a track
+    assert suite_problems(suite("valse", "-", "counting")) == []
+
+
 def test_a_checks_threshold_is_configured_by_a_field_of_its_options(registered, tmp_path,
                                                                   monkeypatch):
     """The docs' min_size check declares `min_share` once (default, range, help): a run
@@ -663,7 +759,7 @@ def test_a_checks_threshold_is_configured_by_a_field_of_its_options(registered, 
     from autocomp.config import parse_config
     from autocomp.validators.checks import cascade
 
-    _docs_examples(tmp_path, monkeypatch)
+    docs_examples(tmp_path, monkeypatch)
     registered("check", "min_size", "size_check:MinSize")
     base = {"concepts": [{"task": "shape_color", "n": [2], "count": 2}]}
     cfg = parse_config({**base, "validate": {"min_size": {"min_share": 0.02}}})

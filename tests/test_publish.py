@@ -629,3 +629,42 @@ def test_the_cards_audit_heading_says_what_its_table_says():
     clean = _audit([row("shape_color-n2-minimal-swap", False)])
     assert clean.splitlines()[0] == "## Blind audit: no text-only shortcut found in 1 configs"
     assert "| 6.0 |" in clean and "6.0 !" not in clean
+
+
+def test_every_registered_adapter_keeps_the_adapter_contract(exported):
+    from autocomp.contracts import adapter_problems
+    from autocomp.core.registry import names
+
+    manifest = json.loads((exported / "autocomp_export.json").read_text())
+    assert set(manifest["adapters"]) == set(names("adapter"))
+    for name in names("adapter"):
+        assert adapter_problems(manifest["adapters"][name], exported) == [], name
+
+
+def escaping_adapter(folder, manifest, dataset_path):  # writes outside its export folder
+    (folder.parent / "stray.txt").write_text("x")
+    return {"title": "Stray", "files": ["../stray.txt"], "usage": "none"}
+
+
+def test_a_plugin_adapter_writes_into_the_harness_folder_or_is_refused(run, env, tmp_path,
+                                                                       monkeypatch,
+                                                                       registered):
+    from conftest import docs_examples
+
+    docs_examples(tmp_path, monkeypatch)
+    registered("adapter", "configs_csv", "configs_csv:write")  # docs/extending.md's
+    out = tmp_path / "export"
+    got = CliRunner().invoke(main, ["export", str(run.dir), "-o", str(out), "--no-audit"])
+    assert got.exit_code == 0, got.output
+    manifest = json.loads((out / "autocomp_export.json").read_text())
+    rows = (out / "harness" / "configs.csv").read_text().splitlines()
+    assert len(rows) == 1 + len(manifest["configs"])
+    assert manifest["adapters"]["configs_csv"]["files"] == ["harness/configs.csv"]
+    assert "### Configs as CSV" in (out / "README.md").read_text()
+    registered("adapter", "stray", "test_publish:escaping_adapter")
+    got = CliRunner().invoke(main, ["export", str(run.dir), "-o", str(tmp_path / "bad"),
+                                    "--no-audit"])
+    assert got.exit_code != 0 and not (tmp_path / "bad").exists()
+    assert got.output.strip().splitlines()[-1] == (
+        "Error: adapter 'stray' breaks the adapter contract (autocomp/contracts.py): file "
+        "'../stray.txt' is not a path inside the export folder")

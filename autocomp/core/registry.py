@@ -3,7 +3,9 @@ module is imported only when the name is chosen. CLI choices and help lists come
 
 Families: stage (ordered: the pipeline runs them in this order), generator, writer,
 detector, answerer, check (ordered: the validation cascade), scorer, format, kind (how a
-vocabulary's values are drawn and read back: concepts/kinds). Each family says what an
+vocabulary's values are drawn and read back: autocomp/kinds/), metric (what `autocomp
+t2i` scores images with: t2i/metrics.py), adapter (the harness files of an export:
+publish/adapters/). Each family says what an
 entry must be (`FAMILY_SHAPES`: a subclass of its base class with its methods, or a callable whose
 signature accepts the family's arguments); an entry that is not is refused when resolved,
 naming the entry.
@@ -101,8 +103,23 @@ FAMILIES: dict[str, dict[str, str]] = {
         "relative_size": "autocomp.kinds.relative_size:RelativeSize",
         "depth": "autocomp.kinds.depth:Depth",
     },
+    "metric": {  # what `autocomp t2i` scores each image with: a column of Table 16 each
+        "clipscore": "autocomp.t2i.metrics:ClipScore",
+        "tifa": "autocomp.t2i.metrics:Tifa",
+        "dsg": "autocomp.t2i.metrics:Dsg",
+        "geneval": "autocomp.t2i.metrics:GenEvalChecks",
+        "geneval_all": "autocomp.t2i.metrics:GenEvalAll",
+        "vqascore": "autocomp.t2i.metrics:VqaScore",
+        "survived": "autocomp.t2i.metrics:Survived",
+    },
+    "adapter": {  # the harness files an export carries (harness/ in the export)
+        "clip_benchmark": "autocomp.publish.adapters.for_clip_benchmark:write",
+        "mteb": "autocomp.publish.adapters.for_mteb:write",
+        "lmms_eval": "autocomp.publish.adapters.for_lmms_eval:write",
+        "vlmevalkit": "autocomp.publish.adapters.for_vlmevalkit:write",
+    },
 }
-ORDERED = ("stage", "check")  # families whose order means something
+ORDERED = ("stage", "check", "metric")  # families whose order means something
 
 
 @dataclass(frozen=True)
@@ -127,8 +144,11 @@ FAMILY_SHAPES: dict[str, Shape] = {
                     factory=True),
     "format": Shape(arguments=("source", "images", "columns", "skip_missing")),
     "kind": Shape("autocomp.kinds.base:Kind"),
+    "metric": Shape("autocomp.t2i.metrics:Metric", ("score",)),
+    "adapter": Shape(arguments=("folder", "manifest", "dataset_path")),
 }
 _checked: set[tuple[str, str]] = set()
+PLUGGED: set[tuple[str, str]] = set()  # (family, name) added by register()
 NAME = re.compile(r"[A-Za-z0-9][\w.+-]*\Z")
 
 
@@ -208,6 +228,7 @@ def register(family: str, name: str, target: str, *, before: str | None = None,
     place = before if before is not None else after
     if place is None:
         table[name] = target
+        PLUGGED.add((family, name))
         return
     if family not in ORDERED:
         raise AutocompError(f"{family} '{name}': only ordered families "
@@ -221,12 +242,20 @@ def register(family: str, name: str, target: str, *, before: str | None = None,
     entries.insert(at, (name, target))
     table.clear()
     table.update(entries)
+    PLUGGED.add((family, name))
 
 
 def unregister(family: str, name: str) -> None:
     """Take `name` out of `family` (a plugin's tests undo their registration)."""
     _table(family).pop(name, None)
     _checked.discard((family, name))
+    PLUGGED.discard((family, name))
+
+
+def plugged(family: str, name: str) -> bool:
+    """Whether `name` was registered by a plugin (register()), not built in: its family's
+    behaviour contract runs when it is first used (autocomp/contracts.py)."""
+    return (family, name) in PLUGGED
 
 
 def resolve(family: str, name: str, *, file=None, field: str | None = None):

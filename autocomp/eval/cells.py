@@ -106,6 +106,7 @@ def evaluate(run_dir: Path, models: list[str], out: Path, patterns=(), **options
 
 
 def evaluate_request(req: Request) -> list[dict]:
+    from autocomp.eval.suite_contract import checked_at_open
     from autocomp.formats import open_suite
     from autocomp.runtime.launch import clean_orphans
 
@@ -113,6 +114,7 @@ def evaluate_request(req: Request) -> list[dict]:
         clean_orphans(req.out)  # predictions of a killed eval (autocomp's own temp files)
     suite = req.suite or open_suite(req.run_dir, req.fmt, req.images, req.columns,
                                     req.skip_missing)
+    checked_at_open(suite, req.fmt)  # a plugin format's first items, before any scoring
     benches = (find_benchmarks(suite.root, req.patterns, req.split) if suite.format == "run"
                else suite.select(req.patterns).benchmarks)
     if req.items is not None:  # a sample re-scored (`autocomp results verify`)

@@ -25,8 +25,6 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-import numpy as np
-
 from autocomp.concepts import drawn
 from autocomp.concepts.task import Task
 from autocomp.core.backend import Backend

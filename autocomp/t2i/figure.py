@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from autocomp.report.figures import legend_columns, legend_room, pyplot, save, style
-from autocomp.t2i.summary import METRICS
+from autocomp.t2i.summary import columns
 
 
 def by_n_figure(summary: dict, stem: Path, labels: dict | None = None) -> list[Path]:
     """`stem`.png/.pdf/.svg; None of a metric no model has."""
     labels = labels or {}
-    keys = [k for k in METRICS if any(
+    heads = columns()
+    keys = [k for k in heads if any(
         (got.get(k) or None) for s in summary.values() for got in s["by_n"].values())]
     if not keys:  # no model scored any image (every image missing): nothing to draw
         return []
@@ -31,7 +32,7 @@ def by_n_figure(summary: dict, stem: Path, labels: dict | None = None) -> list[P
             ax.errorbar(xs, ys, yerr=err, capsize=3, label=names[-1], **style(i))
     ns = sorted({int(n) for s in summary.values() for n in s["by_n"]})
     for ax, key in zip(axes[0], keys, strict=True):
-        ax.set_title(METRICS[key][0], fontsize=9)
+        ax.set_title(heads[key], fontsize=9)
         ax.set_xlabel("N (bindings per prompt)", fontsize=8)
         ax.set_xticks(ns)  # N is a count: whole numbers, not 2.0, 2.2, ...
         ax.set_ylim(0, 101)  # every metric is on a 0-100 scale: panels compare at a glance

@@ -15,6 +15,8 @@
             Auto-Comp Table 16; Hessel et al.'s CLIP-S is 2.5 x max(cos, 0))
   survived  whether the image passes the run's validation cascade (the share is the
             generator's sample survival rate: what a benchmark of this model costs)
+Each is an entry of the registry's "metric" family (t2i/metrics.py), so a plugin's metric
+is scored, tabled and drawn beside them.
 
 With the embedded generator's truth, each probe also carries `truth` (its expected answer
 is true of the image), and the image `true_share` (share of probes true) and `faithful`
@@ -26,8 +28,6 @@ from __future__ import annotations
 import numpy as np
 
 from autocomp.t2i.probes import probes, true_answers
-
-CLIP_SCALE = 100.0
 
 
 def check_judges(vqascore, clipscore, file=None) -> None:
@@ -88,9 +88,8 @@ class Judge:
 
     def score(self, records: list[dict], by_prompt: dict, root) -> list[dict]:
         """One scored record per image record (`by_prompt`: prompt id -> Prompt; image
-        paths relative to `root`)."""
-        from PIL import Image
-
+        paths relative to `root`), with every registered metric's value (t2i/metrics.py)."""
+        from autocomp.t2i.metrics import Scored, scored_by
         from autocomp.validators.checks import Sample, answer_all, detect_all, validate_images
         from autocomp.validators.stage import load_rgb
 
@@ -108,32 +107,19 @@ class Judge:
         samples = [Sample(a, p.graph, t, p.track, d, self.answerer)
                    for a, p, t, d in zip(arrays, prompts, tasks, detections, strict=True)]
         survived = [all(c.passed for c in res) for res in validate_images(samples, self.checks)]
-        pils = [Image.fromarray(a) for a in arrays] if self.vqa or self.clip else None
-        vqa = self._vqascore(pils, prompts)
-        clip = self._clipscore(pils, prompts)
-        out = []
+        out, batch = [], []
         for i, rec in enumerate(records):
-            out.append(self._one(rec, prompts[i], tasks[i], found[i], answers[i], readings[i],
-                                 detections[i], survived[i], vqa[i], clip[i]))
+            record, checks = self._one(rec, prompts[i], tasks[i], found[i], answers[i],
+                                       readings[i], detections[i])
+            out.append(record)
+            batch.append(Scored(arrays[i], prompts[i], tasks[i], record["probes"],
+                                detections[i], survived[i], checks))
+        for record, values in zip(out, scored_by(batch, self), strict=True):
+            record.update(values)
         return out
 
-    def _vqascore(self, pils, prompts) -> list:
-        if self.vqa is None:
-            return [None] * len(prompts)
-        got = self.vqa.score_pairs([(pil, [p.text]) for pil, p in
-                                    zip(pils, prompts, strict=True)])
-        return [float(g[0]) for g in got]
-
-    def _clipscore(self, pils, prompts) -> list:
-        if self.clip is None:
-            return [None] * len(prompts)
-        images = self.clip.encode_images(pils)
-        texts = self.clip.encode_texts([p.text for p in prompts])
-        cos = (np.asarray(images, np.float64) * np.asarray(texts, np.float64)).sum(axis=1)
-        return [CLIP_SCALE * max(float(c), 0.0) for c in cos]
-
-    def _one(self, rec, prompt, task, found, answers, readings, detections, survived, vqa,
-             clip) -> dict:
+    def _one(self, rec, prompt, task, found, answers, readings, detections):
+        """An image's record before its metrics, and GenEval's checks of it."""
         from autocomp.validators.checks import names_only
 
         right = {p.id: names_only(a["answer"], p.question.expected, p.question.choices)
@@ -147,23 +133,17 @@ class Judge:
                          "dsg": right[p.id] and all(right[q] for q in p.parents),
                          "geneval": geneval["probes"].get(p.id), "truth": t})
         known = [t for t in truth if t is not None]
-        checks = geneval["checks"]
         return {
             "id": rec["id"], "prompt": prompt.id, "concept": prompt.concept,
             "task": prompt.task, "n": prompt.n, "track": prompt.track, "k": rec["k"],
             "seed": rec["seed"], "image": rec["image"],
             "faults": sorted({f["kind"] for f in rec["faults"] or []}),
             "probes": rows,
-            "tifa": float(np.mean([r["right"] for r in rows])),
-            "dsg": float(np.mean([r["dsg"] for r in rows])),
-            "geneval": float(np.mean(checks)) if checks else None,
-            "geneval_all": bool(all(checks)) if checks else None,
-            "vqascore": vqa, "clipscore": clip, "survived": survived,
             "has_truth": rec.get("truth") is not None,
             "true_share": (float(np.mean(known)) if known and len(known) == len(truth)
                            else None),
             "faithful": (all(known) if known and len(known) == len(truth) else None),
-        }
+        }, geneval["checks"]
 
 
 def _named(backend) -> str:

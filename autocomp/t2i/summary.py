@@ -17,11 +17,19 @@ import numpy as np
 
 from autocomp.report.table import INTERVAL_NOTE, Table, ci
 
-METRICS = {  # key -> (column, scale to [0, 1])
-    "clipscore": ("CLIPScore", 100.0), "tifa": ("TIFA (%)", 1.0), "dsg": ("DSG (%)", 1.0),
-    "geneval": ("GenEval checks (%)", 1.0), "geneval_all": ("GenEval all (%)", 1.0),
-    "vqascore": ("VQAScore (%)", 1.0), "survived": ("Survival (%)", 1.0)}
-VERDICTS = ("tifa", "dsg", "geneval_all")  # a score of 1 says faithful, below 1 unfaithful
+
+def columns() -> dict[str, str]:
+    """Each registered metric's key -> its column (t2i/metrics.py), in order."""
+    from autocomp.t2i.metrics import metrics
+
+    return {key: m.column for key, m in metrics().items()}
+
+
+def verdict_keys() -> tuple[str, ...]:
+    """The metrics whose score of 1 says faithful and below 1 unfaithful."""
+    from autocomp.t2i.metrics import metrics
+
+    return tuple(key for key, m in metrics().items() if m.verdict)
 
 
 def mean_ci(values_by_prompt: dict, scale: float = 1.0) -> dict | None:
@@ -51,8 +59,10 @@ def _by_prompt(records, value) -> dict:
 
 def model_scores(records: list[dict]) -> dict:
     """Each metric's mean and interval over a model's images."""
-    return {key: mean_ci(_by_prompt(records, lambda r, k=key: r.get(k)), scale)
-            for key, (_, scale) in METRICS.items()}
+    from autocomp.t2i.metrics import metrics
+
+    return {key: mean_ci(_by_prompt(records, lambda r, k=key: r.get(k)), m.scale)
+            for key, m in metrics().items()}
 
 
 def aspect_scores(records: list[dict], field: str = "right") -> dict:
@@ -79,7 +89,7 @@ def truth_agreement(records: list[dict]) -> dict:
         for p in r["probes"]:
             agree[(p["aspect"], r["n"])][r["prompt"]].append(float(p["right"] == p["truth"]))
     verdicts = {}
-    for key in VERDICTS:
+    for key in verdict_keys():
         # (said unfaithful, truly unfaithful, prompt): a prompt's K images are one cluster
         pairs = [(r[key] is not None and r[key] < 1.0, not r["faithful"], r["prompt"])
                  for r in known if r.get(key) is not None]
@@ -91,7 +101,7 @@ def truth_agreement(records: list[dict]) -> dict:
                          "precision": _share([(p, t) for said, t, p in pairs if said]),
                          "recall": _share([(p, said) for said, t, p in pairs if t])}
     corr = {}
-    for key in METRICS:
+    for key in columns():
         corr[key] = rank_correlation([(r[key], r["true_share"]) for r in known
                                       if r.get(key) is not None])
     return {"images": len(known), "unknown": unknown,
@@ -149,12 +159,13 @@ def tables(summary: dict, labels: dict | None = None) -> list[Table]:
     """Table 16's layout (a row per model), questions right per aspect x N, and the
     metrics against the truth where there is truth."""
     labels = labels or {}
-    present = [k for k in METRICS if any(s["scores"].get(k) for s in summary.values())]
+    heads = columns()
+    present = [k for k in heads if any(s["scores"].get(k) for s in summary.values())]
     rows = [[labels.get(m, m), str(s["images"]), str(s["prompts"]),
              *[_cell(s["scores"].get(k)) for k in present]] for m, s in summary.items()]
     out = [Table(f"Table 16 layout: text-to-image faithfulness per model; {INTERVAL_NOTE} "
                  "(prompts resampled)", ["Model", "Images (n)", "Prompts (n)",
-                                         *[METRICS[k][0] for k in present]], rows,
+                                         *[heads[k] for k in present]], rows,
                  ["TIFA: share of the scene graph's questions answered right; DSG: the "
                   "same, a binding counting only when its objects were found; GenEval: "
                   "detector counts, mask colors, box-centre positions; Survival: images "
@@ -183,11 +194,11 @@ def _n(got: dict | None) -> str:
 
 
 def truth_tables(truth, labels, ns) -> list[Table]:
-    rows = []
+    rows, heads = [], columns()
     for m, t in truth:
-        for key in VERDICTS:
+        for key in t["verdicts"]:
             v = t["verdicts"][key]
-            rows.append([labels.get(m, m), METRICS[key][0].split(" (")[0], str(v["n"]),
+            rows.append([labels.get(m, m), heads.get(key, key).split(" (")[0], str(v["n"]),
                          f"{v['tp'] + v['fn']}", _pct(v["precision"]), _pct(v["recall"])])
     verdict = Table("Unfaithful images caught, against the exact truth: precision and recall "
                     f"(%) of 'unfaithful' (score below 1); {INTERVAL_NOTE}",
@@ -199,7 +210,7 @@ def truth_tables(truth, labels, ns) -> list[Table]:
     for m, t in truth:
         for key, c in t["correlation"].items():
             if c["n"]:
-                rows.append([labels.get(m, m), METRICS[key][0].split(" (")[0], str(c["n"]),
+                rows.append([labels.get(m, m), heads.get(key, key).split(" (")[0], str(c["n"]),
                              _num(c["spearman"]), _num(c.get("spearman_p"), ".2g"),
                              _num(c["kendall"]), _num(c.get("kendall_p"), ".2g")])
     corr = Table("Each metric against the true share of correct bindings (per image)",

@@ -22,6 +22,7 @@ import numpy as np
 
 from autocomp.concepts.task import Task
 from autocomp.core import registry
+from autocomp.core.errors import AutocompError
 from autocomp.core.fields import choice, integer, number
 from autocomp.core.records import TRACKS
 from autocomp.core.scene import SceneGraph
@@ -254,6 +255,31 @@ def validate_image(image: np.ndarray, graph: SceneGraph, task: Task, track: str,
     return validate_images([sample], checks)[0]
 
 
+def checked_on_first_use(check, samples: list[Sample]) -> None:
+    """A plugin's check keeps the check contract on its first samples, or is refused in
+    one line before any of its verdicts is kept (built-ins are checked by the tests)."""
+    cls = type(check)
+    if cls in _kept:
+        return
+    _kept.add(cls)
+    if not any(registry.plugged("check", n) and registry.resolve("check", n) is cls
+               for n in registry.names("check")):
+        return
+    from autocomp.validators.contract import check_problems
+
+    try:
+        problems = check_problems(check, samples)
+    except Exception as exc:  # noqa: BLE001 (the plugin's own bug: whatever it raises)
+        problems = [f"it raised {type(exc).__name__} ({' '.join(str(exc).split())[:200]})"]
+    if problems:
+        _kept.discard(cls)
+        raise AutocompError(f"check '{check.name}' ({cls.__module__}.{cls.__name__}) breaks "
+                            f"the check contract (autocomp/contracts.py): {'; '.join(problems)}")
+
+
+_kept: set[type] = set()  # check classes already seen in this process (plugins: kept)
+
+
 def validate_images(samples: list[Sample], checks: list[Check] | None = None
                     ) -> list[list[CheckResult]]:
     """The cascade on several images, check by check: each check sees at once every image
@@ -262,6 +288,8 @@ def validate_images(samples: list[Sample], checks: list[Check] | None = None
     alive = list(range(len(samples)))
     for check in checks if checks is not None else cascade():
         todo = [i for i in alive if samples[i].track in check.tracks]
+        if todo:
+            checked_on_first_use(check, [samples[i] for i in todo[:2]])
         for i, result in zip(todo, check.check_many([samples[i] for i in todo]), strict=True):
             results[i].append(result)
         alive = [i for i in alive if not results[i] or results[i][-1].passed]

@@ -43,4 +43,8 @@ def load_scorer(spec: str, device: str = "cpu", batch_size: int | None = None,
     scorer = factory(name, pretrained, device=device, batch_size=batch_size)
     if isinstance(scorer, DualEncoder):
         scorer.precision = precision
+    if registry.plugged("scorer", family):  # a plugin's scorer: its contract, before scoring
+        from autocomp.eval.scorers.contract import checked_at_load
+
+        checked_at_load(scorer, spec)
     return scorer

@@ -13,15 +13,16 @@ dataset path filled in:
   for_vlmevalkit      harness/vlmevalkit_tsv.py: writes VLMEvalKit's multiple-choice TSVs
                       (the same questions as lmms-eval's) into $LMUData
 
-Each module has `write(folder, manifest, dataset_path) -> {"title", "files", "usage"}`.
+Each module has `write(folder, manifest, dataset_path) -> {"title", "files", "usage"}`,
+registered in the registry's "adapter" family (a plugin adds its own with one line); a
+plugin adapter keeps the adapter contract (adapter_problems) or the export stops in one
+line.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
-ADAPTERS = ("for_clip_benchmark", "for_mteb", "for_lmms_eval", "for_vlmevalkit")
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
@@ -36,8 +37,39 @@ def copy_template(name: str, dest: Path, fill: dict[str, str] | None = None) -> 
 
 
 def write_all(folder: Path, manifest: dict, dataset_path: str) -> dict:
+    """Every registered adapter's files written under `folder`, by name."""
+    from autocomp.core import registry
+    from autocomp.core.errors import AutocompError
+
     out = {}
-    for name in ADAPTERS:
-        module = importlib.import_module(f"autocomp.publish.adapters.{name}")
-        out[name.removeprefix("for_")] = module.write(Path(folder), manifest, dataset_path)
+    for name in registry.names("adapter"):
+        got = registry.resolve("adapter", name)(Path(folder), manifest, dataset_path)
+        if registry.plugged("adapter", name):
+            problems = adapter_problems(got, Path(folder))
+            if problems:
+                raise AutocompError(f"adapter '{name}' breaks the adapter contract "
+                                    f"(autocomp/contracts.py): {'; '.join(problems)}")
+        out[name] = got
     return out
+
+
+def adapter_problems(got, folder: Path) -> list[str]:
+    """The adapter contract on what write() returned: {"title", "files", "usage"} with a
+    title and usage (Markdown) as strings and files a list of the paths it wrote, each a
+    file inside the export folder (relative, no '..')."""
+    if not isinstance(got, dict):
+        return [f"write() returned {type(got).__name__}, not a dict of title, files, usage"]
+    problems = [f"'{key}' is not a non-empty string" for key in ("title", "usage")
+                if not isinstance(got.get(key), str) or not got[key].strip()]
+    files = got.get("files")
+    if not isinstance(files, list) or not files:
+        return [*problems, "'files' is not a list of the files it wrote"]
+    root = folder.resolve()
+    for name in files:
+        path = (folder / str(name)).resolve()
+        if not isinstance(name, str) or Path(name).is_absolute() or not \
+                path.is_relative_to(root):
+            problems.append(f"file {name!r} is not a path inside the export folder")
+        elif not path.is_file():
+            problems.append(f"file {name!r} was not written")
+    return problems

@@ -1,0 +1,187 @@
+"""The metrics `autocomp t2i` scores each image with: the registry's "metric" family, a
+column of Table 16 each, in registration order. A metric is a class with
+
+  column   the table's heading ("TIFA (%)")
+  scale    what a perfect image scores (printed as 100 x value / scale: a share in
+           percent; CLIPScore, already 100 x cosine, as it is)
+  verdict  a score of 1 says faithful and below 1 unfaithful (its precision and recall
+           of 'unfaithful' against the exact truth are tabled)
+  score(batch, judge) -> one float (or None: does not apply) per image of the batch
+
+Each image of a batch is a `Scored`: its array, prompt, task, the probes as answered
+(`rows`: answer, right, dsg, geneval, truth), the detections, whether it survived the
+validation cascade and GenEval's checks; `judge` holds the models (`judge.vqa`,
+`judge.clip`: None unless asked for). The metric contract (autocomp/contracts.py
+metric_problems) runs on a plugin metric's first batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from autocomp.core import registry
+
+CLIP_SCALE = 100.0
+
+
+@dataclass
+class Scored:
+    """One image as every metric sees it."""
+
+    array: np.ndarray
+    prompt: object  # t2i/generate.py Prompt: id, text, graph, task, n, track
+    task: object
+    rows: list[dict]  # its probes as answered (t2i/score.py)
+    detections: list
+    survived: bool
+    checks: list[bool] = field(default_factory=list)  # GenEval's checks
+
+    @property
+    def image(self):
+        from PIL import Image
+
+        return Image.fromarray(self.array)
+
+
+class Metric:
+    column: ClassVar[str] = ""
+    scale: ClassVar[float] = 1.0
+    verdict: ClassVar[bool] = False
+
+    def score(self, batch: list[Scored], judge) -> list[float | None]:
+        raise NotImplementedError
+
+
+class Tifa(Metric):
+    """TIFA-style: the share of the scene graph's questions answered right."""
+
+    column, verdict = "TIFA (%)", True
+
+    def score(self, batch, judge):
+        return [float(np.mean([r["right"] for r in s.rows])) for s in batch]
+
+
+class Dsg(Metric):
+    """DSG-style: the same, a binding counting only when its objects were found."""
+
+    column, verdict = "DSG (%)", True
+
+    def score(self, batch, judge):
+        return [float(np.mean([r["dsg"] for r in s.rows])) for s in batch]
+
+
+class GenEvalChecks(Metric):
+    """GenEval-style checks from the detector alone: the share passed."""
+
+    column = "GenEval checks (%)"
+
+    def score(self, batch, judge):
+        return [float(np.mean(s.checks)) if s.checks else None for s in batch]
+
+
+class GenEvalAll(Metric):
+    """GenEval's per-image verdict: every check passed."""
+
+    column, verdict = "GenEval all (%)", True
+
+    def score(self, batch, judge):
+        return [float(all(s.checks)) if s.checks else None for s in batch]
+
+
+class VqaScore(Metric):
+    """P("Yes" | image, 'Does this figure show "{prompt}"?') from judge.vqa."""
+
+    column = "VQAScore (%)"
+
+    def score(self, batch, judge):
+        if judge.vqa is None:
+            return [None] * len(batch)
+        got = judge.vqa.score_pairs([(s.image, [s.prompt.text]) for s in batch])
+        return [float(g[0]) for g in got]
+
+
+class ClipScore(Metric):
+    """100 x max(cos(image, prompt), 0) from judge.clip (Auto-Comp Table 16)."""
+
+    column, scale = "CLIPScore", CLIP_SCALE
+
+    def score(self, batch, judge):
+        if judge.clip is None:
+            return [None] * len(batch)
+        images = np.asarray(judge.clip.encode_images([s.image for s in batch]), np.float64)
+        texts = np.asarray(judge.clip.encode_texts([s.prompt.text for s in batch]), np.float64)
+        return [CLIP_SCALE * max(float(c), 0.0) for c in (images * texts).sum(axis=1)]
+
+
+class Survived(Metric):
+    """Whether the image passes the run's validation cascade."""
+
+    column = "Survival (%)"
+
+    def score(self, batch, judge):
+        return [float(s.survived) for s in batch]
+
+
+def metrics() -> dict[str, Metric]:
+    """Every registered metric by key, in registration order (one instance each)."""
+    return {name: _made(name) for name in registry.names("metric")}
+
+
+_instances: dict = {}
+
+
+def _made(name: str) -> Metric:
+    cls = registry.resolve("metric", name)
+    if _instances.get(name, (None,))[0] is not cls:
+        _instances[name] = (cls, cls())
+    return _instances[name][1]
+
+
+def scored_by(batch: list[Scored], judge) -> list[dict]:
+    """Each metric's value per image of the batch ({key: value}); a plugin metric keeps
+    the metric contract on its first batch or is refused in one line."""
+    from autocomp.core.errors import AutocompError
+
+    out: list[dict] = [{} for _ in batch]
+    for key, metric in metrics().items():
+        values = metric.score(batch, judge)
+        if registry.plugged("metric", key) and key not in _kept:
+            problems = metric_problems(metric, values, len(batch))
+            if problems:
+                raise AutocompError(f"metric '{key}' ({type(metric).__module__}."
+                                    f"{type(metric).__name__}) breaks the metric contract "
+                                    f"(autocomp/contracts.py): {'; '.join(problems)}")
+            _kept.add(key)
+        for got, value in zip(out, values, strict=True):
+            got[key] = None if value is None else float(value)
+    return out
+
+
+_kept: set[str] = set()
+
+
+def metric_problems(metric, values, images: int) -> list[str]:
+    """The metric contract on what one batch gave: one finite number or None per image, in
+    [0, scale]; a column heading; scale a positive number."""
+    problems = []
+    if not isinstance(metric.column, str) or not metric.column:
+        problems.append("it has no column heading (class attribute column)")
+    if isinstance(metric.scale, bool) or not isinstance(metric.scale, int | float) \
+            or metric.scale <= 0:
+        problems.append(f"its scale is {metric.scale!r}, not a positive number")
+    if not isinstance(values, list | tuple) or len(values) != images:
+        got = len(values) if hasattr(values, "__len__") else type(values).__name__
+        return [*problems, f"score() gave {got} values for {images} images (a list, one per "
+                           "image)"]
+    for v in values:
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float | np.floating) \
+                or not np.isfinite(v) or not 0 <= v <= metric.scale:
+            problems.append(f"score() gave {v!r}: a value is a number in [0, {metric.scale}] "
+                            "or None")
+            break
+    return problems
