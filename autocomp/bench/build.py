@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from contextlib import ExitStack
+from itertools import product
 
 from autocomp.bench.pairs import KIND, winoground_items
 from autocomp.bench.store import compact_item, expand
@@ -105,70 +106,89 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
         for v in run.read("validation"):
             if v.passed:
                 passed[v.concept][v.track] = v
-    layout = run.layout
-    sets = {t: [] for t in (*TRACKS, "paired")}
-    table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys((*TRACKS, "paired"), 0))
-    # scene concepts whose negatives of a kind would pass build.max_negatives get no item of
-    # that kind (the config check refuses such N for the other tasks before anything runs)
-    skipped: dict[str, int] = defaultdict(int)
-    ledger = Ledger()
-    with _Writers(layout.root) as out, paused(), \
+    made = _Made(run, store, seeds)
+    with _Writers(run.layout.root) as out, paused(), \
             Progress("build", len(concepts), "concept") as bar:  # no GC: plain data
         for cid, concept in concepts.items():  # concept order = config order
             bar.update()
             tracks = passed.get(cid, {})
-            if not tracks or concept.partner_of:  # a swap partner: in winoground items only
-                continue
-            task = run.tasks[concept.task]
-            graph = concept.scene
-            cap = captions[cid]
-            paired = all(t in tracks for t in TRACKS)
-            key = f"{task.name} N={concept.n}"
-            for track, v in tracks.items():
-                sets[track].append({"id": v.id, "concept": cid, "task": task.name,
-                                    "n": concept.n, "track": track, "image": v.image,
-                                    "caption": cap.caption(track), "seed": seeds[v.id]})
-                table[key][track] += 1
-            if paired:
-                sets["paired"].append({"concept": cid, "task": task.name, "n": concept.n,
-                                       **{t: tracks[t].image for t in TRACKS},
-                                       **{f"{t}_caption": cap.caption(t) for t in TRACKS}})
-                table[key]["paired"] += 1
-            kinds, over = item_kinds(task, graph, run.config.build.benchmarks,
-                                     run.config.build.max_negatives)
-            for kind in over:
-                skipped[f"{task.name} {kind}"] += 1
-                for track in tracks:
-                    ledger.drop(BenchFile(task.name, concept.n, track, kind),
-                                ABOVE_MAX_NEGATIVES)
-            minimal = task.minimal_caption(graph) if kinds and "minimal" in tracks else None
-            for kind in kinds:
-                for track in tracks:
-                    row = compact_item(tracks[track], concept, cap, task, track, kind, paired,
-                                       minimal)
-                    out.write(BenchFile(task.name, concept.n, track, kind).relative,
-                              expand(row, task, limit=run.config.build.max_negatives)
-                              if store == "full" else row)
+            if tracks and not concept.partner_of:  # a partner: in winoground items only
+                made.positives(concept, captions[cid], tracks)
+                made.items(out, concept, captions[cid], tracks)
         if KIND in run.config.build.benchmarks:
             for bench_file, item in winoground_items(concepts, captions, passed, run.tasks,
-                                                     ledger.drop):
+                                                     made.ledger.drop):
                 out.write(bench_file.relative, item)
-    for name, rows in sets.items():
-        write_jsonl(layout.positive_set(name), rows)
-    files = dict(sorted(out.counts.items()))
-    for bench_file, old in layout.benchmark_files():  # a rebuild leaves no stale one behind
-        if bench_file.relative not in files:
-            old.unlink()
-    stats = {"stage": "build", "validated": {k: dict(v) for k, v in sorted(table.items())},
-             "sets": {k: len(v) for k, v in sets.items()}, "benchmarks": files,
-             "store": store}
-    if partial:
-        stats["partial"] = partial  # stages unfinished when it was built
-    if skipped:
-        stats["skipped_above_max_negatives"] = dict(sorted(skipped.items()))
-    stats.update(ledger.summary(files, expected_benchmarks(run, concepts, passed)))
-    write_text(layout.stats("build"), json.dumps(stats, indent=1))
-    return stats
+    return made.finish(dict(sorted(out.counts.items())), partial,
+                       expected_benchmarks(run, concepts, passed))
+
+
+class _Made:
+    """What the build writes besides the items: the positive sets and Table 2's counts, and
+    what it left out (concepts over build.max_negatives, per benchmark file)."""
+
+    def __init__(self, run: Run, store: str, seeds: dict):
+        self.run, self.store, self.seeds = run, store, seeds
+        self.sets: dict[str, list] = {t: [] for t in (*TRACKS, "paired")}
+        self.table: dict[str, dict[str, int]] = defaultdict(
+            lambda: dict.fromkeys((*TRACKS, "paired"), 0))
+        # scene concepts whose negatives of a kind would pass build.max_negatives get no
+        # item of that kind (the config check refuses such N for other tasks beforehand)
+        self.skipped: dict[str, int] = defaultdict(int)
+        self.ledger = Ledger()
+
+    def positives(self, concept, cap, tracks: dict) -> None:
+        """The concept's image on each track it passed on (and the pair, when both)."""
+        task = self.run.tasks[concept.task]
+        key = f"{task.name} N={concept.n}"
+        for track, v in tracks.items():
+            self.sets[track].append({"id": v.id, "concept": concept.id, "task": task.name,
+                                     "n": concept.n, "track": track, "image": v.image,
+                                     "caption": cap.caption(track), "seed": self.seeds[v.id]})
+            self.table[key][track] += 1
+        if all(t in tracks for t in TRACKS):
+            self.sets["paired"].append({"concept": concept.id, "task": task.name,
+                                        "n": concept.n, **{t: tracks[t].image for t in TRACKS},
+                                        **{f"{t}_caption": cap.caption(t) for t in TRACKS}})
+            self.table[key]["paired"] += 1
+
+    def items(self, out, concept, cap, tracks: dict) -> None:
+        """An item per benchmark kind the task defines at the concept's N and track."""
+        task, graph, build = self.run.tasks[concept.task], concept.scene, self.run.config.build
+        paired = all(t in tracks for t in TRACKS)
+        kinds, over = item_kinds(task, graph, build.benchmarks, build.max_negatives)
+        for kind in over:
+            self.skipped[f"{task.name} {kind}"] += 1
+            for track in tracks:
+                self.ledger.drop(BenchFile(task.name, concept.n, track, kind),
+                                 ABOVE_MAX_NEGATIVES)
+        minimal = task.minimal_caption(graph) if kinds and "minimal" in tracks else None
+        for kind, track in product(kinds, tracks):
+            row = compact_item(tracks[track], concept, cap, task, track, kind, paired, minimal)
+            out.write(BenchFile(task.name, concept.n, track, kind).relative,
+                      expand(row, task, limit=build.max_negatives)
+                      if self.store == "full" else row)
+
+    def finish(self, files: dict, partial, expected: dict) -> dict:
+        """The positive sets and stats/build.json written (stale benchmark files of an
+        earlier build removed); the stats returned."""
+        layout = self.run.layout
+        for name, rows in self.sets.items():
+            write_jsonl(layout.positive_set(name), rows)
+        for bench_file, old in layout.benchmark_files():  # a rebuild leaves none stale
+            if bench_file.relative not in files:
+                old.unlink()
+        stats = {"stage": "build",
+                 "validated": {k: dict(v) for k, v in sorted(self.table.items())},
+                 "sets": {k: len(v) for k, v in self.sets.items()}, "benchmarks": files,
+                 "store": self.store}
+        if partial:
+            stats["partial"] = partial  # stages unfinished when it was built
+        if self.skipped:
+            stats["skipped_above_max_negatives"] = dict(sorted(self.skipped.items()))
+        stats.update(self.ledger.summary(files, expected))
+        write_text(layout.stats("build"), json.dumps(stats, indent=1))
+        return stats
 
 
 ABOVE_MAX_NEGATIVES = "above build.max_negatives"

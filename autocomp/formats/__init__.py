@@ -39,62 +39,94 @@ from autocomp.formats.suite import Suite
 
 def detect_format(source: Path) -> str:
     """The format of `source`, from its layout as the authors ship it."""
-    from autocomp.formats.aro import aro_files
-    from autocomp.formats.pairs import LAYOUTS
-    from autocomp.formats.sugarcrepe import data_folder
-
     if str(source).startswith("hf:"):
         return "autocomp-hf"
     source = Path(source)
     if not source.exists():
         raise AutocompError("does not exist", file=source)
-    if source.is_dir():
-        from autocomp.formats.sugarcrepe_pp import data_folder as pp_folder
-        from autocomp.formats.valse import valse_files
-        from autocomp.formats.vlchecklist import data_folder as vlc_folder
+    found = _folder_format(source) if source.is_dir() else _file_format(source)
+    if found is None:
+        raise AutocompError("cannot tell its format: give --source-format "
+                            f"({', '.join(registry.names('format'))})", file=source)
+    return found
 
-        layout = RunLayout(source)
-        if layout.config.is_file() and layout.bench.is_dir():
-            return "run"
-        from autocomp.formats.published import is_published
 
-        if is_published(source):
-            return "autocomp-export"
-        if any((source / f).is_file() for f in ("dataset_dict.json", "state.json",
-                                                 "dataset_info.json")):
-            return _table_format(source) or "autocomp-hf"
-        for name, spec in LAYOUTS.items():
-            if any((source / rel).is_file() for rel in spec["jsonl"]):
-                return name
-            lists = [source / rel for rel in spec.get("json", ()) if (source / rel).is_file()]
-            if lists and _table_format(lists[0]) == name:  # ColorSwap's GitHub release
-                return name
-        if pp_folder(source) is not None:  # before SugarCrepe: the same file names
-            return "sugarcrepe++"
-        if data_folder(source) is not None:
-            return "sugarcrepe"
-        if vlc_folder(source) is not None:
-            return "vl-checklist"
-        if valse_files(source):
-            return "valse"
-        if aro_files(source):
-            return "aro"
-        if any(p.is_dir() for p in source.rglob("prod_hard_negatives")) or any(
-                source.rglob("*.csv")):
-            return "crepe"
-        parquet = next(iter(sorted(source.rglob("*.parquet"))), None)
-        if parquet is not None and _table_format(parquet):
-            return _table_format(parquet)
-    elif source.suffix.lower() == ".csv":
+def _folder_format(source: Path) -> str | None:
+    """A folder's format: the first of the layouts below it has (the order matters:
+    SugarCrepe++ ships SugarCrepe's file names)."""
+    for probe in (_autocomp_folder, _pair_folder, _author_folder, _table_folder):
+        found = probe(source)
+        if found is not None:
+            return found
+    return None
+
+
+def _autocomp_folder(source: Path) -> str | None:
+    """A run, an autocomp export, or a `datasets` folder (Auto-Comp's or a pair table)."""
+    from autocomp.formats.published import is_published
+
+    layout = RunLayout(source)
+    if layout.config.is_file() and layout.bench.is_dir():
+        return "run"
+    if is_published(source):
+        return "autocomp-export"
+    if any((source / f).is_file() for f in ("dataset_dict.json", "state.json",
+                                             "dataset_info.json")):
+        return _table_format(source) or "autocomp-hf"
+    return None
+
+
+def _pair_folder(source: Path) -> str | None:
+    """Winoground's or ColorSwap's files as their authors ship them."""
+    from autocomp.formats.pairs import LAYOUTS
+
+    for name, spec in LAYOUTS.items():
+        if any((source / rel).is_file() for rel in spec["jsonl"]):
+            return name
+        lists = [source / rel for rel in spec.get("json", ()) if (source / rel).is_file()]
+        if lists and _table_format(lists[0]) == name:  # ColorSwap's GitHub release
+            return name
+    return None
+
+
+def _author_folder(source: Path) -> str | None:
+    """SugarCrepe++, SugarCrepe, VL-CheckList, VALSE, ARO or CREPE, in that order."""
+    from autocomp.formats.aro import aro_files
+    from autocomp.formats.sugarcrepe import data_folder
+    from autocomp.formats.sugarcrepe_pp import data_folder as pp_folder
+    from autocomp.formats.valse import valse_files
+    from autocomp.formats.vlchecklist import data_folder as vlc_folder
+
+    probes = (("sugarcrepe++", lambda: pp_folder(source) is not None),
+              ("sugarcrepe", lambda: data_folder(source) is not None),
+              ("vl-checklist", lambda: vlc_folder(source) is not None),
+              ("valse", lambda: bool(valse_files(source))),
+              ("aro", lambda: bool(aro_files(source))),
+              ("crepe", lambda: any(p.is_dir() for p in source.rglob("prod_hard_negatives"))
+               or any(source.rglob("*.csv"))))
+    return next((name for name, found in probes if found()), None)
+
+
+def _table_folder(source: Path) -> str | None:
+    """A folder of parquet shards of a pair table (Winoground, ColorSwap)."""
+    parquet = next(iter(sorted(source.rglob("*.parquet"))), None)
+    return _table_format(parquet) if parquet is not None else None
+
+
+def _file_format(source: Path) -> str | None:
+    """A single file's format: CREPE's CSV, ARO's JSON, VALSE's JSON, or a table."""
+    from autocomp.formats.aro import aro_files
+
+    suffix = source.suffix.lower()
+    if suffix == ".csv":
         return "crepe"
-    elif aro_files(source):
+    if aro_files(source):
         return "aro"
-    elif source.suffix.lower() == ".json" and _valse_file(source):
+    if suffix == ".json" and _valse_file(source):
         return "valse"
-    elif source.suffix.lower() in (".jsonl", ".json", ".parquet"):
+    if suffix in (".jsonl", ".json", ".parquet"):
         return _table_format(source) or "columns"
-    raise AutocompError("cannot tell its format: give --source-format "
-                        f"({', '.join(registry.names('format'))})", file=source)
+    return None
 
 
 def _valse_file(source: Path) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from itertools import product
 from pathlib import Path
 
 from autocomp.core.backend import require
@@ -78,16 +79,31 @@ def load_autocomp_hf(source, images: Path | None = None,
                      kinds=("swap", "confusion")) -> Suite:
     from datasets import Image
 
-    from autocomp.bench.build import item_kinds
-    from autocomp.concepts.bundle import bundled_task
-    from autocomp.concepts.files import builtin_tasks
-    from autocomp.concepts.load import load_task
-
     ds = open_dataset(source)
     label = Path(str(source)).name or str(source)
     m = NAME.search(str(source))
-    variant = m.group(1) if m else None
-    cols = set(ds.column_names)
+    tracks, values_col = _layout(set(ds.column_names), m.group(1) if m else None, source)
+    for _, img, _ in tracks:
+        ds = ds.cast_column(img, Image(decode=False))
+    folder = Path(images) if images else cache_folder(label)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = _Rows(source, tracks, values_col, folder, images)
+    concepts = [c for i, row in enumerate(ds) if (c := rows.concept(i, row)) is not None]
+    if not concepts:
+        why = "; ".join(f"{reason} ({count})" for reason, count in
+                        rows.skipped.most_common(3))
+        raise AutocompError(f"none of the {len(ds)} rows could be used: {why or 'no rows'}",
+                            file=source)
+    benches = rows.benchmarks(concepts, kinds, label)
+    info = {"rows": len(ds), "concepts": len(concepts), "skipped": dict(rows.skipped),
+            "tracks": [t for t, _, _ in tracks]}
+    tasks = {k: v for k, v in rows.tasks.items() if not isinstance(v, str)}
+    return Suite("autocomp-hf", Path(str(source)), folder.resolve(), benches, tasks, info)
+
+
+def _layout(cols: set, variant: str | None, source) -> tuple[list, str]:
+    """(tracks, the values column) of an Auto-Comp dataset's columns, or one line saying
+    what it lacks."""
     tracks = tracks_of(cols, variant)
     values_col = next((c for c in ("colors", "attributes", "relations") if c in cols), None)
     if not tracks or "objects" not in cols or values_col is None:
@@ -95,74 +111,94 @@ def load_autocomp_hf(source, images: Path | None = None,
                             "relations, and image/caption columns (image, caption or "
                             f"handmade_/llm_ pairs); it has {', '.join(sorted(cols))}",
                             file=source)
-    for _, img, _ in tracks:
-        ds = ds.cast_column(img, Image(decode=False))
-    folder = Path(images) if images else cache_folder(label)
-    folder.mkdir(parents=True, exist_ok=True)
-    relation = values_col == "relations"
-    default_task = "position" if relation else "color"
-    skipped: Counter = Counter()
-    tasks: dict = {}
-    concepts = []  # (concept id, task name, graph, {track: (image file, (caption, check))})
-    known = set(builtin_tasks("tasks")) | set(builtin_tasks("scenes"))
-    home = _home(source)  # an export's own tasks are bundled in its tasks/ folder
-    for i, row in enumerate(ds):
-        task_name = row.get("task") or default_task
-        if not isinstance(task_name, str):
-            skipped["task: not a built-in task name"] += 1
-            continue
-        if task_name not in tasks:  # a name, never a file path
-            tasks[task_name] = (load_task(task_name) if task_name in known
-                                else bundled_task(home, task_name) if home
+    return tracks, values_col
+
+
+class _Rows:
+    """Reads a dataset's rows into concepts (concept id, task name, graph, {track: (image
+    file, (caption, check))}), counting each row or track left out by its reason."""
+
+    def __init__(self, source, tracks, values_col: str, folder: Path, images):
+        from autocomp.concepts.files import builtin_tasks
+
+        self.tracks, self.values_col, self.folder, self.images = tracks, values_col, folder, images
+        self.relation = values_col == "relations"
+        self.default_task = "position" if self.relation else "color"
+        self.skipped: Counter = Counter()
+        self.tasks: dict = {}  # name -> Task, or why it cannot be read
+        self.known = set(builtin_tasks("tasks")) | set(builtin_tasks("scenes"))
+        self.home = _home(source)  # an export's own tasks are bundled in its tasks/ folder
+
+    def task(self, name) -> str | None:
+        """The row's task name when it is readable, else None (counted)."""
+        from autocomp.concepts.bundle import bundled_task
+        from autocomp.concepts.load import load_task
+
+        if not isinstance(name, str):
+            self.skipped["task: not a built-in task name"] += 1
+            return None
+        if name not in self.tasks:  # a name, never a file path
+            self.tasks[name] = (load_task(name) if name in self.known
+                                else bundled_task(self.home, name) if self.home
                                 else "task: not a built-in task name")
-        if isinstance(tasks[task_name], str):
-            skipped[tasks[task_name]] += 1
-            continue
+        if isinstance(self.tasks[name], str):
+            self.skipped[self.tasks[name]] += 1
+            return None
+        return name
+
+    def concept(self, i: int, row: dict):
+        task_name = self.task(row.get("task") or self.default_task)
+        if task_name is None:
+            return None
         # an autocomp export carries each concept's graph; released data its columns
-        got = _graph_column(row) if "task" in row else _concept(row, values_col, relation)
+        got = (_graph_column(row) if "task" in row
+               else _concept(row, self.values_col, self.relation))
         if isinstance(got, str):
-            skipped[got] += 1
-            continue
+            self.skipped[got] += 1
+            return None
         by_track = {}
-        for track, img, cap in tracks:
-            if row.get(img) is None or not isinstance(row.get(cap), str):
-                skipped[f"{track}: no image or caption"] += 1
+        for track, img, cap in self.tracks:
+            found = self._track(row, img, cap, got, self.tasks[task_name])
+            if isinstance(found, str):
+                self.skipped[f"{track}: {found}"] += 1
+            else:
+                by_track[track] = found
+        return (row.get("concept") or str(i), task_name, got, by_track) if by_track else None
+
+    def _track(self, row, img: str, cap: str, graph, task):
+        """(image file, (caption, check)) of one track of a row, or why not."""
+        if row.get(img) is None or not isinstance(row.get(cap), str):
+            return "no image or caption"
+        how = _renderer(graph, " ".join(row[cap].split()), task)
+        if how is None:
+            return "caption does not name every binding"
+        try:
+            return save_image(row[img], self.folder, self.images), how
+        except ValueError as exc:
+            return str(exc)
+
+    def benchmarks(self, concepts: list, kinds, label: str) -> list[LoadedBenchmark]:
+        """A benchmark per task x N x track x kind the build would make (bench/build.py's
+        rules), concepts over the negative limit left out and counted."""
+        from autocomp.bench.build import item_kinds
+
+        groups = sorted({(c[1], c[2].n_objects, track) for c in concepts for track in c[3]})
+        benches = []
+        for (task_name, n, track), kind in product(groups, kinds):
+            task = self.tasks[task_name]
+            if kind not in task.negative_kinds(n):
                 continue
-            how = _renderer(got, " ".join(row[cap].split()), tasks[task_name])
-            if how is None:
-                skipped[f"{track}: caption does not name every binding"] += 1
-                continue
-            try:
-                by_track[track] = (save_image(row[img], folder, images), how)
-            except ValueError as exc:
-                skipped[f"{track}: {exc}"] += 1
-        if by_track:
-            concepts.append((row.get("concept") or str(i), task_name, got, by_track))
-    if not concepts:
-        why = "; ".join(f"{reason} ({count})" for reason, count in skipped.most_common(3))
-        raise AutocompError(f"none of the {len(ds)} rows could be used: {why or 'no rows'}",
-                            file=source)
-    groups = sorted({(c[1], c[2].n_objects, track) for c in concepts for track in c[3]})
-    benches = []
-    for task_name, n, track in groups:
-        for kind in kinds:
             members = [c for c in concepts if c[1] == task_name and c[2].n_objects == n
                        and track in c[3]]
-            task = tasks[task_name]
-            if kind not in task.negative_kinds(n):  # the build's rules: bench/build.py
-                continue
             over = [c for c in members if item_kinds(task, c[2], [kind])[1]]
             if over:
-                skipped[f"{track} {kind}: above the negative limit"] += len(over)
+                self.skipped[f"{track} {kind}: above the negative limit"] += len(over)
                 members = [c for c in members if c not in over]
             benches.append(LoadedBenchmark(
                 f"{label}/{task_name}-n{n}/{track}-{kind}", task_name, n, track, kind,
-                lambda members=members, task=tasks[task_name], track=track, kind=kind:
+                lambda members=members, task=task, track=track, kind=kind:
                 _items(members, task, track, kind, label)))
-    info = {"rows": len(ds), "concepts": len(concepts), "skipped": dict(skipped),
-            "tracks": [t for t, _, _ in tracks]}
-    tasks = {k: v for k, v in tasks.items() if not isinstance(v, str)}
-    return Suite("autocomp-hf", Path(str(source)), folder.resolve(), benches, tasks, info)
+        return benches
 
 
 def _home(source) -> Path | None:

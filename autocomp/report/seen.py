@@ -57,29 +57,39 @@ def seen_table(results, labels=None) -> Table | None:
     if not have:
         return None
     groups = _labels_of(have)
-    benches = list(dict.fromkeys(r["benchmark"] for r in have))
     models = list(dict.fromkeys(r["model"] for r in have))
     idx = {(r["model"], r["benchmark"]): r for r in have}
     diff = "seen compounds" in groups and "unseen compounds" in groups
     header = ["Benchmark", "Row", *[SHORT.get(g, g) for g in groups],
               *(["UC - SC"] if diff else [])]
     rows = []
-    for b in benches:
-        first = next(_seen(idx[(m, b)]) for m in models if (m, b) in idx)
-        rows.append([b, "Items (n)", *[str(first[g]["n"]) if g in first else "-"
-                                       for g in groups], *(["-"] if diff else [])])
-        rows.append([b, "Random Chance", *[r1(first[g]["chance"]) if first.get(g) and
-                                           first[g].get("chance") is not None else "-"
-                                           for g in groups], *(["-"] if diff else [])])
-        for m in models:
-            if (m, b) not in idx:
-                continue
-            s = _seen(idx[(m, b)])
-            row = [b, labels.get(m, m), *[ci(s[g]["accuracy"], s[g].get("interval"))
+    for b in dict.fromkeys(r["benchmark"] for r in have):
+        scored = {m: _seen(idx[(m, b)]) for m in models if (m, b) in idx}
+        rows += _bench_rows(b, scored, groups, diff, labels)
+    return Table("Seen / unseen: accuracy (%) by what training saw (CREPE Table 15 "
+                 "layout); 95% interval in brackets", header, rows, _seen_notes(have))
+
+
+def _bench_rows(bench: str, scored: dict, groups: list, diff: bool, labels: dict) -> list:
+    """A benchmark's rows: its items and chance per label (as the first model's result
+    counts them), then each model's accuracy per label (and UC - SC)."""
+    first = next(iter(scored.values()))
+    blank = ["-"] if diff else []
+    rows = [[bench, "Items (n)", *[str(first[g]["n"]) if g in first else "-"
+                                   for g in groups], *blank],
+            [bench, "Random Chance", *[r1(first[g]["chance"]) if first.get(g) and
+                                       first[g].get("chance") is not None else "-"
+                                       for g in groups], *blank]]
+    for m, s in scored.items():
+        row = [bench, labels.get(m, m), *[ci(s[g]["accuracy"], s[g].get("interval"))
                                           if g in s else "-" for g in groups]]
-            if diff:
-                row.append(difference(s.get("unseen compounds"), s.get("seen compounds")))
-            rows.append(row)
+        if diff:
+            row.append(difference(s.get("unseen compounds"), s.get("seen compounds")))
+        rows.append(row)
+    return rows
+
+
+def _seen_notes(have: list) -> list[str]:
     against = sorted({against_text((r.get("selection") or {}).get("seen_against"))
                       for r in have})
     notes = ["SC: every compound of the caption seen in training; UC: every atom seen, a "
@@ -90,8 +100,7 @@ def seen_table(results, labels=None) -> Table | None:
     if splits:
         notes.append(f"Items of the {', '.join(splits)} split only; the others left out "
                      "(each result's `selection` counts them).")
-    return Table("Seen / unseen: accuracy (%) by what training saw (CREPE Table 15 "
-                 "layout); 95% interval in brackets", header, rows, notes)
+    return notes
 
 
 def per_label_results(results, label: str) -> list[dict]:
