@@ -1,6 +1,6 @@
 """Regenerate the built-in object and color vocabularies from the Auto-Comp authors' lists.
 
-    python scripts/make_builtin_vocab.py data/autocomp_cp_vocabulary.json concepts/vocab
+    python scripts/make_builtin_vocab.py data/autocomp_cp_vocabulary.json catalog/vocab
 
 Names are lower-cased; articles and plurals come from inflect, with the corrections below
 for words inflect gets wrong; pair nouns are written "a pair of <plural>". The colors get

@@ -10,7 +10,7 @@ from autocomp.core.resources import data_dir
 
 
 def builtin_tasks(folder: str = "tasks") -> dict[str, Path]:
-    return {p.stem: p for p in sorted((data_dir("concepts") / folder).glob("*.yaml"))}
+    return {p.stem: p for p in sorted((data_dir("catalog") / folder).glob("*.yaml"))}
 
 
 def task_path(ref: str | Path, folders=("tasks", "scenes"), what: str = "task") -> Path:

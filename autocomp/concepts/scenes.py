@@ -1,7 +1,7 @@
 """Scene tasks: scene graphs whose object, attribute and relation counts vary independently,
 so COMPASS's skill-load regression can tell b_O, b_A and b_R apart on synthetic data.
 
-A scene task file (built-in ones in concepts/scenes/):
+A scene task file (built-in ones in catalog/scenes/):
 
     name: scenes
     kind: scene
@@ -231,7 +231,7 @@ def attribute_slots(graph: SceneGraph) -> list[tuple[int, int]]:
 
 
 def load_scene_task(ref: str | Path) -> SceneTask:
-    """A scene task by built-in name (concepts/scenes/) or by the path of its YAML file."""
+    """A scene task by built-in name (catalog/scenes/) or by the path of its YAML file."""
     path = task_path(ref, ("scenes",), "scene task")
     return parse_scene_task(read_yaml(path), path)
 

@@ -26,7 +26,7 @@ Fields per kind (all optional but `name`):
 A vocabulary may say what its values describe (`attribute:` or `relation:`, see
 concepts/aspect.py), which prompts, questions and reports then name.
 
-Built-in vocabularies live in the `concepts/vocab/` folder; a user's file loads the same way.
+Built-in vocabularies live in the `catalog/vocab/` folder; a user's file loads the same way.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ class Vocabulary:
 
 
 def builtin_vocabularies() -> dict[str, Path]:
-    return {p.stem: p for p in sorted((data_dir("concepts") / "vocab").glob("*.yaml"))}
+    return {p.stem: p for p in sorted((data_dir("catalog") / "vocab").glob("*.yaml"))}
 
 
 def resolve(ref: str, base: Path | None = None) -> Path:
