@@ -793,14 +793,38 @@ def test_every_config_default_is_declared_once():
     assert dataclasses.asdict(bg) == {"min_fraction": 0.7, "min_gray": 190, "region": "boxes"}
 
 
+SCORER_CONTRACTS = {  # each registered scorer family -> where its contract is run
+    "open_clip": "test_scorer_contract[open_clip]", "hf": "test_scorer_contract[clip]",
+    "blind": "test_scorer_contract[blind:unigram]", "text": "test_scorer_contract[text:default]",
+    "reference": "test_item_scorer_contract[reference:oracle]",
+    "vlm": "test_item_scorer_contract[vlm:openai:m]",
+    "vqascore": "test_likelihood.py::test_likelihood_scorers_meet_the_scorer_contract",
+    "visualgpt": "test_likelihood.py::test_likelihood_scorers_meet_the_scorer_contract"}
+
+
+def test_every_registered_scorer_family_has_its_contract_run():
+    assert set(SCORER_CONTRACTS) == set(names("scorer"))
+
+
+def _first_letter(body):  # a chat VLM that always names option A
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+        {"index": 0, "finish_reason": "stop",
+         "message": {"role": "assistant", "content": "The answer is A."}}]}
+
+
 @pytest.mark.parametrize("spec", ["reference:oracle", "reference:bag-of-concepts",
-                                  "reference:random", "reference:random@3"])
-def test_item_scorer_contract(spec, small_run, tmp_path):  # noqa: F811 (a fixture)
+                                  "reference:random", "reference:random@3", "vlm:openai:m"])
+def test_item_scorer_contract(spec, small_run, tmp_path, request,  # noqa: F811 (a fixture)
+                              monkeypatch):
     from autocomp.contracts import item_scorer_problems
     from autocomp.eval.harness import Harness
     from autocomp.eval.scorers import load_scorer
     from autocomp.formats.runs import find_benchmarks
 
+    if spec.startswith("vlm:"):
+        server = request.getfixturevalue("fake_openai")
+        server.reply = staticmethod(_first_letter)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     scorer = load_scorer(spec)
     harness = Harness(scorer, small_run.dir, small_run.tasks, tmp_path / "cache")
     for bench in find_benchmarks(small_run.dir, ["shape_color-n2/*", "shape_position-n2/*"]):

@@ -316,10 +316,12 @@ def test_objects_check_counts_the_numerals():
 @pytest.mark.parametrize("background", ["white", "room"])
 def test_every_material_reads_back_on_every_shape(background):
     import random
+    from functools import partial
 
     import numpy as np
 
     from autocomp.synth import background as bg
+    from autocomp.synth.materials import paint_material
     from autocomp.synth.shapes import SHAPES, pattern_pitch, render
     from autocomp.validators.blobs import ColorBlobDetector
     from autocomp.validators.materials import read_material
@@ -332,7 +334,8 @@ def test_every_material_reads_back_on_every_shape(background):
             h = 70
             w = max(8, round(SHAPES[shape].aspect * h)) if SHAPES[shape].aspect <= 1.5 else 100
             h = round(w / SHAPES[shape].aspect) if SHAPES[shape].aspect > 1.5 else h
-            tile = render(shape, w, h, (128, 128, 128), 2, None, pattern_pitch(size), material)
+            tile = render(shape, w, h, (128, 128, 128), 2, pattern_pitch(size),
+                          [partial(paint_material, material=material)])
             img.paste(tile, (40, 50), tile)
             arr = np.asarray(img)
             (det,) = [d for d in ColorBlobDetector().detect(arr) if d.label == shape]
