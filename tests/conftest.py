@@ -1,10 +1,16 @@
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# tests/shims/ first, here and in every subprocess: wandb left out (1.1 s of every
+# process importing open_clip, through timm; tests/shims/wandb.py says why)
+SHIMS = str(Path(__file__).resolve().parent / "shims")
+sys.path.insert(0, SHIMS)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (SHIMS, os.environ.get("PYTHONPATH"))))
 
 import pytest  # noqa: E402
 

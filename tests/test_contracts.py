@@ -101,8 +101,17 @@ def test_generator_contract(name, concepts, make):
         resolve("generator", name).check_options({"nope": 1}, field="generate.options")
 
 
-@pytest.mark.parametrize("name", names("writer"))
-def test_writer_contract(name, concepts, make):
+@pytest.mark.parametrize("name", [*names("writer"), "docs:plain"])
+def test_writer_contract(name, concepts, request, tmp_path, monkeypatch):
+    if name == "docs:plain":  # docs/extending.md's writer
+        docs_examples(tmp_path, monkeypatch)
+        request.getfixturevalue("registered")("writer", "plain", "plain_writer:PlainWriter")
+        name = "plain"
+
+        def make(family, name):
+            return resolve(family, name)()
+    else:
+        make = request.getfixturevalue("make")
     reqs = [CaptionRequest(c.id, c.graph, t, c.seed, 0, "s", "u") for t, c in concepts]
     batch = make("writer", name).write(reqs)
     assert batch == make("writer", name).write(reqs)
@@ -201,7 +210,7 @@ CONTRACT_TESTS = {  # each family -> the test holding every registered entry to 
     "detector": "test_detector_contract", "answerer": "test_answerer_contract",
     "check": "test_check_contract", "scorer": "test_scorer_contract",
     "format": "test_format_contract", "kind": "test_kind_contract",
-    "metric": "test_t2i.py::test_every_registered_metric_keeps_the_metric_contract",
+    "metric": "test_t2i.py::test_every_metric_keeps_the_metric_contract_and_a_plugins_is_a_column",
     "adapter": "test_publish.py::test_every_registered_adapter_keeps_the_adapter_contract"}
 
 
@@ -356,6 +365,21 @@ def test_kind_contract(name, registered, tmp_path, monkeypatch):
         path = builtin_vocabularies()[KIND_ENTRIES[name]]
     entries = yaml.safe_load(path.read_text())["entries"]
     assert kind_problems(name, entries) == []
+
+
+def test_the_test_your_plugin_snippet_passes(tmp_path, monkeypatch, registered):
+    """docs/extending.md's "Test your plugin" file, run on the page's examples."""
+    import sys
+    import types
+
+    docs_examples(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)  # it reads rims.yaml from the current folder
+    monkeypatch.setitem(sys.modules, "my_plugins", types.ModuleType("my_plugins"))
+    registered("kind", "rim", "rim:Rim")
+    import test_my_plugins
+
+    test_my_plugins.test_the_rim_kind_draws_and_reads_back()
+    test_my_plugins.test_the_scorer_keeps_its_contract()
 
 
 class Unpainted(ValueKind):  # a look field of its own, painted as nothing

@@ -646,25 +646,30 @@ def escaping_adapter(folder, manifest, dataset_path):  # writes outside its expo
     return {"title": "Stray", "files": ["../stray.txt"], "usage": "none"}
 
 
-def test_a_plugin_adapter_writes_into_the_harness_folder_or_is_refused(run, env, tmp_path,
+def test_a_plugin_adapter_writes_into_the_harness_folder_or_is_refused(exported, tmp_path,
                                                                        monkeypatch,
                                                                        registered):
+    """docs/extending.md's adapter joins the harness folder (its export runs in the docs
+    test); one writing outside the export stops the export in one line."""
+    import shutil
+
     from conftest import docs_examples
 
+    from autocomp.core.errors import AutocompError
+    from autocomp.publish.adapters import write_all
+
     docs_examples(tmp_path, monkeypatch)
-    registered("adapter", "configs_csv", "configs_csv:write")  # docs/extending.md's
-    out = tmp_path / "export"
-    got = CliRunner().invoke(main, ["export", str(run.dir), "-o", str(out), "--no-audit"])
-    assert got.exit_code == 0, got.output
-    manifest = json.loads((out / "autocomp_export.json").read_text())
-    rows = (out / "harness" / "configs.csv").read_text().splitlines()
+    manifest = json.loads((exported / "autocomp_export.json").read_text())
+    folder = tmp_path / "export"
+    shutil.copytree(exported / "data", folder / "data")
+    registered("adapter", "configs_csv", "configs_csv:write")
+    got = write_all(folder, manifest, str(exported))
+    assert got["configs_csv"]["files"] == ["harness/configs.csv"]
+    rows = (folder / "harness" / "configs.csv").read_text().splitlines()
     assert len(rows) == 1 + len(manifest["configs"])
-    assert manifest["adapters"]["configs_csv"]["files"] == ["harness/configs.csv"]
-    assert "### Configs as CSV" in (out / "README.md").read_text()
     registered("adapter", "stray", "test_publish:escaping_adapter")
-    got = CliRunner().invoke(main, ["export", str(run.dir), "-o", str(tmp_path / "bad"),
-                                    "--no-audit"])
-    assert got.exit_code != 0 and not (tmp_path / "bad").exists()
-    assert got.output.strip().splitlines()[-1] == (
-        "Error: adapter 'stray' breaks the adapter contract (autocomp/contracts.py): file "
-        "'../stray.txt' is not a path inside the export folder")
+    with pytest.raises(AutocompError) as err:
+        write_all(folder, manifest, str(exported))
+    assert str(err.value) == ("adapter 'stray' breaks the adapter contract (autocomp/"
+                              "contracts.py): file '../stray.txt' is not a path inside the "
+                              "export folder")
