@@ -498,6 +498,7 @@ class Loud(Metric):  # a plugin metric scoring 2 where at most 1 is a score
         return [2.0] * len(batch)
 
 
+@pytest.mark.slow
 def test_every_metric_keeps_the_metric_contract_and_a_plugins_is_a_column(run, tmp_path,
                                                                           monkeypatch,
                                                                           registered):
