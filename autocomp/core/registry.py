@@ -3,12 +3,13 @@ module is imported only when the name is chosen. CLI choices and help lists come
 
 Families: stage (ordered: the pipeline runs them in this order), generator, writer,
 detector, answerer, check (ordered: the validation cascade), scorer, format, kind (how a
-vocabulary's values are drawn and read back: autocomp/kinds/), metric (what `autocomp
-t2i` scores images with: t2i/metrics.py), adapter (the harness files of an export:
-publish/adapters/). Each family says what an
-entry must be (`FAMILY_SHAPES`: a subclass of its base class with its methods, or a callable whose
-signature accepts the family's arguments); an entry that is not is refused when resolved,
-naming the entry.
+vocabulary's values are drawn and read back: autocomp/kinds/), metric (ordered: what
+`autocomp t2i` scores images with, t2i/metrics.py), adapter (the harness files of an
+export: publish/adapters/). Each family says what an entry must be (`FAMILY_SHAPES`: a
+subclass of its base class with its methods, or a callable whose signature accepts the
+family's arguments); an entry that is not is refused when resolved, naming the entry. An
+entry a plugin registered (`plugged`) is also held to its family's behaviour contract
+(autocomp/contracts.py) when it is first used.
 
 A plugin outside the package registers itself with `register(family, name, "mod:Class")`
 (an ordered family also takes `before=` or `after=` a registered name) in a module that

@@ -12,7 +12,8 @@ from pathlib import Path
 
 
 def data_dir(name: str) -> Path:
-    """The folder of built-in data `name` ("catalog": vocabularies, tasks and scenes; "prompts"; "configs")."""
+    """The folder of built-in data `name`: "catalog" (vocabularies, tasks, scenes),
+    "prompts" or "configs"."""
     packaged = files("autocomp") / "_data" / name
     if packaged.is_dir():
         return Path(str(packaged))

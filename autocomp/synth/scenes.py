@@ -2,11 +2,11 @@
 attribute tasks over anything but colors): each object in its color (else a palette
 color), at its size word's scale (`scale` entries: the longer side relative to an
 unmarked object's, UNMARKED_SIDE of the canvas), with every other look field painted by
-its kind (textures, materials, a plugin's own), spatial relations by the GenEval rule over a forest
-layout. The truth records each object's painted look fields
-(synth/looks.py) and says when the image cannot show what was asked (a scene shrunk to fit
-whose size words no longer read, a painted value with no room: `unshown`), with the
-readers the pixels answerer uses.
+its kind (textures, materials, a plugin's own: synth/looks.py), spatial relations by the
+GenEval rule over a forest layout. The truth records each object's painted look fields and
+says when the image cannot show what was asked (a scene shrunk to fit whose size words no
+longer read, a painted value with no room: `unshown`), with the readers the pixels
+answerer uses.
 
 Attribute tasks draw their value faults before the layout (`values_first`): a wrong or
 swapped size word changes the boxes, so the layout is made for the sizes drawn.
