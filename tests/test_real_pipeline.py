@@ -47,7 +47,9 @@ def test_tiny_real_backends_two_processes_killed_and_resumed(tmp_path, tiny_back
            "--processes", "2", "--no-progress"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
     kill_after_records(cmd, run_dir / "images", 2, env)
-    again = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    # resumed by one process: another world size finds every part the two left
+    again = subprocess.run([*cmd[:-2], "1", "--no-progress"], capture_output=True, text=True,
+                           env=env)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Survival funnel" in again.stdout
 

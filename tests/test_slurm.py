@@ -51,7 +51,7 @@ concepts:
 captions: {writer: template, retries: 1}
 generate:
   generator: procedural
-  options: {size: 256}
+  options: {size: 128}
   batch_size: 4
 validate: {detector: color-blobs, answerer: pixels, batch_size: 4}
 build: {benchmarks: [swap]}
