@@ -69,21 +69,15 @@ def image_scores(folder: Path) -> dict[str, dict]:
 def read_models(path: Path) -> tuple[list[Model], dict]:
     """(models, other settings) of a generators YAML file; errors name the file and field."""
     from autocomp.config import Backend
-    from autocomp.core.fields import check_text
     from autocomp.core.registry import resolve
     from autocomp.core.yamlio import checked_mapping, read_yaml
     from autocomp.t2i.score import check_judges
 
     data = checked_mapping(read_yaml(path), path, OPTIONS,
                            f"expected a mapping with the fields {', '.join(OPTIONS)}")
-    given = data.get("generators")
-    if not isinstance(given, list) or not given:
-        raise AutocompError("expected a list of generators", file=path, field="generators")
     models = []
-    for i, entry in enumerate(given):
-        where = f"generators[{i}]"
-        entry = checked_mapping(entry, path, ("name", "generator", "options", "folder"), where)
-        name = check_text(entry.get("name"), "generator", file=path, field=f"{where}.name")
+    for where, entry, name in named_entries(data, path, "generators", "generator",
+                                            ("name", "generator", "options", "folder")):
         if "folder" in entry:
             folder = Path(str(entry["folder"]))
             if not folder.is_absolute():
@@ -95,8 +89,6 @@ def read_models(path: Path) -> tuple[list[Model], dict]:
         options = cls.check_options(entry.get("options") or {}, file=path,
                                     field=f"{where}.options")
         models.append(Model(name, Backend(gen, options)))
-    if len({m.name for m in models}) < len(models):
-        raise AutocompError("two generators share a name", file=path, field="generators")
     k = data.get("images_per_prompt", 1)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_IMAGES_PER_PROMPT:
         raise AutocompError(f"expected an integer in [1, {MAX_IMAGES_PER_PROMPT}], got {k!r}",
@@ -106,6 +98,28 @@ def read_models(path: Path) -> tuple[list[Model], dict]:
               for family in ("answerer", "detector") if family in data}
     return models, {"k": k, "vqascore": data.get("vqascore"),
                     "clipscore": data.get("clipscore"), **judges}
+
+
+def named_entries(data: dict, path: Path, field: str, what: str,
+                  keys: tuple[str, ...]) -> list[tuple[str, dict, str]]:
+    """(where, entry, name) of each entry of a YAML file's list `field` (a generators or a
+    judges file): each a mapping of `keys` with a name, names unique; anything else is
+    one line naming the file and field."""
+    from autocomp.core.fields import check_text
+    from autocomp.core.yamlio import checked_mapping
+
+    given = data.get(field)
+    if not isinstance(given, list) or not given:
+        raise AutocompError(f"expected a list of {what}s", file=path, field=field)
+    out = []
+    for i, entry in enumerate(given):
+        where = f"{field}[{i}]"
+        entry = checked_mapping(entry, path, keys, where)
+        out.append((where, entry, check_text(entry.get("name"), what, file=path,
+                                             field=f"{where}.name")))
+    if len({name for _, _, name in out}) < len(out):
+        raise AutocompError(f"two {what}s share a name", file=path, field=field)
+    return out
 
 
 def judge_backend(entry, family: str, path: Path, where: str):

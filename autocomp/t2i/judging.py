@@ -31,28 +31,20 @@ class JudgeSpec:
 
 def read_judges(path: Path) -> list[JudgeSpec]:
     """The judges of a YAML file; errors name the file and field."""
-    from autocomp.core.fields import check_text
     from autocomp.core.yamlio import checked_mapping, read_yaml
-    from autocomp.t2i.compare import judge_backend
+    from autocomp.t2i.compare import judge_backend, named_entries
 
     data = checked_mapping(read_yaml(path), path, ("judges",),
                            "expected a mapping with the field judges")
-    given = data.get("judges")
-    if not isinstance(given, list) or not given:
-        raise AutocompError("expected a list of judges", file=path, field="judges")
     out = []
-    for i, entry in enumerate(given):
-        where = f"judges[{i}]"
-        entry = checked_mapping(entry, path, ("name", "answerer", "detector"), where)
-        name = check_text(entry.get("name"), "judge", file=path, field=f"{where}.name")
+    for where, entry, name in named_entries(data, path, "judges", "judge",
+                                            ("name", "answerer", "detector")):
         if name == "humans":
             raise AutocompError("'humans' names the annotators of `autocomp review`: name "
                                 "the judge otherwise", file=path, field=f"{where}.name")
         backends = {family: judge_backend(entry[family], family, path, f"{where}.{family}")
                     for family in ("answerer", "detector") if family in entry}
         out.append(JudgeSpec(name, **backends))
-    if len({j.name for j in out}) < len(out):
-        raise AutocompError("two judges share a name", file=path, field="judges")
     return out
 
 
