@@ -130,14 +130,14 @@ def metrics() -> dict[str, Metric]:
     return {name: _made(name) for name in registry.names("metric")}
 
 
-_instances: dict = {}
+_instances: dict[type, Metric] = {}  # one instance per metric class
 
 
 def _made(name: str) -> Metric:
     cls = registry.resolve("metric", name)
-    if _instances.get(name, (None,))[0] is not cls:
-        _instances[name] = (cls, cls())
-    return _instances[name][1]
+    if cls not in _instances:
+        _instances[cls] = cls()
+    return _instances[cls]
 
 
 def scored_by(batch: list[Scored], judge) -> list[dict]:
