@@ -141,8 +141,7 @@ class Calibration:
 
     def _image(self, options: dict) -> float:
         batch = self._get("sd35_transformer", "batch_images")
-        key = ("step_s_compiled" if options.get("compile")
-               and "step_s_compiled" in self.parts.get("sd35_transformer", {}) else "step_s")
+        key = step_key(options, self.parts.get("sd35_transformer", {}))
         steps = int(options.get("steps", 28))
         size, guidance = int(options.get("size", 1024)), float(options.get("guidance", 4.5))
         width, blocks = costs.DITS["stable-diffusion-3.5-large"]
@@ -152,6 +151,17 @@ class Calibration:
         encoders = 2 * sum(self._get(c, "forward_s") / self._get(c, "batch")
                            for c in ("t5_xxl", "clip_l", "clip_g"))
         return denoise + encoders + self._get("vae_decode", "decode_s_per_image")
+
+
+def step_key(options: dict, measured: dict) -> str:
+    """The sd35_transformer figure a config's denoiser is costed with: the fp8 step only
+    where fp8 was measured (KeyError otherwise: the bf16 step says nothing of fp8), the
+    compiled one when `compile` is on and it was measured."""
+    base = "step_s_fp8" if options.get("fp8") else "step_s"
+    if options.get("fp8") and base not in measured:
+        raise KeyError("sd35_transformer.step_s_fp8 (fp8 was not measured on this GPU)")
+    compiled = f"{base}_compiled"
+    return compiled if options.get("compile") and compiled in measured else base
 
 
 # -- a gpu_check report beside the plan (scripts/gpu_check.py prints these lines) ------

@@ -101,12 +101,14 @@ def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
         linear, attention = dit_parts(width, blocks, int(options.get("size", 1024)),
                                       int(options.get("steps", 28)),
                                       float(options.get("guidance", 4.5)))
+        speedup = COMPILE_SPEEDUP if options.get("compile") else 1.0
         if options.get("fp8"):
             if gpu not in FP8:
                 raise ValueError(f"{gpu} has no fp8 tensor cores")
             fast = tuple(linear / (FP8[gpu] * u) for u in UTILISATION)
-            return tuple(f + a for f, a in zip(fast, compute(attention), strict=True))
-        return compute(linear + attention)
+            return tuple((f + a) / speedup
+                         for f, a in zip(fast, compute(attention), strict=True))
+        return tuple(s / speedup for s in compute(linear + attention))
     if unit == "detect":
         best, worst = compute(DINO_TINY + (SAM2_LARGE if masks else 0.0), DETECT_UTILISATION)
         return best + DECODE_PNG, worst + DECODE_PNG

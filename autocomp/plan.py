@@ -215,13 +215,18 @@ def levers(options: dict, images: int, gpus, embedded: bool) -> list[dict]:
                 continue
             hours[gpu] = [round(images * best / 3600, 1), round(images * worst / 3600, 1)]
         out.append({"lever": name, "effect": effect, "hours": hours})
-    compiled = {gpu: [round(images * v / costs.COMPILE_SPEEDUP / 3600, 1) for v in
-                      costs.seconds("image", options, memory.CARDS[gpu][1])] for gpu in gpus}
-    out.append({"lever": "compile", "hours": compiled,
-                "effect": f"FLOPs and weights unchanged; {costs.COMPILE_SPEEDUP:.2f}x per "
-                          "denoising step as measured on an H200, 1.49x on an H100 "
-                          "(generate.options.compile: true; each process first compiles for "
-                          f"~{costs.COMPILE_SECONDS:.0f} s)"})
+    on = bool(options.get("compile"))
+    flipped = {gpu: [round(images * v / 3600, 1) for v in costs.seconds(
+        "image", {**options, "compile": not on}, memory.CARDS[gpu][1])] for gpu in gpus}
+    said = (f"{costs.COMPILE_SPEEDUP:.2f}x per denoising step as measured on an H200, 1.49x "
+            "on an H100; each process first compiles for "
+            f"~{costs.COMPILE_SECONDS:.0f} s")
+    out.append({"lever": "eager" if on else "compile", "hours": flipped,
+                "effect": f"compile is on in this config and in the plan above; "
+                          f"generate.options.compile: false runs the denoiser eager ({said})"
+                          if on else
+                          f"FLOPs and weights unchanged; {said} (generate.options.compile: "
+                          "true)"})
     return out
 
 
