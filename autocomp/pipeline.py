@@ -163,8 +163,10 @@ def main(argv=None) -> None:
     if unknown:
         parser.error(f"unknown stage(s) {', '.join(unknown)} (known: {', '.join(parallel)})")
     from autocomp.core.log import attach
+    from autocomp.runtime import local
 
     attach()  # a launched process is a command too: its progress lines to stderr
+    local.apply()  # compile caches and threads per rank, before torch reads them
     try:
         worker(args.run_dir, stages, not args.no_progress, args.lock_held_by)
     except Exception as exc:  # noqa: BLE001 (each kind its exit status, recorded for the job)

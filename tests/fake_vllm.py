@@ -14,6 +14,7 @@ class FakeEngine:
 
     def __init__(self, **kwargs):
         self.kwargs, self.visible = kwargs, os.environ.get("CUDA_VISIBLE_DEVICES")
+        self.invariant = os.environ.get("VLLM_BATCH_INVARIANT")
         self.calls, self.stopped = [], False
         self.llm_engine = types.SimpleNamespace(shutdown=self._stop)
         FakeEngine.made.append(self)

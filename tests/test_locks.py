@@ -16,6 +16,8 @@ from autocomp.core import locks
 from autocomp.core.errors import (
     CONFIG,
     CRASHED,
+    DISK_FULL,
+    GPU_MEMORY,
     HELD,
     MEMORY,
     RETRY_LATER,
@@ -23,6 +25,7 @@ from autocomp.core.errors import (
     ConfigError,
     Held,
     MemoryRefused,
+    RetryLater,
     WeightsMissing,
     exit_code,
 )
@@ -105,8 +108,13 @@ def test_exit_statuses_say_what_a_retry_can_fix():
     assert exit_code(MemoryRefused("x")) == MEMORY == 80
     assert exit_code(WeightsMissing("x")) == WEIGHTS == 81
     assert exit_code(Held("x")) == HELD == 4
-    assert exit_code(OSError(errno.ENOSPC, "full")) == RETRY_LATER == 75
+    assert exit_code(OSError(errno.ENOSPC, "full")) == DISK_FULL == 83  # issue 66
     assert exit_code(RuntimeError("NCCL")) == CRASHED == 70
+    assert exit_code(RetryLater("a peer stalled")) == RETRY_LATER == 75
+    oom = type("OutOfMemoryError", (RuntimeError,), {"__module__": "torch.cuda"})
+    assert exit_code(oom("CUDA out of memory")) == GPU_MEMORY == 82
+    assert exit_code(RuntimeError("CUDA out of memory. Tried to allocate 2 GiB")) == 82
+    assert exit_code(type("OutOfMemoryError", (RuntimeError,), {})("x")) == CRASHED  # not torch's
 
 
 def test_a_config_error_and_a_crash_exit_with_their_statuses(tmp_path, monkeypatch):

@@ -45,7 +45,7 @@ def test_disk_full_says_disk_full_and_keeps_the_cache_whole(tmp_path, monkeypatc
         return real(fd)
     monkeypatch.setattr("autocomp.eval.cache.os.fsync", full)
     out = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "blind:distinct"])
-    assert out.exit_code == 75  # retry later (core/errors.py)
+    assert out.exit_code == 83  # disk full (core/errors.py, issue 66)
     assert "disk full (No space left on device)" in out.output
     assert "Traceback" not in out.output and "damaged" not in out.output
     monkeypatch.setattr("autocomp.eval.cache.os.fsync", real)

@@ -60,6 +60,7 @@ def test_writer_prompts_are_the_transformers_writers_tokens(tiny_backends, reque
 def test_writer_runs_one_engine_on_its_gpu_and_stops_it(fake_vllm, tiny_backends, requests_,
                                                         monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
+    monkeypatch.delenv("VLLM_BATCH_INVARIANT", raising=False)
     model = str(tiny_backends["gemma_lm"])
     w = VLLMWriter(model=model, device="cuda:1")
     got = w.write(requests_)
@@ -73,8 +74,40 @@ def test_writer_runs_one_engine_on_its_gpu_and_stops_it(fake_vllm, tiny_backends
                              "trust_remote_code": False, "seed": 0}
     # the engine's worker sees the rank's GPU alone; the process's own list is kept
     assert engine.visible == "5" and os.environ["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"
+    # issue 66: vLLM's batch-invariant kernels, so a seeded caption does not change with
+    # the requests that share its steps (an option: batch_invariant: false for speed)
+    assert engine.invariant == "1"
     w.close()
     assert engine.stopped and w._engine is None
+    monkeypatch.delenv("VLLM_BATCH_INVARIANT")
+    VLLMWriter(model=model, device="cuda:1", batch_invariant=False).write(requests_[:1])
+    assert FakeEngine.made[-1].invariant is None
+
+
+def test_engines_of_one_node_start_staggered_by_local_rank(monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "8")
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    monkeypatch.delenv("AUTOCOMP_ENGINE_STAGGER", raising=False)
+    assert vllm_engine.stagger() == 30.0
+    monkeypatch.setenv("AUTOCOMP_ENGINE_STAGGER", "2.5")
+    assert vllm_engine.stagger() == 7.5
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    assert vllm_engine.stagger() == 0.0  # one process: nothing to stagger
+
+
+def test_a_rank_compiles_into_its_own_local_caches_with_its_share_of_cpus():
+    from autocomp.runtime.local import rank_environment
+
+    env = {"AUTOCOMP_LOCAL_DIR": "/local/autocomp-4242", "LOCAL_RANK": "5",
+           "AUTOCOMP_CPUS_PER_RANK": "4"}
+    assert rank_environment(env) == {
+        "TORCHINDUCTOR_CACHE_DIR": "/local/autocomp-4242/rank-5/inductor",
+        "TRITON_CACHE_DIR": "/local/autocomp-4242/rank-5/triton",
+        "VLLM_CACHE_ROOT": "/local/autocomp-4242/rank-5/vllm",
+        "TORCHINDUCTOR_COMPILE_THREADS": "4"}
+    mine = {**env, "TORCHINDUCTOR_COMPILE_THREADS": "16"}  # the user's own setting wins
+    assert "TORCHINDUCTOR_COMPILE_THREADS" not in rank_environment(mine)
+    assert rank_environment({}) == {}  # not under the job script: nothing set
 
 
 def test_the_run_config_takes_vllm_and_the_plan_costs_it(tmp_path):

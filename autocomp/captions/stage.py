@@ -26,6 +26,14 @@ class CaptionStage(ItemStage):
             self._writer = instantiate("writer", self.run.config.captions.writer, self.device)
         return self._writer
 
+    def batch_option(self) -> tuple[str, int]:
+        """The LLM's own batch (the prompts it generates for at once) where the writer
+        has one, else the stage's."""
+        options = self.run.config.captions.writer.options
+        if "batch_size" in options:
+            return "captions.writer.options.batch_size", int(options["batch_size"])
+        return "captions.batch_size", self.batch_size
+
     def release(self) -> None:
         close(self._writer)
         self._writer = None

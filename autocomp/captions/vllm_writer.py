@@ -27,8 +27,9 @@ class VLLMWriter(EngineUser, Backend):
     def __init__(self, model: str = DEFAULT_MODEL, temperature: float = 0.7, top_p: float = 0.9,
                  max_new_tokens: int = 150, dtype: str = "auto", device: str | None = None,
                  gpu_memory_utilization: float = 0.85, max_model_len: int = 4096,
-                 trust_remote_code: bool = False):
+                 trust_remote_code: bool = False, batch_invariant: bool = True):
         self.model_ref, self.temperature, self.top_p = model, float(temperature), float(top_p)
+        self.batch_invariant = bool(batch_invariant)
         self.max_new_tokens, self.dtype, self.device = max_new_tokens, dtype, device
         self.gpu_memory_utilization, self.max_model_len = gpu_memory_utilization, max_model_len
         self.trust_remote_code = trust_remote_code

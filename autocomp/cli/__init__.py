@@ -8,7 +8,7 @@ import importlib
 import click
 
 from autocomp import __version__
-from autocomp.core.errors import CRASHED, RETRY_LATER, AutocompError, disk_full, exit_code
+from autocomp.core.errors import CRASHED, DISK_FULL, AutocompError, disk_full, exit_code
 
 COMMANDS = {
     "run": ("autocomp.cli.run:run", "Run every stage of a run config; print the funnel."),
@@ -73,17 +73,20 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except AutocompError as exc:  # its exit status says whether a retry can pass
+            _record(exc)
             raise Explained(str(exc), exit_code(exc)) from None
         except OSError as exc:
+            _record(exc)
             if disk_full(exc):
                 raise Explained(
                     f"disk full ({exc.strerror}{f': {exc.filename}' if exc.filename else ''})"
                     ": free some space and run the same command again; what was written "
-                    "before is kept", RETRY_LATER) from None
+                    "before is kept", DISK_FULL) from None
             _crashed(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
-        except Exception:  # noqa: BLE001 (unforeseen: the traceback, then exit 70)
+        except Exception as exc:  # noqa: BLE001 (unforeseen: the traceback, then exit 70)
+            _record(exc)
             _crashed(ctx)
         except KeyboardInterrupt:
             click.echo("\nInterrupted: what was finished is kept; run the same command "
@@ -101,6 +104,19 @@ class Explained(click.ClickException):
     def __init__(self, message: str, code: int):
         super().__init__(message)
         self.exit_code = code
+
+
+def _record(exc: BaseException) -> None:
+    """Under a job script ($AUTOCOMP_FAILURES names the run, $AUTOCOMP_LAUNCH this step),
+    a command's failure is recorded as a launched worker's is, so the script can tell the
+    same failure in two launches (a deterministic crash) from a passing one."""
+    import os
+
+    folder = os.environ.get("AUTOCOMP_FAILURES")
+    if folder and os.environ.get("AUTOCOMP_LAUNCH"):
+        from autocomp.runtime.failures import record
+
+        record(folder, exc)
 
 
 def _crashed(ctx) -> None:

@@ -22,9 +22,13 @@ import click
 @click.option("--failure", is_flag=True,
               help="For job scripts: the failure a launched process recorded (the one a "
                    "retry cannot fix first), one line, exiting with its status; 0 if none.")
+@click.option("--launch", default=None, metavar="ID",
+              help="With --failure: only the failures of this launch (the id the job "
+                   "script put in $AUTOCOMP_LAUNCH before launching; no clock is read).")
 @click.option("--since", type=float, default=0.0, metavar="EPOCH",
-              help="With --failure: only failures recorded at or after this time.")
-def status(run_dir, as_json, check, wait, failure, since):
+              help="With --failure: only failures recorded at or after this time (this "
+                   "host's clock against each worker's: prefer --launch across hosts).")
+def status(run_dir, as_json, check, wait, failure, launch, since):
     """Show how far RUN_DIR has come and what survived each stage."""
     from autocomp.report.summary import format_summary, summarize
     from autocomp.run import Run
@@ -32,12 +36,14 @@ def status(run_dir, as_json, check, wait, failure, since):
     if failure:
         from autocomp.runtime.failures import worst
 
-        got = worst(run_dir, since)
+        got = worst(run_dir, since, launch)
         if got is None:
             click.echo(f"{run_dir}: no failure recorded")
             raise SystemExit(0)
-        click.echo(f"exit {got['code']} ({got['meaning']}) on rank {got.get('rank')}: "
-                   f"{got['message']}")
+        again = (f" (the same failure ended {got['again']} earlier launch(es))"
+                 if got.get("again") else "")
+        rank = "" if got.get("rank") is None else f" on rank {got['rank']}"
+        click.echo(f"exit {got['code']} ({got['meaning']}){rank}: {got['message']}{again}")
         raise SystemExit(int(got["code"]))
     if check:
         line, code = _check(run_dir, watch=wait > 0)

@@ -13,6 +13,10 @@ exit statuses a command ends with, so a job script can tell what may succeed if 
   78  the configuration is refused
   80  refused for memory: the planned peak is larger than the GPU
   81  model weights missing (not in the cache, and the hub not reachable)
+  82  out of GPU memory while running: the line names the batch size to try next (the same
+      batch fails alike: not requeued)
+  83  disk full: the line says how much free space the rest of the stage needs (a job may
+      retry once: a scratch purge or a quota raised meanwhile)
 """
 
 from __future__ import annotations
@@ -24,6 +28,16 @@ def disk_full(exc: OSError) -> bool:
     import errno
 
     return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def gpu_out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc` is the accelerator running out of memory (torch's OutOfMemoryError,
+    or the RuntimeError older torch and some kernels raise), told apart without importing
+    torch."""
+    kind = type(exc)
+    if kind.__name__ == "OutOfMemoryError" and kind.__module__.startswith("torch"):
+        return True
+    return isinstance(exc, RuntimeError) and "CUDA out of memory" in str(exc)
 
 
 class AutocompError(ValueError):
@@ -44,11 +58,13 @@ class AutocompError(ValueError):
 
 DONE, EXPLAINED, USAGE, UNFINISHED, HELD = 0, 1, 2, 3, 4
 CRASHED, RETRY_LATER, CONFIG, MEMORY, WEIGHTS = 70, 75, 78, 80, 81
+GPU_MEMORY, DISK_FULL = 82, 83
 RETRYABLE = (CRASHED, RETRY_LATER)  # a job may requeue these; the others fail alike again
 MEANING = {DONE: "done", EXPLAINED: "error", USAGE: "usage error", UNFINISHED: "unfinished",
            HELD: "held by another process", CRASHED: "crashed", RETRY_LATER: "retry later",
            CONFIG: "configuration refused", MEMORY: "refused for memory",
-           WEIGHTS: "weights missing"}
+           WEIGHTS: "weights missing", GPU_MEMORY: "out of GPU memory",
+           DISK_FULL: "disk full"}
 
 
 class ConfigError(AutocompError):
@@ -75,6 +91,18 @@ class RetryLater(AutocompError):
     exit_code = RETRY_LATER
 
 
+class GpuOutOfMemory(AutocompError):
+    """The GPU ran out of memory on a batch: the same batch fails alike."""
+
+    exit_code = GPU_MEMORY
+
+
+class DiskFull(AutocompError):
+    """The disk under the run is full, or too full for the rest of a stage."""
+
+    exit_code = DISK_FULL
+
+
 class Held(AutocompError):
     """Another process or job holds a lock this command needs."""
 
@@ -90,7 +118,8 @@ class Crashed(AutocompError):
 def error_for(code: int, message: str, **where) -> AutocompError:
     """An AutocompError whose exit status is `code` (a launched worker's, say)."""
     kinds = {CONFIG: ConfigError, MEMORY: MemoryRefused, WEIGHTS: WeightsMissing,
-             RETRY_LATER: RetryLater, HELD: Held, CRASHED: Crashed}
+             RETRY_LATER: RetryLater, HELD: Held, CRASHED: Crashed,
+             GPU_MEMORY: GpuOutOfMemory, DISK_FULL: DiskFull}
     return kinds.get(code, AutocompError)(message, **where)
 
 
@@ -99,5 +128,7 @@ def exit_code(exc: BaseException) -> int:
     if isinstance(exc, AutocompError):
         return getattr(exc, "exit_code", EXPLAINED)
     if isinstance(exc, OSError) and disk_full(exc):
-        return RETRY_LATER
+        return DISK_FULL
+    if gpu_out_of_memory(exc):
+        return GPU_MEMORY
     return CRASHED

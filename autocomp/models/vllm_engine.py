@@ -12,6 +12,19 @@ One engine per process, on the process's GPU: the engine's worker is started wit
 CUDA_VISIBLE_DEVICES naming that GPU alone (a launched rank on cuda:3 gets physical GPU 3).
 `gpu_memory_utilization` is the share of the card the engine takes for weights and KV cache;
 `max_model_len` bounds a prompt plus its answer.
+
+Reproducibility: a per-request seed fixes the sampler's draws, but not the logits it draws
+from: without batch invariance vLLM's kernels reduce in an order that depends on which
+requests share a step, so a caption may change with its batch. `batch_invariant` (default
+on) sets VLLM_BATCH_INVARIANT=1 (vLLM's batch-invariant kernels: beta, compute capability 9.0
+for the full set, some speed lost), under which the same request gives the same tokens
+whatever its batch, on the same GPU type and vLLM version; `batch_invariant: false` trades
+that for speed, and then only a re-run with the same batches repeats a caption.
+
+Several engines on one node: each rank's engine starts LOCAL_RANK x $AUTOCOMP_ENGINE_STAGGER
+seconds (default 10) after the first, so eight engines do not read their weights and compile
+at once, and each compiles into its own cache (VLLM_CACHE_ROOT per rank on local disk, set
+by the launched worker from $AUTOCOMP_LOCAL_DIR: runtime/local.py).
 """
 
 from __future__ import annotations
@@ -68,9 +81,26 @@ def engine_args(model: str, dtype: str, gpu_memory_utilization: float, max_model
     return args
 
 
-def load_engine(device: str | None, **options):
-    """A vllm.LLM on `device` (options: engine_args' keywords)."""
+def stagger() -> float:
+    """Seconds this rank waits before it starts its engine (see the module's notes)."""
+    if int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1:
+        return 0.0
+    try:
+        each = max(float(os.environ.get("AUTOCOMP_ENGINE_STAGGER", "10")), 0.0)
+    except ValueError:
+        each = 10.0
+    return int(os.environ.get("LOCAL_RANK", "0") or 0) * each
+
+
+def load_engine(device: str | None, batch_invariant: bool = True, **options):
+    """A vllm.LLM on `device` (options: engine_args' keywords); `batch_invariant`: vLLM's
+    batch-invariant kernels (VLLM_BATCH_INVARIANT=1, unless the environment sets it)."""
+    import time
+
     vllm = require("vllm", "vllm", "the vllm backends")
+    if batch_invariant:  # read by the engine's own processes: set for the process's life
+        os.environ.setdefault("VLLM_BATCH_INVARIANT", "1")
+    time.sleep(stagger())
     with _only_gpu(device):
         try:
             return vllm.LLM(**engine_args(**options))
@@ -111,6 +141,7 @@ class EngineUser(OnDevice):
     ends. `images`: a VLM's engine (one image a prompt)."""
 
     images = False
+    batch_invariant = True
     _engine = None
     model_ref: str
     dtype: str
@@ -125,7 +156,7 @@ class EngineUser(OnDevice):
                 self.device, model=self.model_ref, dtype=self.dtype,
                 gpu_memory_utilization=self.gpu_memory_utilization,
                 max_model_len=self.max_model_len, trust_remote_code=self.trust_remote_code,
-                images=self.images)
+                images=self.images, batch_invariant=self.batch_invariant)
         return self._engine
 
     def close(self) -> None:

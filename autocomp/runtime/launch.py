@@ -48,7 +48,10 @@ def distributed(timeout: float | None = None, rendezvous: float | None = None,
     threading.Thread(target=_watch_rendezvous, args=(joined, limit, run_dir),
                      name="autocomp-rendezvous", daemon=True).start()
     kwargs = {"timeout": timedelta(seconds=timeout)} if timeout else {}
-    state = PartialState(cpu=not torch.cuda.is_available(), **kwargs)
+    # the ranks only meet to share a few small objects (a barrier, the launch's token):
+    # gloo over TCP, on every node, where NCCL would set up GPU communicators and a
+    # watchdog that ends a rank whose peer is slow; the device is still this rank's GPU
+    state = PartialState(cpu=not torch.cuda.is_available(), backend="gloo", **kwargs)
     state.wait_for_everyone()
     joined.set()
 
@@ -107,14 +110,17 @@ def need_accelerate() -> None:
 
 def launch(module: str, args: list[str], processes: int, where: Path) -> None:
     """Run the launched group to its end; a failure is one line naming `where`."""
-    from autocomp.core.errors import CRASHED, error_for
-    from autocomp.runtime.failures import worst
+    import uuid
 
-    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    start = time.time()
+    from autocomp.core.errors import CRASHED, error_for
+    from autocomp.runtime.failures import LAUNCH, worst
+
+    ident = uuid.uuid4().hex  # this launch's failures, whatever the clocks say
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+           LAUNCH: ident}
     proc = subprocess.run(launch_command(module, args, processes), env=env)
     if proc.returncode != 0:  # the launcher's status hides the workers': read their record
-        got = worst(where, start)
+        got = worst(where, launch=ident)
         code = int(got["code"]) if got else CRASHED
         why = f": {got['message']}" if got else ""
         raise error_for(code, f"the {processes} launched processes failed (exit code "

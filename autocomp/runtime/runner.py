@@ -15,10 +15,16 @@ import json
 import time
 import uuid
 
-from autocomp.core.errors import AutocompError
+from autocomp.core.errors import (
+    AutocompError,
+    GpuOutOfMemory,
+    disk_full,
+    gpu_out_of_memory,
+)
 from autocomp.core.heap import long_lived
 from autocomp.core.layout import RunLayout
 from autocomp.core.records import write_jsonl, write_text
+from autocomp.runtime import space
 from autocomp.runtime.parts import PartWriter, done_records
 from autocomp.runtime.stage import Deferred, ItemStage, Stage, free_memory
 from autocomp.runtime.sync import STALL_TIMEOUT, WAIT_TIMEOUT, Peers
@@ -123,8 +129,9 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
     items = stage.items()
     if done is None:
         done = done_records(stage_dir)
-    todo = shard([it for it in items if it.id not in done], rank, world_size, stage.cost,
-                 stage.stratum)
+    left = [it for it in items if it.id not in done]
+    space.check(stage, len(left))
+    todo = shard(left, rank, world_size, stage.cost, stage.stratum)
     start = time.perf_counter()
     label = stage.name if world_size == 1 else f"{stage.name} [rank {rank} of {world_size}]"
     bar = _bar(len(todo), label, progress and rank == 0)
@@ -155,11 +162,14 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
                     pending = (batch, out)
                 else:
                     record(batch, out)
-        except BaseException:
+        except BaseException as exc:
             if pending is not None:  # interrupted: keep the batch whose files are written
                 with contextlib.suppress(Exception):
                     record(*pending)
-            raise
+            got = _classified(stage, exc, len(todo) - processed)
+            if got is exc:
+                raise
+            raise got from exc
         if pending is not None:
             record(*pending)
     timing = {"rank": rank, "world_size": world_size, "items": processed,
@@ -167,6 +177,23 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
               "seconds": round(time.perf_counter() - start, 3)}
     write_text(layout.timing(stage.name, rank), json.dumps(timing, indent=1))
     return timing
+
+
+def _classified(stage: ItemStage, exc: BaseException, left: int) -> BaseException:
+    """A full disk or a GPU out of memory as the one line a job script acts on (exit 83
+    with the space the rest needs, 82 with the batch to try next); any other error as
+    it is."""
+    if isinstance(exc, OSError) and disk_full(exc):
+        return space.full(stage, left)
+    if gpu_out_of_memory(exc):
+        option, batch = stage.batch_option()
+        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        return GpuOutOfMemory(
+            f"stage {stage.name}: out of GPU memory at a batch of {batch} ({first}); the "
+            f"same batch fails alike: set {option}: {max(batch // 2, 1)} in the config and "
+            "run again (finished batches are kept; `autocomp run CONFIG --dry-run` shows "
+            "the memory plan)")
+    return exc
 
 
 def merge(stage: ItemStage, merged_by: int = 0) -> dict:

@@ -108,3 +108,15 @@ class ItemStage(Stage):
 
     def stats(self, records: list[dict]) -> dict:
         return {"records": len(records)}
+
+    def disk_per_item(self) -> tuple[float, int]:
+        """(bytes, files) one item writes beyond its records' lines: none by default."""
+        return RECORD_BYTES, 0
+
+    def batch_option(self) -> tuple[str, int]:
+        """(the config field that sets the batch a GPU holds at once, its value): what a
+        stage out of GPU memory names."""
+        return f"{self.name}.batch_size", self.batch_size
+
+
+RECORD_BYTES = 3000.0  # a record's line in a part file and again in merged.jsonl

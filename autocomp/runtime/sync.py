@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from autocomp.core.errors import AutocompError
+from autocomp.core.errors import RetryLater
 
 WAIT_TIMEOUT = 24 * 3600  # seconds a finished rank waits for its peers (a SLURM job's day)
 STALL_TIMEOUT = 300  # seconds without a heartbeat after which a peer counts as dead
@@ -156,15 +156,15 @@ class Peers:
             time.sleep(self.poll)
 
     def _check(self, stage: str, waited: float) -> None:
-        if waited > self.wait_timeout:
-            raise AutocompError(
+        if waited > self.wait_timeout:  # a peer that lives but never finishes: a relaunch
+            raise RetryLater(                #  shares its items out again (exit 75)
                 f"stage {stage}: ranks {self._pending(stage)} did not finish within "
                 f"wait_timeout ({self.wait_timeout:.0f} s); every finished batch is kept: "
                 "re-run the same command (any number of processes) to go on",
                 file=self.dir.parent.parent)
         dead = self._dead(stage)
-        if dead:
-            raise AutocompError(
+        if dead:  # stalled (an NFS hiccup, a hung GPU) or gone: retry later (exit 75)
+            raise RetryLater(
                 f"stage {stage}: rank(s) {', '.join(map(str, dead))} stopped (no "
                 f"heartbeat for {self.stall:.0f} s) before finishing their share; every "
                 "finished batch is kept: re-run the same command (any number of "

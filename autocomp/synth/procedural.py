@@ -41,6 +41,9 @@ from autocomp.synth.shapes import SHAPES, pattern_pitch
 
 
 class ProceduralGenerator(Backend):
+    # PNG bytes per pixel, measured: configs/demo.yaml at 256 px, 792 images: flat minimal
+    # images 0.026, textured contextual rooms 1.05 (both tracks of every concept: 0.54)
+    png_bytes_per_pixel = 0.54
     def __init__(self, size: int = 256, faults: dict | None = None, outline: int = 2,
                  stand_ins: bool = False):
         self.size = size

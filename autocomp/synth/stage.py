@@ -32,6 +32,13 @@ class PngWriter:
         return self.workers.submit(save_png, image, path)
 
 
+def png_bytes(generator, options: dict) -> float:
+    """Bytes of one PNG of `generator` (a class) at the options' size: its stated
+    png_bytes_per_pixel (1.0 where it states none) times the pixels."""
+    size = int({**generator.defaults(), **options}.get("size", 1024))
+    return float(getattr(generator, "png_bytes_per_pixel", 1.0)) * size * size
+
+
 class ImageStage(ItemStage):
     name = "images"
     needs = ("captions",)
@@ -84,6 +91,25 @@ class ImageStage(ItemStage):
                 req.seed, rel, gen.image.width, gen.image.height, gen.faults, gen.truth,
                 gen.meta or None).to_dict())
         return Deferred(out, writes)
+
+    def disk_per_item(self) -> tuple[float, int]:
+        """A PNG and its record: the mean size of up to 64 of this run's written images
+        where there are 8 or more, else the generator's stated bytes per pixel."""
+        from autocomp.core.registry import resolve
+        from autocomp.runtime.stage import RECORD_BYTES
+
+        written = []
+        for path in (self.run.dir / "images").rglob("*.png"):
+            written.append(path.stat().st_size)
+            if len(written) >= 64:
+                break
+        if len(written) >= 8:
+            return sum(written) / len(written) + RECORD_BYTES, 1
+        spec = self.run.config.generate.generator
+        return png_bytes(resolve("generator", spec.name), spec.options) + RECORD_BYTES, 1
+
+    def batch_option(self) -> tuple[str, int]:
+        return "generate.batch_size", self.batch_size
 
     def stats(self, records: list[dict]) -> dict:
         faults: dict[str, int] = {}

@@ -24,6 +24,9 @@ class ValidateStage(ItemStage):
         self._detector = self._answerer = None
         self.checks = cascade(run.config.validate.checks)
 
+    def batch_option(self) -> tuple[str, int]:
+        return "validate.batch_size", self.batch_size
+
     @property
     def detector(self):
         if self._detector is None:

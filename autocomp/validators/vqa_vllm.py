@@ -44,8 +44,10 @@ class VLLMAnswerer(Asking, EngineUser, Backend):
 
     def __init__(self, model: str = DEFAULT_MODEL, max_new_tokens: int = 12, dtype: str = "auto",
                  device: str | None = None, gpu_memory_utilization: float = 0.85,
-                 max_model_len: int = 4096, trust_remote_code: bool = False):
+                 max_model_len: int = 4096, trust_remote_code: bool = False,
+                 batch_invariant: bool = True):
         self.model_ref, self.max_new_tokens, self.dtype = model, max_new_tokens, dtype
+        self.batch_invariant = bool(batch_invariant)
         self.device, self.trust_remote_code = device, trust_remote_code
         self.gpu_memory_utilization, self.max_model_len = gpu_memory_utilization, max_model_len
         self._proc = None

@@ -1,0 +1,120 @@
+"""Issue 66: each failure class through scripts/slurm_autocomp.sbatch with stand-in `srun`,
+`scontrol` and `accelerate` (tests/slurm_worker.py fails the way each case names, through
+autocomp's own code): a stalled peer is requeued, a GPU out of memory is not (the log names
+the batch to try), a full disk is requeued once and then not, a deterministic crash is
+requeued once and then not, and a worker whose clock is 600 s behind the batch host is
+classified by its launch id (81, not "no worker recorded why")."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_slurm import SMALL, _env
+
+ROOT = Path(__file__).parents[1]
+SBATCH = ROOT / "scripts" / "slurm_autocomp.sbatch"
+ACCELERATE = f"""#!/usr/bin/env bash
+# accelerate: the launch's one process, tests/slurm_worker.py, failing as $FAKE_FAILURE says
+exec {sys.executable} {ROOT / "tests" / "slurm_worker.py"} "$@"
+"""
+
+
+def _job(tmp_path: Path, failure: str, restarts: int = 0, run: Path | None = None):
+    config, run = tmp_path / "slurm.yaml", run or tmp_path / "run"
+    config.write_text(SMALL)
+    env = _env(tmp_path, restarts)
+    fake = Path(env["FAKE_SLURM"]) / "accelerate"
+    fake.write_text(ACCELERATE)
+    fake.chmod(0o755)
+    env["FAKE_FAILURE"] = failure
+    got = subprocess.run(["bash", str(SBATCH), str(config), str(run)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=240)
+    requeued = Path(env["FAKE_SLURM"]) / "requeued"
+    return got, got.stdout + got.stderr, (requeued.read_text().split()
+                                          if requeued.exists() else [])
+
+
+@pytest.mark.slow
+def test_a_stalled_peer_is_retry_later_and_requeued(tmp_path):
+    got, out, requeued = _job(tmp_path, "stall")
+    assert got.returncode == 0, out[-3000:]
+    assert "exit 75 (retry later) on rank 0: " in out and "rank(s) 1 stopped (no heartbeat " \
+        "for 0 s)" in out
+    assert "requeueing job 4242 (restart 1)" in out and requeued == ["4242"]
+
+
+@pytest.mark.slow
+def test_gpu_out_of_memory_is_not_requeued_and_names_the_batch_to_try(tmp_path):
+    got, out, requeued = _job(tmp_path, "oom")
+    assert got.returncode == 82, out[-3000:]
+    assert "autocomp: not requeued: the launch stopped before the run was done (exit 82): " \
+        "exit 82 (out of GPU memory) on rank 3: stage images: out of GPU memory at a batch " \
+        "of 4 (CUDA out of memory. Tried to allocate 2.50 GiB); the same batch fails alike: " \
+        "set generate.batch_size: 2 in the config" in " ".join(out.split())
+    assert requeued == []
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_requeued_once_then_stops_with_the_space_it_needs(tmp_path):
+    got, out, requeued = _job(tmp_path, "disk")
+    assert got.returncode == 0 and requeued == ["4242"], out[-3000:]
+    assert "exit 83 (disk full) on rank 3: disk full (in stage images under " in out
+    assert "the 40 images item(s) left need about " in out and "and 40 files" in out
+    again, out, requeued = _job(tmp_path, "disk", restarts=1)
+    assert again.returncode == 83, out[-3000:]
+    assert "(the same failure ended 1 earlier launch(es))" in out
+    assert "not requeued" in out and requeued == ["4242"]  # no second requeue
+
+
+@pytest.mark.slow
+def test_a_deterministic_crash_is_requeued_once_then_stops(tmp_path):
+    first, out, requeued = _job(tmp_path, "crash")
+    assert first.returncode == 0 and requeued == ["4242"], out[-3000:]
+    second, out, requeued = _job(tmp_path, "crash", restarts=1)
+    assert second.returncode == 70, out[-3000:]
+    assert "exit 70 (crashed) on rank 0: 'the same key every time' (the same failure ended " \
+        "1 earlier launch(es))" in out and requeued == ["4242"]
+
+
+@pytest.mark.slow
+def test_a_worker_clock_600_s_behind_the_batch_host_is_classified_by_its_launch(tmp_path):
+    got, out, requeued = _job(tmp_path, "skew")
+    assert got.returncode == 81, out[-3000:]
+    assert "exit 81 (weights missing) on rank 5: model 'org/not-on-this-machine'" in out
+    assert "no process recorded why" not in out and requeued == []
+    assert os.path.isdir(tmp_path / "run" / ".failures")
+
+
+def test_a_stage_that_cannot_fit_on_the_disk_is_refused_before_it_starts(tmp_path,
+                                                                          monkeypatch):
+    """Free space and inodes are checked before a stage starts, from the run's own images
+    (their mean size once 8 are written) or the generator's stated bytes per pixel."""
+    from autocomp.config import load_config
+    from autocomp.core.errors import DiskFull
+    from autocomp.core.registry import make_stage
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
+    from autocomp.runtime import space
+
+    (tmp_path / "s.yaml").write_text(SMALL.replace("count: 3", "count: 4"))  # 8 images
+    run = Run.create(load_config(tmp_path / "s.yaml"), tmp_path / "run")
+    stage = make_stage("images", run, "cpu")
+    per_bytes, files = stage.disk_per_item()
+    assert files == 1 and per_bytes == 0.54 * 128 * 128 + 3000  # stated: nothing written yet
+    monkeypatch.setattr(space, "free", lambda folder: (1e6, 10))
+    with pytest.raises(DiskFull) as got:
+        space.check(stage, 40)
+    assert str(got.value).startswith("disk full (before stage images under ")
+    assert "40 files, 10 inodes free" in str(got.value)
+    monkeypatch.setattr(space, "free", lambda folder: (10e3, None))  # no inode count
+    with pytest.raises(DiskFull) as got:
+        space.check(stage, 40)
+    assert f"{space.size(40 * per_bytes * space.MARGIN)} for 40 item(s), 10.0 kB free" \
+        in str(got.value)
+    monkeypatch.undo()
+    run_pipeline(run, stages=("concepts", "captions", "images"), progress=False)
+    written = [p.stat().st_size for p in sorted((run.dir / "images").rglob("*.png"))]
+    measured, _ = make_stage("images", run, "cpu").disk_per_item()
+    assert len(written) == 8 and measured == sum(written) / 8 + 3000  # the run's own PNGs
