@@ -21,7 +21,7 @@ from pathlib import Path
 
 from autocomp.core import registry
 from autocomp.core.errors import MEANING, AutocompError, Held, MemoryRefused
-from autocomp.core.locks import holder_of, holding, mine
+from autocomp.core.locks import fence, holder_of, holding, mine, tokens, watch
 from autocomp.run import Run
 from autocomp.runtime.launch import clean_orphans, distributed, launch, need_accelerate
 from autocomp.runtime.runner import check_inputs, run_stages
@@ -109,6 +109,7 @@ def _run_all(run: Run, built: list, processes: int, progress: bool) -> None:
             _run_parallel(run, group, processes, progress)
             group = []
         if stage is not None:
+            fence()
             stage.run_once()
 
 
@@ -142,9 +143,11 @@ def worker(run_dir: Path, stages, progress: bool = True, lock_held_by: str | Non
                 stack.enter_context(holding(ours, "stage"))
             except AutocompError as exc:
                 refused = str(exc)
-        refused = share(refused)
+        refused, fences = share((refused, tokens() if rank == 0 else None))
         if refused:
             raise Held(refused)
+        if rank != 0:
+            watch(fences)  # rank 0 holds the locks: every rank's writes are fenced by them
         run_stages(make_stages(run, stages, device), rank, world, share, progress,
                    launch_cfg.wait_timeout, launch_cfg.stall_timeout)
 

@@ -46,8 +46,10 @@ def test_without_flock_a_lock_file_still_refuses_a_second_worker(tmp_path, monke
     logged()
     with locks.holding({"captions": path}, "stage"):
         held = json.loads((tmp_path / ".locks" / "captions.lock.held").read_text())
+        token = held.pop("token")
         assert held == {"host": socket.gethostname(), "pid": os.getpid(), "job": "4242",
-                        "beat": 0}
+                        "gen": 1} and len(token) == 32  # issue 66: a generation, a token
+        assert locks.tokens() == {str(path): token}
         with pytest.raises(Held) as err, locks.holding({"captions": path}, "stage", wait=0):
             pass  # a second worker: refused, naming the holder
         assert f"(pid {os.getpid()} on host {socket.gethostname()} (job 4242))" in str(
@@ -175,3 +177,52 @@ def test_a_workers_recorded_status_is_the_launchs(tmp_path):
     assert (got["code"], got["rank"], got["meaning"]) == (80, 0, "refused for memory")
     assert exit_code(error_for(got["code"], got["message"])) == 80
     assert worst(tmp_path, since=got["time"] + 60) is None
+
+
+@pytest.mark.slow  # three processes, a stale time to wait out
+def test_three_processes_one_paused_past_the_stale_time_never_two_writers(tmp_path):
+    """Issue 66: A holds the lock and writes; it is paused (SIGSTOP) past the stale time;
+    B and C race to take it over, one wins (generation 2) and the other waits for it; A is
+    woken while the winner writes: its next fence() stops it (exit 4) and its release leaves
+    the winner's lock alone, so the third never writes beside the second. The log shows
+    three unbroken blocks of lines, A's none after its pause."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).with_name("lock_writer.py")
+    lock, log = tmp_path / ".locks" / "images.lock", tmp_path / "log"
+    env = {**os.environ, "AUTOCOMP_LOCKS": "files", "AUTOCOMP_LOCK_STALE": "1"}
+
+    def start(name, count):
+        return subprocess.Popen([sys.executable, str(script), name, str(lock), str(log),
+                                 str(count)], env=env, stderr=subprocess.PIPE, text=True)
+
+    def lines():
+        return log.read_text().split("\n")[:-1] if log.exists() else []
+
+    def until(cond, limit=60.0):
+        deadline = time.monotonic() + limit
+        while not cond():
+            assert time.monotonic() < deadline, lines()
+            time.sleep(0.02)
+
+    a = start("A", 600)
+    until(lambda: len(lines()) >= 3)
+    a.send_signal(signal.SIGSTOP)
+    paused_at = len(lines())
+    b, c = start("B", 15), start("C", 15)
+    until(lambda: sum(not ln.startswith("A") for ln in lines()) >= 2)  # one took it over
+    a.send_signal(signal.SIGCONT)
+    assert a.wait(timeout=60) == 4  # LockLost: held by another process
+    assert b.wait(timeout=60) == 0 and c.wait(timeout=60) == 0
+    assert "lost the lock images.lock: it now names pid " in a.stderr.read()
+    names = [ln.split()[0] for ln in lines()]
+    assert names[:paused_at] == ["A"] * paused_at and names.count("A") == paused_at
+    blocks = [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
+    assert sorted(blocks[1:]) == ["B", "C"] and len(blocks) == 3  # never interleaved
+    assert names.count("B") == names.count("C") == 15
+    assert not lock.with_name("images.lock.held").exists()  # the last released its own
+    assert json.loads(lock.with_name("images.lock.gen").read_text()) == {"gen": 3}
+    assert not list(lock.parent.glob("images.lock.held.beat-*"))

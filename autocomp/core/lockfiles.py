@@ -1,23 +1,36 @@
-"""Lock files with a heartbeat (core/locks.py's `files` kind): `<lock>.held`, created
-exclusively, naming its holder ({host, pid, job, beat}); the holder's thread rewrites the
-counter every BEAT seconds. A waiter takes it over once the counter stood still for
-stale_after() seconds on the waiter's own monotonic clock (no trust in other hosts' clocks
-or in file times an NFS attribute cache may serve stale), or at once when the holder was a
-process of this host that is gone."""
+"""Lock files with a heartbeat and fencing (core/locks.py's `files` kind).
+
+`<lock>.held` is created exclusively and never rewritten while held: it names its holder
+({host, pid, job, gen, token}); `token` is drawn afresh by each take and `gen` counts the
+takes of this lock (one more than the holder it replaced, or than the last recorded in
+`<lock>.gen`). The holder's thread rewrites a counter in its own file `<lock>.held.beat-<token>`
+every beat_every() seconds. A waiter takes the lock over once the holder's file and counter
+stood still for stale_after() seconds on the waiter's own monotonic clock (no trust in
+other hosts' clocks or in file times an NFS attribute cache may serve stale), or at once
+when the holder was a process of this host that is gone.
+
+Fencing: a holder paused past the stale time (SIGSTOP, a hung NFS call) finds on waking
+that `<lock>.held` names another token. core/locks.fence() reads it before every merge and
+every batch recorded, and stops the process (exit 4) when its token is gone; release
+removes `<lock>.held` only while it holds the process's own token, and a heartbeat never
+writes over another holder's file. The read-then-act windows left (microseconds between a
+check and the write it guards) are what a filesystem without compare-and-swap allows."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import socket
 import threading
 import time
+import uuid
 from pathlib import Path
 
 log = logging.getLogger("autocomp")
 
-BEAT = 5.0  # seconds between a file lock's heartbeats
+BEAT = 5.0  # seconds between a file lock's heartbeats (at most a quarter of the stale time)
 STALE = 60.0  # seconds a file lock's counter may stand still before it is taken over
 
 
@@ -31,6 +44,10 @@ def seconds_env(name: str, default: float) -> float:
 
 def stale_after() -> float:
     return seconds_env("AUTOCOMP_LOCK_STALE", STALE)
+
+
+def beat_every() -> float:
+    return max(min(BEAT, stale_after() / 4), 0.01)
 
 
 def owner() -> dict:
@@ -71,16 +88,24 @@ def dead_here(holder: dict) -> bool:
 
 
 class FileLock:
-    """`<lock>.held`, created exclusively, rewritten by its holder's heartbeat."""
+    """`<lock>.held`, created exclusively, its holder's heartbeat in a file of its own."""
 
     watched: dict[str, tuple[str, float]] = {}  # file -> (content seen, since when)
 
     def __init__(self, path: Path):
         self.path = Path(f"{path}.held")
+        self.gen_file = Path(f"{path}.gen")  # the last generation taken
+
+    def beat_file(self, token: str) -> Path:
+        return self.path.with_name(f"{self.path.name}.beat-{token}")
 
     def try_take(self):
-        me = {**owner(), "beat": 0}
+        """A release function (with .token and .gen) once the lock is ours, else the
+        holder."""
         for _ in range(2):  # once more after taking a stale lock over
+            before, text = self._read()
+            gen = max(_gen(before), self._last_gen()) + 1
+            me = {**owner(), "gen": gen, "token": uuid.uuid4().hex}
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
@@ -91,6 +116,7 @@ class FileLock:
                 continue
             with os.fdopen(fd, "w") as fh:
                 fh.write(json.dumps(me))
+            self._record_gen(gen)
             return self._hold(me)
         holder, _ = self._read()
         return holder or "?"
@@ -102,11 +128,27 @@ class FileLock:
             return None, ""
         return parse(text), text
 
+    def _last_gen(self) -> int:
+        """The generation the last holder recorded in `<lock>.gen` (0: none)."""
+        try:
+            return _gen(parse(self.gen_file.read_text(encoding="utf-8")))
+        except OSError:
+            return 0
+
+    def _record_gen(self, gen: int) -> None:
+        with contextlib.suppress(OSError):  # the count only: the token is what fences
+            tmp = self.gen_file.with_name(f".{self.gen_file.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"gen": gen}), encoding="utf-8")
+            os.replace(tmp, self.gen_file)
+
     def _stale(self, holder, text: str) -> bool:
-        """Gone: a process of this host that no longer runs, or a counter that stood
-        still for STALE seconds on this process's clock."""
+        """Gone: a process of this host that no longer runs, or a holder whose file and
+        counter stood still for stale_after() seconds on this process's clock."""
         if isinstance(holder, dict) and dead_here(holder):
             return True
+        if isinstance(holder, dict) and holder.get("token"):
+            with contextlib.suppress(OSError):
+                text += "|" + self.beat_file(str(holder["token"])).read_text(encoding="utf-8")
         now = time.monotonic()
         seen, since = self.watched.get(str(self.path), (None, now))
         if seen != text:
@@ -115,31 +157,40 @@ class FileLock:
         return now - since >= stale_after()
 
     def _remove_if(self, text: str) -> None:
-        """Remove the stale file, unless its holder rewrote it meanwhile."""
-        _, now = self._read()
+        """Remove the stale file, unless another holder replaced it meanwhile."""
+        holder, now = self._read()
         if now == text:
             self.path.unlink(missing_ok=True)
+            if isinstance(holder, dict) and holder.get("token"):
+                self.beat_file(str(holder["token"])).unlink(missing_ok=True)
             log.info(f"locks: took over {self.path.name}, whose holder stopped "
                      f"({describe(parse(text))})")
 
+    def holds(self, token: str) -> tuple[bool, dict | str | None]:
+        """(whether `<lock>.held` still names `token`, who it names)."""
+        holder, _ = self._read()
+        return isinstance(holder, dict) and holder.get("token") == token, holder
+
     def _hold(self, me: dict):
         stop = threading.Event()
+        beat_file = self.beat_file(me["token"])
+        tmp = beat_file.with_name(f".{beat_file.name}.tmp")
 
-        def beat():
-            while not stop.wait(BEAT):
-                now, _ = self._read()
-                if not (isinstance(now, dict) and now.get("pid") == me["pid"]
-                        and now.get("host") == me["host"]):
-                    log.warning(f"locks: {self.path.name} was taken over by "
-                                f"{describe(now)} while this process held it (it stood "
-                                f"still {stale_after():g} s: paused?)")
+        def beat(n: int = 0):
+            while True:
+                ours, now = self.holds(me["token"])
+                if not ours:
+                    log.warning(f"locks: {self.path.name} was taken over by {describe(now)} "
+                                f"while this process held it (it stood still "
+                                f"{stale_after():g} s: paused?)")
                     return  # never write over another holder's lock
-                me["beat"] += 1
-                tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-                try:
-                    tmp.write_text(json.dumps(me), encoding="utf-8")
-                    os.replace(tmp, self.path)
+                try:  # this holder's own file: nothing another holder reads as theirs
+                    tmp.write_text(str(n), encoding="utf-8")
+                    os.replace(tmp, beat_file)
                 except OSError:
+                    return
+                n += 1
+                if stop.wait(beat_every()):
                     return
 
         thread = threading.Thread(target=beat, name="autocomp-lock", daemon=True)
@@ -147,6 +198,16 @@ class FileLock:
 
         def release():
             stop.set()
-            thread.join(timeout=BEAT + 1)
-            self.path.unlink(missing_ok=True)
+            thread.join(timeout=beat_every() + 1)
+            if self.holds(me["token"])[0]:  # only this holder's generation
+                self.path.unlink(missing_ok=True)
+            beat_file.unlink(missing_ok=True)
+        release.token, release.gen, release.path = me["token"], me["gen"], self.path
         return release
+
+
+def _gen(holder) -> int:
+    try:
+        return int(holder.get("gen", 0)) if isinstance(holder, dict) else 0
+    except (TypeError, ValueError):
+        return 0

@@ -13,6 +13,13 @@ Two kinds, chosen by $AUTOCOMP_LOCKS (auto, the default; flock; files):
           mounted with localflock), so that jobs on other nodes see the lock.
 A fallback to lock files, or lock files asked for, is said once per process (logged);
 held_by() names the holder.
+
+Fencing: each take draws a token, written with the holder into the lock (the flock file's
+content, or `<lock>.held`). fence() checks, before every merge and every batch recorded,
+that each lock this process holds, or watches for its launch's holder (watch(): the ranks of
+a launch whose rank 0 holds the locks), still names its token, and stops the process with
+exit status 4 (LockLost) when another holder took it over: a holder paused past the stale
+time never writes beside its successor.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import logging
 import os
 import socket
 import time
+import uuid
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -40,6 +48,55 @@ def lock_wait() -> float:
 UNSUPPORTED = (errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOLCK)
 log = logging.getLogger("autocomp")
 _said: set[str] = set()
+_fences: dict[str, str] = {}  # lock file -> the token this process holds it (or watches) by
+
+
+class LockLost(Held):
+    """A lock this process held was taken over (it was paused past the stale time)."""
+
+
+def tokens() -> dict[str, str]:
+    """The locks this process holds or watches: lock file -> token (for watch() in the
+    other ranks of a launch)."""
+    return dict(_fences)
+
+
+def watch(fences: dict[str, str]) -> None:
+    """Fence this process's writes on locks another process of its launch holds."""
+    _fences.update(fences or {})
+
+
+def unwatch(fences: dict[str, str]) -> None:
+    for path in fences or {}:
+        _fences.pop(path, None)
+
+
+def fence() -> None:
+    """Stop (LockLost, exit 4) when a lock this process writes under now names another
+    holder's token; each check reads the lock afresh (close-to-open on NFS)."""
+    for path, token in list(_fences.items()):
+        holder = _token_holder(Path(path))
+        if not (isinstance(holder, dict) and holder.get("token") == token):
+            raise LockLost(f"lost the lock {Path(path).name}: it now names "
+                           f"{describe(holder) if holder else 'no holder'}, generation "
+                           f"{holder.get('gen', '?') if isinstance(holder, dict) else '?'}"
+                           " (this process was paused or cut off past the stale time); "
+                           "stopping so that only the new holder writes; what was recorded "
+                           "before is kept", file=Path(path).parent)
+
+
+def _token_holder(path: Path):
+    """The holder a lock names now: `<lock>.held` where lock files are used, else the flock
+    file's content."""
+    for candidate in (Path(f"{path}.held"), path):
+        try:
+            text = candidate.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        holder = parse(text)
+        if holder is not None or candidate == path:
+            return holder
+    return None
 
 
 def kind() -> str:
@@ -83,6 +140,10 @@ def holding(paths: dict, what: str, of: str = "of this run", wait: float | None 
                            f"{what} '{name}' {of}; wait for it to finish (running both would "
                            "do the same work twice)", file=Path(path).parent)
             stack.callback(release)
+            token = getattr(release, "token", None)
+            if token:
+                _fences[str(path)] = token
+                stack.callback(_fences.pop, str(path), None)
         yield
 
 
@@ -121,15 +182,17 @@ def _try(path: Path):
                  f"{path.parent} ({errno.errorcode.get(exc.errno, exc.errno)}): lock files "
                  "with a heartbeat instead (AUTOCOMP_LOCKS=files)")
             return FileLock(path).try_take()
+        token = uuid.uuid4().hex
         fh.seek(0)
         fh.truncate()
-        fh.write(json.dumps(owner()))
+        fh.write(json.dumps({**owner(), "token": token}))
         fh.flush()
 
         def release(fh=fh):
             fh.truncate(0)  # released: empty again (same run, same bytes)
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
             fh.close()
+        release.token = token
         return release
     fh = _open_lock(path)  # the lock file itself stays, as under flock
     if fh is None:

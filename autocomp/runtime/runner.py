@@ -23,6 +23,7 @@ from autocomp.core.errors import (
 )
 from autocomp.core.heap import long_lived
 from autocomp.core.layout import RunLayout
+from autocomp.core.locks import fence
 from autocomp.core.records import write_jsonl, write_text
 from autocomp.runtime import space
 from autocomp.runtime.parts import PartWriter, done_records
@@ -67,6 +68,7 @@ def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1, share=No
                     run_stage(stage, progress=progress)
                 merge(stage)
             else:
+                fence()
                 stage.run_once()
         return
     done = {s.name: set(done_records(s.layout.stage_dir(s.name))) for s in stages
@@ -75,12 +77,13 @@ def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1, share=No
     peers = Peers(stages[0].layout.root, token, rank, world_size, wait_timeout, stall)
     if rank == 0:  # this launch holds the stage locks: any other launch's files are stale
         peers.clean_others()
-    merged_last = False
-    try:
+    complete = False  # rank 0 leaves last: it holds the launch's locks until every rank
+    try:              # is done, then removes the launch's files
         for i, stage in enumerate(stages):
             last = i == len(stages) - 1
             if not stage.parallel:
                 if rank == 0:
+                    fence()
                     stage.run_once()
                     peers.merged(stage.name)
                 elif not last:
@@ -89,12 +92,15 @@ def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1, share=No
             with released(stage):
                 run_stage(stage, rank, world_size, progress, done=done[stage.name])
             peers.finished(stage.name)
-            if peers.claim_merge(stage.name) or (not last and peers.wait_merged(stage.name)):
+            # rank 0 (which holds the launch's locks) stays until the last stage is merged:
+            # its locks must outlive every rank's writes
+            if peers.claim_merge(stage.name) or ((not last or rank == 0)
+                                                 and peers.wait_merged(stage.name)):
                 merge(stage, merged_by=rank)
                 peers.merged(stage.name)
-                merged_last = last
+        complete = rank == 0
     finally:
-        peers.close(merged_last)
+        peers.close(complete)
 
 
 @contextlib.contextmanager
@@ -144,7 +150,8 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
         if ids != [it.id for it in batch]:
             raise RuntimeError(f"stage {stage.name} returned ids {ids[:3]}... for items "
                                f"{[it.id for it in batch][:3]}...")
-        writer.append(records)
+        fence()  # a holder paused past the stale time stops here (exit 4), never beside
+        writer.append(records)  # the holder that took its lock over
         processed += len(records)
         if bar is not None:
             bar.update(len(records))
@@ -204,6 +211,7 @@ def merge(stage: ItemStage, merged_by: int = 0) -> dict:
     items = stage.items()
     done = done_records(layout.stage_dir(stage.name))
     records = [done[it.id] for it in items if it.id in done]
+    fence()
     write_jsonl(layout.merged(stage.name), records)
     stats = {"stage": stage.name, "expected": len(items), "done": len(records),
              **stage.stats(records)}

@@ -7,7 +7,9 @@ One launch shares a token (broadcast once, at start). Under `<run>/.sync/<token>
   <stage>.merging        created (exclusively) by the rank that merges: the last to finish
   <stage>.merged         the merged records are written; the next stage may start
 
-So a rank that finishes the last stage exits at once (nobody waits on it), a slow rank is
+So a rank that finishes the last stage exits at once (nobody waits on it) except rank 0,
+which holds the launch's stage locks until the last stage is merged (core/locks.py: every
+rank's writes are fenced by them) and then removes the launch's files; a slow rank is
 never killed by a peer's timeout, and a rank that died (no heartbeat for `stall` seconds)
 makes its peers stop with one line that says how to resume. Work is never lost: the part
 files hold every finished batch, and a relaunch (any number of processes) shares the
