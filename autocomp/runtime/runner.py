@@ -26,7 +26,7 @@ from autocomp.core.layout import RunLayout
 from autocomp.core.locks import fence
 from autocomp.core.records import write_jsonl, write_text
 from autocomp.runtime import space
-from autocomp.runtime.parts import PartWriter, done_records
+from autocomp.runtime.parts import PartWriter, done_ids, done_records
 from autocomp.runtime.stage import Deferred, ItemStage, Stage, free_memory
 from autocomp.runtime.sync import STALL_TIMEOUT, WAIT_TIMEOUT, Peers
 
@@ -71,8 +71,7 @@ def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1, share=No
                 fence()
                 stage.run_once()
         return
-    done = {s.name: set(done_records(s.layout.stage_dir(s.name))) for s in stages
-            if s.parallel}
+    done = {s.name: done_ids(s.layout.stage_dir(s.name)) for s in stages if s.parallel}
     token = share(uuid.uuid4().hex if rank == 0 else None)
     peers = Peers(stages[0].layout.root, token, rank, world_size, wait_timeout, stall)
     if rank == 0:  # this launch holds the stage locks: any other launch's files are stale
@@ -134,7 +133,7 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
     stage_dir = layout.stage_dir(stage.name)
     items = stage.items()
     if done is None:
-        done = done_records(stage_dir)
+        done = done_ids(stage_dir)
     left = [it for it in items if it.id not in done]
     space.check(stage, len(left))
     todo = shard(left, rank, world_size, stage.cost, stage.stratum)

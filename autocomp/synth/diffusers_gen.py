@@ -101,17 +101,16 @@ class DiffusersGenerator(OnDevice, Backend):
             if self.drop_t5 and "text_encoder_3" in index:
                 absent.update(text_encoder_3=None, tokenizer_3=None)
             asked = self._torch_dtype(device)
-            pipe = DiffusionPipeline.from_pretrained(
-                self.model, revision=self.revision, dtype=asked, **absent)
+            offload = self.cpu_offload and device.startswith("cuda")
+            pipe = load_pipeline(DiffusionPipeline, self.model, self.revision, asked,
+                                 None if offload else device, absent)
         except (OSError, ValueError) as exc:
             raise not_available(self.model, self.model, "generate.options.model: DIR",
                                 exc) from None
         denoiser = getattr(pipe, "transformer", None) or getattr(pipe, "unet", None) or pipe
         self.loaded_dtype = loaded_dtype(denoiser, asked, f"pipeline '{self.model}'")
-        if self.cpu_offload and device.startswith("cuda"):
+        if offload:
             pipe.enable_model_cpu_offload(device=device)
-        else:
-            pipe.to(device)
         self._vae(getattr(pipe, "vae", None))
         if self.fp8:
             quantize_fp8(denoiser, device)
@@ -162,6 +161,32 @@ class DiffusersGenerator(OnDevice, Backend):
             meta["vae_tile"] = self.vae_tile
         return [GeneratedImage(im.convert("RGB"), {}, [], dict(meta, seed=int(r.seed)))
                 for im, r in zip(out.images, requests, strict=True)]
+
+
+def load_pipeline(cls, model: str, revision: str | None, dtype, device: str | None,
+                  absent: dict):
+    """The pipeline's components read from their files straight onto `device`
+    (device_map: each tensor goes from the memory-mapped safetensors file, through the page
+    cache, to the device in the asked dtype), never a whole host copy first: loaded to the
+    host and then moved, a rank held the pipeline's weights in its own memory (SD3.5-large:
+    T5-XXL alone 9.5 GB, ~10 GiB a rank with the dtype conversion; 8 ranks past a node's
+    --mem). diffusers names a device map by the device type ("cuda", "cpu"): a rank's GPU
+    index is made the current device while the pipeline loads. `device` None: to the host
+    (model CPU offload moves components itself)."""
+    import contextlib
+
+    import torch
+
+    kwargs = {"revision": revision, "dtype": dtype, **absent}
+    if device is None:
+        return cls.from_pretrained(model, **kwargs)
+    kind = torch.device(device)
+    scope = contextlib.nullcontext()
+    if kind.type == "cuda" and kind.index is not None:
+        torch.cuda.set_device(kind.index)  # this rank's GPU for the process's life
+        scope = torch.cuda.device(kind.index)
+    with scope:
+        return cls.from_pretrained(model, device_map=kind.type, **kwargs)
 
 
 def quantize_fp8(module, device: str) -> None:
