@@ -19,8 +19,9 @@ import traceback
 from contextlib import ExitStack
 from pathlib import Path
 
+from autocomp import weights
 from autocomp.core import registry
-from autocomp.core.errors import MEANING, AutocompError, Held, MemoryRefused
+from autocomp.core.errors import MEANING, AutocompError, MemoryRefused, error_for, exit_code
 from autocomp.core.locks import fence, holder_of, holding, mine, tokens, watch
 from autocomp.run import Run
 from autocomp.runtime.launch import clean_orphans, distributed, launch, need_accelerate
@@ -48,6 +49,9 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     chosen = [n for n in ALL if n in stages]
     built = make_stages(run, chosen, "auto", options={"build": build or {}})
     check_inputs(built, chosen)
+    # offline, every model this and the later stages load is checked before any runs
+    weights.check(run.config, ALL[ALL.index(chosen[0]):] if chosen else (),
+                  file=run.dir / "config.yaml")
     if processes == 1:
         check_memory(run, "auto", chosen)
     locks = {name: run.layout.stage_lock(name) for name in chosen}
@@ -135,17 +139,18 @@ def worker(run_dir: Path, stages, progress: bool = True, lock_held_by: str | Non
     check_memory(run, device, stages)
     with ExitStack() as stack:
         refused = None
-        if rank == 0:
+        if rank == 0:  # once for the launch; every rank ends with its status if refused
             locks = {name: run.layout.stage_lock(name) for name in stages}
             ours = {n: p for n, p in locks.items()
                     if lock_held_by is None or not mine(holder_of(p), lock_held_by)}
             try:
+                weights.check(run.config, stages, file=run.dir / "config.yaml")
                 stack.enter_context(holding(ours, "stage"))
             except AutocompError as exc:
-                refused = str(exc)
+                refused = (exit_code(exc), str(exc))
         refused, fences = share((refused, tokens() if rank == 0 else None))
         if refused:
-            raise Held(refused)
+            raise error_for(*refused)
         if rank != 0:
             watch(fences)  # rank 0 holds the locks: every rank's writes are fenced by them
         run_stages(make_stages(run, stages, device), rank, world, share, progress,

@@ -118,3 +118,46 @@ def test_a_stage_that_cannot_fit_on_the_disk_is_refused_before_it_starts(tmp_pat
     written = [p.stat().st_size for p in sorted((run.dir / "images").rglob("*.png"))]
     measured, _ = make_stage("images", run, "cpu").disk_per_item()
     assert len(written) == 8 and measured == sum(written) / 8 + 3000  # the run's own PNGs
+
+
+def test_every_configured_model_is_checked_before_the_first_stage(tmp_path, monkeypatch):
+    """Offline, a model neither in a folder nor in the Hugging Face cache is one line, with
+    the field and the command that fetches it, before anything runs (exit 81); with the hub
+    reachable nothing is checked (the libraries download)."""
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+    from autocomp.config import load_config
+    from autocomp.weights import check, configured
+
+    folder = tmp_path / "detector"
+    folder.mkdir()
+    config = tmp_path / "c.yaml"
+    config.write_text(SMALL.replace(
+        "captions: {writer: template, retries: 1}",
+        "captions: {writer: transformers, options: {model: org/not-here-a}}").replace(
+        "validate: {detector: color-blobs, answerer: pixels, batch_size: 4}",
+        f"validate: {{detector: grounding-dino+sam2, detector_options: {{detector_model: "
+        f"{folder}, segmenter_model: org/not-here-b}}, answerer: pixels}}"))
+    cfg = load_config(config)
+    assert [f for f, _, _ in configured(cfg)] == [
+        "captions.options.model", "validate.detector_options.detector_model",
+        "validate.detector_options.segmenter_model"]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    got = CliRunner().invoke(main, ["run", str(config), "-o", str(tmp_path / "run")])
+    assert got.exit_code == 81, got.output
+    lines = got.output.strip().splitlines()
+    assert lines[-2:] == [
+        "captions.options.model: model 'org/not-here-a' is not on this machine (offline: "
+        "HF_HUB_OFFLINE=1): where there is network run `hf download org/not-here-a` (into the "
+        "cache this machine reads, $HF_HOME), or copy its folder here and set "
+        "captions.options.model",
+        "validate.detector_options.segmenter_model: model 'org/not-here-b' is not on this "
+        "machine (offline: HF_HUB_OFFLINE=1): where there is network run `hf download "
+        "org/not-here-b` (into the cache this machine reads, $HF_HOME), or copy its folder "
+        "here and set validate.detector_options.segmenter_model"]
+    assert "2 model(s) missing before the first stage" in got.output
+    assert not (tmp_path / "run" / "concepts").exists()  # nothing sampled first
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
+    check(cfg)  # online: the libraries fetch what is missing

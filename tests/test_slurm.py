@@ -204,8 +204,11 @@ def test_missing_weights_are_not_requeued_and_the_log_says_why(tmp_path):
                          env=_env(tmp_path, 0), capture_output=True, text=True, timeout=300)
     out = job.stdout + job.stderr
     assert job.returncode == 81, out[-3000:]
-    assert "autocomp: not requeued: the launch stopped before the run was done" in out
-    assert "exit 81 (weights missing)" in out and "org/not-on-this-machine" in out
+    # issue 66: found before the first stage (the concepts step), not hours into a launch
+    assert "autocomp: not requeued: the concepts stage stopped before the run was done" in out
+    assert "exit 81 (weights missing)" in out and "captions.options.model: model " \
+        "'org/not-on-this-machine' is not on this machine (offline: HF_HUB_OFFLINE=1)" in out
+    assert not (run / "concepts" / "merged.jsonl").exists()  # nothing ran
     assert not (tmp_path / "slurm" / "requeued").exists()
 
 

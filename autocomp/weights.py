@@ -1,0 +1,79 @@
+"""Weights of every model a run config names, checked before the first stage: on an
+offline machine (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE set, as the SLURM script sets it)
+a model that is neither a folder here nor in the Hugging Face cache would stop its stage
+hours in, after the stages before it ran (on a CPU, sampling configs/autocomp-cp.yaml's
+concepts took 97 s before the missing Gemma weights were found). One line per missing
+model, naming the config field and the command that fetches it; exit 81 (weights missing:
+the job script does not requeue). With the hub reachable nothing is checked: the libraries
+download what is missing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from autocomp.core.errors import WeightsMissing
+from autocomp.core.registry import resolve
+from autocomp.memory import EMBEDDED, SERVED
+
+MODEL_KEYS = ("model", "detector_model", "segmenter_model")
+
+
+def offline() -> bool:
+    return any(os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on")
+               for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def configured(cfg, stages=None) -> list[tuple[str, str, str | None]]:
+    """(config field, model reference, revision) of every model the run's backends load
+    in `stages` (default: every stage)."""
+    out = []
+    for stage, family, spec, field in (
+            ("captions", "writer", cfg.captions.writer, "captions.options"),
+            ("images", "generator", cfg.generate.generator, "generate.options"),
+            ("validation", "detector", cfg.validate.detector, "validate.detector_options"),
+            ("validation", "answerer", cfg.validate.answerer, "validate.answerer_options")):
+        if spec.name in EMBEDDED | SERVED or (stages is not None and stage not in stages):
+            continue
+        options = {**resolve(family, spec.name).defaults(), **spec.options}
+        for key in MODEL_KEYS:
+            if options.get(key):
+                out.append((f"{field}.{key}", str(options[key]), options.get("revision")))
+    return out
+
+
+def cached(ref: str, revision: str | None = None) -> bool:
+    """Whether `ref` is a folder here or a repository in the Hugging Face cache (nothing
+    is downloaded)."""
+    if Path(ref).expanduser().is_dir():
+        return True
+    if ref.startswith(("/", "./", "../", "~")):
+        return False
+    try:
+        from huggingface_hub import snapshot_download
+
+        snapshot_download(ref, revision=revision, local_files_only=True)
+        return True
+    except Exception:  # noqa: BLE001 (not cached, a bad id, no huggingface_hub: not here)
+        return False
+
+
+def check(cfg, stages=None, file=None) -> None:
+    """Refuse (WeightsMissing) when an offline machine lacks a model of `stages` (default:
+    every stage)."""
+    if not offline():
+        return
+    lines, seen = [], set()
+    for field, ref, revision in configured(cfg, stages):
+        if ref in seen or cached(ref, revision):
+            seen.add(ref)
+            continue
+        seen.add(ref)
+        fetch = (f"point {field} at a folder that exists" if ref.startswith(("/", ".", "~"))
+                 else f"where there is network run `hf download {ref}` (into the cache this "
+                      f"machine reads, $HF_HOME), or copy its folder here and set {field}")
+        lines.append(f"{field}: model '{ref}' is not on this machine (offline: "
+                     f"HF_HUB_OFFLINE=1): {fetch}")
+    if lines:
+        raise WeightsMissing(f"{len(lines)} model(s) missing before the first stage:\n"
+                             + "\n".join(lines), file=file)
