@@ -161,3 +161,23 @@ def test_every_configured_model_is_checked_before_the_first_stage(tmp_path, monk
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
     check(cfg)  # online: the libraries fetch what is missing
+
+
+def test_the_dry_run_plans_disk_and_inodes_and_the_demo_run_agrees(demo_run):
+    """The disk plan from the generator's stated bytes a pixel: configs/autocomp-cp.yaml's
+    809,400 PNGs at 1024 px need ~1.5 TB and as many inodes; the demo's plan is within 25%
+    of what the demo run wrote (bytes and files)."""
+    from autocomp.config import load_config
+    from autocomp.plan import format_disk, plan
+
+    cp = plan(load_config(ROOT / "configs" / "autocomp-cp.yaml"))["disk"]
+    assert cp["png"] == 1.8 * 1024 * 1024 and cp["files"] == 809_400 + 64
+    assert 1.4e12 < cp["bytes"] < 1.7e12
+    assert format_disk(cp).startswith("Disk under the run folder: 1.5 TB and 809,464 files "
+                                      "(inodes): 809,400 PNGs at 1024 px x 1.9 MB")
+    demo = plan(load_config(ROOT / "configs" / "demo.yaml"))["disk"]
+    files = [p for p in demo_run.rglob("*") if p.is_file()  # cache/: what reading the
+             and p.relative_to(demo_run).parts[0] != "cache"]  # benchmarks later adds
+    wrote = sum(p.stat().st_size for p in files)
+    assert abs(demo["bytes"] / wrote - 1) < 0.25, (demo["bytes"], wrote)
+    assert abs(demo["files"] / len(files) - 1) < 0.25, (demo["files"], len(files))
