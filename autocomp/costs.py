@@ -25,18 +25,27 @@ FP8 = {"H100": 1979e12, "H200": 1979e12, "L40S": 733e12}  # dense fp8 peak (no A
 # room below both.
 UTILISATION = (0.55, 0.33)
 # GroundingDINO and SAM2 are small: launches and pre/post-processing dominate. Measured on
-# an H200 (scripts/gpu_check.py, docs/pipeline.md): GroundingDINO-tiny 25 ms per image at a
-# batch of 8 (1.8% of peak), SAM2.1-L 28 ms for one image (3.0%; 11 ms an image batched)
-DETECT_UTILISATION = (0.03, 0.015)
+# an H100 (scripts/gpu_check.py, docs/pipeline.md): GroundingDINO-tiny at 800 x 1333, 29 ms
+# an image at a batch of 16 (2.8% of peak; H200 26 ms, 3.2%), SAM2.1-L 33 ms for one image
+# (5.6%; 11 ms an image batched, 17%). Detection with masks at 800 x 800 lands at 29-51 ms
+DETECT_UTILISATION = (0.06, 0.03)
 BANDWIDTH_SHARE = 0.7
 DECODE_PNG = 0.055  # s per 1024 px image read + decoded by the validation stage
 TEXT_TOKENS = 77 + 256
 # diffusion transformers by hub id: (width, joint blocks)
 DITS = {"stable-diffusion-3.5-large": (2432, 38), "stable-diffusion-3.5-medium": (1536, 24),
         "stable-diffusion-3-medium": (1536, 24)}
-DINO_TINY = 0.46e12  # FLOPs per image, GroundingDINO Swin-T at 800 x 1333
-SAM2_LARGE = 0.82e12  # FLOPs per image, SAM2 Hiera-L image encoder at 1024 px
-VISION_TOWER = 3.3e12  # FLOPs per image, Gemma-3's SigLIP-400M at 896 px
+# FLOPs (2 a multiply-add), counted by torch.utils.flop_counter.FlopCounterMode on the
+# architectures built from their released configurations (tests/test_flops.py; before issue
+# 66 the first two were multiply-adds and the third left out attention, each about half):
+# GroundingDINO-tiny (Swin-T + BERT + its encoder and decoder) at the size validation runs
+# it for a square image (the processor's shortest edge 800: 800 x 800; 800 x 1333 counts
+# 0.816e12), SAM2.1 Hiera-L's image encoder at 1024 px, Gemma-3's SigLIP-400M at 896 px
+# (4,096 patch tokens: attention alone 2.1e12)
+DINO_TINY = 0.504e12
+DINO_TINY_1333 = 0.816e12
+SAM2_LARGE = 1.825e12
+VISION_TOWER = 5.48e12
 IMAGE_TOKENS = 256  # Gemma-3's image tokens per image
 # The fixed cost of one forward pass (a prefill or one decoding step) of a 12B chat model
 # under transformers' generate (dynamic KV cache, eager), whatever the GPU: kernel launches

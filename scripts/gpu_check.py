@@ -444,23 +444,27 @@ def grounding_dino(probe: Probe, tiny: bool) -> dict:
             "s_per_image": probe.time(detect) / DETECT_BATCH}
 
 
+def sam2_config(tiny: bool):
+    """SAM2.1 Hiera-L's configuration (sam2.1_hiera_l.yaml), or the suite's tiny one."""
+    import transformers as T
+
+    if tiny:
+        return _tiny_models().sam2_config()
+    backbone = T.Sam2HieraDetConfig(
+        hidden_size=144, num_attention_heads=2, blocks_per_stage=[2, 6, 36, 4],
+        embed_dim_per_stage=[144, 288, 576, 1152],
+        num_attention_heads_per_stage=[2, 4, 8, 16], window_size_per_stage=[8, 4, 16, 8],
+        global_attention_blocks=[23, 33, 43],
+        window_positional_embedding_background_size=[7, 7])
+    return T.Sam2Config(vision_config=T.Sam2VisionConfig(
+        backbone_config=backbone, backbone_channel_list=[1152, 576, 288, 144]))
+
+
 def sam2(probe: Probe, tiny: bool) -> dict:
     import torch
     import transformers as T
 
-    if tiny:
-        cfg = _tiny_models().sam2_config()
-        side = 64
-    else:
-        backbone = T.Sam2HieraDetConfig(  # SAM2.1 Hiera-L (sam2.1_hiera_l.yaml)
-            hidden_size=144, num_attention_heads=2, blocks_per_stage=[2, 6, 36, 4],
-            embed_dim_per_stage=[144, 288, 576, 1152],
-            num_attention_heads_per_stage=[2, 4, 8, 16], window_size_per_stage=[8, 4, 16, 8],
-            global_attention_blocks=[23, 33, 43],
-            window_positional_embedding_background_size=[7, 7])
-        cfg = T.Sam2Config(vision_config=T.Sam2VisionConfig(
-            backbone_config=backbone, backbone_channel_list=[1152, 576, 288, 144]))
-        side = 1024
+    cfg, side = sam2_config(tiny), 64 if tiny else 1024
     start = time.perf_counter()
     model = probe.build(lambda: T.Sam2Model(cfg))
     built = time.perf_counter() - start
