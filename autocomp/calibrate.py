@@ -141,13 +141,20 @@ class Calibration:
 
     def _image(self, options: dict) -> float:
         batch = self._get("sd35_transformer", "batch_images")
-        key = step_key(options, self.parts.get("sd35_transformer", {}))
+        # fp8 steps come from gpu_check's sd35_fp8 part, at the same batch
+        steps_measured = {**self.parts.get("sd35_transformer", {}),
+                          **{k: v for k, v in self.parts.get("sd35_fp8", {}).items()
+                             if k.startswith("step_s_fp8")}}
+        key = step_key(options, steps_measured)
         steps = int(options.get("steps", 28))
         size, guidance = int(options.get("size", 1024)), float(options.get("guidance", 4.5))
         width, blocks = costs.DITS["stable-diffusion-3.5-large"]
         scale = (costs.dit_flops(width, blocks, size, 1, guidance)
                  / costs.dit_flops(width, blocks, MEASURED_SIZE, 1, MEASURED_GUIDANCE))
-        denoise = self._get("sd35_transformer", key) / batch * steps * scale
+        step = steps_measured.get(key)
+        if not isinstance(step, (int, float)) or isinstance(step, bool) or step < 0:
+            raise KeyError(f"sd35_transformer.{key}")
+        denoise = float(step) / batch * steps * scale
         encoders = 2 * sum(self._get(c, "forward_s") / self._get(c, "batch")
                            for c in ("t5_xxl", "clip_l", "clip_g"))
         return denoise + encoders + self._get("vae_decode", "decode_s_per_image")

@@ -8,18 +8,24 @@ batch sizes of configs/autocomp-cp.yaml:
 
   sd35_transformer  SD3.5-large's MMDiT (38 blocks): one denoising step, 1024 px, the
                     batch twice over (classifier-free guidance); seconds per image at 28 steps
+  sd35_fp8          the same step with its linear layers in float8 (row-wise scales), eager
+                    and compiled, beside bf16 with torch's, flash and cuDNN attention
   t5_xxl, clip_l, clip_g   SD3.5's three text encoders on a batch of prompts
-  vae_decode        SD3.5's VAE decoding one 1024 px image
+  vae_decode        SD3.5's VAE decoding 1024 px images, 1, 4 and 8 at once
   gemma3_12b        the captions writer: prefill of 32 prompts, then decoding steps with the
                     sampler before issue 51 (host, full sort) and after (device, top 1,024)
   vit_l14           a ViT-L/14 CLIP scoring a batch: images and captions
-  grounding_dino, sam2     the validators' detector (GroundingDINO-tiny's shapes, 800 x
-                    1333) and segmenter (SAM2.1 Hiera-L, 1024 px, one box)
+  grounding_dino, sam2     the validators' detector (GroundingDINO-tiny's shapes, 800 x 800:
+                    a square image at the processor's size) and segmenter (SAM2.1 Hiera-L,
+                    1024 px, one box)
+  host_memory       host memory of a pipeline with a full-size fp16 T5-XXL asked in bf16,
+                    loaded the way before issue 66 (host, then device) and now (device map)
 
 For each it records the parameter count, every parameter dtype, the seconds to build, the
 timings, torch.cuda.max_memory_allocated and max_memory_reserved, and the process's peak
 host RSS; one component that fails is recorded with its error and the rest go on. It
-writes one JSON (--out), prints a line per component, then each number autocomp's cost
+writes one JSON (--out; checked writable first, rewritten after each component, so a call
+cut short keeps what it measured), prints a line per component, then each number autocomp's cost
 plan (autocomp/costs.py) predicts beside the plan's range, and exits 2 when one is over
 the plan's worst case (1 when a component failed). `--tiny` builds every component
 from tiny configurations on the CPU in seconds, in bf16 as on a GPU: the script's own
@@ -113,7 +119,9 @@ def _describe(model) -> dict:
 
 
 # -- components ---------------------------------------------------------------------------
-def sd35_transformer(probe: Probe, tiny: bool) -> dict:
+def _sd35(probe: Probe, tiny: bool):
+    """(the MMDiT built on the device, one denoising step of the batch under guidance, rows,
+    seconds to build)."""
     import torch
     from diffusers import SD3Transformer2DModel
 
@@ -140,6 +148,13 @@ def sd35_transformer(probe: Probe, tiny: bool) -> dict:
             model(hidden_states=args[0], encoder_hidden_states=args[1],
                   pooled_projections=args[2], timestep=steps.to(probe.device),
                   return_dict=False)
+    return model, step, rows, built
+
+
+def sd35_transformer(probe: Probe, tiny: bool) -> dict:
+    import torch
+
+    model, step, rows, built = _sd35(probe, tiny)
     seconds = probe.time(step)
     out = {**_describe(model), "build_s": built, "step_s": seconds,
            "batch_images": rows // 2, "s_per_image_28_steps": seconds * 28 / (rows // 2)}
@@ -155,6 +170,95 @@ def sd35_transformer(probe: Probe, tiny: bool) -> dict:
         out["step_s_compiled"] = probe.time(step)
         out["s_per_image_28_steps_compiled"] = out["step_s_compiled"] * 28 / (rows // 2)
     return out
+
+
+def sd35_fp8(probe: Probe, tiny: bool) -> dict:
+    """The denoiser's step with its linear layers in float8 (row-wise scales: e4m3 weights
+    scaled per output row, activations per token), eager and compiled, beside the bf16
+    step on the same card with the attention backend left to torch, forced to flash
+    attention and forced to cuDNN's. What `generate.options.fp8: true` would buy; the dry-run
+    uses these figures only once measured (autocomp/calibrate.py)."""
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    model, step, rows, built = _sd35(probe, tiny)
+    images = rows // 2
+    out = {"build_s": built, "batch_images": images, "step_s_bf16": probe.time(step)}
+    for name, backend in (("flash", SDPBackend.FLASH_ATTENTION),
+                          ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        try:
+            with sdpa_kernel(backend):
+                out[f"step_s_bf16_{name}"] = probe.time(step)
+        except RuntimeError as exc:  # no such kernel for this device, dtype or shape
+            out[f"bf16_{name}_error"] = " ".join(str(exc).split())[:200]
+    out["fp8_impl"], out["fp8_linears"] = fp8_linears(model)
+    out["step_s_fp8"] = probe.time(step)
+    out["s_per_image_28_steps_fp8"] = out["step_s_fp8"] * 28 / images
+    if probe.cuda:
+        out["max_allocated_gib_fp8_eager"] = torch.cuda.max_memory_allocated() / GIB
+        print(f"  sd35_fp8 eager: step {out['step_s_fp8']:.4g} s (bf16 "
+              f"{out['step_s_bf16']:.4g} s); compiling", flush=True)
+        start = time.perf_counter()
+        model.compile(fullgraph=False)
+        step()
+        probe.sync()
+        out["compile_s_fp8"] = time.perf_counter() - start
+        out["step_s_fp8_compiled"] = probe.time(step)
+        out["s_per_image_28_steps_fp8_compiled"] = out["step_s_fp8_compiled"] * 28 / images
+    return out
+
+
+def fp8_linears(model) -> tuple[str, int]:
+    """Every linear layer whose sizes fp8 matmuls take (multiples of 16) in float8 with
+    row-wise scales, in place: torchao's Float8DynamicActivationFloat8WeightConfig(PerRow)
+    where torchao is installed (what generate.options.fp8 runs), else torch._scaled_mm
+    directly (the same arithmetic). (which, how many layers)."""
+    import torch
+
+    try:
+        import torchao.quantization as q
+    except ImportError:
+        q = None
+    if q is not None and str(next(model.parameters()).device).startswith("cuda"):
+        before = sum(isinstance(m, torch.nn.Linear) for m in model.modules())
+        q.quantize_(model, q.Float8DynamicActivationFloat8WeightConfig(granularity=q.PerRow()))
+        return "torchao", before
+    swapped = 0
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, torch.nn.Linear) and not child.in_features % 16 \
+                    and not child.out_features % 16:
+                setattr(parent, name, _RowwiseFp8(child))
+                swapped += 1
+    return "scaled_mm", swapped
+
+
+def _RowwiseFp8(linear):  # noqa: N802 (a class made once torch is imported)
+    import torch
+
+    class RowwiseFp8(torch.nn.Module):
+        """y = x W^T + b with x and W in e4m3, each row scaled to the format's range."""
+
+        MAX = 448.0
+
+        def __init__(self, lin):
+            super().__init__()
+            w = lin.weight.detach().float()
+            scale = w.abs().amax(dim=1, keepdim=True).clamp(min=1e-12) / self.MAX
+            self.register_buffer("weight", (w / scale).to(torch.float8_e4m3fn))
+            self.register_buffer("scale", scale.t().contiguous())  # [1, out]
+            self.bias, self.out_features = lin.bias, lin.out_features
+
+        def forward(self, x):
+            flat = x.reshape(-1, x.shape[-1]).float()
+            scale = flat.abs().amax(dim=1, keepdim=True).clamp(min=1e-12) / self.MAX
+            y = torch._scaled_mm((flat / scale).to(torch.float8_e4m3fn), self.weight.t(),
+                                 scale_a=scale, scale_b=self.scale, out_dtype=x.dtype)
+            if self.bias is not None:
+                y = y + self.bias
+            return y.reshape(*x.shape[:-1], self.out_features)
+
+    return RowwiseFp8(linear)
 
 
 def _text_encoder(probe: Probe, make, length: int, vocab: int) -> dict:
@@ -215,12 +319,20 @@ def vae_decode(probe: Probe, tiny: bool) -> dict:
         norm_num_groups=8 if tiny else 32, use_quant_conv=False, use_post_quant_conv=False))
     built = time.perf_counter() - start
     side = 8 if tiny else 128
-    latent = torch.randn(1, 16, side, side).to(probe.device, probe.dtype)
+    out = {**_describe(vae), "build_s": built}
+    for batch in (1, 4, 8):  # vae_slicing off decodes a whole batch at once
+        latent = torch.randn(batch, 16, side, side).to(probe.device, probe.dtype)
 
-    def decode():
-        with torch.inference_mode():
-            vae.decode(latent)
-    return {**_describe(vae), "build_s": built, "decode_s_per_image": probe.time(decode)}
+        def decode(latent=latent):
+            with torch.inference_mode():
+                vae.decode(latent)
+        if probe.cuda:
+            torch.cuda.reset_peak_memory_stats()
+        out[f"decode_s_per_image_b{batch}"] = probe.time(decode) / batch
+        if probe.cuda:
+            out[f"max_allocated_gib_b{batch}"] = torch.cuda.max_memory_allocated() / GIB
+    out["decode_s_per_image"] = out["decode_s_per_image_b1"]
+    return out
 
 
 def _gemma_config(tiny: bool):
@@ -430,7 +542,9 @@ def grounding_dino(probe: Probe, tiny: bool) -> dict:
         cfg = _tiny_models().grounding_dino_config(100)
         size, vocab = (64, 64), 100
     else:
-        cfg, size, vocab = T.GroundingDinoConfig(), (800, 1333), 30522
+        # the size validation runs it at for a square 1024 px image: the processor's
+        # shortest edge, 800 (before issue 66 this measured 800 x 1333)
+        cfg, size, vocab = T.GroundingDinoConfig(), (800, 800), 30522
     start = time.perf_counter()
     model = probe.build(lambda: T.GroundingDinoForObjectDetection(cfg))
     built = time.perf_counter() - start
@@ -440,7 +554,7 @@ def grounding_dino(probe: Probe, tiny: bool) -> dict:
     def detect():
         with torch.inference_mode():
             model(pixel_values=pixels, input_ids=ids)
-    return {**_describe(model), "build_s": built, "batch": DETECT_BATCH,
+    return {**_describe(model), "build_s": built, "batch": DETECT_BATCH, "size": list(size),
             "s_per_image": probe.time(detect) / DETECT_BATCH}
 
 
@@ -482,12 +596,87 @@ def sam2(probe: Probe, tiny: bool) -> dict:
             "batch": DETECT_BATCH}
 
 
-COMPONENTS = {f.__name__: f for f in (sd35_transformer, t5_xxl, clip_l, clip_g, vae_decode,
-                                      gemma3_12b, gemma3_12b_vllm, vit_l14, grounding_dino,
-                                      sam2)}
+LOAD = """
+import json, sys, threading, time
+def anon():
+    for line in open("/proc/self/status"):
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) * 1024
+import torch, transformers
+from diffusers import DiffusionPipeline, StableDiffusion3Pipeline
+from autocomp.synth.diffusers_gen import load_pipeline
+folder, way, device = sys.argv[1:4]
+peak, stop = [0], threading.Event()
+def watch():
+    while not stop.is_set():
+        peak[0] = max(peak[0], anon()); time.sleep(0.002)
+base = anon(); thread = threading.Thread(target=watch, daemon=True); thread.start()
+start = time.perf_counter()
+if way == "old":  # before issue 66: to the host in the asked dtype, then moved
+    pipe = DiffusionPipeline.from_pretrained(folder, dtype=torch.bfloat16, tokenizer_3=None)
+    pipe.to(device)
+else:
+    pipe = load_pipeline(DiffusionPipeline, folder, None, torch.bfloat16, device,
+                         {"tokenizer_3": None})
+took = time.perf_counter() - start
+stop.set(); thread.join()
+print(json.dumps({"peak": max(peak[0], anon()) - base, "after": anon() - base, "s": took,
+                  "t5": str(pipe.text_encoder_3.dtype)}))
+"""
 
 
-def check(names, tiny: bool, device: str) -> dict:
+def host_memory(probe: Probe, tiny: bool) -> dict:
+    """Host memory of a rank loading SD3.5's pipeline with a full-size T5-XXL stored in fp16
+    (9.5 GB) and asked in bf16, the way before issue 66 (to the host, then .to(device)) and
+    the way now (a device map: each tensor from the file to the device): the anonymous
+    memory each way adds, peak and after, measured in a fresh process each (the files in
+    the page cache for both: the first load reads them)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    import torch
+    import transformers as T
+
+    scratch = Path(tempfile.mkdtemp(prefix="gpu_check-host-"))
+    try:
+        folder = _tiny_models().tiny_sd3(scratch / "pipe")
+        shape = (dict(d_model=64, d_ff=128, num_layers=2, num_heads=2, d_kv=32) if tiny else
+                 dict(d_model=4096, d_ff=10240, num_layers=24, num_heads=64, d_kv=64))
+        cfg = T.T5Config(vocab_size=32128, feed_forward_proj="gated-gelu", **shape)
+        fp16 = Probe(probe.device, torch.float16)
+        start = time.perf_counter()
+        t5 = fp16.build(lambda: T.T5EncoderModel(cfg))
+        t5.save_pretrained(folder / "text_encoder_3")
+        weights = sum(p.numel() for p in t5.parameters()) * 2
+        del t5
+        if probe.cuda:
+            torch.cuda.empty_cache()
+        index = json.loads((folder / "model_index.json").read_text())
+        index["text_encoder_3"] = ["transformers", "T5EncoderModel"]
+        (folder / "model_index.json").write_text(json.dumps(index))
+        out = {"t5_fp16_gib": weights / GIB, "written_s": time.perf_counter() - start}
+        # on a GPU the first load reads the files from disk: a warm-up, then each way
+        for way in ("old", "new") if tiny else ("new", "old", "new"):
+            got = json.loads(subprocess.run(
+                [sys.executable, "-c", LOAD, str(folder), way, probe.device], check=True,
+                capture_output=True, text=True).stdout.strip().splitlines()[-1])
+            out.update({f"{way}_anon_peak_gib": got["peak"] / GIB,
+                        f"{way}_anon_after_gib": got["after"] / GIB, f"{way}_load_s": got["s"],
+                        f"{way}_t5_dtype": got["t5"]})
+        return out
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+COMPONENTS = {f.__name__: f for f in (sd35_transformer, sd35_fp8, t5_xxl, clip_l, clip_g,
+                                      vae_decode, gemma3_12b, gemma3_12b_vllm, vit_l14,
+                                      grounding_dino, sam2, host_memory)}
+
+
+def check(names, tiny: bool, device: str, out: Path | None = None) -> dict:
+    """Each component in turn; `out`: the report written after each (a timeout keeps what
+    was measured)."""
     import torch
 
     cuda = device.startswith("cuda")
@@ -512,10 +701,19 @@ def check(names, tiny: bool, device: str) -> dict:
             got["max_reserved_gib"] = torch.cuda.max_memory_reserved() / GIB
         report["components"][name] = got
         print(_line(name, got), flush=True)
+        if out is not None:
+            write(out, report)
         import gc
 
         gc.collect()
     return report
+
+
+def write(out: Path, report: dict) -> None:
+    """The report, whole or not at all (a temp file renamed over `out`)."""
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    tmp.replace(out)
 
 
 def _versions() -> dict:
@@ -537,13 +735,15 @@ def _line(name: str, got: dict) -> str:
     if "skipped" in got:
         return f"{name:17s} skipped: {got['skipped']}"
     timings = ", ".join(f"{k} {v:.4g}" for k, v in got.items()
-                        if k.endswith(("_s", "_image", "_28_steps", "_before", "_after",
-                                       "_static", "_compiled", "_batched"))
-                        and isinstance(v, float) and k != "wall_s")
+                        if isinstance(v, float) and k not in (
+                            "wall_s", "host_rss_peak_gib", "max_allocated_gib",
+                            "max_reserved_gib"))
     memory = (f", allocated {got['max_allocated_gib']:.1f} GiB, reserved "
               f"{got['max_reserved_gib']:.1f} GiB" if "max_allocated_gib" in got else "")
-    return (f"{name:17s} {got['parameters'] / 1e9:6.2f}B params {'/'.join(got['dtypes'])}: "
-            f"{timings}{memory}, host RSS peak {got['host_rss_peak_gib']:.1f} GiB")
+    params = (f"{got['parameters'] / 1e9:6.2f}B params {'/'.join(got['dtypes'])}: "
+              if "parameters" in got else "")
+    return (f"{name:17s} {params}{timings}{memory}, host RSS peak "
+            f"{got['host_rss_peak_gib']:.1f} GiB")
 
 
 def main() -> int:
@@ -556,10 +756,16 @@ def main() -> int:
     import torch
 
     device = args.device or ("cpu" if args.tiny or not torch.cuda.is_available() else "cuda")
-    report = check(args.only or list(COMPONENTS), args.tiny, device)
+    try:  # before minutes of measuring, not after (a read-only folder lost them all)
+        write(args.out, {"device": device, "tiny": args.tiny, "components": {}})
+    except OSError as exc:
+        print(f"gpu_check: cannot write {args.out}: {exc.strerror}; give --out a writable "
+              "path", file=sys.stderr)
+        return 1
+    report = check(args.only or list(COMPONENTS), args.tiny, device, args.out)
     for line in compare(report):
         print(line)
-    args.out.write_text(json.dumps(report, indent=1))
+    write(args.out, report)
     failed = [n for n, got in report["components"].items() if "error" in got]
     skipped = [n for n, got in report["components"].items() if "skipped" in got]
     over = report.get("plan", {}).get("over", [])

@@ -129,3 +129,37 @@ def test_host_memory_per_node_is_planned_and_the_sbatch_asks_for_it():
     assert asked == host.SBATCH_MEM >= got["mem"]
     assert host.format_plan(got)[0].endswith("sbatch --mem=80G (scripts/slurm_autocomp."
                                              "sbatch asks 96G)")
+
+
+def test_fp8_is_calibrated_only_where_measured_and_labelled(tmp_path):
+    """Issue 66: `fp8: true` used to be costed with the bf16 step and labelled measured.
+    Without an fp8 measurement the dry-run says so and uses the estimate's worst case; with
+    gpu_check's sd35_fp8 part it uses the fp8 step (compiled when compile is on)."""
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    config = tmp_path / "fp8.yaml"
+    config.write_text((ROOT / "configs" / "autocomp-cp.yaml").read_text().replace(
+        "compile: true}", "compile: true, fp8: true}"))
+    args = ["run", str(config), "--dry-run", "--gpu", "H100", "--calibrate"]
+    h100 = ROOT / "docs" / "measured" / "gpu_check-h100.json"
+    out = CliRunner().invoke(main, [*args, str(h100)])
+    assert out.exit_code == 0, out.output
+    line = next(ln for ln in out.output.splitlines() if ln.strip().startswith("images: "))
+    assert line.endswith("sd35_transformer.step_s_fp8 (fp8 was not measured on this GPU) not "
+                         "measured: the estimate's worst case"), line
+    report = json.loads(h100.read_text())
+    batch = report["components"]["sd35_transformer"]["batch_images"]
+    report["components"]["sd35_fp8"] = {"batch_images": batch, "step_s_fp8": 1.50,
+                                        "step_s_fp8_compiled": 1.20}
+    measured = tmp_path / "with-fp8.json"
+    measured.write_text(json.dumps(report))
+    cal = Calibration(measured)
+    image = {"model": "stabilityai/stable-diffusion-3.5-large", "fp8": True}
+    eager, compiled = (cal.seconds("image", image)[0],
+                       cal.seconds("image", {**image, "compile": True})[0])
+    assert eager - compiled == pytest.approx((1.50 - 1.20) / batch * 28)
+    out = CliRunner().invoke(main, [*args, str(measured)])
+    line = next(ln for ln in out.output.splitlines() if ln.strip().startswith("images: "))
+    assert line.endswith(", measured") and f"{compiled:.3g} s a unit" in line

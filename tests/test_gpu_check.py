@@ -4,6 +4,7 @@ built on the meta device (shapes only, no memory) with the parameter counts the 
 plan assumes."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -25,10 +26,24 @@ def test_gpu_check_tiny_runs_every_component_on_the_cpu(tmp_path, monkeypatch, c
     # the libraries each number was measured with, recorded beside it
     assert report["software"]["transformers"] and report["software"]["torch"]
     parts = report["components"]
-    assert set(parts) == {"sd35_transformer", "t5_xxl", "clip_l", "clip_g", "vae_decode",
-                          "gemma3_12b", "gemma3_12b_vllm", "vit_l14", "grounding_dino", "sam2"}
+    assert set(parts) == {"sd35_transformer", "sd35_fp8", "t5_xxl", "clip_l", "clip_g",
+                          "vae_decode", "gemma3_12b", "gemma3_12b_vllm", "vit_l14",
+                          "grounding_dino", "sam2", "host_memory"}
     # vLLM's engine needs a GPU: recorded as skipped, never as measured
     assert parts.pop("gemma3_12b_vllm")["skipped"] == "needs a GPU"
+    # issue 66's parts: fp8 linear layers (torch._scaled_mm, row-wise scales) beside bf16,
+    # the VAE at 1, 4 and 8 images, the old and the new pipeline load's host memory
+    fp8 = parts.pop("sd35_fp8")
+    assert "error" not in fp8, fp8.get("trace")
+    assert fp8["fp8_impl"] == "scaled_mm" and fp8["fp8_linears"] > 10
+    assert fp8["step_s_fp8"] > 0 and fp8["step_s_bf16"] > 0
+    assert "step_s_bf16_flash" in fp8 or "bf16_flash_error" in fp8
+    assert all(parts["vae_decode"][f"decode_s_per_image_b{n}"] > 0 for n in (1, 4, 8))
+    assert parts["grounding_dino"]["size"] == [64, 64]  # tiny; 800 x 800 on a GPU
+    host = parts.pop("host_memory")
+    assert "error" not in host, host.get("trace")
+    assert host["old_t5_dtype"] == host["new_t5_dtype"] == "torch.bfloat16"
+    assert host["new_anon_peak_gib"] >= 0 and host["old_anon_peak_gib"] >= 0
     for name, part in parts.items():
         assert "error" not in part, (name, part.get("trace"))
         assert part["dtypes"] == ["bfloat16"] and part["parameters"] > 0  # as on a GPU
@@ -37,8 +52,7 @@ def test_gpu_check_tiny_runs_every_component_on_the_cpu(tmp_path, monkeypatch, c
     # both samplers ran (their step times are differences of wall times: >= 0, never a
     # bound a loaded machine could break)
     assert lm["step_s_before"] >= 0 and lm["step_s_after"] >= 0 and lm["prefill_s_after"] > 0
-    assert f"{len(parts)} of {len(parts) + 1} components measured; skipped: " \
-        "gemma3_12b_vllm" in got.out
+    assert "11 of 12 components measured; skipped: gemma3_12b_vllm" in got.out
 
 
 @pytest.mark.slow
@@ -55,6 +69,30 @@ def test_gpu_check_builds_the_papers_architectures_with_the_planned_sizes(tmp_pa
     for name, count in planned.items():
         # the VAE's encoder is built too; SAM2's video memory modules are not (image model)
         assert parts[name]["parameters"] == pytest.approx(count, rel=0.05), name
+
+
+def test_gpu_check_refuses_an_unwritable_report_before_measuring(tmp_path, monkeypatch,
+                                                                capsys):
+    """Issue 66: it used to measure for minutes (a GPU session's device time) and only then
+    fail to write its JSON; now the report is written first, and after each component."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    out = folder / "check.json"
+    script = _script()
+    ran = []
+    monkeypatch.setattr(script, "check", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(sys, "argv", [str(SCRIPT), "--tiny", "--out", str(out)])
+    try:
+        if os.access(folder, os.W_OK):  # root writes anywhere: a file stands for the folder
+            folder.chmod(0o700)
+            out = tmp_path / "file" / "check.json"
+            (tmp_path / "file").write_text("not a folder")
+            monkeypatch.setattr(sys, "argv", [str(SCRIPT), "--tiny", "--out", str(out)])
+        assert script.main() == 1
+    finally:
+        folder.chmod(0o700)
+    assert not ran and f"gpu_check: cannot write {out}" in capsys.readouterr().err
 
 
 def _script():
