@@ -121,7 +121,8 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
             "levers": levers(image_options, images, gpus,
                              cfg.generate.generator.name in EMBEDDED),
             "memory": {gpu: memory.fit(cfg, memory.card(gpu)[0]) for gpu in gpus},
-            "host": host.plan(memory.stage_rows(cfg), per_node),
+            "host": host.plan(memory.stage_rows(cfg), per_node, None if cal is None else
+                              cal.parts.get("host_memory", {}).get("new_anon_peak_gib")),
             "disk": disk_plan(cfg, concepts, images),
             "utilisation": list(costs.UTILISATION),
             "t2i": t2i, "writers": writers,

@@ -129,6 +129,17 @@ def test_host_memory_per_node_is_planned_and_the_sbatch_asks_for_it():
     assert asked == host.SBATCH_MEM >= got["mem"]
     assert host.format_plan(got)[0].endswith("sbatch --mem=80G (scripts/slurm_autocomp."
                                              "sbatch asks 96G)")
+    assert "loading 2.0, estimated" in host.format_plan(got)[0]
+    # issue 66: a measured load replaces the estimate; ranks loading one at a time hold
+    # one rank's in-flight tensors, not eight
+    measured = host.plan(rows, 8, load=0.4)
+    assert "loading 0.4, measured" in host.format_plan(measured)[0]
+    assert got["staggered"] == pytest.approx((got["page_cache"] + 8 * 3.0 + 2.0) * 1.15)
+    big = host.plan(rows, 16)  # 16 ranks a node: over the sbatch's 96G
+    assert host.format_plan(big)[1] == (
+        f"  over the sbatch's --mem: ask --mem={big['mem']}G, or load one rank at a time "
+        f"(export AUTOCOMP_LOAD_STAGGER=60: {big['staggered']:.0f} GiB, "
+        f"--mem={big['mem_staggered']}G)")
 
 
 def test_fp8_is_calibrated_only_where_measured_and_labelled(tmp_path):

@@ -43,6 +43,11 @@ def test_a_stalled_peer_is_retry_later_and_requeued(tmp_path):
     assert "exit 75 (retry later) on rank 0: " in out and "rank(s) 1 stopped (no heartbeat " \
         "for 0 s)" in out
     assert "requeueing job 4242 (restart 1)" in out and requeued == ["4242"]
+    # what the job hands each node's ranks: its CPUs shared out, local compile caches, the
+    # launch's id (32 CPUs over 8 GPUs on the real nodes: 4 compile threads a rank)
+    srun = (tmp_path / "slurm" / "srun.log").read_text()
+    assert "AUTOCOMP_CPUS_PER_RANK=1 " in srun and "AUTOCOMP_LOCAL_DIR=" in srun
+    assert "/autocomp-4242 " in srun and "AUTOCOMP_LAUNCH=4242-0-" in srun
 
 
 @pytest.mark.slow

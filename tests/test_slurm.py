@@ -25,7 +25,9 @@ SRUN = """#!/usr/bin/env bash
 # SLURM_NODEID / SLURM_PROCID / SLURM_LOCALID set; SIGTERM goes on to every task
 opts=()
 while [ $# -gt 0 ] && [ "${1#--}" != "$1" ]; do opts+=("$1"); shift; done
-echo "${opts[*]} SRUN_CPUS_PER_TASK=${SRUN_CPUS_PER_TASK:-}" >> "$FAKE_SLURM/srun.log"
+echo "${opts[*]} SRUN_CPUS_PER_TASK=${SRUN_CPUS_PER_TASK:-}" \
+  "AUTOCOMP_CPUS_PER_RANK=${AUTOCOMP_CPUS_PER_RANK:-} AUTOCOMP_LOCAL_DIR=${AUTOCOMP_LOCAL_DIR:-}" \
+  "AUTOCOMP_LAUNCH=${AUTOCOMP_LAUNCH:-}" >> "$FAKE_SLURM/srun.log"
 pids=()
 for ((i = 0; i < SLURM_NNODES; i++)); do
   SLURM_NODEID=$i SLURM_PROCID=$i SLURM_LOCALID=0 setsid "$@" &

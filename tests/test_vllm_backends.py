@@ -110,6 +110,15 @@ def test_a_rank_compiles_into_its_own_local_caches_with_its_share_of_cpus():
     assert rank_environment({}) == {}  # not under the job script: nothing set
 
 
+def test_ranks_load_their_models_staggered_when_asked():
+    from autocomp.runtime.local import load_delay
+
+    assert load_delay({"LOCAL_RANK": "5"}) == 0.0  # default: all at once
+    assert load_delay({"LOCAL_RANK": "5", "AUTOCOMP_LOAD_STAGGER": "60"}) == 300.0
+    assert load_delay({"LOCAL_RANK": "0", "AUTOCOMP_LOAD_STAGGER": "60"}) == 0.0
+    assert load_delay({"LOCAL_RANK": "2", "AUTOCOMP_LOAD_STAGGER": "x"}) == 0.0
+
+
 def test_the_run_config_takes_vllm_and_the_plan_costs_it(tmp_path):
     from pathlib import Path
 

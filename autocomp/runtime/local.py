@@ -10,6 +10,10 @@ already is left alone.
                                               once is what vLLM does not expect)
   TORCHINDUCTOR_COMPILE_THREADS               compile workers (unset, inductor starts one a
                                               CPU it sees, up to 32, in every rank)
+
+$AUTOCOMP_LOAD_STAGGER (seconds, default 0): each rank of a node starts a stage's first
+batch, where its models load, LOCAL_RANK times that long after the first, so one rank's
+in-flight tensors are in host memory at a time (autocomp/host.py plans both ways).
 """
 
 from __future__ import annotations
@@ -39,3 +43,13 @@ def apply() -> dict[str, str]:
     got = rank_environment()
     os.environ.update(got)
     return got
+
+
+def load_delay(env: Mapping[str, str] | None = None) -> float:
+    """Seconds this rank waits before a stage's first batch (see the module's notes)."""
+    env = os.environ if env is None else env
+    try:
+        each = max(float(env.get("AUTOCOMP_LOAD_STAGGER", "0") or 0), 0.0)
+    except ValueError:
+        return 0.0
+    return int(env.get("LOCAL_RANK", "0") or 0) * each

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import heapq
 import json
+import logging
 import time
 import uuid
 
@@ -25,10 +26,12 @@ from autocomp.core.heap import long_lived
 from autocomp.core.layout import RunLayout
 from autocomp.core.locks import fence
 from autocomp.core.records import write_jsonl, write_text
-from autocomp.runtime import space
+from autocomp.runtime import local, space
 from autocomp.runtime.parts import PartWriter, done_ids, done_records
 from autocomp.runtime.stage import Deferred, ItemStage, Stage, free_memory
 from autocomp.runtime.sync import STALL_TIMEOUT, WAIT_TIMEOUT, Peers
+
+log = logging.getLogger("autocomp")
 
 
 def _hash(item_id: str) -> int:
@@ -155,6 +158,11 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
         if bar is not None:
             bar.update(len(records))
 
+    delay = local.load_delay() if world_size > 1 and todo else 0.0
+    if delay:
+        log.info(f"{label}: loading its models in {delay:g} s (AUTOCOMP_LOAD_STAGGER: one "
+                 "rank of the node at a time)")
+        time.sleep(delay)
     with PartWriter(stage_dir, rank) as writer, long_lived(), _closing(bar):
         pending = None  # one batch whose records wait on the stage's writer (Deferred)
         try:
