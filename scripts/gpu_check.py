@@ -596,33 +596,46 @@ def sam2(probe: Probe, tiny: bool) -> dict:
             "batch": DETECT_BATCH}
 
 
-LOAD = """
-import json, sys, threading, time
-def anon():
-    for line in open("/proc/self/status"):
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1]) * 1024
-import torch, transformers
-from diffusers import DiffusionPipeline, StableDiffusion3Pipeline
-from autocomp.synth.diffusers_gen import load_pipeline
-folder, way, device = sys.argv[1:4]
-peak, stop = [0], threading.Event()
-def watch():
-    while not stop.is_set():
-        peak[0] = max(peak[0], anon()); time.sleep(0.002)
-base = anon(); thread = threading.Thread(target=watch, daemon=True); thread.start()
-start = time.perf_counter()
-if way == "old":  # before issue 66: to the host in the asked dtype, then moved
-    pipe = DiffusionPipeline.from_pretrained(folder, dtype=torch.bfloat16, tokenizer_3=None)
-    pipe.to(device)
-else:
-    pipe = load_pipeline(DiffusionPipeline, folder, None, torch.bfloat16, device,
-                         {"tokenizer_3": None})
-took = time.perf_counter() - start
-stop.set(); thread.join()
-print(json.dumps({"peak": max(peak[0], anon()) - base, "after": anon() - base, "s": took,
-                  "t5": str(pipe.text_encoder_3.dtype)}))
-"""
+def measure_load(folder: str, way: str, device: str) -> dict:
+    """One pipeline load, `way` "old" (before issue 66: to the host in the asked dtype, then
+    moved) or "new" (autocomp's device map), and the anonymous memory it added: peak
+    (sampled every 2 ms) and after, in bytes."""
+    import threading
+
+    import torch
+    from diffusers import DiffusionPipeline
+
+    from autocomp.synth.diffusers_gen import load_pipeline
+
+    def anon():
+        with open("/proc/self/status", encoding="ascii") as fh:
+            return next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("RssAnon:"))
+
+    peak, stop = [0], threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            peak[0] = max(peak[0], anon())
+            time.sleep(0.002)
+    base = anon()
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    start = time.perf_counter()
+    if way == "old":
+        pipe = DiffusionPipeline.from_pretrained(folder, dtype=torch.bfloat16, tokenizer_3=None)
+        pipe.to(device)
+    else:
+        pipe = load_pipeline(DiffusionPipeline, folder, None, torch.bfloat16, device,
+                             {"tokenizer_3": None})
+    took = time.perf_counter() - start
+    stop.set()
+    thread.join()
+    return {"peak": max(peak[0], anon()) - base, "after": anon() - base, "s": took,
+            "t5": str(pipe.text_encoder_3.dtype)}
+
+
+LOAD = ("import json, sys; sys.path.insert(0, sys.argv[4]); import gpu_check; "
+        "print(json.dumps(gpu_check.measure_load(*sys.argv[1:4])))")
 
 
 def host_memory(probe: Probe, tiny: bool) -> dict:
@@ -656,11 +669,13 @@ def host_memory(probe: Probe, tiny: bool) -> dict:
         index["text_encoder_3"] = ["transformers", "T5EncoderModel"]
         (folder / "model_index.json").write_text(json.dumps(index))
         out = {"t5_fp16_gib": weights / GIB, "written_s": time.perf_counter() - start}
-        # on a GPU the first load reads the files from disk: a warm-up, then each way
+        # on a GPU the first load reads the files from disk: a warm-up, then each way, each
+        # in a fresh process (tiny, on the CPU: in this one, the code path only)
         for way in ("old", "new") if tiny else ("new", "old", "new"):
-            got = json.loads(subprocess.run(
-                [sys.executable, "-c", LOAD, str(folder), way, probe.device], check=True,
-                capture_output=True, text=True).stdout.strip().splitlines()[-1])
+            got = measure_load(str(folder), way, probe.device) if tiny else json.loads(
+                subprocess.run([sys.executable, "-c", LOAD, str(folder), way, probe.device,
+                                str(Path(__file__).resolve().parent)], check=True,
+                               capture_output=True, text=True).stdout.strip().splitlines()[-1])
             out.update({f"{way}_anon_peak_gib": got["peak"] / GIB,
                         f"{way}_anon_after_gib": got["after"] / GIB, f"{way}_load_s": got["s"],
                         f"{way}_t5_dtype": got["t5"]})

@@ -3,7 +3,7 @@ first. On a GPU node each rank used to load the pipeline to the host and then mo
 (T5-XXL in fp16 asked in bf16: ~10 GiB of anonymous memory a rank, 8 ranks past the
 sbatch's --mem); now every component is loaded with a device map. On the CPU the device is
 host memory, so the bound is the weights once, in the asked dtype: a pipeline whose files
-are fp16 (a T5 encoder of 84 MB among them), asked in bf16, grows the process's anonymous
+are fp16 (a T5 encoder of 84 MB, nearly all of it), asked in bf16, grows the process's anonymous
 memory by at most 1.10 x its bf16 weights + 48 MiB (no second copy in either dtype)."""
 
 import json
@@ -43,7 +43,8 @@ print(json.dumps({"weights": weights, "grew": anon() - base, "peak": max(peak[0]
 
 @pytest.fixture(scope="module")
 def fp16_pipeline(tmp_path_factory):
-    """A tiny SD3 pipeline with a T5 encoder (42M parameters), every file in fp16."""
+    """A tiny SD3 pipeline with a T5 encoder of 42M parameters stored in fp16 (99% of the
+    weights; the tiny rest in fp32)."""
     import torch
     import transformers as T
     from tiny_models import tiny_sd3
@@ -54,15 +55,6 @@ def fp16_pipeline(tmp_path_factory):
                                      num_layers=8, num_heads=8,
                                      feed_forward_proj="gated-gelu")).half()
     t5.save_pretrained(folder / "text_encoder_3")
-    for part in ("transformer", "vae", "text_encoder", "text_encoder_2"):
-        sub = folder / part
-        cls = T.CLIPTextModelWithProjection if part.startswith("text") else None
-        if cls is None:
-            import diffusers
-
-            cls = {"transformer": diffusers.SD3Transformer2DModel,
-                   "vae": diffusers.AutoencoderKL}[part]
-        cls.from_pretrained(sub).half().save_pretrained(sub)
     index = json.loads((folder / "model_index.json").read_text())
     index["text_encoder_3"] = ["transformers", "T5EncoderModel"]
     (folder / "model_index.json").write_text(json.dumps(index))
@@ -76,7 +68,6 @@ def test_a_fp16_pipeline_asked_in_bf16_is_held_once(fp16_pipeline):
     assert got["dtype"] == "bfloat16" and got["t5"] == "torch.bfloat16"
     assert got["weights"] > 80e6  # the T5 dominates: ~84 MB in bf16
     bound = 1.10 * got["weights"] + 48 * 2 ** 20
-    print(got)
     assert got["peak"] <= bound, got  # a host copy beside the device's would be 2x
     assert got["grew"] <= bound, got
 
