@@ -22,7 +22,7 @@ from pathlib import Path
 from autocomp import weights
 from autocomp.core import registry
 from autocomp.core.errors import MEANING, AutocompError, MemoryRefused, error_for, exit_code
-from autocomp.core.locks import fence, holder_of, holding, mine, tokens, watch
+from autocomp.core.locks import fence, holder_of, holding, mine, tokens, unwatch, watch
 from autocomp.run import Run
 from autocomp.runtime.launch import clean_orphans, distributed, launch, need_accelerate
 from autocomp.runtime.runner import check_inputs, run_stages
@@ -141,8 +141,14 @@ def worker(run_dir: Path, stages, progress: bool = True, lock_held_by: str | Non
         refused = None
         if rank == 0:  # once for the launch; every rank ends with its status if refused
             locks = {name: run.layout.stage_lock(name) for name in stages}
+            holders = {n: holder_of(p) for n, p in locks.items()}
             ours = {n: p for n, p in locks.items()
-                    if lock_held_by is None or not mine(holder_of(p), lock_held_by)}
+                    if lock_held_by is None or not mine(holders[n], lock_held_by)}
+            # the locks `autocomp run` holds for this launch fence its writes too
+            parent = {str(p): holders[n]["token"] for n, p in locks.items() if n not in ours
+                      and isinstance(holders[n], dict) and holders[n].get("token")}
+            watch(parent)
+            stack.callback(unwatch, parent)
             try:
                 weights.check(run.config, stages, file=run.dir / "config.yaml")
                 stack.enter_context(holding(ours, "stage"))
@@ -153,6 +159,7 @@ def worker(run_dir: Path, stages, progress: bool = True, lock_held_by: str | Non
             raise error_for(*refused)
         if rank != 0:
             watch(fences)  # rank 0 holds the locks: every rank's writes are fenced by them
+            stack.callback(unwatch, fences)
         run_stages(make_stages(run, stages, device), rank, world, share, progress,
                    launch_cfg.wait_timeout, launch_cfg.stall_timeout)
 

@@ -22,9 +22,8 @@ def anon():
 from autocomp.synth.diffusers_gen import DiffusersGenerator
 # every module the load imports, imported before the baseline: only the load is measured
 import torch, transformers
-from diffusers import DiffusionPipeline, StableDiffusion3Pipeline, SD3Transformer2DModel
-from diffusers import AutoencoderKL, FlowMatchEulerDiscreteScheduler
-from transformers import T5EncoderModel, CLIPTextModelWithProjection, CLIPTokenizer
+from diffusers import DiffusionPipeline, StableDiffusion3Pipeline
+from transformers import T5EncoderModel
 import autocomp.models.hub, autocomp.models.devices, autocomp.models.loading
 gen = DiffusersGenerator(model=sys.argv[1], dtype="bfloat16", device="cpu", size=32, steps=1)
 peak, stop = [0], threading.Event()
@@ -43,13 +42,18 @@ print(json.dumps({"weights": weights, "grew": anon() - base, "peak": max(peak[0]
 
 @pytest.fixture(scope="module")
 def fp16_pipeline(tmp_path_factory):
-    """A tiny SD3 pipeline with a T5 encoder of 42M parameters stored in fp16 (99% of the
-    weights; the tiny rest in fp32)."""
+    """An SD3 pipeline folder holding its T5 encoder alone (42M parameters, fp16; the other
+    components absent, as a config's drop-in may leave them)."""
     import torch
     import transformers as T
-    from tiny_models import tiny_sd3
 
-    folder = tiny_sd3(tmp_path_factory.mktemp("sd3") / "pipe")
+    folder = tmp_path_factory.mktemp("sd3") / "pipe"
+    folder.mkdir()
+    (folder / "model_index.json").write_text(json.dumps({
+        "_class_name": "StableDiffusion3Pipeline", "_diffusers_version": "0.42.1",
+        **{name: [None, None] for name in (
+            "scheduler", "text_encoder", "text_encoder_2", "tokenizer", "tokenizer_2",
+            "tokenizer_3", "transformer", "vae", "image_encoder", "feature_extractor")}}))
     torch.manual_seed(0)
     t5 = T.T5EncoderModel(T.T5Config(vocab_size=32128, d_model=512, d_kv=64, d_ff=1408,
                                      num_layers=8, num_heads=8,

@@ -193,7 +193,7 @@ def test_three_processes_one_paused_past_the_stale_time_never_two_writers(tmp_pa
 
     script = Path(__file__).with_name("lock_writer.py")
     lock, log = tmp_path / ".locks" / "images.lock", tmp_path / "log"
-    env = {**os.environ, "AUTOCOMP_LOCKS": "files", "AUTOCOMP_LOCK_STALE": "1"}
+    env = {**os.environ, "AUTOCOMP_LOCKS": "files", "AUTOCOMP_LOCK_STALE": "0.5"}
 
     def start(name, count):
         return subprocess.Popen([sys.executable, str(script), name, str(lock), str(log),
@@ -212,7 +212,7 @@ def test_three_processes_one_paused_past_the_stale_time_never_two_writers(tmp_pa
     until(lambda: len(lines()) >= 3)
     a.send_signal(signal.SIGSTOP)
     paused_at = len(lines())
-    b, c = start("B", 15), start("C", 15)
+    b, c = start("B", 8), start("C", 8)
     until(lambda: sum(not ln.startswith("A") for ln in lines()) >= 2)  # one took it over
     a.send_signal(signal.SIGCONT)
     assert a.wait(timeout=60) == 4  # LockLost: held by another process
@@ -222,7 +222,7 @@ def test_three_processes_one_paused_past_the_stale_time_never_two_writers(tmp_pa
     assert names[:paused_at] == ["A"] * paused_at and names.count("A") == paused_at
     blocks = [n for i, n in enumerate(names) if i == 0 or names[i - 1] != n]
     assert sorted(blocks[1:]) == ["B", "C"] and len(blocks) == 3  # never interleaved
-    assert names.count("B") == names.count("C") == 15
+    assert names.count("B") == names.count("C") == 8
     assert not lock.with_name("images.lock.held").exists()  # the last released its own
     assert json.loads(lock.with_name("images.lock.gen").read_text()) == {"gen": 3}
     assert not list(lock.parent.glob("images.lock.held.beat-*"))

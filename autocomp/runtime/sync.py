@@ -41,7 +41,7 @@ class Peers:
 
     def __init__(self, root: Path, token: str, rank: int, world: int,
                  wait_timeout: float = WAIT_TIMEOUT, stall: float = STALL_TIMEOUT,
-                 beat: float = BEAT, poll: float = 1.0):
+                 beat: float = BEAT, poll: float = 0.25):
         self.dir = Path(root) / ".sync" / token
         self.rank, self.world = rank, world
         self.wait_timeout, self.stall, self.beat, self.poll = wait_timeout, stall, beat, poll
