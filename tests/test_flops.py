@@ -27,6 +27,7 @@ def _count(build, *inputs, device="meta", call=None):
     return counter.get_total_flops()
 
 
+@pytest.mark.slow  # two full-size architectures on the meta device (~5 s; the inner loop's)
 def test_sam2_image_encoder_and_vision_tower_flops_are_counted():
     import torch
     import transformers as T
