@@ -202,3 +202,38 @@ def test_the_dry_run_plans_disk_and_inodes_and_the_demo_run_agrees(demo_run):
     wrote = sum(p.stat().st_size for p in files)
     assert abs(demo["bytes"] / wrote - 1) < 0.25, (demo["bytes"], wrote)
     assert abs(demo["files"] / len(files) - 1) < 0.25, (demo["files"], len(files))
+
+
+@pytest.mark.slow
+def test_the_time_limits_signal_reaches_a_long_build(tmp_path):
+    """`autocomp build` ran in the foreground, where bash defers a trap until the command
+    ends: a build still running at the time limit ended the job as TIMEOUT. A stand-in
+    `autocomp build` that takes a minute is stopped and the job requeued at once."""
+    import signal
+    import time
+
+    env = _env(tmp_path, 0)
+    fake = Path(env["FAKE_SLURM"])
+    (fake / "accelerate").write_text(ACCELERATE)
+    (fake / "accelerate").chmod(0o755)
+    real = Path(sys.executable).parent / "autocomp"
+    (fake / "autocomp").write_text(f"""#!/usr/bin/env bash
+if [ "$1" = build ]; then touch "$FAKE_SLURM/build.started"; exec sleep 60; fi
+exec {real} "$@"
+""")
+    (fake / "autocomp").chmod(0o755)
+    config = tmp_path / "slurm.yaml"
+    config.write_text(SMALL)
+    job = subprocess.Popen(["bash", str(SBATCH), str(config), str(tmp_path / "run")],
+                           cwd=tmp_path, env={**env, "FAKE_FAILURE": "none"},
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not (fake / "build.started").exists():
+        assert job.poll() is None and time.monotonic() < deadline, job.stdout.read()
+        time.sleep(0.05)
+    job.send_signal(signal.SIGUSR1)
+    start = time.monotonic()
+    out, _ = job.communicate(timeout=30)
+    assert time.monotonic() - start < 10 and job.returncode == 0, out
+    assert "the time limit is near; requeueing job 4242 (restart 1)" in out
+    assert (fake / "requeued").read_text().split() == ["4242"]
