@@ -55,6 +55,13 @@ def test_results_carry_provenance_and_pass_the_check(scored):
     assert "6 results: every one whole" in got.output
 
 
+def _credits(pred, credit, **more) -> None:
+    """The first prediction line given a tie credit (and other fields)."""
+    rows = [json.loads(line) for line in pred.read_text().splitlines()]
+    rows[0].update(tie_credit=credit, **more)
+    pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
 @pytest.mark.parametrize("damage, needle", [
     (lambda d, p: d.pop("weights"), "field 'weights' (the weights' source and digest or "
                                     "revision): missing"),
@@ -64,6 +71,21 @@ def test_results_carry_provenance_and_pass_the_check(scored):
      "lines in"),
     (lambda d, p: d["metrics"].update(accuracy=d["metrics"]["accuracy"] + 1),
      "predictions: they give accuracy"),
+    # issue 67: out-of-range or non-finite numbers, non-numeric tie credits
+    (lambda d, p: d.update(chance=1e308), "field 'chance': expected a number in [0, 100], "
+                                          "got 1e+308"),
+    (lambda d, p: d.update(chance=-50), "field 'chance': expected a number in [0, 100]"),
+    (lambda d, p: d.update(chance=500), "field 'chance': expected a number in [0, 100]"),
+    (lambda d, p: d.update(chance=float("nan")), "field 'chance': expected int/float, got nan"),
+    (lambda d, p: d["metrics"].update(accuracy_tie_aware=float("inf")),
+     "field 'metrics.accuracy_tie_aware': expected a finite number, got inf"),
+    (lambda d, p: _credits(p, "abc"), "field 'tie_credit': expected a number in [0, 1], "
+                                      "got 'abc'"),
+    (lambda d, p: _credits(p, float("nan")), "field 'tie_credit': expected a number in "
+                                             "[0, 1], got nan"),
+    (lambda d, p: _credits(p, 2.0), "field 'tie_credit': expected a number in [0, 1], got 2.0"),
+    (lambda d, p: _credits(p, None, correct="yes"), "field 'correct': expected true or "
+                                                     "false, got 'yes'"),
 ])
 def test_a_damaged_result_is_refused_in_one_line(tmp_path, damage, needle):
     from autocomp.eval.schema import result_files
@@ -221,3 +243,61 @@ def test_one_model_in_two_folders_keeps_both_results_on_the_site(tmp_path):
     files = [f["path"] for f in json.loads((site / "leaderboard.json").read_text())["files"]]
     assert len(files) == len(set(files)) == 2 * 12  # 6 results and their predictions each
     assert all((site / f).is_file() for f in files)
+
+
+from autocomp.eval.scorers.base import ItemScorer  # noqa: E402
+
+
+class Overflowing(ItemScorer):
+    """Scores by candidate order, except NaN (or +inf) on one item: an fp16 overflow."""
+
+    family = "overflow"
+    light = True
+    bad: dict = {}  # item id -> the value it gets
+
+    def score_item(self, item, candidates, truth):
+        value = self.bad.get(item["id"])
+        return [value if value is not None else -float(i) for i in range(len(candidates))]
+
+
+def make_overflowing(name, pretrained=None, **kw):
+    return Overflowing(name, pretrained, **kw)
+
+
+@pytest.mark.parametrize("value, shown", [(float("nan"), "NaN"), (float("inf"), "+inf")])
+def test_a_scorer_giving_nan_or_inf_writes_nothing_for_its_cell(demo_run, tmp_path, registered,
+                                                                value, shown):
+    """Issue 67: NaN (and +inf) were read as "candidate not shown": chance became 100 for
+    every model in Table 4 and `results check` called the result whole. Now the cell is one
+    line naming the model, the benchmark and the item, nothing is written for it, and the
+    other models' results are."""
+    from autocomp.core.errors import AutocompError
+    from autocomp.eval.harness import NonFiniteScores
+    from autocomp.formats.runs import find_benchmarks
+
+    registered("scorer", "overflow", "test_leaderboard:make_overflowing")
+    bench = next(b for b in find_benchmarks(demo_run) if b.name == "shape_color-n2/minimal-swap")
+    last = [it["id"] for it in bench.items()][-1]  # past the contract's first samples
+    Overflowing.bad = {last: value}
+    out = tmp_path / "results"
+    from autocomp import api
+
+    with pytest.raises(AutocompError) as got:
+        api.evaluate(demo_run, ["overflow:fp16", "blind:length"], out,
+                     "shape_color-n2/minimal-swap")
+    assert isinstance(got.value, NonFiniteScores)
+    assert "1 of 2 models could not be loaded or scored (overflow:fp16" in str(got.value)
+    from autocomp.eval.schema import result_files
+
+    files = result_files(out)
+    assert [json.loads(p.read_text())["model"] for p in files] == ["blind:length"]
+    # no result, no predictions, no temp file (at most the model's empty folder)
+    assert not [p for p in out.rglob("*") if "overflow" in str(p) and p.is_file()]
+    line = (f"model overflow:fp16: benchmark shape_color-n2/minimal-swap: item {last}: the "
+            f"scorer returned {shown} for 1 of ")
+    from autocomp.eval.harness import refuse_non_finite
+
+    with pytest.raises(NonFiniteScores) as one:
+        refuse_non_finite([0.1, value, -float("inf")], "shape_color-n2/minimal-swap", last)
+    assert f"model overflow:fp16: {one.value}".startswith(line)
+    refuse_non_finite([0.1, -float("inf")], "b", "i")  # -inf: a candidate not shown

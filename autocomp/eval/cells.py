@@ -16,7 +16,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
 from autocomp.core.progress import busy
 from autocomp.eval.cell_progress import CellProgress
-from autocomp.eval.harness import Harness, write_json
+from autocomp.eval.harness import Harness, NonFiniteScores, write_json
 from autocomp.eval.modelset import load_model_set, model_labels, record_models
 from autocomp.eval.once import Digesting, ReadOnce
 from autocomp.eval.provenance import provenance
@@ -149,7 +149,8 @@ def evaluate_request(req: Request) -> list[dict]:
 
 
 def _failures(models: list[str], failed: dict) -> None:
-    """Models that could not load: one alone raises its own error; several, a count."""
+    """Models that could not load or be scored (a NaN score): one alone raises its own
+    error; several, a count."""
     if not failed:  # each reason was logged on its "fail" line
         return
     if len(models) == 1:
@@ -158,9 +159,10 @@ def _failures(models: list[str], failed: dict) -> None:
     kinds = {type(e) for e in failed.values()}
     kind = kinds.pop() if len(kinds) == 1 else AutocompError
     if len(failed) == len(models):
-        raise kind(f"no model could be loaded ({', '.join(failed)}; the reasons are above): "
+        raise kind(f"no model could be loaded or scored ({', '.join(failed)}; the reasons "
+                   "are above): "
                    "nothing was scored")
-    raise kind(f"{len(failed)} of {len(models)} models could not be loaded "
+    raise kind(f"{len(failed)} of {len(models)} models could not be loaded or scored "
                f"({', '.join(failed)}; the reasons are above); the other "
                f"{len(models) - len(failed)} models' results are written")
 
@@ -225,9 +227,15 @@ class Session:
             if cell.bench.name not in self.reading:
                 self.reading = {cell.bench.name: ReadOnce(bench)}
             bench = self.reading[cell.bench.name]
-        with CellProgress(f"{cell.model} {cell.bench.name}", req.progress_every,
-                          harness.scorer) as progress:
-            got = harness.run(bench, target.with_suffix(".predictions.jsonl"), progress)
+        try:
+            with CellProgress(f"{cell.model} {cell.bench.name}", req.progress_every,
+                              harness.scorer) as progress:
+                got = harness.run(bench, target.with_suffix(".predictions.jsonl"), progress)
+        except NonFiniteScores as exc:  # nothing written; the model scores nothing more
+            self.failed[cell.model] = NonFiniteScores(f"model {cell.model}: {exc}")
+            log.info(f"fail   {cell.model}: {exc}")
+            self.by_model.pop(cell.model).close()
+            return None
         if digesting is not None and digesting.fingerprint is not None:
             self.prints[cell.bench] = digesting.fingerprint
         result = self.result(cell, harness.scorer, got, before)

@@ -279,6 +279,7 @@ class Harness:
                                                      self.texts_only), self.chunk_items):
                     lines = []
                     for item, scores in zip(chunk, self._scores(chunk), strict=True):
+                        refuse_non_finite(scores, bench.name, item["id"])
                         judged = self._judge(item, scores, tally)
                         # a dual encoder scoring a different caption exactly as the
                         # positive embedded both alike: identical within its context
@@ -400,6 +401,26 @@ class Harness:
         self.workers.shutdown()
         if self.cache is not None:
             self.cache.close()
+
+
+class NonFiniteScores(AutocompError):
+    """A scorer gave NaN or +inf: no accuracy can be read from it (only -inf is allowed: a
+    candidate the scorer was not shown)."""
+
+
+def refuse_non_finite(scores, bench: str, item: str) -> None:
+    """One line naming the benchmark, the item and what the scorer returned, when a score is
+    NaN or +inf (an fp16 overflow will give them): read as "not shown", they made chance 100
+    for every model."""
+    values = np.asarray(scores, dtype=np.float64)
+    nan, pos = np.isnan(values), np.isposinf(values)
+    if nan.any() or pos.any():
+        what = " and ".join(w for w, m in (("NaN", nan), ("+inf", pos)) if m.any())
+        raise NonFiniteScores(
+            f"benchmark {bench}: item {item}: the scorer returned {what} for "
+            f"{int((nan | pos).sum())} of {values.size} candidate score(s) (only -inf, a "
+            "candidate not shown, is allowed; an fp16 overflow gives these): nothing is "
+            "written for this benchmark")
 
 
 def write_json(path: Path, data: dict) -> None:

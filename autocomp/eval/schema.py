@@ -62,6 +62,10 @@ def field_problems(data) -> list[str]:
     if _bad_type(accuracy, NUMBER) or not 0 <= accuracy <= 100:
         out.append(f"field 'metrics.accuracy': expected a number in [0, 100], got "
                    f"{accuracy!r:.40}")
+    if not 0 <= data["chance"] <= 100:
+        out.append(f"field 'chance': expected a number in [0, 100], got {data['chance']!r:.40}")
+    out += [f"field 'metrics.{where}': expected a finite number, got {value!r:.40}"
+            for where, value in _non_finite(data["metrics"])][:5]
     weights = data["weights"]
     if not isinstance(weights.get("source"), str):
         out.append("field 'weights.source': missing")
@@ -71,6 +75,34 @@ def field_problems(data) -> list[str]:
     if data["n_items"] < 1:
         out.append(f"field 'n_items': expected at least 1, got {data['n_items']}")
     return out
+
+
+def _non_finite(value, where: str = ""):
+    """(path, value) of every NaN or infinite number inside `value` (dicts and lists)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield where, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _non_finite(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _non_finite(v, f"{where}[{i}]")
+
+
+CREDITS = ("tie_credit", "group_tie_credit")  # a prediction's share of a tie: [0, 1]
+FLAGS = ("correct", "correct_argmax")  # a prediction's outcome: true or false
+
+
+def line_problem(p: dict) -> str | None:
+    """What is wrong with one prediction line's outcome fields (None: nothing)."""
+    for key in CREDITS:
+        v = p.get(key)
+        if v is not None and (_bad_type(v, NUMBER) or not 0 <= v <= 1):
+            return f"field '{key}': expected a number in [0, 1], got {v!r:.40}"
+    for key in FLAGS:
+        if key in p and p[key] is not None and not isinstance(p[key], bool):
+            return f"field '{key}': expected true or false, got {p[key]!r:.40}"
+    return None
 
 
 def prediction_problems(path: Path, data: dict) -> list[str]:
@@ -94,6 +126,9 @@ def prediction_problems(path: Path, data: dict) -> list[str]:
                     return [f"predictions: line {k} of {pred.name} is not JSON"]
                 if not isinstance(p, dict) or not isinstance(p.get("id"), str):
                     return [f"predictions: line {k} of {pred.name} has no item id"]
+                bad = line_problem(p)
+                if bad:
+                    return [f"predictions: line {k} of {pred.name}: {bad}"]
                 total += recorded_outcome(p, data["ties"])
                 n += 1
     except (OSError, UnicodeDecodeError) as exc:
