@@ -301,3 +301,30 @@ def test_a_scorer_giving_nan_or_inf_writes_nothing_for_its_cell(demo_run, tmp_pa
         refuse_non_finite([0.1, value, -float("inf")], "shape_color-n2/minimal-swap", last)
     assert f"model overflow:fp16: {one.value}".startswith(line)
     refuse_non_finite([0.1, -float("inf")], "b", "i")  # -inf: a candidate not shown
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_fifo_or_a_link_to_dev_zero_named_json_hangs_no_reader(tmp_path, kind):
+    """Issue 67: `leaderboard` and `report` read every *.json under the folder: a FIFO hung
+    them and a link to /dev/zero filled their memory. Only regular files of a bounded size
+    are read; the rest is left out (and said)."""
+    import os
+    import subprocess
+    import sys
+
+    folder = made(tmp_path)
+    trap = folder / "blind_length-x" / f"trap-{kind}.json"
+    trap.parent.mkdir(exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(trap)
+    else:
+        trap.symlink_to("/dev/zero")
+    for args in (["results", "check", str(folder)], ["report", str(folder), "--no-figures"],
+                 ["leaderboard", str(folder), "-o", str(tmp_path / f"site-{kind}")]):
+        got = subprocess.run([sys.executable, "-m", "autocomp", *args], capture_output=True,
+                             text=True, timeout=60)
+        assert got.returncode == 0, (args, got.stdout[-800:], got.stderr[-800:])
+    from autocomp.core.records import open_regular
+
+    with pytest.raises(OSError, match="not a regular file"), open_regular(trap):
+        pass

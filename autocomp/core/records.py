@@ -18,6 +18,38 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.heap import paused
 
 TRACKS = ("minimal", "contextual")  # every concept gets an image on each track
+RESULT_LIMIT = 64 * 2 ** 20  # bytes: a result JSON or a verification record is far smaller
+PREDICTIONS_LIMIT = 4 * 2 ** 30  # bytes: a predictions file (a line an item)
+
+
+@contextmanager
+def open_regular(path, limit: int = RESULT_LIMIT, text: bool = True):
+    """`path` opened for reading only if it is a regular file of at most `limit` bytes
+    (OSError otherwise, naming why): a FIFO, a device or a link to /dev/zero dropped in a
+    results folder would hang a reader or fill its memory. Opened without blocking and
+    checked on the open descriptor, so nothing can be swapped in between."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path}: not a regular file")
+        if st.st_size > limit:
+            raise OSError(f"{path}: {st.st_size:,} bytes, over the {limit:,} a reader takes")
+        os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "r", encoding="utf-8") if text else os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        yield fh
+
+
+def read_small_json(path, limit: int = RESULT_LIMIT):
+    """The JSON value of a regular file of at most `limit` bytes (OSError, ValueError)."""
+    with open_regular(path, limit) as fh:
+        return json.loads(fh.read())
 
 
 def dumps(record: dict) -> str:

@@ -56,10 +56,11 @@ def result_state(path: Path, fingerprint: str | None = None, ties: str = "strict
     """"done" (a whole result of the benchmark as it is now), "missing", or why it is done
     again: damaged, or the benchmark changed since it was scored (a result written before
     results carried the benchmark's fingerprint cannot tell, so it is done again too)."""
-    import json
+
+    from autocomp.core.records import read_small_json
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = read_small_json(path)
     except FileNotFoundError:
         return "missing"
     except (OSError, ValueError):

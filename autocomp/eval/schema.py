@@ -114,9 +114,11 @@ def prediction_problems(path: Path, data: dict) -> list[str]:
     if not pred.is_file():
         return [f"predictions: no {pred.name} beside it (per-item predictions let anyone "
                 "re-score the result)"]
+    from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
+
     total, n = 0.0, 0
     try:
-        with open(pred, encoding="utf-8") as fh:
+        with open_regular(pred, PREDICTIONS_LIMIT) as fh:
             for k, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
@@ -144,8 +146,10 @@ def prediction_problems(path: Path, data: dict) -> list[str]:
 
 def check_file(path: Path) -> list[str]:
     """Every problem of one result file, each one line (none: [])."""
+    from autocomp.core.records import read_small_json
+
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = read_small_json(path)
     except (OSError, UnicodeDecodeError) as exc:
         return [f"cannot read it ({exc})"]
     except ValueError as exc:

@@ -19,7 +19,6 @@ and several invocations add up, and no subset is lost; a JSONL, so globs of the 
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -87,9 +86,11 @@ def _seed_groups(cells: list[dict]) -> dict:
 def read_cells(folder: Path) -> tuple[list[dict], list[Path]]:
     """(every result cell under `folder`, the *.json files that could not be read)."""
     cells, unreadable = [], []
+    from autocomp.core.records import read_small_json
+
     for path in sorted(Path(folder).rglob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+        try:  # regular files of a bounded size only: a FIFO or /dev/zero would hang it
+            data = read_small_json(path)
         except (OSError, ValueError):
             unreadable.append(path)
             continue

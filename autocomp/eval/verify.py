@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.records import read_small_json
 
 TOLERANCE = 1e-3  # absolute, on the recorded scores (rounded to 6 decimals)
 SCORES = ("positive_score", "best_negative_score")
@@ -29,7 +30,7 @@ def sidecar(path: Path) -> Path:
 def still_verified(path: Path) -> bool:
     """A verification record that matched, of the result file as it is now."""
     try:
-        got = json.loads(sidecar(path).read_text(encoding="utf-8"))
+        got = read_small_json(sidecar(path))
         return bool(got.get("verified")) and got.get("result_sha256") == _digest(path)
     except (OSError, ValueError, AttributeError):
         return False

@@ -69,7 +69,9 @@ def _wrong(path: Path | None, limit: int,
     first = []
     if path is None:
         return 0, 0, 0, []
-    with open(path, encoding="utf-8") as fh:
+    from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
+
+    with open_regular(path, PREDICTIONS_LIMIT) as fh:
         for line in fh:
             p = json.loads(line)
             items += 1

@@ -63,12 +63,13 @@ def _column_order(name: str) -> tuple:
 
 def items_of(result: dict) -> list[tuple[str, str, float]]:
     """(item key, cluster, outcome) of each predicted item, under the result's tie rule."""
+    from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
     from autocomp.eval.result_files import recorded_outcome
     from autocomp.report.paired import predictions_file
 
     path = predictions_file(result)
     out = []
-    with open(path, encoding="utf-8") as fh:
+    with open_regular(path, PREDICTIONS_LIMIT) as fh:
         for line in fh:
             if line.strip():
                 p = json.loads(line)

@@ -35,8 +35,10 @@ def predictions_file(cell: dict) -> Path | None:
 def _read(path: Path, mtime: float, rule: str) -> tuple[dict, dict]:
     """(item id -> outcome, concept -> outcome of the paired items) of a predictions file,
     under the tie rule its result was scored with."""
+    from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
+
     by_id, by_concept = {}, {}
-    with open(path, encoding="utf-8") as fh:
+    with open_regular(path, PREDICTIONS_LIMIT) as fh:
         for line in fh:
             p = json.loads(line)
             by_id[p["id"]] = outcome(p, rule)
