@@ -124,6 +124,55 @@ def test_paired_difference_and_mcnemar():
     assert adjusted == pytest.approx([0.03, 0.06, 0.06])
 
 
+def test_sign_flip_is_the_exact_mcnemar_on_0_1_and_exact_on_credits():
+    """Issue 67: under --ties aware the paired p is a sign-flip test of the per-item credit
+    differences. On 0 / 1 outcomes it equals the exact McNemar p; on tie credits it equals
+    the enumeration of every sign assignment; off the grid, random assignments."""
+    import itertools
+
+    from autocomp.eval.intervals import mcnemar, sign_flip
+
+    rng = np.random.default_rng(7)
+    for n in (10, 40, 200):
+        a, b = rng.integers(0, 2, n), rng.integers(0, 2, n)
+        only_a, only_b = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+        assert sign_flip(a - b) == (pytest.approx(mcnemar(only_a, only_b), rel=1e-12),
+                                    "exact")
+        assert paired(a, b)["p"] == mcnemar(only_a, only_b)
+    credits = np.array([1, 1 / 2, 1 / 3, 1 / 4, 1 / 5, 0])
+    for _ in range(5):
+        d = rng.choice(credits, 12) - rng.choice(credits, 12)
+        d = d[d != 0]
+        seen = abs(d.sum())
+        every = [abs(np.dot(signs, d)) >= seen - 1e-9
+                 for signs in itertools.product((-1, 1), repeat=len(d))]
+        assert sign_flip(d) == (pytest.approx(np.mean(every), rel=1e-9, abs=1e-12), "exact")
+    p, how = sign_flip(np.array([1 / 51, -0.3, 0.7, 1 / 53, 0.2] * 4))  # off the grid
+    assert how == "20,000 random sign assignments" and 0 < p <= 1
+
+
+def test_sign_flip_keeps_its_size_where_the_rounded_mcnemar_did_not_reject():
+    """Under no difference (each item's two credits exchangeable) the sign-flip test
+    rejects at most 5% (+ simulation error); with a real difference it rejects more often
+    than McNemar on rounded expected counts did."""
+    from autocomp.eval.intervals import mcnemar, sign_flip
+
+    rng = np.random.default_rng(11)
+    credits = np.array([0.0, 1.0, 1 / 2, 1 / 3, 1 / 4])
+    null, power_flip, power_old = [], [], []
+    for _ in range(400):
+        x, y = rng.choice(credits, 80), rng.choice(credits, 80)
+        swap = rng.random(80) < 0.5
+        a, b = np.where(swap, y, x), np.where(swap, x, y)
+        null.append(sign_flip(a - b)[0] <= 0.05)
+        better = np.clip(x + rng.choice([0.0, 0.25, 0.5], 80, p=[0.6, 0.25, 0.15]), 0, 1)
+        power_flip.append(sign_flip(better - y)[0] <= 0.05)
+        only_a, only_b = (better * (1 - y)).sum(), ((1 - better) * y).sum()
+        power_old.append(mcnemar(round(only_a), round(only_b)) <= 0.05)
+    assert np.mean(null) <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 400)
+    assert np.mean(power_flip) > np.mean(power_old)
+
+
 def test_same_meaning_and_tied_picks_have_their_own_category():
     assert error_category({"category": "swapped values", "same_meaning": True}) == SAME_MEANING
     assert error_category({"category": "swapped values"}) == "swapped values"

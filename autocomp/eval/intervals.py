@@ -115,14 +115,18 @@ def paired(a, b, level: float = LEVEL) -> dict | None:
     """a - b (points) for outcomes of the same items: Newcombe's hybrid score interval
     for a paired difference (his method 10, built on the two Wilson intervals and the
     outcomes' correlation; not in scipy or statsmodels, so written here), and the exact
-    McNemar p (the binomial test of the discordant items).
+    McNemar p (the binomial test of the discordant items), or under tie credits the paired
+    sign-flip p.
 
     Outcomes are 0 / 1, or a tie credit in [0, 1] under `--ties aware` (the chance that a
     random pick among the captions tied at the top picks the positive): the 2 x 2 table
     then holds the expected counts when each side's ties are broken at random, apart
     (both = sum of a*b, a only = sum of a*(1-b), ...), so a - b is exactly the difference
-    of the two tie-aware accuracies; McNemar's p tests the expected discordant counts
-    rounded to whole items. With 0 / 1 outcomes the table is the usual one."""
+    of the two tie-aware accuracies; its p is the paired sign-flip test of the per-item
+    credit differences (sign_flip: exact, and equal to the exact McNemar p on 0 / 1
+    outcomes; before issue 67 McNemar ran on the expected discordant counts rounded to
+    whole items, which assumed the two sides' ties broken apart and rejected 0.8-1.3% under
+    no difference). With 0 / 1 outcomes the table is the usual one."""
     a = np.clip(np.asarray(a, dtype=float), 0.0, 1.0)
     b = np.clip(np.asarray(b, dtype=float), 0.0, 1.0)
     n = len(a)
@@ -147,12 +151,15 @@ def paired(a, b, level: float = LEVEL) -> dict | None:
                          0.0))
     up = math.sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2,
                        0.0))
-    p = mcnemar(round(a_only), round(b_only))
+    credit = isinstance(a_only, float)
+    # 0 / 1: the exact McNemar test; tie credits: the paired sign-flip test of the credits
+    p, test = sign_flip(a - b) if credit else (mcnemar(a_only, b_only), "exact")
     delta = p1 - p2
     return {"delta": 100.0 * delta, "low": 100.0 * max(delta - down, -1.0),
             "high": 100.0 * min(delta + up, 1.0), "p": p, "n": n,
             "a": 100.0 * p1, "b": 100.0 * p2, "a_only": a_only, "b_only": b_only,
-            "credit": isinstance(a_only, float)}
+            "credit": credit, "test": "sign-flip" if credit else "McNemar",
+            "p_by": test}
 
 
 def paired_clustered(a, b, clusters, level: float = LEVEL) -> dict | None:
@@ -258,6 +265,62 @@ def mcnemar(only_a: int, only_b: int) -> float:
     import scipy.special as sc
 
     return min(1.0, float(sc.bdtr(k, n, 0.5) + sc.bdtrc(n - k - 1, n, 0.5)))
+
+
+GRID = 2520  # tie credits 1/k for every k dividing it (1-10, 12, 14, 15, 18, 20, 21, ...)
+
+
+def sign_flip(diffs, draws: int = 20_000, seed: int = 0) -> tuple[float, str]:
+    """(two-sided p, how) of the paired randomisation test of per-item differences a - b:
+    under no difference each item's difference is as likely negated, so p is the share of
+    the 2^m sign assignments of the m non-zero differences whose sum is at least as far
+    from 0 as the one seen. Exact: equal magnitudes (0 / 1 outcomes: the exact McNemar
+    test), or magnitudes on a grid of 1/2520 (tie credits 1/k), by convolving each
+    magnitude's binomial; else `draws` seeded random sign assignments, p = (hits + 1) /
+    (draws + 1) (never below its size). It tests the credits as they are, where rounding
+    the expected discordant counts to whole items assumed the ties broken apart."""
+    d = np.asarray(diffs, dtype=float)
+    d = d[np.abs(d) > 1e-12]
+    m = len(d)
+    if m == 0:
+        return 1.0, "exact"
+    w = np.abs(d)
+    if np.allclose(w, w[0], rtol=0, atol=1e-12):
+        up = int((d > 0).sum())
+        return mcnemar(up, m - up), "exact"
+    scaled = w * GRID
+    whole = np.rint(scaled)
+    seen = abs(float(np.rint(d * GRID).sum()))
+    if np.allclose(scaled, whole, rtol=0, atol=1e-6) and whole.sum() <= 5e6:
+        return _exact_flips(whole.astype(np.int64), seen), "exact"
+    rng = np.random.default_rng(seed)
+    hits, left, t = 0, draws, abs(float(d.sum())) - 1e-9
+    while left:
+        k = min(left, max(1, 2_000_000 // m))
+        signs = rng.integers(0, 2, size=(k, m), dtype=np.int8) * 2 - 1
+        hits += int((np.abs(signs @ w) >= t).sum())
+        left -= k
+    return (hits + 1) / (draws + 1), f"{draws:,} random sign assignments"
+
+
+def _exact_flips(weights: np.ndarray, seen: float) -> float:
+    """P(|sum of +-w_i| >= seen) for integer magnitudes w_i, each sign a fair coin."""
+    from scipy.signal import fftconvolve
+    from scipy.special import gammaln
+
+    step = int(np.gcd.reduce(weights))  # the sums move in steps of the weights' gcd
+    weights, seen = weights // step, seen / step
+    pmf = np.ones(1)
+    for w, c in zip(*np.unique(weights, return_counts=True), strict=True):
+        k = np.arange(c + 1)
+        coins = np.exp(gammaln(c + 1) - gammaln(k + 1) - gammaln(c - k + 1) - c * math.log(2))
+        kernel = np.zeros(2 * int(w) * int(c) + 1)
+        kernel[::2 * int(w)] = coins  # the sum -w c, -w c + 2w, ..., w c
+        pmf = np.clip(fftconvolve(pmf, kernel) if len(pmf) > 64 else np.convolve(pmf, kernel),
+                      0.0, None)
+    half = (len(pmf) - 1) // 2
+    values = np.abs(np.arange(-half, half + 1))
+    return float(min(1.0, pmf[values >= seen - 0.5].sum()))
 
 
 def rank_correlation(pairs: list[tuple[float, float]]) -> dict:

@@ -135,7 +135,9 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
              "items only one model got right (A only / B only); p (Holm): adjusted over the "
              f"{len(rows)} benchmarks compared, family-wise error 5%.", ties_note(used)
              + " Each result's outcomes follow its own rule, as its accuracy does"
-             + (" (tie credits: the 2 x 2 table holds expected counts)."
+             + (" (tie credits: the 2 x 2 table holds expected counts, and p is the exact "
+                "paired sign-flip test of the per-item credit differences, which equals the "
+                "exact McNemar p on 0 / 1 outcomes)."
                 if any(r.get("ties") == "aware" for r in used) else ".")]
     if missing:
         notes.append(f"Not compared ({len(missing)}: predictions not at hand): "

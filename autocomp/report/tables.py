@@ -236,7 +236,8 @@ def table5(results, labels=None) -> Table | None:
                   f"right; p (Holm): adjusted within {family_text or 'no family'} "
                   "(family-wise error 5%). Judge a difference by p (Holm): the interval is "
                   "per row.", ties_note(used) + " Δ and p follow each result's rule, as Min "
-                  "and Ctx do (tie credits: the 2 x 2 table holds expected counts)."
+                  "and Ctx do (tie credits: the 2 x 2 table holds expected counts; p is the "
+                  "paired sign-flip test of the credit differences)."
                   if any(c.get("ties") == "aware" for c in used) else
                   ties_note(used) + " Δ and p follow each result's rule, as Min and Ctx do."])
 
