@@ -116,19 +116,26 @@ def test_verify_marks_a_result_and_a_changed_result_loses_the_mark(scored, tmp_p
     random = [p for p in result_files(folder) if "reference_random" in str(p)]
     assert all(still_verified(p) for p in random)
     record = json.loads(random[0].with_suffix(".verified.json").read_text())
-    assert record["items"] == 4 and record["differ"] == []
-    # a recorded score changed by hand: the sample no longer re-scores as recorded
+    assert record["items"] == 4 and record["differ"] == [] and len(record["sampled"]) == 4
+    assert record["of"] == len(random[0].with_suffix(".predictions.jsonl").read_text()
+                               .splitlines()) and isinstance(record["seed"], int)
+    # issue 67: each verification draws afresh (a fixed sample let a result forged on the
+    # other items pass); --seed repeats one
+    other = json.loads(random[1].with_suffix(".verified.json").read_text())
+    assert record["seed"] != other["seed"]
+    # a recorded score changed by hand: the mark goes at once (the digest covers the
+    # predictions), and the same sample re-scored shows the difference
     pred = random[0].with_suffix(".predictions.jsonl")
-    from autocomp.eval.verify import sample_ids
-
     rows = [json.loads(line) for line in pred.read_text().splitlines()]
-    first = sample_ids([r["id"] for r in rows], 4)[0]
+    first = record["sampled"][0]
     for r in rows:
         if r["id"] == first:
             r["positive_score"] = r["positive_score"] + 0.5
     pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert not still_verified(random[0]) and still_verified(random[1])
     again = CliRunner().invoke(main, ["results", "verify", str(folder), "--sample", "4",
-                                      "--model", "reference:random"])
+                                      "--model", "reference:random", "--seed",
+                                      str(record["seed"])])
     assert again.exit_code == 1 and f"{first}: positive_score" in again.output
     assert not still_verified(random[0]) and still_verified(random[1])
     random[1].write_text(random[1].read_text().replace('"ties"', '"ties" ', 1))
@@ -180,6 +187,8 @@ def test_leaderboard_page_sorts_and_shows_intervals_in_chromium(demo_run, scored
         assert all("[" in c.text and c.get_attribute("title").startswith("n = ")
                    for c in cells), [c.text for c in cells]
     assert sum("✓" in name for name, _ in first) == 1
+    # the mark says how many of the section's items were re-scored (3 of its 78)
+    assert any(name.endswith("✓ 3/78") for name, _ in first), first
     table.find_elements("css selector", "thead th")[1].click()  # All, the other way
     assert models() == first[::-1]
     foot = [r.find_elements("css selector", "td")[0].text

@@ -54,13 +54,17 @@ def results_folder(folder: Path) -> Path:
 @results.command("verify")
 @click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--sample", "k", type=click.IntRange(1, 10_000), default=20, show_default=True,
-              help="Items re-scored per result (the same ones every time).")
+              help="Items re-scored per result, drawn at random each time (the record "
+                   "keeps the seed and the items).")
+@click.option("--seed", type=int, default=None,
+              help="Draw the sample with this seed (to repeat a verification); default: "
+                   "fresh randomness.")
 @click.option("--source", type=click.Path(path_type=Path), default=None,
               help="Where the benchmarks are, when not where the results say (a moved run).")
 @click.option("--model", "models", multiple=True, metavar="SPEC",
               help="Only the results of these models [default: all].")
 @click.option("--device", default="auto", show_default=True, help="cpu, cuda, ...")
-def verify_cmd(folders, k, source, models, device):
+def verify_cmd(folders, k, seed, source, models, device):
     """Re-score a sample of each result's items from its recorded inputs (benchmark,
     model, tie rule, precision) with nothing cached; a result whose sample matches (the
     same outcomes, scores within 0.001) is marked verified (<benchmark>.verified.json,
@@ -84,7 +88,7 @@ def verify_cmd(folders, k, source, models, device):
     matched = 0
     with Progress("verify", len(todo), "result") as bar:
         for path in todo:
-            got = verify(path, k, device, source)
+            got = verify(path, k, device, source, seed)
             matched += got["verified"]
             status = "verified" if got["verified"] else "DIFFERS: " + "; ".join(got["differ"][:3])
             click.echo(f"{got['model']} {got['benchmark']}: {got['items']} items {status}")

@@ -1,9 +1,12 @@
-"""`autocomp results verify`: a result re-scored on a seeded sample of its items, from its
+"""`autocomp results verify`: a result re-scored on a random sample of its items, from its
 recorded inputs (the benchmark it names, the model spec, the tie rule and precision), with
 nothing cached: it is verified when every sampled item gets the same outcome and scores
-within TOLERANCE of the recorded ones. The record goes beside the result
-(<benchmark>.verified.json) with the digest of the result file it verified, so a result
-changed afterwards is no longer verified.
+within TOLERANCE of the recorded ones. The sample is drawn with fresh randomness each time
+(a seed the record keeps, with K and the items drawn), so a result altered on a share f of
+its items passes a check of K items with probability (1 - f)^K, whichever items were
+altered (a fixed sample was known in advance: a result forged on the other items passed).
+The record goes beside the result (<benchmark>.verified.json) with the digests of the
+result file AND its predictions file, so either changed afterwards is no longer verified.
 """
 
 from __future__ import annotations
@@ -20,29 +23,50 @@ SCORES = ("positive_score", "best_negative_score")
 
 
 def _digest(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
+
+    sha = hashlib.sha256()
+    with open_regular(path, PREDICTIONS_LIMIT, text=False) as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def predictions(path: Path) -> Path:
+    return Path(path).with_suffix(".predictions.jsonl")
 
 
 def sidecar(path: Path) -> Path:
     return Path(path).with_suffix(".verified.json")
 
 
-def still_verified(path: Path) -> bool:
-    """A verification record that matched, of the result file as it is now."""
+def still_verified(path: Path) -> dict | None:
+    """The verification record of the result as it is now (its result and predictions
+    files unchanged since, every sampled item matched): {"items": K, "of": n, ...}; None
+    otherwise (a record from before issue 67 covered the result file alone: None too)."""
     try:
         got = read_small_json(sidecar(path))
-        return bool(got.get("verified")) and got.get("result_sha256") == _digest(path)
+        ok = (bool(got.get("verified")) and got.get("result_sha256") == _digest(path)
+              and got.get("predictions_sha256") == _digest(predictions(path)))
     except (OSError, ValueError, AttributeError):
-        return False
+        return None
+    return got if ok else None
 
 
-def sample_ids(ids: list[str], k: int) -> list[str]:
-    """k ids drawn by a hash of each (the same sample every time, whatever the order)."""
-    return sorted(ids, key=lambda i: hashlib.sha256(f"verify:{i}".encode()).hexdigest())[:k]
+def sample_ids(ids: list[str], k: int, seed: int) -> list[str]:
+    """k ids drawn at random by `seed` (the same ids for the same seed, whatever the
+    order they are listed in)."""
+    import random
+
+    pool = sorted(ids)
+    return sorted(random.Random(seed).sample(pool, min(k, len(pool))))
 
 
-def verify(path: Path, k: int = 20, device: str = "auto", source: Path | None = None) -> dict:
-    """Re-score `k` items of the result at `path`; writes and returns the record."""
+def verify(path: Path, k: int = 20, device: str = "auto", source: Path | None = None,
+           seed: int | None = None) -> dict:
+    """Re-score `k` items of the result at `path`, drawn with `seed` (default: fresh
+    randomness); writes and returns the record."""
+    import secrets
     import tempfile
 
     from autocomp.core.records import read_jsonl, write_text
@@ -51,8 +75,9 @@ def verify(path: Path, k: int = 20, device: str = "auto", source: Path | None = 
 
     path = Path(path)
     data = json.loads(path.read_text(encoding="utf-8"))
-    recorded = {p["id"]: p for p in read_jsonl(path.with_suffix(".predictions.jsonl"))}
-    ids = set(sample_ids(list(recorded), k))
+    recorded = {p["id"]: p for p in read_jsonl(predictions(path))}
+    seed = secrets.randbits(63) if seed is None else int(seed)
+    ids = set(sample_ids(list(recorded), k, seed))
     where = Path(source or data.get("run") or "")
     try:
         suite = open_suite(where, None if data.get("format") == "run" else data.get("format"),
@@ -84,8 +109,10 @@ def verify(path: Path, k: int = 20, device: str = "auto", source: Path | None = 
             x, y = a.get(key), b.get(key)
             if x is not None and y is not None and abs(float(x) - float(y)) > TOLERANCE:
                 differ.append(f"{i}: {key} {x} then {y}")
-    record = {"verified": not differ, "items": len(ids), "differ": differ[:20],
+    record = {"verified": not differ, "items": len(ids), "of": len(recorded),
+              "seed": seed, "sampled": sorted(ids), "differ": differ[:20],
               "tolerance": TOLERANCE, "result_sha256": _digest(path),
+              "predictions_sha256": _digest(predictions(path)),
               "model": data["model"], "benchmark": data["benchmark"]}
     write_text(sidecar(path), json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record

@@ -95,6 +95,16 @@ def pooled(items: list[tuple[str, str, float]]) -> dict | None:
             "n": len(items)}
 
 
+def _verified(cells: list[dict], verified: dict) -> str | None:
+    """"K/n" re-scored items over the model's results when every one is verified, else
+    None."""
+    records = [verified.get(r["_file"]) for r in cells]
+    if not records or not all(records):
+        return None
+    return f"{sum(int(v.get('items', 0)) for v in records)}/" \
+           f"{sum(int(v.get('of', 0)) for v in records)}"
+
+
 def board(results: list[dict], labels: dict, verified: dict) -> dict:
     """The leaderboard's data: sections with columns, model rows, chance and baselines."""
     grouped: dict = defaultdict(list)
@@ -112,7 +122,7 @@ def board(results: list[dict], labels: dict, verified: dict) -> dict:
             family = cells[0].get("family") or model.split(":", 1)[0]
             row = {"model": model, "label": labels.get(model) or short_label(model),
                    "baseline": family in BASELINES, "family": family,
-                   "verified": all(verified.get(r["_file"], False) for r in cells),
+                   "verified": _verified(cells, verified),
                    "benchmarks": len(cells), "cells": {}}
             for col in columns:
                 got = [it for r in cells if col in columns_of(r) for it in items[model][id(r)]]
