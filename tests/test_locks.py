@@ -119,6 +119,21 @@ def test_exit_statuses_say_what_a_retry_can_fix():
     assert exit_code(type("OutOfMemoryError", (RuntimeError,), {})("x")) == CRASHED  # not torch's
 
 
+def test_a_command_out_of_gpu_memory_exits_82_not_crashed(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    oom = type("OutOfMemoryError", (RuntimeError,), {"__module__": "torch.cuda"})
+
+    def boom(*a, **k):
+        raise oom("CUDA out of memory. Tried to allocate 2.00 GiB")
+    monkeypatch.setattr("autocomp.cli.status._check", boom)
+    got = CliRunner().invoke(main, ["status", str(tmp_path), "--check"])
+    assert got.exit_code == 82 and "out of GPU memory (CUDA out of memory. Tried to " \
+        "allocate 2.00 GiB): run it again with a smaller batch" in got.output
+
+
 def test_a_config_error_and_a_crash_exit_with_their_statuses(tmp_path, monkeypatch):
     from click.testing import CliRunner
 

@@ -8,7 +8,15 @@ import importlib
 import click
 
 from autocomp import __version__
-from autocomp.core.errors import CRASHED, DISK_FULL, AutocompError, disk_full, exit_code
+from autocomp.core.errors import (
+    CRASHED,
+    DISK_FULL,
+    GPU_MEMORY,
+    AutocompError,
+    disk_full,
+    exit_code,
+    gpu_out_of_memory,
+)
 
 COMMANDS = {
     "run": ("autocomp.cli.run:run", "Run every stage of a run config; print the funnel."),
@@ -87,6 +95,11 @@ class LazyGroup(click.Group):
             raise
         except Exception as exc:  # noqa: BLE001 (unforeseen: the traceback, then exit 70)
             _record(exc)
+            if gpu_out_of_memory(exc):  # the same batch fails alike: not "crashed"
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+                raise Explained(f"out of GPU memory ({first}): run it again with a smaller "
+                                "batch (the command's batch option or the config's); what "
+                                "was finished is kept", GPU_MEMORY) from None
             _crashed(ctx)
         except KeyboardInterrupt:
             click.echo("\nInterrupted: what was finished is kept; run the same command "
