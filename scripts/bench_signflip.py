@@ -16,7 +16,7 @@ import argparse
 
 import numpy as np
 
-from autocomp.eval.intervals import mcnemar, sign_flip
+from autocomp.eval.exact import mcnemar, sign_flip
 
 
 def main() -> None:

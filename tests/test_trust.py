@@ -130,7 +130,7 @@ def test_sign_flip_is_the_exact_mcnemar_on_0_1_and_exact_on_credits():
     the enumeration of every sign assignment; off the grid, random assignments."""
     import itertools
 
-    from autocomp.eval.intervals import mcnemar, sign_flip
+    from autocomp.eval.exact import mcnemar, sign_flip
 
     rng = np.random.default_rng(7)
     for n in (10, 40, 200):
@@ -155,7 +155,7 @@ def test_sign_flip_keeps_its_size_where_the_rounded_mcnemar_did_not_reject():
     """Under no difference (each item's two credits exchangeable) the sign-flip test
     rejects at most 5% (+ simulation error); with a real difference it rejects more often
     than McNemar on rounded expected counts did."""
-    from autocomp.eval.intervals import mcnemar, sign_flip
+    from autocomp.eval.exact import mcnemar, sign_flip
 
     rng = np.random.default_rng(11)
     credits = np.array([0.0, 1.0, 1 / 2, 1 / 3, 1 / 4])
