@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autocomp import costs, host, memory
+from autocomp import costs, disk, host, memory
 from autocomp.config import RunConfig
 from autocomp.core import registry
 from autocomp.core.fields import dump_section
@@ -123,7 +123,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
             "memory": {gpu: memory.fit(cfg, memory.card(gpu)[0]) for gpu in gpus},
             "host": host.plan(memory.stage_rows(cfg), per_node, None if cal is None else
                               cal.parts.get("host_memory", {}).get("new_anon_peak_gib")),
-            "disk": disk_plan(cfg, concepts, images),
+            "disk": disk.plan(cfg, concepts, images),
             "utilisation": list(costs.UTILISATION),
             "t2i": t2i, "writers": writers,
             "settings": {"generator": dict(cfg.generate.generator.options),
@@ -132,26 +132,6 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                          "detector": dict(cfg.validate.detector.options),
                          **{name: dump_section(o)
                             for name, o in cfg.validate.checks.items()}}}
-
-
-def disk_plan(cfg: RunConfig, concepts: int, images: int) -> dict:
-    """Bytes and files the run writes: a PNG an image at the generator's stated bytes per
-    pixel (the run measures its own once written: runtime/space.py checks each stage's
-    rest before it starts), a record line per concept, image and validated image in a
-    part file and again in merged.jsonl, and the benchmarks (~1 kB an item, several items
-    an image)."""
-    from autocomp.runtime.stage import RECORD_BYTES
-    from autocomp.synth.stage import png_bytes
-
-    spec = cfg.generate.generator
-    generator = registry.resolve("generator", spec.name)
-    png = png_bytes(generator, spec.options)
-    stated = getattr(generator, "png_bytes_per_pixel", None)
-    records = (concepts * 2 + images * 2) * RECORD_BYTES
-    bench = images * 4 * 1000.0
-    return {"png": png, "images": images, "bytes": images * png + records + bench,
-            "files": images + 64, "per_pixel": stated,
-            "size": int({**generator.defaults(), **spec.options}.get("size", 1024))}
 
 
 def served(options: dict, batch: int) -> dict:
@@ -283,7 +263,7 @@ def format_plan(p: dict) -> str:
         lines += [f"  {note}" for note in m.get("notes", [])]
     if not p["paper_hours"] and not any(high for _, high in p["estimate"].values()):
         lines.append("No GPU work: every backend is embedded (CPU).")
-        lines += [format_disk(p["disk"]), "then: build (benchmarks, CPU, minutes)"]
+        lines += [disk.format_plan(p["disk"]), "then: build (benchmarks, CPU, minutes)"]
         return "\n".join(lines)
     for gpu, (low, high) in p["estimate"].items():
         lines.append(f"{'Estimated' if p['measured'] else 'Expected'} on {gpu}: "
@@ -328,21 +308,9 @@ def format_plan(p: dict) -> str:
         lines += [f"  REFUSED: {line}" for line in memory.refusals(rows, gpu, gib)]
     if p["host"]["page_cache"]:
         lines += ["", *host.format_plan(p["host"])]
-    lines += ["", format_disk(p["disk"])]
+    lines += ["", disk.format_plan(p["disk"])]
     lines.append("then: build (benchmarks, CPU, minutes)")
     return "\n".join(lines)
-
-
-def format_disk(d: dict) -> str:
-    from autocomp.runtime.space import size
-
-    return (f"Disk under the run folder: {size(d['bytes'])} and {d['files']:,} files "
-            f"(inodes): {d['images']:,} PNGs at {d['size']} px x {size(d['png'])} "
-            + (f"({d['per_pixel']:g} bytes a pixel, the generator's stated figure)"
-               if d["per_pixel"] else "(1 byte a pixel assumed: the generator states none)")
-            + ", the records "
-            "and the benchmarks; each stage checks the free space and inodes its rest needs "
-            "before it starts (exit 83 when short).")
 
 
 def refused(p: dict) -> list[str]:
