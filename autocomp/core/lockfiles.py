@@ -34,10 +34,11 @@ BEAT = 5.0  # seconds between a file lock's heartbeats (at most a quarter of the
 STALE = 60.0  # seconds a file lock's counter may stand still before it is taken over
 
 
-def seconds_env(name: str, default: float) -> float:
-    """$name as seconds (tests and job scripts set them), else `default`."""
+def seconds_env(name: str, default: float, env=None) -> float:
+    """$name as seconds (tests and job scripts set them), else `default`; `env`: where to
+    read it (default os.environ)."""
     try:
-        return max(float(os.environ.get(name, "")), 0.0)
+        return max(float((os.environ if env is None else env).get(name, "")), 0.0)
     except ValueError:
         return default
 

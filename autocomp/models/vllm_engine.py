@@ -83,13 +83,12 @@ def engine_args(model: str, dtype: str, gpu_memory_utilization: float, max_model
 
 def stagger() -> float:
     """Seconds this rank waits before it starts its engine (see the module's notes)."""
+    from autocomp.core.lockfiles import seconds_env
+
     if int(os.environ.get("WORLD_SIZE", "1") or 1) <= 1:
         return 0.0
-    try:
-        each = max(float(os.environ.get("AUTOCOMP_ENGINE_STAGGER", "10")), 0.0)
-    except ValueError:
-        each = 10.0
-    return int(os.environ.get("LOCAL_RANK", "0") or 0) * each
+    return int(os.environ.get("LOCAL_RANK", "0") or 0) * seconds_env(
+        "AUTOCOMP_ENGINE_STAGGER", 10.0)
 
 
 def load_engine(device: str | None, batch_invariant: bool = True, **options):

@@ -47,9 +47,8 @@ def apply() -> dict[str, str]:
 
 def load_delay(env: Mapping[str, str] | None = None) -> float:
     """Seconds this rank waits before a stage's first batch (see the module's notes)."""
+    from autocomp.core.lockfiles import seconds_env
+
     env = os.environ if env is None else env
-    try:
-        each = max(float(env.get("AUTOCOMP_LOAD_STAGGER", "0") or 0), 0.0)
-    except ValueError:
-        return 0.0
-    return int(env.get("LOCAL_RANK", "0") or 0) * each
+    return int(env.get("LOCAL_RANK", "0") or 0) * seconds_env("AUTOCOMP_LOAD_STAGGER", 0.0,
+                                                              env)
