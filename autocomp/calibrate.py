@@ -198,38 +198,46 @@ def planned(gpu: str, prompts: int = 32) -> dict:
 
 
 def planned_memory(report: dict) -> dict:
-    """GPU memory autocomp's plan (autocomp/memory.py) expects of each component at the
-    batch it was measured at: component -> (low, high) GiB of max_memory_allocated, the
-    weights counted from the built model."""
+    """GPU memory autocomp's plan (autocomp/memory.py) expects of each measured call:
+    label -> (component, the report's key of max_memory_allocated, low GiB, high GiB), the
+    weights counted from the built model and the activations at the batch (and size) the
+    call ran at."""
     from autocomp import memory
 
     gib = 2 ** 30
     parts = report["components"]
+    out = {}
 
     def weights(name):
         return parts[name]["parameters"] * 2 / gib  # bf16
 
-    def plus(name, acts):
-        return tuple(weights(name) + a for a in acts)
+    def add(label, name, acts, key="max_allocated_gib"):
+        if "parameters" in parts.get(name, {}) and key in parts[name]:
+            out[label] = (name, key, *(weights(name) + a for a in acts))
 
-    out = {}
-    if "parameters" in parts.get("sd35_transformer", {}):
+    if "batch_images" in parts.get("sd35_transformer", {}):
         batch = parts["sd35_transformer"]["batch_images"]
-        out["sd35_transformer"] = plus("sd35_transformer", memory.images({}, batch)["denoise"])
-    if "parameters" in parts.get("vae_decode", {}):
-        out["vae_decode"] = plus("vae_decode", memory.images({}, 1)["decode"])
+        add("sd35_transformer", "sd35_transformer", memory.images({}, batch)["denoise"])
+    vae = parts.get("vae_decode", {})
+    batches = sorted(int(k.rsplit("_b", 1)[1]) for k in vae if k.startswith("max_allocated_gib_b"))
+    for n in batches:  # n images decoded at once: slicing off (n = 1: autocomp's default)
+        add(f"vae_decode (batch {n})", "vae_decode",
+            memory.images({"vae_slicing": n == 1}, n)["decode"], f"max_allocated_gib_b{n}")
+    if not batches:  # gpu_check before issue 66: one image
+        add("vae_decode", "vae_decode", memory.images({}, 1)["decode"])
     lm = parts.get("gemma3_12b", {})
-    if "parameters" in lm:
+    if "batch" in lm:
         new = 17  # gpu_check's longest call: 16 tokens after the first
-        acts = memory.llm({"model": "google/gemma-3-12b-it"}, lm["batch"],
-                          lm["prompt_tokens"], new)[1]
-        out["gemma3_12b"] = plus("gemma3_12b", acts)
-    if "parameters" in parts.get("grounding_dino", {}):
-        batch = parts["grounding_dino"]["batch"]
-        out["grounding_dino"] = plus("grounding_dino", [batch * d for d in memory.DETECT])
-    if "parameters" in parts.get("sam2", {}):  # its peak: the batched call
+        add("gemma3_12b", "gemma3_12b", memory.llm({"model": "google/gemma-3-12b-it"},
+                                                   lm["batch"], lm["prompt_tokens"], new)[1])
+    dino = parts.get("grounding_dino", {})
+    if "batch" in dino:  # the plan's figure is for the validator's square 800 px image
+        pixels = 1.0 if dino.get("size") == [800, 800] else 1333 / 800
+        add("grounding_dino", "grounding_dino",
+            [dino["batch"] * d * pixels for d in memory.DETECT])
+    if "sam2" in parts:  # its peak: the batched call
         batch = parts["sam2"].get("batch", 1)
-        out["sam2"] = plus("sam2", [batch * d for d in memory.SEGMENT])
+        add("sam2", "sam2", [batch * d for d in memory.SEGMENT])
     return out
 
 
@@ -257,17 +265,16 @@ def compare(report: dict) -> list[str]:
                 report["plan"]["over"].append(f"{name}.{key}")
             lines.append(f"{name}.{key}: measured {got[key]:.4g} s, plan {best:.4g}-"
                          f"{worst:.4g} s on {gpu}: {verdict}")
-    for name, (low, high) in planned_memory(report).items():
+    for label, (name, key, low, high) in planned_memory(report).items():
         got = report["components"][name]
-        if "max_allocated_gib" not in got:
-            continue
-        used, held = got["max_allocated_gib"], got["max_reserved_gib"]
+        used, held = got[key], got.get(key.replace("allocated", "reserved"), 0.0)
         over = used > high
         verdict = "OVER PLAN" if over else ("below the plan" if used < low else "within plan")
         if over:
-            report["plan"]["over"].append(f"{name}.memory")
+            report["plan"]["over"].append(f"{label}.memory")
         slack = (f"; reserved {held:.1f} GiB is {held - high:.1f} GiB above the plan's high "
                  "(allocator slack: the plan leaves 5% of the card)" if held > high else "")
-        lines.append(f"{name}.memory: allocated {used:.1f} GiB (reserved {held:.1f}), plan "
+        reserved = f" (reserved {held:.1f})" if held else ""
+        lines.append(f"{label}.memory: allocated {used:.1f} GiB{reserved}, plan "
                      f"{low:.1f}-{high:.1f} GiB: {verdict}{slack}")
     return lines

@@ -25,10 +25,16 @@ FP8 = {"H100": 1979e12, "H200": 1979e12, "L40S": 733e12}  # dense fp8 peak (no A
 # room below both.
 UTILISATION = (0.55, 0.33)
 # GroundingDINO and SAM2 are small: launches and pre/post-processing dominate. Measured on
-# an H100 (scripts/gpu_check.py, docs/pipeline.md): GroundingDINO-tiny at 800 x 1333, 29 ms
-# an image at a batch of 16 (2.8% of peak; H200 26 ms, 3.2%), SAM2.1-L 33 ms for one image
-# (5.6%; 11 ms an image batched, 17%). Detection with masks at 800 x 800 lands at 29-51 ms
-DETECT_UTILISATION = (0.06, 0.03)
+# an H100 (scripts/gpu_check.py, docs/pipeline.md): GroundingDINO-tiny at 800 x 800 (the
+# validator's square image), 17.4 ms an image at a batch of 16 (2.9% of peak; 29 ms at
+# 800 x 1333, 2.8%; H200 26 ms there, 3.2%), SAM2.1-L 33 ms for one image (5.6%; 11 ms an
+# image batched, 17%). The worst case leaves room below the lowest.
+DETECT_UTILISATION = (0.06, 0.025)
+# fp8 linears uncompiled (row-wise scales, activations quantised at each call): one step of
+# SD3.5-large at 16 images took 4.12 s against bf16's 2.93 on an H100 (1.41x); compiled,
+# 1.67 s against 1.94 (scripts/gpu_check.py's sd35_fp8 part)
+FP8_EAGER_SLOWDOWN = 1.41
+FP8_COMPILED_RATIO = 0.86  # 1.67 / 1.94: far from the 2x of the fp8 peak
 BANDWIDTH_SHARE = 0.7
 DECODE_PNG = 0.055  # s per 1024 px image read + decoded by the validation stage
 TEXT_TOKENS = 77 + 256
@@ -114,9 +120,13 @@ def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
         if options.get("fp8"):
             if gpu not in FP8:
                 raise ValueError(f"{gpu} has no fp8 tensor cores")
-            fast = tuple(linear / (FP8[gpu] * u) for u in UTILISATION)
-            return tuple((f + a) / speedup
-                         for f, a in zip(fast, compute(attention), strict=True))
+            if not options.get("compile"):  # quantising activations unfused costs more
+                best, worst = compute(linear + attention)
+                return best, worst * FP8_EAGER_SLOWDOWN
+            fast = [linear / (FP8[gpu] * u) for u in UTILISATION]
+            best = (fast[0] + compute(attention)[0]) / speedup
+            # the worst case: compiled bf16's worst at the measured fp8/bf16 ratio
+            return best, compute(linear + attention)[1] / speedup * FP8_COMPILED_RATIO
         return tuple(s / speedup for s in compute(linear + attention))
     if unit == "detect":
         best, worst = compute(DINO_TINY + (SAM2_LARGE if masks else 0.0), DETECT_UTILISATION)

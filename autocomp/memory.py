@@ -54,7 +54,8 @@ DECODE_MAPS = (3.0, 5.5)  # full-size maps of the widest channels live at the de
 #                           (measured 4.8: 2.41 GiB decoding one 1024 px image)
 BLOCK_WIDTHS = (14.0, 20.0)  # widths per token live inside a joint block (measured 16.7:
 #                              2.68 GiB for 8 sequences of 4,429 tokens at width 2,432)
-DETECT = (0.6, 0.9)  # GiB per image, GroundingDINO (Swin-T, 800 x 1333; measured 0.69)
+DETECT = (0.36, 0.6)  # GiB per image, GroundingDINO (Swin-T) at the validator's square 800 px
+#                       (measured 0.41 on an H100; 0.69 at 800 x 1333, 1.67x the pixels)
 SEGMENT = (0.25, 0.6)  # GiB per image, SAM2 Hiera-L at 1024 px, one image at a time
 #                        (measured 0.29)
 PREFILL_WIDTHS = (3.0, 5.0)  # MLP widths per prompt token live at an LLM's prefill

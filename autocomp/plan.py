@@ -203,7 +203,8 @@ def levers(options: dict, images: int, gpus, embedded: bool) -> list[dict]:
     out = []
     for name, changed, effect in (
             ("fp8", {**options, "fp8": True},
-             "linear layers at the fp8 peak (2x bf16), attention in bf16; denoiser weights "
+             "linear layers in float8, attention in bf16 (an H100 measured 1.16x a compiled "
+             "step, 0.71x an uncompiled one: fp8 pays only with compile); denoiser weights "
              "halved (generate.options.fp8: true; slightly different images)"),
             ("draft", turbo,
              f"stable-diffusion-3.5-large-turbo, 4 steps, no guidance: "

@@ -153,14 +153,14 @@ def test_fp8_is_calibrated_only_where_measured_and_labelled(tmp_path):
     config = tmp_path / "fp8.yaml"
     config.write_text((ROOT / "configs" / "autocomp-cp.yaml").read_text().replace(
         "compile: true}", "compile: true, fp8: true}"))
-    args = ["run", str(config), "--dry-run", "--gpu", "H100", "--calibrate"]
-    h100 = ROOT / "docs" / "measured" / "gpu_check-h100.json"
-    out = CliRunner().invoke(main, [*args, str(h100)])
+    args = ["run", str(config), "--dry-run", "--gpu", "H200", "--calibrate"]
+    h200 = ROOT / "docs" / "measured" / "gpu_check-h200.json"  # fp8 never measured there
+    out = CliRunner().invoke(main, [*args, str(h200)])
     assert out.exit_code == 0, out.output
     line = next(ln for ln in out.output.splitlines() if ln.strip().startswith("images: "))
     assert line.endswith("sd35_transformer.step_s_fp8 (fp8 was not measured on this GPU) not "
                          "measured: the estimate's worst case"), line
-    report = json.loads(h100.read_text())
+    report = json.loads(h200.read_text())
     batch = report["components"]["sd35_transformer"]["batch_images"]
     report["components"]["sd35_fp8"] = {"batch_images": batch, "step_s_fp8": 1.50,
                                         "step_s_fp8_compiled": 1.20}

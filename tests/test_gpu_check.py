@@ -128,6 +128,14 @@ def test_gpu_check_sets_each_measured_number_beside_the_plan():
     assert lines[3] == "vae_decode.memory: allocated 2.5 GiB (reserved 2.6), plan 1.7-2.9 GiB: " \
         "within plan"
     assert len(lines) == 5  # a failed component has nothing to compare
+    # the VAE at several batches: each against the plan at that many images at once
+    report["components"]["vae_decode"] = {"parameters": 0.08e9, "max_allocated_gib_b1": 2.6,
+                                          "max_allocated_gib_b8": 23.0}
+    lines = check.compare(report)
+    assert "vae_decode (batch 1).memory: allocated 2.6 GiB, plan 1.7-2.9 GiB: within plan" \
+        in lines
+    assert "vae_decode (batch 8).memory: allocated 23.0 GiB, plan 12.2-22.2 GiB: OVER PLAN" \
+        in lines and "vae_decode (batch 8).memory" in report["plan"]["over"]
     assert check.compare({"device": "cpu", "tiny": True, "components": {}}) == []
     # a step below the timer's noise (a loaded CPU) is 0 s with no rate: printed, not a crash
     line = check._line("gemma3_12b", {"parameters": 10, "dtypes": ["bfloat16"],

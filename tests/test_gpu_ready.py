@@ -318,17 +318,17 @@ def test_dry_run_headline_is_the_work_on_the_launchs_gpus_and_the_paper_a_compar
     expected = [i for i, line in enumerate(lines) if line.startswith("Expected on")]
     paper = next(i for i, line in enumerate(lines) if line.startswith("Paper, for comparison"))
     assert len(expected) == 2 and max(expected) < paper  # the estimate first, the paper after
-    assert lines[expected[0]].startswith("Expected on A100-80: 1,646-2,707 GPU-hours, 206-338 "
+    assert lines[expected[0]].startswith("Expected on A100-80: 1,646-2,709 GPU-hours, 206-339 "
                                          "h on 8 GPU(s) (1 node(s) x 8)")
     assert "1,230.3 GPU-hours" in lines[paper] and "above the A100's bf16 peak" in lines[paper]
     assert not any(line.startswith("Expected: ") for line in lines)  # the old headline
     # nodes x GPUs per node, not the config's processes
     out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--gpu", "H100",
                                     "--nodes", "4", "--processes", "8"])
-    assert "Expected on H100: 555-889 GPU-hours, 17-28 h on 32 GPU(s) (4 node(s) x 8)" \
+    assert "Expected on H100: 555-890 GPU-hours, 17-28 h on 32 GPU(s) (4 node(s) x 8)" \
         in out.output
     # the levers, costed: fp8 only where the GPU has it; the turbo draft at 1/14 the FLOPs
-    assert "fp8      H100 303-506" in out.output and "7% of the FLOPs" in out.output
+    assert "fp8      H100 303-705" in out.output and "7% of the FLOPs" in out.output
     # compile is on in the config: the lever shown is turning it off, at the eager cost
     assert "eager    H100 721-1,201: compile is on in this config" in out.output
     out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--gpu", "A100-80"])
@@ -337,7 +337,7 @@ def test_dry_run_headline_is_the_work_on_the_launchs_gpus_and_the_paper_a_compar
 
 def test_calibrated_headline_on_16_h100_is_under_860_gpu_hours_with_compile_on():
     """Issue 66: compile on by default for the denoiser: the H100's measured compiled step
-    (1.94 s for 16 images under guidance, against 2.89 s eager) gives the run 854.7 GPU-h
+    (1.94 s for 16 images under guidance, against 2.89 s eager) gives the run 852.4 GPU-h
     on 2 nodes x 8 H100 where eager gave 1,229.7; a config can turn it off."""
     from click.testing import CliRunner
 
@@ -349,8 +349,8 @@ def test_calibrated_headline_on_16_h100_is_under_860_gpu_hours_with_compile_on()
     assert out.exit_code == 0, out.output
     head = next(ln for ln in out.output.splitlines() if ln.startswith("Expected (calibrated"))
     hours = float(head.split("): ")[1].split(" GPU-hours")[0].replace(",", ""))
-    assert hours == 854.7 and "about 53.4 h on 16 GPU(s) (2 node(s) x 8)" in head
-    assert "images: 3.5 s a unit x 809,400 = 786.6 GPU-h, measured" in out.output
+    assert hours == 852.4 and "about 53.3 h on 16 GPU(s) (2 node(s) x 8)" in head
+    assert "images: 3.5 s a unit x 809,400 = 786.8 GPU-h, measured" in out.output
 
 
 def test_vqa_cost_counts_the_image_once_and_decodes_in_batches():
@@ -408,3 +408,31 @@ def test_distributed_eval_encodes_each_image_once_per_model(run, models, tmp_pat
     assert len(cached) == len(images) + len(captions)
     results = [json.loads(p.read_text()) for p in out.rglob("*.json")]
     assert sum(r["encoded"]["images"] for r in results) == 0  # the cells only read
+
+
+def test_fp8_is_costed_from_its_measured_step_and_pays_only_compiled(tmp_path):
+    """The H100's sd35_fp8 part (2026-11-28): compiled fp8 1.67 s a step against compiled
+    bf16 1.94 s (the run 852.4 -> 746.0 GPU-h); uncompiled 4.12 s against 2.93 s, so the
+    estimate never prices eager fp8 below bf16, and the measured step lies in its range."""
+    from click.testing import CliRunner
+
+    from autocomp import costs
+    from autocomp.cli import main
+
+    root = Path(__file__).parents[1]
+    text = (root / "configs" / "autocomp-cp.yaml").read_text(encoding="utf-8")
+    assert text.count("compile: true}") == 1
+    config = tmp_path / "fp8.yaml"
+    config.write_text(text.replace("compile: true}", "compile: true, fp8: true}"),
+                      encoding="utf-8")
+    measured = str(root / "docs" / "measured" / "gpu_check-h100.json")
+    out = CliRunner().invoke(main, ["run", str(config), "--dry-run", "--gpu", "H100",
+                                    "--nodes", "2", "--calibrate", measured])
+    assert out.exit_code == 0, out.output
+    assert "): 746.0 GPU-hours" in out.output
+    assert "images: 3.03 s a unit x 809,400 = 680.5 GPU-h, measured" in out.output
+    best, worst = costs.seconds("image", {"fp8": True, "compile": True}, "H100")
+    assert best * 809_400 / 3600 < 680.5 < worst * 809_400 / 3600
+    eager = costs.seconds("image", {}, "H100")
+    fp8_eager = costs.seconds("image", {"fp8": True}, "H100")
+    assert fp8_eager[0] == eager[0] and fp8_eager[1] == eager[1] * 1.41
