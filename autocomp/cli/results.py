@@ -74,10 +74,18 @@ def verify_cmd(folders, k, seed, source, models, device):
     from autocomp.eval.schema import check_file, result_files
     from autocomp.eval.verify import verify
 
+    from autocomp.core.records import read_small_json
+    from autocomp.eval.result_files import misplaced
+
     todo = []
     for folder in folders:
-        for path in result_files(results_folder(folder)):
+        root = results_folder(folder)
+        for path in result_files(root):
             problems = check_file(path)
+            stray = None if problems else misplaced(root, path, read_small_json(path))
+            if stray:  # a copy the report and leaderboard do not read either
+                click.echo(f"left out: {path}: {stray}", err=True)
+                continue
             if problems:
                 raise AutocompError(f"fails the results schema first ({problems[0]}): "
                                     "`autocomp results check`", file=path)

@@ -249,7 +249,7 @@ class Session:
         """The result JSON of a scored cell (and its notes, logged)."""
         suite, bench = self.suite, cell.bench
         result = {"benchmark": bench.name, "model": cell.model, "family": s.family,
-                  "model_type": s.model_type,
+                  "model_type": s.model_type, "baseline": s.baseline,
                   "name": s.name, "pretrained": s.pretrained, "task": bench.task,
                   "n": bench.n, "track": bench.track, "kind": bench.kind,
                   "metrics": got["metrics"], "ties": self.req.ties, "n_items": got["n_items"],

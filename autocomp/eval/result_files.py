@@ -10,10 +10,31 @@ from autocomp.eval.cache import folder_name
 from autocomp.formats.runs import Benchmark
 
 
+READER_KEYS = ("folder", "spec", "_path")  # set by the readers, never taken from a file
+
+
 def result_file(out: Path, model: str, benchmark: str) -> Path:
     """Where the result of `model` on `benchmark` (its name) is written: collision-free,
     as model folders are (subsets "a/b" and "a-b" get their own files)."""
     return Path(out) / folder_name(model) / f"{folder_name(benchmark)}.json"
+
+
+def misplaced(folder: Path, path: Path, data: dict) -> str | None:
+    """Why the result file `path` under `folder` is not read as a result: None where it
+    lies where eval writes its (model, benchmark) (or wrote, before issue 48's names). A
+    copy elsewhere (a backup, a tampered duplicate, a file naming another model) would
+    otherwise count its items twice or borrow another result's predictions."""
+    folder, path = Path(folder), Path(path)
+    model, benchmark = str(data.get("model")), str(data.get("benchmark"))
+    canon = result_file(folder, model, benchmark)
+    legacy = folder / folder_name(model) / f"{benchmark.replace('/', '-')}.json"
+    if path == canon or (path == legacy and not canon.is_file()):
+        return None
+    where = canon.relative_to(folder)
+    if canon.is_file() or legacy.is_file():
+        return (f"a second file for {model!r:.80} on {benchmark!r:.80} (eval wrote "
+                f"{where}): not read")
+    return f"not where eval writes {model!r:.80} on {benchmark!r:.80} ({where}): not read"
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,9 @@ def field_problems(data) -> list[str]:
         out.append("field 'weights': neither a digest nor a revision of the weights")
     if data["n_items"] < 1:
         out.append(f"field 'n_items': expected at least 1, got {data['n_items']}")
+    if data.get("baseline") not in (None, "blind", "reference"):
+        out.append(f"field 'baseline': expected blind, reference or null, got "
+                   f"{data['baseline']!r:.40}")
     return out
 
 
@@ -144,8 +147,10 @@ def prediction_problems(path: Path, data: dict) -> list[str]:
     return []
 
 
-def check_file(path: Path) -> list[str]:
-    """Every problem of one result file, each one line (none: [])."""
+def check_file(path: Path, folder: Path | None = None) -> list[str]:
+    """Every problem of one result file, each one line (none: []); given its results
+    `folder`, a file that does not lie where eval writes its result is one (the report and
+    the leaderboard do not read it)."""
     from autocomp.core.records import read_small_json
 
     try:
@@ -155,6 +160,11 @@ def check_file(path: Path) -> list[str]:
     except ValueError as exc:
         return [f"not valid JSON ({exc})"]
     problems = field_problems(data)
+    if not problems and folder is not None:
+        from autocomp.eval.result_files import misplaced
+
+        where = misplaced(folder, path, data)
+        problems = [where] if where else []
     return problems or prediction_problems(path, data)
 
 
@@ -169,4 +179,4 @@ def result_files(folder: Path) -> list[Path]:
 
 def check_folder(folder: Path) -> dict[Path, list[str]]:
     """Result file -> its problems, for every result file under `folder`."""
-    return {p: check_file(p) for p in result_files(folder)}
+    return {p: check_file(p, folder) for p in result_files(folder)}

@@ -83,20 +83,29 @@ def _seed_groups(cells: list[dict]) -> dict:
     return out
 
 
-def read_cells(folder: Path) -> tuple[list[dict], list[Path]]:
-    """(every result cell under `folder`, the *.json files that could not be read)."""
-    cells, unreadable = [], []
+def read_cells(folder: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
+    """(every result cell under `folder`, (file, why) for each *.json left out: unreadable,
+    or a result file lying where eval does not write it, eval/result_files.misplaced).
+    Each cell carries `_path`, the file it was read from: its predictions are the ones
+    beside it, never found again by the spec it claims."""
     from autocomp.core.records import read_small_json
+    from autocomp.eval.result_files import READER_KEYS, misplaced
 
+    cells, skipped = [], []
     for path in sorted(Path(folder).rglob("*.json")):
         try:  # regular files of a bounded size only: a FIFO or /dev/zero would hang it
             data = read_small_json(path)
-        except (OSError, ValueError):
-            unreadable.append(path)
+        except (OSError, ValueError) as exc:
+            skipped.append((path, f"cannot be read ({type(exc).__name__})"))
             continue
         if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
-            cells.append(data)
-    return cells, unreadable
+            why = misplaced(folder, path, data)
+            if why:
+                skipped.append((path, why))
+                continue
+            cell = {k: v for k, v in data.items() if k not in READER_KEYS}
+            cells.append({**cell, "_path": str(path)})
+    return cells, skipped
 
 
 def write_summaries(out: Path) -> Path:

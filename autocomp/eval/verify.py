@@ -63,9 +63,9 @@ def sample_ids(ids: list[str], k: int, seed: int) -> list[str]:
 
 
 def verify(path: Path, k: int = 20, device: str = "auto", source: Path | None = None,
-           seed: int | None = None) -> dict:
+           seed: int | None = None, write: bool = True) -> dict:
     """Re-score `k` items of the result at `path`, drawn with `seed` (default: fresh
-    randomness); writes and returns the record."""
+    randomness); returns the record, written beside the result when `write`."""
     import secrets
     import tempfile
 
@@ -114,5 +114,6 @@ def verify(path: Path, k: int = 20, device: str = "auto", source: Path | None = 
               "tolerance": TOLERANCE, "result_sha256": _digest(path),
               "predictions_sha256": _digest(predictions(path)),
               "model": data["model"], "benchmark": data["benchmark"]}
-    write_text(sidecar(path), json.dumps(record, indent=1, sort_keys=True) + "\n")
+    if write:
+        write_text(sidecar(path), json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record

@@ -13,6 +13,16 @@ ATTRIBUTE_CATEGORIES = ("swapped values", "same value / different objects",
 BASELINES = ("reference", "blind")  # scorer types that are not models under test
 
 
+def baseline_of(result: dict) -> str | None:
+    """"blind", "reference" or None, as the scorer declared it (results written before it
+    did: read off the spec's family)."""
+    if "baseline" in result:
+        got = result["baseline"]
+        return got if got in BASELINES else None
+    fam = str(result.get("family") or result["model"].split(":", 1)[0])
+    return fam if fam in BASELINES else None
+
+
 def model_type(result: dict) -> str:
     """The type the scorer declared (results written before it did: read off the spec)."""
     if "model_type" in result:

@@ -45,12 +45,14 @@ def folder_names(folders: list[Path]) -> list[str]:
     return names
 
 
-def gather(folders: list[Path], models_file: Path | None = None) -> tuple[list[dict], dict]:
+def gather(folders: list[Path], models_file: Path | None = None,
+           skipped: list | None = None) -> tuple[list[dict], dict]:
     """(every result, ordered by model, each with the `folder` it was read from; spec ->
-    label)."""
+    label). The files left out are added to `skipped` as (file, why) if given (else
+    warned about)."""
     from autocomp.report.tables import load_results
 
-    per_folder = [load_results(f) for f in folders]
+    per_folder = [load_results(f, skipped) for f in folders]
     order: list[str] = []
     labels: dict[str, str] = {}
     lists = [model_entries(models_file)] if models_file else []

@@ -1,19 +1,20 @@
-"""`autocomp leaderboard DIR... --output SITE`: one static page (SITE/index.html, no
-network), its data (SITE/leaderboard.json) and every result with its per-item predictions
-copied beside them (SITE/results/...), so anyone can re-score what the page shows.
+"""The leaderboard's data (`autocomp leaderboard`; report/board_site.py writes the page).
 
-Only results that pass the results schema (eval/schema.py) are shown; the others are listed
-with their first problem. A section per benchmark kind of autocomp runs (Swap, Confusion,
-...) and per dataset of other formats (sugarcrepe, winoground, ...); in each, a row per
-model and columns: all items, each skill (task) and N and track (autocomp runs) or each
-subset (other formats). A cell pools the items of its benchmarks: accuracy in percent with
-its 95% interval (concepts resampled where a concept gives several items, else
-Clopper-Pearson) and its item count. Pinned under the models: the chance accuracy of each
-column (exact, from the candidates' counts) and the baselines (blind scorers, which read
-no image, and reference scorers, checks of the harness). "vs blind": the model's accuracy
-on all items minus the best blind scorer's, paired on the items both scored (interval
-resampling concepts). A result with a `.verified.json` beside it whose re-scored sample
-matched (`autocomp results verify`) is marked verified.
+One tie rule per page: every cell is accuracy under the results' own rule, named in each
+section's title. A section per benchmark kind of autocomp runs (Swap, Confusion, ...) and
+per dataset of other formats (sugarcrepe, winoground, ...); in each, a row per model and
+columns: all items, each skill (task) and N and track (autocomp runs) or each subset
+(other formats). A cell pools the items of its benchmarks: accuracy in percent with its 95%
+interval (concepts resampled where a concept gives several items, else Clopper-Pearson)
+and its item count. "All" pools only the benchmarks every ranked model was scored on (a
+model scored on 3 of 4 is not ranked beside one scored on 4 on different items); the
+others show in their own columns. Pinned under the models: the chance accuracy of each
+column and the baselines (scorers that declare themselves blind or reference). Rank: 1 +
+the models whose All interval lies wholly above this one's (models with overlapping
+intervals share a rank). "vs blind": the model's accuracy minus the best blind scorer's on
+the items both scored, paired, under one rule for both (tie-aware by default: a text-only
+scorer ties every Swap negative, so its strict accuracy is ~0 and a lead over it says
+nothing); "vs chance": All minus chance, its interval shifted by the constant.
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from collections import defaultdict
 from pathlib import Path
 
 from autocomp.eval.intervals import proportion
-from autocomp.report.gather import short_label
+from autocomp.report.categories import baseline_of
 from autocomp.report.table import KIND_SHORT, TRACK_SHORT
 
-BASELINES = ("blind", "reference")
+RULE_NAMES = {"strict": "strict (a tie is wrong)", "aware": "tie-aware (1/k for k tied)",
+              "argmax": "argmax (a tie at the top is right)"}
 
 
 def section_of(result: dict) -> tuple[str, str]:
@@ -61,13 +63,13 @@ def _column_order(name: str) -> tuple:
     return (4, 0, name)
 
 
-def items_of(result: dict) -> list[tuple[str, str, float]]:
-    """(item key, cluster, outcome) of each predicted item, under the result's tie rule."""
+def items_of(result: dict, rule: str) -> list[tuple[str, str, float]]:
+    """(item key, cluster, outcome) of each predicted item under `rule`, read from the
+    predictions beside the very file the result was read from."""
     from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
     from autocomp.eval.result_files import recorded_outcome
-    from autocomp.report.paired import predictions_file
 
-    path = predictions_file(result)
+    path = Path(result["_path"]).with_suffix(".predictions.jsonl")
     out = []
     with open_regular(path, PREDICTIONS_LIMIT) as fh:
         for line in fh:
@@ -75,8 +77,7 @@ def items_of(result: dict) -> list[tuple[str, str, float]]:
                 p = json.loads(line)
                 key = f"{result['benchmark']}:{p['id']}"
                 # a concept's items (its tracks, its benchmarks) are one cluster
-                out.append((key, str(p.get("concept") or key),
-                            recorded_outcome(p, result.get("ties") or "strict")))
+                out.append((key, str(p.get("concept") or key), recorded_outcome(p, rule)))
     return out
 
 
@@ -95,56 +96,100 @@ def pooled(items: list[tuple[str, str, float]]) -> dict | None:
             "n": len(items)}
 
 
-def _verified(cells: list[dict], verified: dict) -> str | None:
-    """"K/n" re-scored items over the model's results when every one is verified, else
-    None."""
-    records = [verified.get(r["_file"]) for r in cells]
-    if not records or not all(records):
-        return None
-    return f"{sum(int(v.get('items', 0)) for v in records)}/" \
-           f"{sum(int(v.get('of', 0)) for v in records)}"
-
-
-def board(results: list[dict], labels: dict, verified: dict) -> dict:
-    """The leaderboard's data: sections with columns, model rows, chance and baselines."""
+def board(results: list[dict], labels: dict, marks: dict, versus: str = "aware") -> dict:
+    """The leaderboard's data: sections with columns, ranked model rows, chance and
+    baselines. `results` are under one tie rule (write_site refuses a mix); `marks`: result
+    file -> {"verified", "claimed"} records (board_site._marks); `versus` is the rule "vs
+    blind" compares under."""
+    rules = {r.get("ties") or "strict" for r in results}
+    if len(rules) > 1:
+        raise ValueError(f"results under several tie rules: {sorted(rules)}")
+    rule = rules.pop() if rules else "strict"
     grouped: dict = defaultdict(list)
     for r in results:
         grouped[section_of(r)].append(r)
-    sections = []
-    for (key, title), rs in grouped.items():
-        columns = sorted(dict.fromkeys(c for r in rs for c in columns_of(r)), key=_column_order)
-        by_model: dict = defaultdict(list)
-        for r in rs:
-            by_model[r["model"]].append(r)
-        items = {m: {id(r): items_of(r) for r in cells} for m, cells in by_model.items()}
-        rows = []
-        for model, cells in by_model.items():
-            family = cells[0].get("family") or model.split(":", 1)[0]
-            row = {"model": model, "label": labels.get(model) or short_label(model),
-                   "baseline": family in BASELINES, "family": family,
-                   "verified": _verified(cells, verified),
-                   "benchmarks": len(cells), "cells": {}}
-            for col in columns:
-                got = [it for r in cells if col in columns_of(r) for it in items[model][id(r)]]
-                row["cells"][col] = pooled(got)
-            rows.append(row)
-        blind = [row for row in rows if row["family"] == "blind" and row["cells"].get("All")]
-        best = max(blind, key=lambda row: row["cells"]["All"]["value"], default=None)
-        for row in rows:
-            row["vs_blind"] = None if row["baseline"] or best is None else _versus(
-                items[row["model"]], items[best["model"]])
-        sections.append({"key": key, "title": title, "columns": columns,
-                         "chance": _chance(rs, columns), "best_blind": best and best["label"],
-                         "rows": rows})
-    return {"sections": sections}
+    sections = [_section(key, title, rs, labels, marks, rule, versus)
+                for (key, title), rs in grouped.items()]
+    return {"sections": sections, "ties": rule, "versus_ties": versus}
 
 
-def _versus(mine: dict, theirs: dict) -> dict | None:
+def _mark(cells: list[dict], marks: dict, which: str) -> str | None:
+    """"K/n" items re-scored over a row's results when every one has a `which` record
+    that matched, else None."""
+    records = [(marks.get(r["_path"]) or {}).get(which) for r in cells]
+    if not records or not all(rec and rec.get("verified") for rec in records):
+        return None
+    return (f"{sum(int(v.get('items', 0)) for v in records)}/"
+            f"{sum(int(v.get('of', 0)) for v in records)}")
+
+
+def _section(key, title, rs, labels, marks, rule, versus) -> dict:
+    columns = sorted(dict.fromkeys(c for r in rs for c in columns_of(r)), key=_column_order)
+    by_model: dict = defaultdict(list)
+    for r in rs:
+        by_model[r["model"]].append(r)
+    kinds = {m: baseline_of(cells[0]) for m, cells in by_model.items()}
+    ranked = [m for m in by_model if kinds[m] is None]
+    # All: only the benchmarks every ranked model has (every model, where none is ranked)
+    have = [{r["benchmark"] for r in by_model[m]} for m in (ranked or by_model)]
+    common = set.intersection(*have) if have else set()
+    shown = {m: {id(r): items_of(r, rule) for r in cells} for m, cells in by_model.items()}
+    rows = []
+    for model, cells in by_model.items():
+        row = {"model": model, "label": labels.get(model) or model,
+               "baseline": kinds[model], "verified": _mark(cells, marks, "verified"),
+               "benchmarks": len(cells), "cells": {}}
+        row["claimed"] = None if row["verified"] else _mark(cells, marks, "claimed")
+        for col in columns:
+            row["cells"][col] = pooled([
+                it for r in cells if col in columns_of(r)
+                and (col != "All" or r["benchmark"] in common) for it in shown[model][id(r)]])
+        rows.append(row)
+    chance = _chance(rs, columns, common)
+    _rank(rows, chance.get("All"))
+    _versus_blind(rows, by_model, common, versus)
+    every = sorted({r["benchmark"] for r in rs})
+    return {"key": key, "title": f"{title} · ties: {RULE_NAMES.get(rule, rule)}",
+            "ties": rule, "columns": columns, "chance": chance,
+            "all_benchmarks": {"pooled": len(common), "of": len(every),
+                               "left_out": sorted(set(every) - common)},
+            "best_blind": next((row["label"] for row in rows if row.get("best_blind")), None),
+            "rows": rows}
+
+
+def _rank(rows: list[dict], chance: dict | None) -> None:
+    """Rank (1 + the ranked models whose All interval lies wholly above) and vs chance."""
+    ranked = [row for row in rows if row["baseline"] is None and row["cells"].get("All")]
+    for row in rows:
+        got = row["cells"].get("All")
+        row["rank"] = None if row not in ranked else 1 + sum(
+            other["cells"]["All"]["interval"][0] > got["interval"][1] for other in ranked)
+        row["vs_chance"] = None if not got or not chance else {
+            "value": round(got["value"] - chance["value"], 2),
+            "interval": [round(x - chance["value"], 2) for x in got["interval"]],
+            "n": got["n"]}
+
+
+def _versus_blind(rows, by_model, common, versus) -> None:
+    """Each model's All minus the best blind scorer's, both under `versus`, paired."""
+    items = {m: [it for r in cells if r["benchmark"] in common for it in items_of(r, versus)]
+             for m, cells in by_model.items()}
+    blind = [row for row in rows if row["baseline"] == "blind" and items[row["model"]]]
+    best = max(blind, key=lambda row: pooled(items[row["model"]])["value"], default=None)
+    for row in rows:
+        row["best_blind"] = row is best
+        row["vs_blind"] = None if row["baseline"] or best is None else _versus(
+            items[row["model"]], items[best["model"]])
+        if row["vs_blind"]:
+            row["vs_blind"]["ties"] = versus
+
+
+def _versus(mine: list, theirs: list) -> dict | None:
     """All-items accuracy difference (points) on the items both scored, paired."""
     from autocomp.eval.intervals import paired_clustered
 
-    a = {k: (c, o) for got in mine.values() for k, c, o in got}
-    b = {k: o for got in theirs.values() for k, _, o in got}
+    a = {k: (c, o) for k, c, o in mine}
+    b = {k: o for k, _, o in theirs}
     common = [k for k in a if k in b]
     if not common:
         return None
@@ -155,93 +200,15 @@ def _versus(mine: dict, theirs: dict) -> dict | None:
             "n": len(common)}
 
 
-def _chance(results: list[dict], columns: list[str]) -> dict:
-    """Per column, the items-weighted chance accuracy of its benchmarks (each once)."""
+def _chance(results: list[dict], columns: list[str], common: set) -> dict:
+    """Per column, the items-weighted chance accuracy of its benchmarks (each once; All
+    over the pooled benchmarks)."""
     once = {r["benchmark"]: r for r in results}
     out = {}
     for col in columns:
-        got = [r for r in once.values() if col in columns_of(r)]
+        got = [r for r in once.values() if col in columns_of(r)
+               and (col != "All" or r["benchmark"] in common)]
         n = sum(r["n_items"] for r in got)
         out[col] = {"value": round(sum(float(r["chance"]) * r["n_items"] for r in got) / n, 2),
                     "n": n} if n else None
     return out
-
-
-def write_site(folders: list[Path], out: Path, models_file: Path | None = None,
-               title: str = "autocomp leaderboard") -> dict:
-    """Check, gather and write the site; returns {"shown", "left_out", "path"}."""
-    import shutil
-
-    from autocomp.core.records import write_text
-    from autocomp.eval.schema import check_file
-    from autocomp.eval.verify import still_verified
-    from autocomp.report.gather import gather
-    from autocomp.report.html import inside
-
-    results, labels = gather(folders, models_file)
-    shown, left = [], []
-    verified = {}
-    for r in results:
-        path = _result_path(r)
-        problems = check_file(path) if path else ["its file is not found"]
-        outside = [f.name for f in _files(path) if inside(f, Path(r["folder"])) is None] \
-            if path else []
-        if outside:  # the site would carry a file from elsewhere
-            problems = [f"{outside[0]} leads out of its results folder"]
-        if problems:
-            left.append({"model": r["model"], "benchmark": r["benchmark"],
-                         "why": problems[0]})
-            continue
-        r = {**r, "_file": str(path)}
-        verified[str(path)] = still_verified(path)  # re-scored alike, unchanged since
-        shown.append(r)
-    data = board(shown, labels, verified)
-    data.update(title=title, left_out=left, files=[])
-    out = Path(out)
-    (out / "results").mkdir(parents=True, exist_ok=True)
-    # several folders: each under its number (one model scored in two folders, two seeds,
-    # would otherwise write one file over the other)
-    number = {str(f): f"{k + 1}/" if len(folders) > 1 else "" for k, f in enumerate(folders)}
-    for r in shown:
-        src = Path(r["_file"])
-        rel = f"results/{number[r['folder']]}{src.parent.name}"
-        (out / rel).mkdir(parents=True, exist_ok=True)
-        for f in _files(src):
-            shutil.copyfile(f, out / rel / f.name)
-            data["files"].append({"model": r["model"], "benchmark": r["benchmark"],
-                                  "path": f"{rel}/{f.name}"})
-    write_text(out / "leaderboard.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
-    write_text(out / "index.html", page(data))
-    return {"shown": len(shown), "left_out": left, "path": out / "index.html",
-            "sections": len(data["sections"])}
-
-
-def _files(result: Path) -> list[Path]:
-    """The files of a result that go on the site: it, its predictions, its verification."""
-    return [f for f in (result, result.with_suffix(".predictions.jsonl"),
-                        result.with_suffix(".verified.json")) if f.is_file()]
-
-
-def _result_path(r: dict) -> Path | None:
-    from autocomp.report.paired import predictions_file
-
-    pred = predictions_file(r)
-    if pred is None:
-        from autocomp.eval.cells import result_file
-
-        path = result_file(Path(r["folder"]), r.get("spec", r["model"]), r["benchmark"])
-        return path if path.is_file() else None
-    return pred.with_name(pred.name[:-len(".predictions.jsonl")] + ".json")
-
-
-def page(data: dict) -> str:
-    """The page: the template with the data embedded (no network, no other file)."""
-    import re
-    from html import escape
-    from importlib import resources
-
-    from autocomp.report.html import json_block
-
-    text = resources.files("autocomp.report").joinpath("board.html").read_text("utf-8")
-    values = {"TITLE": escape(data["title"]), "DATA": json_block(data)}
-    return re.sub(r"\{\{(TITLE|DATA)\}\}", lambda m: values[m.group(1)], text)

@@ -20,6 +20,9 @@ def predictions_file(cell: dict) -> Path | None:
     from autocomp.eval.cache import folder_name
     from autocomp.eval.cells import result_file
 
+    if cell.get("_path"):  # the very file the cell was read from
+        pred = Path(cell["_path"]).with_suffix(".predictions.jsonl")
+        return pred if pred.is_file() else None
     if not cell.get("folder"):
         return None
     folder, spec = Path(cell["folder"]), cell.get("spec", cell["model"])

@@ -39,19 +39,22 @@ from autocomp.report.table import (
 )
 
 
-def load_results(folder: Path) -> list[dict]:
+def load_results(folder: Path, skipped: list | None = None) -> list[dict]:
+    """Every result cell of a results folder; the files left out (unreadable, or not where
+    eval writes them) are warned about, and added to `skipped` as (file, why) if given."""
     folder = Path(folder)
     if not folder.is_dir():
         raise AutocompError("no results folder (run `autocomp eval` first)", file=folder)
     from autocomp.eval.summary import read_cells
 
-    out, unreadable = read_cells(folder)
-    if unreadable:
+    out, left = read_cells(folder)
+    if skipped is not None:
+        skipped.extend(left)
+    elif left:
         import warnings
 
-        warnings.warn(f"{len(unreadable)} result file(s) could not be read and are left out "
-                      f"(first: {unreadable[0]}); `autocomp eval --skip_existing` does them "
-                      "again", stacklevel=2)
+        warnings.warn(f"{len(left)} result file(s) left out (first: {left[0][0]}: "
+                      f"{left[0][1]}); `autocomp results check` lists them", stacklevel=2)
     if not out:
         raise AutocompError("no result files (*.json from `autocomp eval`)", file=folder)
     return out

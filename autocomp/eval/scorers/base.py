@@ -66,6 +66,16 @@ class Scorer:
         return self.family
 
     @property
+    def baseline(self) -> str | None:
+        """"blind" (reads no image), "reference" (a check of the harness) or None (a model
+        under test): the leaderboard pins baselines under the models and rank agreement
+        leaves them out. A plugin scorer sets it (`baseline = "blind"`); a text scorer,
+        which never sees the image, is blind."""
+        if self.family in ("blind", "reference"):
+            return self.family
+        return "blind" if self.kind == "text" else None
+
+    @property
     def cache_id(self) -> str:
         """What the cached vectors depend on (the spec, plus a fingerprint of local weights)."""
         return self.spec
