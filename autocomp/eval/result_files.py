@@ -109,8 +109,9 @@ def recorded_outcome(p: dict, rule: str = "strict") -> float:
     (1 / the candidates tied at the top). Predictions written before correct_argmax was
     recorded give argmax from the tie credit (non-zero exactly when the positive is on
     top, ties included)."""
-    if rule == "aware":
-        return float(p.get("tie_credit") or 0.0)
+    if rule == "aware":  # no credit recorded (a hand-made file): the strict outcome
+        return float(p["tie_credit"] or 0.0) if "tie_credit" in p else float(
+            bool(p.get("correct")))
     if rule == "argmax":
         if "correct_argmax" in p:
             return float(bool(p["correct_argmax"]))
