@@ -156,3 +156,71 @@ def test_a_hand_written_sidecar_earns_no_mark(tmp_path):
     assert got.exit_code == 0, got.output
     assert "1 result(s) carry a verification record from elsewhere: not marked" in got.output
     assert row(data, "m:b")["verified"] is None and row(data, "m:b")["claimed"] == "20/78"
+
+
+@pytest.fixture(scope="module")
+def clips_scored(demo_run, tmp_path_factory):
+    """Two seeded tiny random CLIPs and the baselines on the demo's N = 2 minimal
+    shape_color benchmarks, under strict and under tie-aware credit."""
+    from tiny_models import tiny_open_clip
+
+    from autocomp import api
+
+    root = tmp_path_factory.mktemp("clips")
+    specs = [f"open_clip:local-dir:{tiny_open_clip(root / f'oc{s}', seed=s)}" for s in (0, 1)]
+    specs += ["reference:random", "blind:length", "blind:unigram", "blind:distinct"]
+    out = {}
+    for rule in ("strict", "aware"):
+        out[rule] = root / rule
+        api.evaluate(demo_run, specs, out[rule], "shape_color-n2/minimal-*", ties=rule,
+                     cache_dir=root / "cache")
+    return out, specs[:2]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", ["strict", "aware"])
+def test_random_clips_do_not_beat_the_blind_scorers(clips_scored, tmp_path, rule):
+    """The issue's critical case: "vs blind" taken against the blind scorers' strict
+    accuracy (~0: a text-only scorer ties every swap) showed a random CLIP at +33.5. Both
+    under one rule (tie-aware by default), its interval covers 0."""
+    from autocomp.report.board_site import public
+
+    folders, clips = clips_scored
+    got, data = site([folders[rule]], tmp_path)
+    assert got.exit_code == 0, got.output
+    swap = next(s for s in data["sections"] if s["title"].startswith("Swap"))
+    assert f"ties: {'strict' if rule == 'strict' else 'tie-aware'}" in swap["title"]
+    rows = [r for r in swap["rows"] if r["model"].startswith(public(clips[0]).rsplit("/")[0])]
+    assert len(rows) == 2
+    for r in rows:
+        low, high = r["vs_blind"]["interval"]
+        assert low <= 0 <= high and r["vs_blind"]["ties"] == "aware", r
+        low, high = r["vs_chance"]["interval"]
+        assert low <= 0 <= high, r
+
+
+@pytest.mark.slow
+def test_a_result_forged_on_half_its_items_fails_a_fresh_sample_of_20(clips_scored, tmp_path):
+    """Forged consistently (predictions and accuracy agree, so `results check` passes) on
+    every other item: a fresh sample of 20 catches it but with probability 0.5^20."""
+    from autocomp.eval.cells import result_file
+
+    folders, _ = clips_scored
+    folder = shutil.copytree(folders["strict"], tmp_path / "results")
+    path = result_file(folder, "reference:random", SWAP)
+    pred = path.with_suffix(".predictions.jsonl")
+    rows = [json.loads(line) for line in pred.read_text().splitlines()]
+    for k, r in enumerate(sorted(rows, key=lambda r: r["id"])):
+        if k % 2 == 0 and not r["correct"]:
+            r.update(correct=True, correct_argmax=True, tie_credit=1.0, rank=1,
+                     positive_score=r["best_negative_score"] + 1.0)
+    pred.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = json.loads(path.read_text())
+    data["metrics"]["accuracy"] = 100.0 * sum(r["correct"] for r in rows) / len(rows)
+    path.write_text(json.dumps(data))
+    assert CliRunner().invoke(main, ["results", "check", str(folder)]).exit_code == 0
+    got, board = site([folder], tmp_path, "--verify", "20")
+    assert got.exit_code == 0, got.output
+    forged = row(board, "reference:random")
+    assert forged["verified"] is None and forged["claimed"] is None
+    assert row(board, "blind:length")["verified"] == "20/78"
