@@ -55,8 +55,9 @@ def test_intervals_widen_as_items_shrink(tmp_path):
         row = comparisons(results)[0][0]
         assert row["kendall"]["value"] == pytest.approx(0.8)  # same accuracies throughout
         widths.append([np.diff(row[k]["interval"])[0] for k in ("kendall", "spearman")])
-    assert widths[0][0] > widths[1][0] > widths[2][0]
-    assert widths[0][1] > widths[1][1] > widths[2][1]
+    # models are resampled too: past ~100 items the 5 models' own spread is what is left
+    assert widths[0][0] > widths[1][0] >= widths[2][0]
+    assert widths[0][1] > widths[1][1] >= widths[2][1]
 
 
 def test_vectorised_statistics_are_scipys():
@@ -123,8 +124,16 @@ def test_agreement_on_the_demo_with_reference_blind_and_tiny_models(demo_run, tm
                for s in (0, 1)]
     out = tmp_path / "results"
     api.evaluate(demo_run, models, out, "shape_color-n2/*", "shape_position-n2/*")
-    got = CliRunner().invoke(main, ["report", str(out), "--agreement", "--reference",
-                                    "shape_color-n2/minimal-swap", "--json"])
+    args = ["report", str(out), "--agreement", "--reference", "shape_color-n2/minimal-swap",
+            "--json"]
+    got = CliRunner().invoke(main, args)  # baselines left out by default: 2 models
+    assert got.exit_code == 0, got.output
+    table = next(t for t in json.loads(got.stdout)["tables"]
+                 if t["title"].startswith("Rank agreement"))
+    assert all(row[2] == "2*" and row[4] == "-" for row in table["rows"])
+    assert any(note.startswith("left out (1): 5 baselines (blind:length, blind:unigram, "
+                               "reference:bag-of-concepts") for note in table["notes"])
+    got = CliRunner().invoke(main, [*args, "--include-baselines"])
     assert got.exit_code == 0, got.output
     table = next(t for t in json.loads(got.stdout)["tables"]
                  if t["title"].startswith("Rank agreement"))
@@ -137,3 +146,92 @@ def test_agreement_on_the_demo_with_reference_blind_and_tiny_models(demo_run, tm
     assert all(row[2] == "7" for row in table["rows"])
     assert (out / "figures" / "agreement.png").is_file()
     assert "figure: " in got.stderr
+
+
+def test_baselines_out_by_default_and_a_two_way_bootstrap_by_hand(tmp_path):
+    """Issue 67: the oracle at 100 and blind scorers near 0 made tau-b 0.72-1.00 for two real
+    models; they are left out unless asked for. The interval resamples models and items:
+    recomputed here with scipy's kendalltau on each resample's draws."""
+    from scipy.stats import kendalltau
+
+    from autocomp.eval.intervals import SEED
+    from autocomp.report.gather import gather
+    from autocomp.report.ranks import comparisons
+
+    folder = made(tmp_path / "r")
+    for spec, a, b in (("reference:oracle", 20, 20), ("blind:length", 0, 1)):
+        write_result(folder, spec, "sugarcrepe/replace-att", a, 20)
+        write_result(folder, spec, "synthetic/x", b, 20)
+    results, _ = gather([folder])
+    row = comparisons(results, resamples=200)[0][0]
+    assert row["models"] == MODELS and row["kendall"]["value"] == pytest.approx(0.8)
+    both = comparisons(results, resamples=200, include_baselines=True)[0][0]
+    assert len(both["models"]) == 7 and both["kendall"]["value"] > 0.8
+    chosen = comparisons(results, resamples=200, models=["m1", "m2", "m3"])
+    assert chosen[0][0]["models"] == ["m1", "m2", "m3"]
+    assert chosen[1][0].startswith("4 baselines and models not listed")
+
+    def outcomes(bench):  # models x items, as the predictions files hold them
+        rows = []
+        for m in MODELS:
+            pred = next(p for p in folder.rglob("*.predictions.jsonl")
+                        if p.parent.name.startswith(m + "-") and bench in p.name)
+            lines = sorted((json.loads(line) for line in pred.read_text().splitlines()),
+                           key=lambda p: p["id"])  # items in the order matrix() puts them
+            rows.append([float(p["correct"]) for p in lines])
+        return np.array(rows)
+
+    a, b = outcomes("sugarcrepe_replace-att"), outcomes("synthetic_x")
+    rng = np.random.default_rng(SEED)
+
+    def draws(m):  # 200 item resamples (100 at a time, as drawn), accuracies per model
+        n = m.shape[1]
+        w = np.concatenate([rng.multinomial(n, np.full(n, 1 / n), size=100) for _ in (0, 1)])
+        return 100.0 * (w @ m.T) / n
+
+    ra, rb = draws(a), draws(b)
+    pick = rng.integers(0, len(MODELS), size=(200, len(MODELS)))
+    taus = [kendalltau(ra[k, pick[k]], rb[k, pick[k]]).statistic for k in range(200)]
+    taus = np.array([t for t in taus if not np.isnan(t)])
+    assert row["kendall"]["undefined_resamples"] == 200 - len(taus)
+    assert row["kendall"]["interval"] == pytest.approx(np.percentile(taus, [2.5, 97.5]))
+
+
+def test_undefined_leave_one_out_lists_are_shown_and_differing_items_refused(tmp_path):
+    """8 of 9 models at 0.0 on one side: leaving out the one that is not gives no rank
+    correlation; the range says so instead of "0.52 [0.52, 0.53]" from one list."""
+    from autocomp.report.gather import gather
+    from autocomp.report.ranks import comparisons
+    from autocomp.report.ranks_table import agreement_table
+
+    folder = tmp_path / "r"
+    for k in range(9):
+        write_result(folder, f"m{k}", "one/x", 10 + k, 40)
+        write_result(folder, f"m{k}", "two/y", 5 if k == 8 else 0, 40)
+    write_result(folder, "m0", "three/z", 3, 40, benchmark_fingerprint="a" * 32)
+    write_result(folder, "m1", "three/z", 4, 40, benchmark_fingerprint="b" * 32)
+    results, _ = gather([folder])
+    rows, left = comparisons(results, resamples=200)
+    row = next(r for r in rows if (r["a"], r["b"]) == ("one/x", "two/y"))
+    assert row["kendall"]["leave_one_out_undefined"] == 1
+    table = agreement_table(rows, left)
+    line = next(r for r in table.rows if r[:2] == ["one/x", "two/y"])
+    assert line[5].endswith("(1 of 9 lists undefined)")
+    assert any(name.startswith("three/z (its results hold different items under one name")
+               for name in left)
+    assert not any("three/z" in (r["a"], r["b"]) for r in rows)
+
+
+def test_the_figure_spreads_models_at_one_place_and_names_the_pair(tmp_path):
+    from autocomp.report.gather import gather
+    from autocomp.report.rank_figure import _side_by_side, _stat, agreement_figure
+    from autocomp.report.ranks import comparisons
+
+    folder = made(tmp_path / "r", x=[0.9, 0.8, 0.7, 0.7, 0.5], y=[0.9, 0.8, 0.6, 0.6, 0.5])
+    results, _ = gather([folder])
+    rows, _ = comparisons(results, resamples=200)
+    offsets, moved = _side_by_side(rows[0])
+    assert moved == 2 and sorted(offsets.values()) == [-0.4, 0.0, 0.0, 0.0, 0.4]
+    assert _stat(rows[0]["kendall"]).startswith(f"{rows[0]['kendall']['value']:.2f} [")
+    made_files, left = agreement_figure(rows, tmp_path / "agreement")
+    assert left == 0 and made_files[0].is_file()

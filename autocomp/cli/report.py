@@ -42,9 +42,13 @@ from autocomp.cli import options
               help="With --agreement: compare every benchmark with this one (a benchmark's "
                    "name, or a format's prefix such as 'sugarcrepe' pooling its subsets), "
                    "and each task x N pooled.")
+@click.option("--include-baselines", is_flag=True,
+              help="With --agreement: count the baselines (blind and reference scorers) as "
+                   "models too (left out by default: they are not models of the zoo).")
 @options.as_json
 def report(results_dirs, table_format, models_file, figure, csv_path, exclude_relations,
-           html_path, compare, gallery_size, t2i_dirs, agreement, reference, as_json):
+           html_path, compare, gallery_size, t2i_dirs, agreement, reference,
+           include_baselines, as_json):
     """Print every table there are results for in RESULTS_DIR(s): Tables 4-9 and 13 and the
     synthetic Winoground (Auto-Comp layouts), and the other formats' (SugarCrepe, CREPE,
     Winoground, ColorSwap, ARO, tables); then the tables left out and why. Several folders
@@ -73,9 +77,16 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
     more_figures = []
     ranked = None
     if agreement or reference:
-        from autocomp.report.ranks import agreement_table, comparisons
+        from autocomp.report.ranks import comparisons
+        from autocomp.report.ranks_table import agreement_table
 
-        ranked, left = comparisons(results, reference)
+        chosen = None
+        if models_file:  # the models file chooses the zoo
+            from autocomp.eval.modelset import model_entries
+
+            chosen = [spec for spec, _ in model_entries(models_file)]
+        ranked, left = comparisons(results, reference, include_baselines=include_baselines,
+                                   models=chosen)
         tables.append(agreement_table(ranked, left, labels))
     for folder in t2i_dirs:
         from autocomp.t2i.summary import read_tables

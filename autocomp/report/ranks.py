@@ -7,12 +7,21 @@ items every one of them scored (its predictions file, under the tie rule its res
 scored with), and between the two lists of accuracies:
 
   Kendall tau-b and Spearman rho (scipy), each with
-  a 95% percentile bootstrap interval over items: each benchmark's items resampled with
-    replacement, the same resample for every model (models are compared on the same items),
-    the two benchmarks independently; a resample where one side's accuracies are all equal
-    has no rank correlation and is counted and left out
+  a 95% two-way percentile bootstrap interval: each resample draws the models with
+    replacement (the zoo is a sample of models too: with 7 models the items alone gave
+    [0.57, 0.98] where models and items give [0.29, 1.00]) and each benchmark's items with
+    replacement, the same items for every model, the two benchmarks independently; a
+    resample where one side's accuracies are all equal has no rank correlation and is
+    counted and left out; an interval that reaches -1 or 1 is said to sit on its boundary
   a leave-one-model-out spread: the smallest and largest value over the model lists that
-    leave one model out (how much one model moves it)
+    leave one model out (how much one model moves it), and how many of those lists have no
+    rank correlation (one side all equal), shown, not dropped
+
+Baselines (the scorers that declare themselves blind or reference: the oracle at 100,
+blind scorers near 0) are not models of the zoo and are left out unless asked for: with 2
+models and 5 baselines tau-b read 0.72-1.00 where the 2 models alone are undefined. A
+benchmark whose results hold different items under one name (their fingerprints differ:
+two runs) is left out, as `--compare` does.
 
 With fewer than MIN_MODELS models a rank correlation takes few values (3 models: tau is
 one of -1, -1/3, 1/3, 1): the table says so. Below 3 models, or where one side is
@@ -47,7 +56,16 @@ def groups_of(results: list[dict], reference: str | None = None) -> tuple[dict, 
 
     by_bench: dict[str, dict[str, dict]] = defaultdict(dict)
     left: list[str] = []
+    prints: dict[str, set] = defaultdict(set)
     for r in results:
+        if r.get("benchmark_fingerprint"):
+            prints[r["benchmark"]].add(r["benchmark_fingerprint"])
+    differ = {b for b, got in prints.items() if len(got) > 1}
+    left += [f"{b} (its results hold different items under one name: their benchmark "
+             "fingerprints differ; score every model on one copy)" for b in sorted(differ)]
+    for r in results:
+        if r["benchmark"] in differ:
+            continue
         got = outcomes(r)
         if got is None:
             left.append(f"{r['model']} on {r['benchmark']} (no predictions file beside it)")
@@ -134,15 +152,18 @@ def agreement(a: Group, b: Group, resamples: int = RESAMPLES, level: float = LEV
         return out
     rng = np.random.default_rng(SEED)
     ra, rb = _resampled(ma, rng, resamples), _resampled(mb, rng, resamples)
+    pick = rng.integers(0, len(models), size=(resamples, len(models)))  # models resampled
+    ra, rb = np.take_along_axis(ra, pick, 1), np.take_along_axis(rb, pick, 1)
     tail = 100.0 * (1 - level) / 2
     for key, stat, vector in (("kendall", kendalltau, tau_b), ("spearman", spearmanr, rho)):
         boot = vector(ra, rb)
         ok = boot[~np.isnan(boot)]
         lo, hi = (np.percentile(ok, [tail, 100.0 - tail]) if len(ok) else (np.nan, np.nan))
+        spread, undefined = _spread(vector, acc_a, acc_b)
         out[key] = {"value": float(stat(acc_a, acc_b).statistic),
                     "interval": [float(lo), float(hi)] if len(ok) else None,
                     "undefined_resamples": int(len(boot) - len(ok)),
-                    "leave_one_out": _spread(vector, acc_a, acc_b)}
+                    "leave_one_out": spread, "leave_one_out_undefined": undefined}
     return out
 
 
@@ -153,26 +174,40 @@ def _interval(row: np.ndarray) -> list[float] | None:
     return list(got) if got else None
 
 
-def _spread(vector, x: np.ndarray, y: np.ndarray) -> list[float] | None:
-    """[min, max] of the statistic over the model lists leaving one model out (None below
-    4 models: 2 left cannot be ranked)."""
+def _spread(vector, x: np.ndarray, y: np.ndarray) -> tuple[list[float] | None, int]:
+    """([min, max] of the statistic over the model lists leaving one model out, how many
+    of those lists have none: one side all equal); (None, 0) below 4 models (2 left cannot
+    be ranked)."""
     m = len(x)
     if m < 4:
-        return None
+        return None, 0
     keep = ~np.eye(m, dtype=bool)
     values = vector(x[None, :].repeat(m, 0)[keep].reshape(m, m - 1),
                     y[None, :].repeat(m, 0)[keep].reshape(m, m - 1))
-    values = values[~np.isnan(values)]
-    return [float(values.min()), float(values.max())] if len(values) else None
+    defined = values[~np.isnan(values)]
+    spread = [float(defined.min()), float(defined.max())] if len(defined) else None
+    return spread, int(m - len(defined))
 
 
 def comparisons(results: list[dict], reference: str | None = None,
-                resamples: int = RESAMPLES) -> tuple[list[dict], list[str]]:
+                resamples: int = RESAMPLES, include_baselines: bool = False,
+                models: list[str] | None = None) -> tuple[list[dict], list[str]]:
     """Every benchmark against the reference (given), else every pair of benchmarks; the
-    results left out and why."""
+    results left out and why. Baselines are left out unless `include_baselines`; `models`
+    (a models file's specs): only those."""
     from autocomp.core.errors import AutocompError
+    from autocomp.report.categories import baseline_of
 
-    groups, left = groups_of(results, reference)
+    kept = [r for r in results if (include_baselines or baseline_of(r) is None)
+            and (models is None or r.get("spec", r["model"]) in models)]
+    left_models = sorted({r["model"] for r in results} - {r["model"] for r in kept})
+    groups, left = groups_of(kept, reference)
+    if left_models:
+        why = "baselines and models not listed" if models is not None else "baselines"
+        left = [f"{len(left_models)} {why} ({', '.join(left_models[:6])}"
+                f"{', ...' if len(left_models) > 6 else ''}"
+                f"{'; --include-baselines adds baselines' if not include_baselines else ''})",
+                *left]
     if reference is not None and reference not in groups:
         known = ", ".join(sorted(groups)) or "none with predictions"
         raise AutocompError(f"no benchmark '{reference}' (nor any '{reference.rstrip('/')}/"
@@ -204,57 +239,3 @@ def pooled_tasks(results: list[dict], groups: dict, leave: set) -> list[Group]:
             continue
         out.append(pooled(key, names, {b: groups[b].outcomes for b in names}))
     return out
-
-
-def _r2(x: float) -> str:
-    return f"{x:.2f}".replace("-0.00", "0.00")
-
-
-def _stat(got: dict | None) -> tuple[str, str]:
-    """(the value with its interval, the leave-one-model-out range) as printed."""
-    if got is None:
-        return "-", "-"
-    iv = got["interval"]
-    value = _r2(got["value"]) + (f" [{_r2(iv[0])}, {_r2(iv[1])}]" if iv else "")
-    spread = got["leave_one_out"]
-    return value, (f"{_r2(spread[0])} to {_r2(spread[1])}" if spread else "-")
-
-
-def agreement_table(rows: list[dict], left: list[str], labels: dict | None = None):
-    """The rank agreement table: a row per comparison, its model and item counts, tau-b and
-    rho with their intervals and leave-one-model-out ranges; the notes say what is thin."""
-    from autocomp.report.table import Table
-
-    body, notes = [], []
-    few = [r for r in rows if 0 < len(r["models"]) < MIN_MODELS]
-    thin = {id(r) for r in few}
-    for r in rows:
-        tau, tau_spread = _stat(r["kendall"])
-        rho_, rho_spread = _stat(r["spearman"])
-        models = f"{len(r['models'])}{'*' if id(r) in thin else ''}"
-        body.append([r["a"], r["b"], models, f"{r['items'][0]:,} / {r['items'][1]:,}",
-                     tau, tau_spread, rho_, rho_spread])
-    notes.append(f"95% interval in brackets: a percentile bootstrap over items ({RESAMPLES:,} "
-                 "resamples; each benchmark's items drawn with replacement, the same draw "
-                 "for every model); LOO: the range over the model lists leaving one model "
-                 "out; accuracies on the items every compared model scored")
-    if few:
-        notes.append(f"* fewer than {MIN_MODELS} models: a rank correlation of so few takes "
-                     "few values (3 models: tau is -1, -1/3, 1/3 or 1); score more models "
-                     "before reading it")
-    if any(len(r["models"]) < 3 or r["kendall"] is None for r in rows):
-        notes.append("-: undefined (fewer than 3 models, or every model scored the same on "
-                     "one side)")
-    undefined = sum((r["kendall"] or {}).get("undefined_resamples", 0) for r in rows)
-    if undefined:
-        notes.append(f"{undefined:,} resamples left one side's accuracies all equal (no rank "
-                     "correlation) and were left out of the intervals")
-    partial = [(r["a"], r["b"], r["partial_items"]) for r in rows if any(r["partial_items"])]
-    for a, b, (pa, pb) in partial:
-        notes.append(f"{a} vs {b}: items scored by some models and not all left out "
-                     f"({pa:,} / {pb:,})")
-    if left:
-        notes.append(f"left out ({len(left)}): " + "; ".join(left))
-    return Table("Rank agreement of models between benchmarks (Kendall tau-b, Spearman rho)",
-                 ["Benchmark", "Against", "Models", "Items", "Kendall tau-b", "tau LOO range",
-                  "Spearman rho", "rho LOO range"], body, notes)
