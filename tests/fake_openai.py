@@ -3,7 +3,8 @@
 Answers: a caption made of the quoted phrases of the prompt (it passes the check), or for
 an image question "red". `script` is a list of behaviours consumed one per request
 ("500", "timeout", "malformed", "empty", "notjson": a 200 whose body is not JSON, "hang":
-no answer for 30 s), then "ok" forever.
+no answer for 30 s), then "ok" forever. GET /v1/models lists `models` (id -> the weights
+it says it loaded, vLLM's `root`).
 """
 
 from __future__ import annotations
@@ -19,12 +20,20 @@ class FakeServer:
     def __init__(self):
         self.script: list[str] = []
         self.requests: list[dict] = []
+        self.models = {"m": "org/weights-v1"}
         self.lock = threading.Lock()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
+
+            def do_GET(self):
+                if not self.path.rstrip("/").endswith("/models"):
+                    return self._send(404, {"error": {"message": "not found"}})
+                return self._send(200, {"object": "list", "data": [
+                    {"id": name, "object": "model", "created": 0, "owned_by": "fake",
+                     "root": root} for name, root in owner.models.items()]})
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -497,3 +497,39 @@ def test_scorers_that_need_no_model_import_no_torch(run, tmp_path):
 
     scorer = load_scorer("open_clip:ViT-B-32", device="auto")
     assert scorer.device in ("cpu", "cuda")  # resolved on first use
+
+
+def test_a_served_models_scores_are_keyed_by_its_server_and_recorded(run, fake_openai,
+                                                                     tmp_path, monkeypatch):
+    """Issue 67: a served model's scores were cached by spec only: a second eval against a
+    dead server printed the first one's accuracy, and the result named no server. The
+    cache key and the provenance hold the base URL and the model the server says it
+    serves; an unreachable server is one line, no cached score."""
+    from autocomp.core.errors import AutocompError
+
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    fake_openai.reply = staticmethod(_choice_reply(lambda o, _: "1"))
+    out, cache = tmp_path / "first", tmp_path / "c"
+    evaluate(run.dir, ["blind:choice@openai:m"], out, ["shape_color-n2/minimal-swap"],
+             cache_dir=cache)
+    weights = next(iter(_results(out).values()))["weights"]
+    assert weights == {"source": "blind:choice@openai:m", "kind": "served",
+                       "base_url": fake_openai.url, "served_model": "m (org/weights-v1)"}
+    asked = len(fake_openai.requests)
+    fake_openai.models = {"m": "org/weights-v2"}  # the same name, other weights: scored again
+    evaluate(run.dir, ["blind:choice@openai:m"], tmp_path / "second",
+             ["shape_color-n2/minimal-swap"], cache_dir=cache)
+    assert len(fake_openai.requests) > asked
+    # a pair scorer's scores are cached: under its server and served model
+    from autocomp.eval.scorers import load_scorer
+
+    assert load_scorer("vqascore:openai:m").cache_id == (
+        f"vqascore:openai:m~{fake_openai.url}~m (org/weights-v2)")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens
+    with pytest.raises(AutocompError, match="cannot reach the chat server at "
+                                            "http://127.0.0.1:9/v1 to ask which model"):
+        load_scorer("vqascore:openai:m").cache_id  # noqa: B018 (asked before any cache read)
+    with pytest.raises(AutocompError, match="cannot reach the chat server at "
+                                            "http://127.0.0.1:9/v1"):
+        evaluate(run.dir, ["blind:choice@openai:m"], tmp_path / "dead",
+                 ["shape_color-n2/minimal-swap"], cache_dir=cache)

@@ -5,7 +5,8 @@ result; `autocomp results check` asks for it):
                    (transformers records it) or None, "digest": sha256 of the loaded
                    parameters (names, dtypes, shapes and bytes, in order), "parameters"}; a
                    scorer with no weights (reference, blind rules): {"source", "kind":
-                   "rule"}; one served by an API: {"source", "kind": "served"} (unknown)
+                   "rule"}; one served by an API: {"source", "kind": "served", "base_url",
+                   "served_model": the id the server reports} (its weights unknown)
   seed             the scorer's seed (reference:random@SEED), else None
   prompt_template  what the model is asked ({caption} and {options} stand for the item's
                    text): a VLM's prompt, VQAScore's question and answer, "{caption}" for a
@@ -52,7 +53,10 @@ def weights_of(scorer) -> dict:
     if modules:
         record = {"source": spec, "revision": _revision(modules), **digest(modules)}
     elif getattr(scorer, "backend", None) in ("openai", "vllm") and not modules:
-        record = {"source": spec, "kind": "served"}
+        served = scorer.served() if hasattr(scorer, "served") else None
+        record = {"source": spec, "kind": "served",
+                  **({"base_url": served["base_url"], "served_model": served["model"]}
+                     if served else {})}
     else:
         record = {"source": spec, "kind": "rule"}
     with contextlib.suppress(AttributeError):  # __slots__: computed again next time

@@ -40,6 +40,32 @@ class ChatClient:
                                          timeout=self.timeout, max_retries=self.max_retries)
         return self._client
 
+    def describe(self) -> dict:
+        """{"base_url" (without any user:password), "model": the id the server lists for
+        the model asked (vLLM: with the weights it loaded, `root`), or the asked name where
+        the server lists none}; one error when it cannot be reached."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        import openai
+
+        parts = urlsplit(self.base_url)
+        url = urlunsplit(parts._replace(netloc=parts.hostname + (
+            f":{parts.port}" if parts.port else ""))) if parts.hostname else self.base_url
+        try:
+            listed = list(self.client().with_options(max_retries=1).models.list())
+        except (openai.APIConnectionError, openai.APITimeoutError):
+            raise AutocompError(
+                f"cannot reach the chat server at {url} to ask which model it serves: start "
+                "it, or set base_url / OPENAI_BASE_URL (no cached score is used without it)"
+            ) from None
+        except (openai.APIError, ValueError, TypeError):
+            listed = []  # a server without /v1/models: the name asked is all there is
+        entry = next((m for m in listed if getattr(m, "id", None) == self.model), None)
+        root = getattr(entry, "root", None) if entry is not None else None
+        model = self.model if not isinstance(root, str) or root == self.model \
+            else f"{self.model} ({root})"
+        return {"base_url": url, "model": model}
+
     def _create(self, messages: list[dict], **params):
         import json
 

@@ -77,8 +77,25 @@ class Scorer:
 
     @property
     def cache_id(self) -> str:
-        """What the cached vectors depend on (the spec, plus a fingerprint of local weights)."""
-        return self.spec
+        """What the cached vectors depend on (the spec, plus a fingerprint of local weights;
+        for a served model, the server and the model it says it serves: a second eval
+        against another server, or a dead one, never reads the first one's scores)."""
+        served = self.served()
+        if served is None:
+            return self.spec
+        return f"{self.spec}~{served['base_url']}~{served['model']}"
+
+    def served(self) -> dict | None:
+        """For a scorer served over an OpenAI-compatible API (`backend` "openai"): the
+        server's base URL and the id it reports for the model, asked once (an unreachable
+        server is one error here, before any cached score is read); None otherwise."""
+        if getattr(self, "backend", None) != "openai":
+            return None
+        if getattr(self, "_served_record", None) is None:
+            from autocomp.models.chat import ChatClient
+
+            self._served_record = ChatClient(self.model).describe()
+        return self._served_record
 
 
 PRECISIONS = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
