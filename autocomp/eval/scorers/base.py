@@ -51,7 +51,9 @@ class Scorer:
 
     def load(self) -> None:
         """Load the weights now (they load on first use otherwise): a model that cannot
-        load fails here, before any of its cells runs."""
+        load fails here, before any of its cells runs (a served one: its server asked which
+        model it serves, so an unreachable server is one line at once)."""
+        self.served()
         loader = getattr(self, "_load", None)
         if loader is not None:
             loader()
