@@ -29,6 +29,8 @@ COMMANDS = {
     "report": ("autocomp.cli.report:report", "Tables (Auto-Comp layouts) from eval results."),
     "leaderboard": ("autocomp.cli.leaderboard:leaderboard", "A static leaderboard page (and "
                     "its JSON) of results that pass the results schema."),
+    "study": ("autocomp.cli.study:study", "A validity study: a models file on a run and on "
+              "real benchmarks, their rank agreement (configs/studies/)."),
     "results": ("autocomp.cli.results:results", "Check results against the results schema "
                 "(fields, provenance, predictions); verify a sample by re-scoring it."),
     "audit": ("autocomp.cli.audit:audit_cmd", "Blind scorers and caption anomalies per "
