@@ -208,6 +208,10 @@ def comparisons(results: list[dict], reference: str | None = None,
                 f"{', ...' if len(left_models) > 6 else ''}"
                 f"{'; --include-baselines adds baselines' if not include_baselines else ''})",
                 *left]
+    if not kept and results:
+        raise AutocompError(f"no model to compare: the {len(left_models)} scorers here are "
+                            "baselines or not in the models file (--include-baselines counts "
+                            "baselines as models)", field="--agreement")
     if reference is not None and reference not in groups:
         known = ", ".join(sorted(groups)) or "none with predictions"
         raise AutocompError(f"no benchmark '{reference}' (nor any '{reference.rstrip('/')}/"
