@@ -376,7 +376,7 @@ def test_eval_checks_specs_and_device_first_and_redoes_truncated_results(tmp_pat
     assert ok.exit_code == 0
     result = next((run.dir / "results").rglob("*-swap-*.json"))
     result.write_text(result.read_text()[:40])  # killed while writing
-    with pytest.warns(UserWarning, match="could not be read"):
+    with pytest.warns(UserWarning, match="cannot be read"):
         assert runner.invoke(main, ["report", str(run.dir / "results")]).exit_code == 0
     again = runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
                                  "--skip_existing"])
