@@ -224,3 +224,44 @@ def test_a_result_forged_on_half_its_items_fails_a_fresh_sample_of_20(clips_scor
     forged = row(board, "reference:random")
     assert forged["verified"] is None and forged["claimed"] is None
     assert row(board, "blind:length")["verified"] == "20/78"
+
+
+from autocomp.eval.scorers.base import ItemScorer, TextScorer  # noqa: E402
+
+
+class FewestWords(TextScorer):
+    """The docs' plugin example: a text scorer, blind by itself."""
+
+    family = "fewest"
+    light = True
+
+    def score_texts(self, texts):
+        import numpy as np
+
+        return np.array([[-len(set(t.split()))] for t in texts], dtype=np.float32)
+
+
+class Declared(ItemScorer):
+    """An item scorer that declares itself a check of the harness."""
+
+    family = "declared"
+    light = True
+    baseline = "reference"
+
+    def score_item(self, item, candidates, truth):
+        return [1.0 if t else 0.0 for t in truth]
+
+
+def test_a_plugin_scorer_declares_itself_a_baseline(demo_run, tmp_path, registered):
+    from autocomp import api
+
+    registered("scorer", "fewest", "test_leaderboard_trust:FewestWords")
+    registered("scorer", "declared", "test_leaderboard_trust:Declared")
+    got = api.evaluate(demo_run, ["fewest:words", "declared:x"], tmp_path / "r",
+                       "shape_color-n2/minimal-swap")
+    assert {r["model"]: r["baseline"] for r in got} == {"fewest:words": "blind",
+                                                        "declared:x": "reference"}
+    from autocomp.report.categories import baseline_of
+
+    assert baseline_of({"model": "blind:x"}) == "blind"  # results from before: by family
+    assert baseline_of({"model": "hf:x", "baseline": None}) is None
