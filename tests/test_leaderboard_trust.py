@@ -57,6 +57,9 @@ def test_mixed_tie_rules_are_refused_in_one_line_and_ties_picks_one(tmp_path):
 
 
 def test_a_backup_copy_and_a_tampered_duplicate_are_left_out_not_summed(tmp_path):
+    """An innocent backup doubled n; a tampered duplicate (ties: aware) moved a Swap score.
+    A file not named as eval names it is not read; a well-named second file for the same
+    cell (a whole results folder copied inside) is named beside the one read."""
     from autocomp.eval.cells import result_file
 
     folder = made(tmp_path)
@@ -70,15 +73,21 @@ def test_a_backup_copy_and_a_tampered_duplicate_are_left_out_not_summed(tmp_path
     tampered.write_text(json.dumps(data))
     shutil.copy(canon.with_suffix(".predictions.jsonl"),
                 tampered.with_suffix(".predictions.jsonl"))
+    inner = folder / "old" / canon.parent.name
+    shutil.copytree(canon.parent, inner)  # a copy of the results inside them
     got, after = site([folder], tmp_path)
     assert got.exit_code == 0, got.output
     lines = [ln for ln in got.output.splitlines() if ln.startswith("left out:")]
-    assert len(lines) == 3  # the backup's 2 results and the tampered duplicate
-    assert all("a second file for" in ln and canon.parent.name in ln for ln in lines)
+    assert len(lines) == 3 + 2  # the backup's 2, the tampered one, the inner copy's 2
+    named = f"(blind_length-{canon.parent.name.split('-')[-1]}/{canon.name})"
+    assert sum("not named as eval names 'blind:length'" in ln and named in ln
+               for ln in lines) == 2  # the backup's Swap, the tampered one
+    assert sum(f"a second file for 'blind:length' on '{SWAP}' (read: "
+               f"{canon.relative_to(folder)})" in ln for ln in lines) == 1
     assert row(after, "blind:length")["cells"]["All"] == row(before, "blind:length")["cells"][
         "All"] and row(after, "blind:length")["cells"]["All"]["n"] == 78
     got = CliRunner().invoke(main, ["results", "check", str(folder)])
-    assert got.exit_code == 1 and "a second file for 'blind:length'" in got.output
+    assert got.exit_code == 1 and "5 of 13 results fail the results schema" in got.output
 
 
 def test_a_file_borrowing_another_models_predictions_shows_nothing(tmp_path):

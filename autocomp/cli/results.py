@@ -74,15 +74,15 @@ def verify_cmd(folders, k, seed, source, models, device):
     from autocomp.eval.schema import check_file, result_files
     from autocomp.eval.verify import verify
 
-    from autocomp.core.records import read_small_json
-    from autocomp.eval.result_files import misplaced
+    from autocomp.eval.summary import read_cells
 
     todo = []
     for folder in folders:
         root = results_folder(folder)
+        unread = {Path(p): why for p, why in read_cells(root)[1]}
         for path in result_files(root):
             problems = check_file(path)
-            stray = None if problems else misplaced(root, path, read_small_json(path))
+            stray = None if problems else unread.get(path)
             if stray:  # a copy the report and leaderboard do not read either
                 click.echo(f"left out: {path}: {stray}", err=True)
                 continue

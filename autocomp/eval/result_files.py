@@ -19,22 +19,54 @@ def result_file(out: Path, model: str, benchmark: str) -> Path:
     return Path(out) / folder_name(model) / f"{folder_name(benchmark)}.json"
 
 
-def misplaced(folder: Path, path: Path, data: dict) -> str | None:
-    """Why the result file `path` under `folder` is not read as a result: None where it
-    lies where eval writes its (model, benchmark) (or wrote, before issue 48's names). A
-    copy elsewhere (a backup, a tampered duplicate, a file naming another model) would
+def misnamed(path: Path, data: dict) -> str | None:
+    """Why the result file `path` is not read as a result: None where it is named as eval
+    names its (model, benchmark) inside its folder (or named it before issue 48's names).
+    A copy under another name (a backup folder, a file naming another model) would
     otherwise count its items twice or borrow another result's predictions."""
-    folder, path = Path(folder), Path(path)
+    path = Path(path)
     model, benchmark = str(data.get("model")), str(data.get("benchmark"))
-    canon = result_file(folder, model, benchmark)
-    legacy = folder / folder_name(model) / f"{benchmark.replace('/', '-')}.json"
-    if path == canon or (path == legacy and not canon.is_file()):
+    canon = result_file(path.parent.parent, model, benchmark)
+    legacy = path.parent.parent / folder_name(model) / f"{benchmark.replace('/', '-')}.json"
+    if path in (canon, legacy):
         return None
-    where = canon.relative_to(folder)
-    if canon.is_file() or legacy.is_file():
-        return (f"a second file for {model!r:.80} on {benchmark!r:.80} (eval wrote "
-                f"{where}): not read")
-    return f"not where eval writes {model!r:.80} on {benchmark!r:.80} ({where}): not read"
+    return (f"not named as eval names {model!r:.80} on {benchmark!r:.80} "
+            f"({canon.parent.name}/{canon.name}): not read")
+
+
+def one_per_cell(found: list[tuple[Path, dict]], root: Path) -> tuple[list, list]:
+    """(the (file, data) read, (file, why) left out) where several well-named files hold
+    one (model, benchmark): the one in `root` (where eval wrote) is read and the others
+    named in one line each; with none there, none is read (never summed, never chosen
+    silently)."""
+    from collections import defaultdict
+
+    by_cell: dict = defaultdict(list)
+    for path, data in found:
+        by_cell[(data.get("model"), data.get("benchmark"))].append((path, data))
+    kept, skipped = [], []
+    for (model, benchmark), got in by_cell.items():
+        if len(got) == 1:
+            kept += got
+            continue
+        home = [(p, d) for p, d in got if Path(p).parent.parent == Path(root)]
+        if len(home) == 1:
+            kept += home
+            skipped += [(p, f"a second file for {model!r:.80} on {benchmark!r:.80} (read: "
+                            f"{_rel(home[0][0], root)}): not read") for p, _ in got
+                        if p != home[0][0]]
+            continue
+        names = ", ".join(_rel(p, root) for p, _ in got)
+        skipped += [(p, f"{len(got)} files for {model!r:.80} on {benchmark!r:.80} ({names}): "
+                        "none read; keep one") for p, _ in got]
+    return kept, skipped
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return Path(path).name
 
 
 @dataclass(frozen=True)

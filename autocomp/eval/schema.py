@@ -147,10 +147,8 @@ def prediction_problems(path: Path, data: dict) -> list[str]:
     return []
 
 
-def check_file(path: Path, folder: Path | None = None) -> list[str]:
-    """Every problem of one result file, each one line (none: []); given its results
-    `folder`, a file that does not lie where eval writes its result is one (the report and
-    the leaderboard do not read it)."""
+def check_file(path: Path) -> list[str]:
+    """Every problem of one result file, each one line (none: [])."""
     from autocomp.core.records import read_small_json
 
     try:
@@ -160,11 +158,6 @@ def check_file(path: Path, folder: Path | None = None) -> list[str]:
     except ValueError as exc:
         return [f"not valid JSON ({exc})"]
     problems = field_problems(data)
-    if not problems and folder is not None:
-        from autocomp.eval.result_files import misplaced
-
-        where = misplaced(folder, path, data)
-        problems = [where] if where else []
     return problems or prediction_problems(path, data)
 
 
@@ -179,4 +172,8 @@ def result_files(folder: Path) -> list[Path]:
 
 def check_folder(folder: Path) -> dict[Path, list[str]]:
     """Result file -> its problems, for every result file under `folder`."""
-    return {p: check_file(p, folder) for p in result_files(folder)}
+    from autocomp.eval.summary import read_cells
+
+    unread = {Path(p): why for p, why in read_cells(folder)[1]}
+    return {p: check_file(p) or ([unread[p]] if p in unread else [])
+            for p in result_files(folder)}

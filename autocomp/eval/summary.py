@@ -84,28 +84,34 @@ def _seed_groups(cells: list[dict]) -> dict:
 
 
 def read_cells(folder: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
-    """(every result cell under `folder`, (file, why) for each *.json left out: unreadable,
-    or a result file lying where eval does not write it, eval/result_files.misplaced).
-    Each cell carries `_path`, the file it was read from: its predictions are the ones
-    beside it, never found again by the spec it claims."""
+    """(every result cell under `folder` (a run: its results/ is where eval wrote), (file,
+    why) for each *.json left out: unreadable, not named as eval names it, or a second
+    file for one (model, benchmark): eval/result_files.misnamed and one_per_cell). Each
+    cell carries `_path`, the file it was read from: its predictions are the ones beside
+    it, never found again by the spec it claims."""
+    from autocomp.core.layout import RunLayout
     from autocomp.core.records import read_small_json
-    from autocomp.eval.result_files import READER_KEYS, misplaced
+    from autocomp.eval.result_files import READER_KEYS, misnamed, one_per_cell
 
-    cells, skipped = [], []
-    for path in sorted(Path(folder).rglob("*.json")):
+    folder = Path(folder)
+    root = folder / "results" if RunLayout(folder).config.is_file() else folder
+    found, skipped = [], []
+    for path in sorted(folder.rglob("*.json")):
         try:  # regular files of a bounded size only: a FIFO or /dev/zero would hang it
             data = read_small_json(path)
         except (OSError, ValueError) as exc:
             skipped.append((path, f"cannot be read ({type(exc).__name__})"))
             continue
         if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
-            why = misplaced(folder, path, data)
+            why = misnamed(path, data)
             if why:
                 skipped.append((path, why))
-                continue
-            cell = {k: v for k, v in data.items() if k not in READER_KEYS}
-            cells.append({**cell, "_path": str(path)})
-    return cells, skipped
+            else:
+                found.append((path, data))
+    kept, twice = one_per_cell(found, root)
+    cells = [{**{k: v for k, v in data.items() if k not in READER_KEYS}, "_path": str(path)}
+             for path, data in sorted(kept, key=lambda pd: str(pd[0]))]
+    return cells, skipped + twice
 
 
 def write_summaries(out: Path) -> Path:

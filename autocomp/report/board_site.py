@@ -46,7 +46,7 @@ def _checked(results: list[dict], left: list[dict]) -> list[dict]:
     out = []
     for r in results:
         path = Path(r["_path"])
-        problems = check_file(path, Path(r["folder"]))
+        problems = check_file(path)
         outside = [f.name for f in _files(path) if inside(f, Path(r["folder"])) is None]
         if outside:  # the site would carry a file from elsewhere
             problems = [f"{outside[0]} leads out of its results folder"]
