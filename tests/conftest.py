@@ -153,6 +153,17 @@ def tiny_backends(tmp_path_factory):
     return {k: folder / v for k, v in json.loads((folder / "names.json").read_text()).items()}
 
 
+@pytest.fixture(scope="session")
+def tiny_clips(tmp_path_factory) -> list[Path]:
+    """Four tiny random open_clip CLIPs (seeds 0-3), saved once per test run: their
+    weights folders, for open_clip:local-dir: specs (read-only)."""
+    from tiny_models import tiny_open_clip
+
+    folder = shared_folder(tmp_path_factory, "tiny-clips",
+                           lambda f: [tiny_open_clip(f / f"oc{s}", seed=s) for s in range(4)])
+    return [folder / f"oc{s}" / "weights" for s in range(4)]
+
+
 def shipped_run(tmp_path_factory, name: str) -> Path:
     """`autocomp run configs/NAME.yaml --output runs/NAME`, done once per test run, its
     benchmarks read once (so the cache of their negatives is in every copy); the run

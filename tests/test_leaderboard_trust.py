@@ -168,15 +168,13 @@ def test_a_hand_written_sidecar_earns_no_mark(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def clips_scored(demo_run, tmp_path_factory):
+def clips_scored(demo_run, tiny_clips, tmp_path_factory):
     """Two seeded tiny random CLIPs and the baselines on the demo's N = 2 minimal
     shape_color benchmarks, under strict and under tie-aware credit."""
-    from tiny_models import tiny_open_clip
-
     from autocomp import api
 
     root = tmp_path_factory.mktemp("clips")
-    specs = [f"open_clip:local-dir:{tiny_open_clip(root / f'oc{s}', seed=s)}" for s in (0, 1)]
+    specs = [f"open_clip:local-dir:{w}" for w in tiny_clips[:2]]
     specs += ["reference:random", "blind:length", "blind:unigram", "blind:distinct"]
     out = {}
     for rule in ("strict", "aware"):
