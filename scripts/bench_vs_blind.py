@@ -3,7 +3,7 @@ model's lead over the best blind scorer taken under the results' own rule (befor
 strict results a text-only scorer ties every Swap negative and sits at ~0%) and under the
 tie-aware rule for both (after, the default), with the paired 95% interval and n.
 
-    python scripts/bench_vs_blind.py RESULTS [--kind Swap]
+    python scripts/bench_vs_blind.py RESULTS [--kind swap]
 
 RESULTS: an `autocomp eval` folder holding models and blind scorers on the same
 benchmarks (the issue's case: two seeded tiny random CLIPs and blind:length,
@@ -22,14 +22,14 @@ from autocomp.report.leaderboard import board
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path)
-    parser.add_argument("--kind", default="Swap")
+    parser.add_argument("--kind", default="swap", help="swap, confusion, ...")
     args = parser.parse_args()
     results, labels = gather([args.results])
     rule = results[0].get("ties") or "strict"
     for name, versus in (("before (vs blind under the results' rule)", rule),
                          ("after (both tie-aware)", "aware")):
         data = board(results, labels, {}, versus)
-        section = next(s for s in data["sections"] if s["title"].startswith(args.kind))
+        section = next(s for s in data["sections"] if s["key"] == f"run:{args.kind}")
         print(f"{name}: {section['title']}; best blind {section['best_blind']}")
         for row in section["rows"]:
             got = row["vs_blind"]
