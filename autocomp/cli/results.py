@@ -72,9 +72,8 @@ def verify_cmd(folders, k, seed, source, models, device):
     from autocomp.core.errors import AutocompError
     from autocomp.core.progress import Progress
     from autocomp.eval.schema import check_file, result_files
-    from autocomp.eval.verify import verify
-
     from autocomp.eval.summary import read_cells
+    from autocomp.eval.verify import verify
 
     todo = []
     for folder in folders:

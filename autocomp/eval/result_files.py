@@ -9,7 +9,6 @@ from pathlib import Path
 from autocomp.eval.cache import folder_name
 from autocomp.formats.runs import Benchmark
 
-
 READER_KEYS = ("folder", "spec", "_path")  # set by the readers, never taken from a file
 
 
