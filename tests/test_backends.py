@@ -300,3 +300,31 @@ def test_grounding_dino_batches_images_and_agrees_with_one_by_one(tiny_backends)
         for x, y in zip(b, s, strict=True):
             assert x.label == y.label and abs(x.score - y.score) < 1e-3
             assert max(abs(p - q) for p, q in zip(x.box, y.box, strict=True)) <= 1
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("vllm") is not None,
+                    reason="vllm is installed here")
+def test_every_vllm_backend_without_vllm_is_one_line_naming_its_extra(demo_run, concepts,
+                                                                     tmp_path):
+    """Issue 68: a bare `from vllm import` ran before the require() check: every vllm
+    backend crashed with ModuleNotFoundError (exit 70, which the sbatch requeues)."""
+    from click.testing import CliRunner
+    from PIL import Image
+
+    from autocomp.captions.vllm_writer import VLLMWriter
+    from autocomp.cli import main
+    from autocomp.validators.vqa_vllm import VLLMAnswerer
+
+    image = Image.new("RGB", (4, 4))
+    task, cs = concepts
+    request = CaptionRequest(cs[0].id, cs[0].graph, task, cs[0].seed, 0, "s", "u")
+    for call in (lambda: VLLMAnswerer("m").ask([(image, "q")]),
+                 lambda: VLLMAnswerer("m").continuation_logprobs([(image, "q", "yes")]),
+                 lambda: VLLMWriter("m").write([request])):
+        with pytest.raises(AutocompError, match=r"^a vllm backend needs vllm: pip install "):
+            call()
+    got = CliRunner().invoke(main, ["eval", str(demo_run), "--model", "vqascore:vllm:m",
+                                    "--benchmark", "shape_color-n2/minimal-swap", "-o",
+                                    str(tmp_path / "r")])
+    assert got.exit_code not in (0, 70) and "a vllm backend needs vllm" in got.output
+    assert "Traceback" not in got.output

@@ -53,12 +53,12 @@ class VLLMWriter(EngineUser, Backend):
     def write(self, requests: Sequence) -> list[str]:
         if not requests:
             return []
-        from vllm import SamplingParams
+        from autocomp.core.backend import require
+        from autocomp.models.vllm_engine import sampling_params, texts
 
-        from autocomp.models.vllm_engine import texts
-
+        require("vllm", "vllm", "a vllm backend")  # one line, before the engine loads
         engine = self.engine()
         prompts, params = self.requests(engine.get_tokenizer(), requests)
-        outputs = engine.generate(prompts, [SamplingParams(**p) for p in params],
+        outputs = engine.generate(prompts, [sampling_params(**p) for p in params],
                                   use_tqdm=False)
         return [clean_caption(t) for t in texts(outputs)]

@@ -96,7 +96,7 @@ def load_engine(device: str | None, batch_invariant: bool = True, **options):
     batch-invariant kernels (VLLM_BATCH_INVARIANT=1, unless the environment sets it)."""
     import time
 
-    vllm = require("vllm", "vllm", "the vllm backends")
+    vllm = require("vllm", "vllm", "a vllm backend")
     if batch_invariant:  # read by the engine's own processes: set for the process's life
         os.environ.setdefault("VLLM_BATCH_INVARIANT", "1")
     time.sleep(stagger())
@@ -132,6 +132,13 @@ def continuation_logprobs(output, count: int) -> list[float]:
     if len(listed) != count or any(entry is None for entry in listed):
         raise AutocompError("vllm returned no prompt log-probabilities (prompt_logprobs)")
     return [float(entry[token].logprob) for token, entry in zip(ids, listed, strict=True)]
+
+
+def sampling_params(**options):
+    """vllm.SamplingParams(**options); vllm missing: one line naming the extra that installs
+    it (a bare `from vllm import` crashed every vllm backend with ModuleNotFoundError,
+    exit 70, which the sbatch requeues)."""
+    return require("vllm", "vllm", "a vllm backend").SamplingParams(**options)
 
 
 class EngineUser(OnDevice):

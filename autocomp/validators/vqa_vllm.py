@@ -72,25 +72,21 @@ class VLLMAnswerer(Asking, EngineUser, Backend):
     def ask(self, pairs: Sequence[tuple]) -> list[str]:
         if not pairs:
             return []
-        from vllm import SamplingParams
+        from autocomp.models.vllm_engine import sampling_params, texts
 
-        from autocomp.models.vllm_engine import texts
-
+        params = sampling_params(temperature=0.0, max_tokens=self.max_new_tokens)
         engine = self.engine()
         prompts, _ = image_prompts(self._proc, pairs)
-        params = SamplingParams(temperature=0.0, max_tokens=self.max_new_tokens)
         return texts(engine.generate(prompts, params, use_tqdm=False))
 
     def continuation_logprobs(self, rows: Sequence[tuple]) -> list[list[float]]:
         """Per (PIL image, prompt, continuation) row, its continuation tokens'
         log-probabilities (the likelihood scorers' vllm path)."""
-        from vllm import SamplingParams
+        from autocomp.models.vllm_engine import continuation_logprobs, sampling_params
 
-        from autocomp.models.vllm_engine import continuation_logprobs
-
+        params = sampling_params(max_tokens=1, temperature=0.0, prompt_logprobs=1)
         engine = self.engine()
         prompts, counts = image_prompts(self._proc, [(p, q) for p, q, _ in rows],
                                         [c for _, _, c in rows])
-        outs = engine.generate(prompts, SamplingParams(max_tokens=1, temperature=0.0,
-                                                       prompt_logprobs=1), use_tqdm=False)
+        outs = engine.generate(prompts, params, use_tqdm=False)
         return [continuation_logprobs(o, n) for o, n in zip(outs, counts, strict=True)]
