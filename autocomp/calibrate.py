@@ -61,9 +61,19 @@ class Calibration:
                       if isinstance(v, dict) and "error" not in v}
 
     def _get(self, component: str, key: str) -> float:
-        value = self.parts.get(component, {}).get(key)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+        """A measured number: KeyError where the file lacks it (the plan estimates it); one
+        line naming the file and field where it is there but no positive, finite, plausible
+        number (batch 0 divided by zero, "4" was a TypeError, NaN printed "nan GPU-hours")."""
+        import math
+
+        part = self.parts.get(component, {})
+        if key not in part:
             raise KeyError(f"{component}.{key}")
+        value, most = part[key], (1e6 if "batch" in key or "tokens" in key else 3600.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or not 0 < value <= most:
+            raise AutocompError(f"{self.path}: field components.{component}.{key}: expected a "
+                                f"number in (0, {most:g}], got {value!r:.40}")
         return float(value)
 
     def seconds(self, unit: str, options: dict, mean_n: float = 2.0,
@@ -107,11 +117,12 @@ class Calibration:
         lm = self.parts["gemma3_12b_vllm"]
         big = "step_s_batch256" in lm
         step = self._get("gemma3_12b_vllm", "step_s_batch256" if big else "step_s")
-        ran = 256 if big else int(lm.get("batch", 32))
+        batch = self._get("gemma3_12b_vllm", "batch") if "batch" in lm else 32
+        tokens = self._get("gemma3_12b_vllm", "prompt_tokens") if "prompt_tokens" in lm else 450
+        ran = 256 if big else int(batch)
         # the measured call at 32 prompts is their prefill and one step at that batch
         prefill = max(self._get("gemma3_12b_vllm", "prefill_s")
-                      - self._get("gemma3_12b_vllm", "step_s"), 0.0) / (
-            int(lm.get("batch", 32)) * int(lm.get("prompt_tokens", 450)))
+                      - self._get("gemma3_12b_vllm", "step_s"), 0.0) / (batch * tokens)
         if unit == "caption":
             return prefill * 450 + step * int(options.get("max_new_tokens", 150)) / ran, []
         tower = costs.VISION_TOWER / (costs.GPUS[self.gpu][0] * costs.UTILISATION[1])
@@ -131,10 +142,7 @@ class Calibration:
             raise KeyError(f"gemma3_12b (measured a 12B model; the config has {model})")
 
     def _prefill_per_token(self) -> float:
-        lm = self.parts.get("gemma3_12b", {})
-        tokens = lm.get("batch", 0) * lm.get("prompt_tokens", 0)
-        if not tokens:
-            raise KeyError("gemma3_12b.batch and prompt_tokens")
+        tokens = self._get("gemma3_12b", "batch") * self._get("gemma3_12b", "prompt_tokens")
         # the measured call is the prefill and one decoding step
         return max(self._get("gemma3_12b", "prefill_s_after")
                    - self._get("gemma3_12b", "step_s_after"), 0.0) / tokens
@@ -151,10 +159,9 @@ class Calibration:
         width, blocks = costs.DITS["stable-diffusion-3.5-large"]
         scale = (costs.dit_flops(width, blocks, size, 1, guidance)
                  / costs.dit_flops(width, blocks, MEASURED_SIZE, 1, MEASURED_GUIDANCE))
-        step = steps_measured.get(key)
-        if not isinstance(step, (int, float)) or isinstance(step, bool) or step < 0:
-            raise KeyError(f"sd35_transformer.{key}")
-        denoise = float(step) / batch * steps * scale
+        step = self._get("sd35_fp8" if key.startswith("step_s_fp8") else "sd35_transformer",
+                         key)
+        denoise = step / batch * steps * scale
         encoders = 2 * sum(self._get(c, "forward_s") / self._get(c, "batch")
                            for c in ("t5_xxl", "clip_l", "clip_g"))
         return denoise + encoders + self._get("vae_decode", "decode_s_per_image")

@@ -24,6 +24,7 @@ from pathlib import Path
 from autocomp import costs, disk, host, memory
 from autocomp.config import RunConfig
 from autocomp.core import registry
+from autocomp.core.errors import AutocompError
 from autocomp.core.fields import dump_section
 from autocomp.validators.checks import cascade
 
@@ -45,6 +46,34 @@ def _model(options: dict) -> str:
     return " + ".join(names) or "-"
 
 
+def read_cost(path: Path) -> tuple[dict, str]:
+    """(unit -> GPU seconds, the device) of a --cost file (scripts/bench_generate.py's
+    JSON: {"gpu_seconds": {unit: seconds}, "device": ...}); every problem one line naming
+    the file and the field."""
+    import math
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise AutocompError(f"not a readable JSON file ({type(exc).__name__})",
+                            file=path) from None
+    units = data.get("gpu_seconds") if isinstance(data, dict) else None
+    if not isinstance(units, dict) or not units:
+        raise AutocompError("field 'gpu_seconds': expected {unit: seconds per unit}",
+                            file=path)
+    out = {}
+    for unit, value in units.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or not 0 < value <= PLAUSIBLE_SECONDS:
+            raise AutocompError(f"field 'gpu_seconds.{unit}': expected seconds in (0, "
+                                f"{PLAUSIBLE_SECONDS:g}], got {value!r:.40}", file=path)
+        out[str(unit)] = float(value)
+    return out, str(data.get("device", "measured"))
+
+
+PLAUSIBLE_SECONDS = 3600.0  # a unit (an image, a caption) measured above an hour is a typo
+
+
 def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = None,
          gpus: tuple[str, ...] = ("A100-80", "H100"), nodes: int = 1,
          calibrate: Path | None = None) -> dict:
@@ -57,9 +86,8 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
     paper = dict(PAPER_COST)
     measured, source, cal, notes = {}, None, None, []
     if cost_file:
-        data = json.loads(Path(cost_file).read_text(encoding="utf-8"))
-        measured = {k: float(v) for k, v in data.get("gpu_seconds", {}).items()}
-        source = f"{cost_file} ({data.get('device', 'measured')})"
+        measured, device = read_cost(Path(cost_file))
+        source = f"{cost_file} ({device})"
     if calibrate:
         from autocomp.calibrate import Calibration
 

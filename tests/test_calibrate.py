@@ -174,3 +174,52 @@ def test_fp8_is_calibrated_only_where_measured_and_labelled(tmp_path):
     out = CliRunner().invoke(main, [*args, str(measured)])
     line = next(ln for ln in out.output.splitlines() if ln.strip().startswith("images: "))
     assert line.endswith(", measured") and f"{compiled:.3g} s a unit" in line
+
+
+@pytest.mark.parametrize("field, value, needle", [
+    (("sd35_transformer", "batch_images"), 0, "components.sd35_transformer.batch_images: "
+                                              "expected a number in (0, 1e+06], got 0"),
+    (("sd35_transformer", "batch_images"), "4", "got '4'"),
+    (("vae_decode", "decode_s_per_image"), float("nan"), "got nan"),
+    (("vae_decode", "decode_s_per_image"), float("inf"), "got inf"),
+    (("vae_decode", "decode_s_per_image"), 1e308, "got 1e+308"),
+    (("t5_xxl", "forward_s"), 0.0, "components.t5_xxl.forward_s: expected a number in "
+                                   "(0, 3600], got 0.0"),
+])
+def test_a_bad_number_in_a_calibration_file_is_one_line(tmp_path, field, value, needle):
+    """Issue 68: batch 0 divided by zero, "4" was a TypeError, NaN / inf / 1e308 / zero
+    timings printed "nan GPU-hours", "inf GPU-hours" or 13.4 GPU-h with exit 0."""
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    report = json.loads((ROOT / "docs" / "measured" / "gpu_check-h100.json").read_text())
+    report["components"][field[0]][field[1]] = value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(report))
+    got = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--gpu", "H100",
+                                    "--calibrate", str(bad)])
+    assert got.exit_code == 1, got.output
+    line = got.output.strip().splitlines()[-1]
+    assert str(bad) in line and needle in line, line
+
+
+def test_a_bad_cost_file_and_planning_options_without_dry_run_are_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    for body, needle in (("not json", "not a readable JSON file (JSONDecodeError)"),
+                         ('{"gpu_seconds": {"image": 0}}',
+                          "field 'gpu_seconds.image': expected seconds in (0, 3600], got 0"),
+                         ('{"gpu_seconds": {"image": "nan"}}', "got 'nan'")):
+        cost = tmp_path / "cost.json"
+        cost.write_text(body)
+        got = CliRunner().invoke(main, ["run", "demo", "--dry-run", "--cost", str(cost)])
+        assert got.exit_code == 1 and needle in got.output, got.output
+        assert "Traceback" not in got.output
+    for extra in (["--gpu", "H100"], ["--nodes", "2"], ["--cost", str(cost)]):
+        got = CliRunner().invoke(main, ["run", "demo", "-o", str(tmp_path / "never"), *extra])
+        assert got.exit_code == 1 and "need --dry-run (without it the run starts)" in \
+            got.output, got.output
+        assert not (tmp_path / "never").exists()

@@ -92,6 +92,11 @@ def run(config, output, processes, no_progress, stages, dry_run, cost, calibrate
     from autocomp.pipeline import ALL
     from autocomp.run import Run
 
+    planning = [name for name, given in (("--cost", cost), ("--calibrate", calibrate),
+                                         ("--gpu", gpus), ("--nodes", nodes != 1)) if given]
+    if planning and not dry_run:  # they plan a run; without --dry-run the run would start
+        raise AutocompError(f"{', '.join(planning)} plan a run and need --dry-run (without "
+                            "it the run starts): add --dry-run, or leave them out")
     cfg = load_config(config_path(config))
     if dry_run:
         from autocomp.plan import format_plan, plan, refused
