@@ -238,3 +238,44 @@ exec {real} "$@"
     assert time.monotonic() - start < 10 and job.returncode == 0, out
     assert "the time limit is near; requeueing job 4242 (restart 1)" in out
     assert (fake / "requeued").read_text().split() == ["4242"]
+
+
+def test_a_damaged_failures_folder_is_one_line_and_a_documented_status(tmp_path):
+    """Issue 68: missing or non-numeric fields gave a traceback (70, requeued), a FIFO hung,
+    code 256 exited 0 and 300 exited 44, escapes and newlines reached the job log raw."""
+    import json
+    import os
+
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    run = tmp_path / "run"
+    folder = run / ".failures"
+    folder.mkdir(parents=True)
+
+    def put(name, body):
+        (folder / name).write_text(body if isinstance(body, str) else json.dumps(body))
+
+    put("a.json", {"time": 1.0})  # no code
+    put("b.json", {"code": "abc", "time": 1.0})
+    put("c.json", {"code": 256, "time": 1.0})
+    put("d.json", {"code": 300, "time": 1.0})
+    put("e.json", {"code": 81, "time": "soon"})
+    put("f.json", "not json")
+    os.mkfifo(folder / "g.json")
+    (folder / "h.json").mkdir()
+
+    def status():
+        got = CliRunner().invoke(main, ["status", str(run), "--failure"])
+        return got.exit_code, got.output.strip().splitlines()
+
+    code, lines = status()
+    assert code == 1 and len(lines) == 1, lines
+    assert lines[0].startswith("exit 1 (error): 8 damaged failure record(s) in .failures/ "
+                               "(first: a.json: field 'code': None is no autocomp exit status)")
+    put("z.json", {"code": 81, "time": 2.0, "rank": 3, "launch": None,
+                   "message": "weights missing\x1b[2J\x1b[31m for m\nFAKE: exit 0\r"})
+    code, lines = status()
+    assert code == 81 and lines == ["exit 81 (weights missing) on rank 3: weights missing "
+                                    "for m FAKE: exit 0"]

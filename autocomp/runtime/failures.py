@@ -19,7 +19,7 @@ import socket
 import time
 from pathlib import Path
 
-from autocomp.core.errors import CRASHED, MEANING, RETRYABLE, exit_code
+from autocomp.core.errors import CRASHED, EXPLAINED, MEANING, RETRYABLE, exit_code
 
 FOLDER = ".failures"
 LAUNCH = "AUTOCOMP_LAUNCH"  # the launch id a job script (or `autocomp run`) hands its workers
@@ -48,27 +48,62 @@ def record(run_dir: Path, exc: BaseException, rank: int | None = None) -> int:
     return code
 
 
+def printable(text: str) -> str:
+    """`text` as one line of plain characters: terminal escapes and control characters
+    (newlines included) become spaces, so a record cannot rewrite the job's log."""
+    import re
+    import unicodedata
+
+    text = re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]", " ", str(text))
+    return " ".join("".join(" " if unicodedata.category(c)[0] == "C" else c
+                            for c in text).split())
+
+
+def read_record(path: Path) -> tuple[dict | None, str | None]:
+    """(the failure record at `path`, checked and cleaned, or None; why not). Only a
+    regular file of at most 64 KiB is read (a FIFO hung `status --failure`); its code must
+    be one of autocomp's non-zero exit statuses (256 exited 0, 300 exited 44)."""
+    from autocomp.core.records import read_small_json
+
+    try:
+        got = read_small_json(path, 64 * 1024)
+    except (OSError, ValueError) as exc:
+        return None, f"cannot be read ({type(exc).__name__})"
+    if not isinstance(got, dict):
+        return None, "not a JSON object"
+    code = got.get("code")
+    if isinstance(code, bool) or not isinstance(code, int) or code == 0 or code not in MEANING:
+        return None, f"field 'code': {printable(repr(code))[:20]} is no autocomp exit status"
+    when = got.get("time", 0)
+    if isinstance(when, bool) or not isinstance(when, (int, float)) or when != when:
+        return None, f"field 'time': {printable(repr(when))[:20]} is no time"
+    rank = got.get("rank")
+    return {**got, "code": code, "meaning": MEANING[code], "time": float(when),
+            "message": printable(got.get("message", ""))[:500],
+            "rank": rank if isinstance(rank, int) and not isinstance(rank, bool) else None,
+            "launch": got.get("launch") if isinstance(got.get("launch"), str) else None}, None
+
+
 def worst(run_dir: Path, since: float = 0.0, launch: str | None = None) -> dict | None:
     """The failure to act on among those of launch `launch` (any launch when None) written
     at or after `since` (epoch seconds, this host's clock: only for failures of this
-    host): the first that a retry cannot fix, else the first; None when there is none."""
-    found = []
+    host): the first that a retry cannot fix, else the first; None when there is none.
+    Damaged records are left out; where only damaged ones are there, one line saying so
+    with status 1 (an error a requeue would not fix)."""
+    found, damaged = [], []
     for path in sorted((Path(run_dir) / FOLDER).glob("*.json")):
-        try:
-            got = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(got, dict) or (launch is not None and got.get("launch") != launch):
-            continue
-        try:
-            when = float(got.get("time", 0))
-        except (TypeError, ValueError):
-            continue
-        if when >= since:
+        got, why = read_record(path)
+        if got is None:
+            damaged.append(f"{printable(path.name)[:80]}: {why}")
+        elif (launch is None or got["launch"] == launch) and got["time"] >= since:
             found.append(got)
     if not found:
-        return None
-    found.sort(key=lambda f: (f.get("code") in RETRYABLE, f.get("time", 0)))
+        if not damaged:
+            return None
+        return {"code": EXPLAINED, "meaning": MEANING[EXPLAINED], "rank": None,
+                "message": f"{len(damaged)} damaged failure record(s) in {FOLDER}/ (first: "
+                           f"{damaged[0]}) and none readable: see the job's log"}
+    found.sort(key=lambda f: (f["code"] in RETRYABLE, f["time"]))
     got = dict(found[0])
     if launch is not None:
         got["again"] = repeats(run_dir, got, launch)
@@ -88,11 +123,7 @@ def repeats(run_dir: Path, failure: dict, launch: str) -> int:
 
     launches = set()
     for path in (Path(run_dir) / FOLDER).glob("*.json"):
-        try:
-            other = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(other, dict) and other.get("launch") not in (None, launch) \
-                and same(other):
+        other, _ = read_record(path)
+        if other is not None and other.get("launch") not in (None, launch) and same(other):
             launches.add(other["launch"])
     return len(launches)
