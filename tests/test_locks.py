@@ -241,3 +241,51 @@ def test_three_processes_one_paused_past_the_stale_time_never_two_writers(tmp_pa
     assert not lock.with_name("images.lock.held").exists()  # the last released its own
     assert json.loads(lock.with_name("images.lock.gen").read_text()) == {"gen": 3}
     assert not list(lock.parent.glob("images.lock.held.beat-*"))
+
+
+def test_no_lock_entry_is_followed_through_a_link_or_read_when_not_a_file(tmp_path):
+    """Issue 68: `ln -s OUTSIDE run/.locks/build.lock` made autocomp truncate OUTSIDE; a
+    dangling link created its target; a directory gave IsADirectoryError (exit 70, requeued);
+    a .held FIFO hung; a .held linked to a text file printed it whole."""
+    import os
+
+    from autocomp.core.errors import AutocompError
+    from autocomp.core.locks import held_by, holding
+
+    locks = tmp_path / "run" / ".locks"
+    locks.mkdir(parents=True)
+    lock = locks / "build.lock"
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n" * 100)
+
+    def refused(what):
+        with pytest.raises(AutocompError) as got, holding({"build": lock}, "build", wait=0):
+            pass
+        assert str(got.value) == (f"{lock}: {what} stands where a lock entry should be: "
+                                  "autocomp neither follows nor replaces it; remove it (and "
+                                  "ask who made it)")
+
+    lock.symlink_to(outside)
+    refused("a symbolic link")
+    assert outside.read_text() == "keep me\n" * 100
+    lock.unlink()
+    lock.symlink_to(tmp_path / "made-by-a-link")
+    refused("a symbolic link")
+    assert not (tmp_path / "made-by-a-link").exists()
+    lock.unlink()
+    lock.mkdir()
+    refused("a directory")
+    lock.rmdir()
+    held = locks / "build.lock.held"
+    os.mkfifo(held)
+    with pytest.raises(AutocompError, match="a FIFO stands where"):
+        held_by(lock)
+    held.unlink()
+    held.symlink_to(outside)
+    with pytest.raises(AutocompError, match="a symbolic link stands where"):
+        held_by(lock)
+    held.unlink()
+    held.write_text("keep me\n" * 100)  # an entry that is no holder: named, never printed
+    assert held_by(lock) in (None, "pid ?")
+    with holding({"build": lock}, "build", wait=0):
+        pass

@@ -40,6 +40,18 @@ def gpu_out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and "CUDA out of memory" in str(exc)
 
 
+def plain(text) -> str:
+    """`text` as one line of plain characters: terminal escapes and control characters
+    (newlines included) become spaces, so a string read from a file cannot rewrite a log
+    or a terminal when printed."""
+    import re
+    import unicodedata
+
+    text = re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]", " ", str(text))
+    return " ".join("".join(" " if unicodedata.category(c)[0] == "C" else c
+                            for c in text).split())
+
+
 class AutocompError(ValueError):
     """A problem with user input, reported as one line without a traceback."""
 

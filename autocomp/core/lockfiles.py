@@ -28,6 +28,8 @@ import time
 import uuid
 from pathlib import Path
 
+from autocomp.core.errors import AutocompError, plain
+
 log = logging.getLogger("autocomp")
 
 BEAT = 5.0  # seconds between a file lock's heartbeats (at most a quarter of the stale time)
@@ -58,11 +60,15 @@ def owner() -> dict:
 
 
 def describe(holder: dict | str | None) -> str:
-    """'pid 123 on host node7 (job 4242)' from a lock file's content."""
+    """'pid 123 on host node7 (job 4242)' from a lock file's content (each value plain and
+    short: a lock entry is data, never printed as it is)."""
+    def show(value) -> str:
+        return plain(value)[:40] or "?"
+
     if not isinstance(holder, dict):
-        return f"pid {holder or '?'}"
-    job = f" (job {holder['job']})" if holder.get("job") else ""
-    return f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')}{job}"
+        return f"pid {show(holder or '?')}"
+    job = f" (job {show(holder['job'])})" if holder.get("job") else ""
+    return f"pid {show(holder.get('pid', '?'))} on host {show(holder.get('host', '?'))}{job}"
 
 
 def parse(text: str) -> dict | str | None:
@@ -72,8 +78,62 @@ def parse(text: str) -> dict | str | None:
     try:
         value = json.loads(text)
     except ValueError:
-        return text  # an older lock file: a bare pid
-    return value if isinstance(value, dict) else text
+        value = None
+    if isinstance(value, dict):
+        return value
+    # an older lock file: a bare pid; anything else is no holder we can name
+    return text if text.isdigit() and len(text) <= 20 else "?"
+
+
+LOCK_TEXT = 4096  # bytes: a lock entry holds one small JSON object
+
+
+def not_a_lock(path: Path, what: str) -> AutocompError:
+    return AutocompError(f"{what} stands where a lock entry should be: autocomp neither "
+                         "follows nor replaces it; remove it (and ask who made it)",
+                         file=path)
+
+
+def _checked(fd: int, path: Path) -> None:
+    import stat
+
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(mode) else (
+            "a FIFO" if stat.S_ISFIFO(mode) else "something not a regular file")
+        raise not_a_lock(path, what)
+
+
+def _opened(path: Path, flags: int) -> int:
+    import errno
+
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise not_a_lock(path, "a symbolic link") from None
+        if exc.errno == errno.EISDIR:
+            raise not_a_lock(path, "a directory") from None
+        raise
+    _checked(fd, path)
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_entry(path: Path) -> str:
+    """The text of a lock entry (at most LOCK_TEXT bytes): a regular file, no link followed
+    (FileNotFoundError where there is none; one line where a link, a directory or a FIFO
+    stands there: a FIFO hung the reader, a link to a text file printed it whole)."""
+    with os.fdopen(_opened(Path(path), os.O_RDONLY), "rb") as fh:
+        return fh.read(LOCK_TEXT).decode("utf-8", "replace")
+
+
+def open_entry(path: Path):
+    """A lock file opened for reading and appending (created if missing): a regular file,
+    no link followed (a link made autocomp truncate the file it pointed to, and a dangling
+    one created its target)."""
+    return os.fdopen(_opened(Path(path), os.O_RDWR | os.O_CREAT | os.O_APPEND), "a+")
 
 
 def dead_here(holder: dict) -> bool:
@@ -124,7 +184,7 @@ class FileLock:
 
     def _read(self) -> tuple[dict | str | None, str]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_entry(self.path)
         except FileNotFoundError:
             return None, ""
         return parse(text), text
@@ -132,7 +192,7 @@ class FileLock:
     def _last_gen(self) -> int:
         """The generation the last holder recorded in `<lock>.gen` (0: none)."""
         try:
-            return _gen(parse(self.gen_file.read_text(encoding="utf-8")))
+            return _gen(parse(read_entry(self.gen_file)))
         except OSError:
             return 0
 
@@ -149,7 +209,7 @@ class FileLock:
             return True
         if isinstance(holder, dict) and holder.get("token"):
             with contextlib.suppress(OSError):
-                text += "|" + self.beat_file(str(holder["token"])).read_text(encoding="utf-8")
+                text += "|" + read_entry(self.beat_file(str(holder["token"])))
         now = time.monotonic()
         seen, since = self.watched.get(str(self.path), (None, now))
         if seen != text:

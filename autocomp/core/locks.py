@@ -36,7 +36,16 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError, Held
-from autocomp.core.lockfiles import FileLock, dead_here, describe, owner, parse, seconds_env
+from autocomp.core.lockfiles import (
+    FileLock,
+    dead_here,
+    describe,
+    open_entry,
+    owner,
+    parse,
+    read_entry,
+    seconds_env,
+)
 
 
 def lock_wait() -> float:
@@ -90,7 +99,7 @@ def _token_holder(path: Path):
     file's content."""
     for candidate in (Path(f"{path}.held"), path):
         try:
-            text = candidate.read_text(encoding="utf-8")
+            text = read_entry(candidate)
         except OSError:
             continue
         holder = parse(text)
@@ -116,7 +125,7 @@ def _say(key: str, line: str) -> None:
 def locked(path: Path):
     """Wait for an exclusive lock on `path` and hold it for the block (a short critical
     section of this host: flock)."""
-    with open(path, "a+") as fh:
+    with open_entry(path) as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -216,16 +225,16 @@ def holder_of(path: Path, watch: bool = False) -> dict | str | None:
     this process has seen stand still for stale_after() seconds counts as free (a caller
     polling for a while)."""
     path = Path(path)
-    if Path(f"{path}.held").exists():
+    if os.path.lexists(f"{path}.held"):
         lock = FileLock(path)
         holder, text = lock._read()
         gone = isinstance(holder, dict) and dead_here(holder)
         if holder is not None and not gone and not (watch and lock._stale(holder, text)):
             return holder
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     try:
-        fh = open(path, "a+")  # noqa: SIM115 (NFS emulates flock with write locks)
+        fh = open_entry(path)  # NFS emulates flock with write locks: opened for writing
     except OSError:  # missing, or a read-only folder: no process runs a stage here
         return None
     with fh:
@@ -251,7 +260,7 @@ def mine(holder, pid: str | int | None) -> bool:
 def _open_lock(path: Path):
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return open(path, "a+")  # noqa: SIM115 (held open for the lock's life)
+        return open_entry(path)  # held open for the lock's life
     except OSError as exc:
         if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             return None

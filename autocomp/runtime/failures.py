@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from autocomp.core.errors import CRASHED, EXPLAINED, MEANING, RETRYABLE, exit_code
+from autocomp.core.errors import plain as printable
 
 FOLDER = ".failures"
 LAUNCH = "AUTOCOMP_LAUNCH"  # the launch id a job script (or `autocomp run`) hands its workers
@@ -46,17 +47,6 @@ def record(run_dir: Path, exc: BaseException, rank: int | None = None) -> int:
     except OSError:  # a full or read-only disk: the exit status still says it
         pass
     return code
-
-
-def printable(text: str) -> str:
-    """`text` as one line of plain characters: terminal escapes and control characters
-    (newlines included) become spaces, so a record cannot rewrite the job's log."""
-    import re
-    import unicodedata
-
-    text = re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]", " ", str(text))
-    return " ".join("".join(" " if unicodedata.category(c)[0] == "C" else c
-                            for c in text).split())
 
 
 def read_record(path: Path) -> tuple[dict | None, str | None]:
