@@ -356,3 +356,60 @@ def test_a_fifo_or_a_link_to_dev_zero_named_json_hangs_no_reader(tmp_path, kind)
 
     with pytest.raises(OSError, match="not a regular file"), open_regular(trap):
         pass
+
+
+class Miscounting(ItemScorer):
+    """An item scorer that breaks its contract on the last item only (past any first-batch
+    check): `mode` says how."""
+
+    family = "miscount"
+    light = True
+    mode = "short"
+    last = None
+
+    def score_items(self, entries):
+        out = []
+        for item, candidates, _truth, _ in entries:
+            scores = [-float(i) for i in range(len(candidates))]
+            if item["id"] == self.last:
+                scores = {"short": scores[:-1], "long": [*scores, 0.0], "none": None,
+                          "a none": [None, *scores[1:]], "text": ["high"] * len(scores),
+                          "items": scores}[self.mode]
+                if self.mode == "items":
+                    return out  # the whole batch one item short
+            out.append(scores)
+        return out
+
+
+def make_miscounting(name, pretrained=None, **kw):
+    return Miscounting(name, pretrained, **kw)
+
+
+@pytest.mark.parametrize("mode", ["short", "long", "none", "a none", "text", "items"])
+def test_an_item_scorer_breaking_its_contract_on_any_batch_is_one_line(demo_run, tmp_path,
+                                                                       registered, logged,
+                                                                       mode):
+    """Issue 68: one score too few was read as right (accuracy 100, chance 100); too many,
+    None or text gave a traceback (exit 70). Held to one number per candidate on every
+    batch: one line naming the model, the benchmark and the item; the other models'
+    results are written."""
+    from autocomp import api
+    from autocomp.core.errors import AutocompError
+    from autocomp.eval.harness import UnusableScores
+    from autocomp.eval.schema import result_files
+    from autocomp.formats.runs import find_benchmarks
+
+    registered("scorer", "miscount", "test_leaderboard:make_miscounting")
+    bench = next(b for b in find_benchmarks(demo_run) if b.name == "shape_color-n2/minimal-swap")
+    Miscounting.mode, Miscounting.last = mode, [it["id"] for it in bench.items()][-1]
+    out = tmp_path / "results"
+    with pytest.raises(AutocompError) as got:
+        api.evaluate(demo_run, ["miscount:x", "blind:length"], out, bench.name)
+    assert isinstance(got.value, UnusableScores)
+    assert "1 of 2 models could not be loaded or scored (miscount:x" in str(got.value)
+    assert [json.loads(p.read_text())["model"] for p in result_files(out)] == ["blind:length"]
+    fail = [ln for ln in logged() if ln.startswith("fail ")]
+    assert len(fail) == 1 and "\n" not in fail[0], fail
+    assert fail[0].startswith(f"fail   model miscount:x: benchmark {bench.name}: ")
+    if mode != "items":
+        assert f"item {Miscounting.last}: the scorer returned" in fail[0]

@@ -16,7 +16,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
 from autocomp.core.progress import busy
 from autocomp.eval.cell_progress import CellProgress
-from autocomp.eval.harness import Harness, NonFiniteScores, write_json
+from autocomp.eval.harness import Harness, UnusableScores, write_json
 from autocomp.eval.modelset import load_model_set, model_labels, record_models
 from autocomp.eval.once import Digesting, ReadOnce
 from autocomp.eval.provenance import provenance
@@ -231,9 +231,11 @@ class Session:
             with CellProgress(f"{cell.model} {cell.bench.name}", req.progress_every,
                               harness.scorer) as progress:
                 got = harness.run(bench, target.with_suffix(".predictions.jsonl"), progress)
-        except NonFiniteScores as exc:  # nothing written; the model scores nothing more
-            self.failed[cell.model] = NonFiniteScores(f"model {cell.model}: {exc}")
-            log.info(f"fail   {cell.model}: {exc}")
+        except UnusableScores as exc:  # nothing written; the model scores nothing more
+            where = "" if str(exc).startswith("benchmark ") else \
+                f"benchmark {cell.bench.name}: "
+            self.failed[cell.model] = type(exc)(f"model {cell.model}: {where}{exc}")
+            log.info(f"fail   {self.failed[cell.model]}")
             self.by_model.pop(cell.model).close()
             return None
         if digesting is not None and digesting.fingerprint is not None:

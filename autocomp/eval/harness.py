@@ -231,9 +231,27 @@ class Harness:
         return out
 
     def _item_scores(self, chunk: list[dict]) -> list[np.ndarray]:
-        """Scores of single-image items from a scorer that sees whole items."""
-        return [np.asarray(s, dtype=np.float64)
-                for s in self.scorer.score_items(self.item_entries(chunk))]
+        """Scores of single-image items from a scorer that sees whole items: a number per
+        candidate of every item, held to that on every batch (one score short was read as
+        right, None or a string was a traceback)."""
+        entries = self.item_entries(chunk)
+        got = list(self.scorer.score_items(entries))
+        if len(got) != len(entries):
+            raise UnusableScores(f"the scorer returned scores for {len(got)} of the "
+                                 f"{len(entries)} items it was handed (one list per item)")
+        out = []
+        for (item, candidates, *_), scores in zip(entries, got, strict=True):
+            try:
+                values = np.asarray(scores, dtype=np.float64)
+            except (TypeError, ValueError):
+                values = None
+            if values is None or values.ndim != 1 or values.size != len(candidates) \
+                    or any(v is None for v in np.ravel(np.asarray(scores, dtype=object))):
+                raise UnusableScores(
+                    f"item {item['id']}: the scorer returned {str(scores)[:60]!r} for "
+                    f"{len(candidates)} candidates (one number per candidate)")
+            out.append(values)
+        return out
 
     def item_entries(self, chunk: list[dict]) -> list[tuple]:
         """What a scorer that sees whole items is handed per item: (item, candidate scene
@@ -403,7 +421,13 @@ class Harness:
             self.cache.close()
 
 
-class NonFiniteScores(AutocompError):
+class UnusableScores(AutocompError):
+    """A scorer's scores for an item cannot be read: the cell writes nothing and the model
+    scores nothing more (the other models go on); one line naming the model, benchmark and
+    item."""
+
+
+class NonFiniteScores(UnusableScores):
     """A scorer gave NaN or +inf: no accuracy can be read from it (only -inf is allowed: a
     candidate the scorer was not shown)."""
 
