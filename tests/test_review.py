@@ -143,8 +143,15 @@ def test_server_serves_the_sample_and_nothing_else(run, serve):
     state = json.loads(body)
     assert code == 200 and state["judged"] == 0 and state["total"] == len(srv.sample["units"])
     assert "answer" not in state["unit"] and "auto" not in state["unit"]  # nothing given away
-    code, data = srv.get("/image/0")
-    assert code == 200 and data == (run.dir / srv.sample["units"][0]["image"]).read_bytes()
+    code, data = srv.get("/image/0")  # decoded and encoded again: the same pixels, PNG
+    import io
+
+    from PIL import Image, ImageChops
+
+    with Image.open(io.BytesIO(data)) as got, \
+            Image.open(run.dir / srv.sample["units"][0]["image"]) as want:
+        assert code == 200 and got.format == "PNG"
+        assert ImageChops.difference(got.convert("RGB"), want.convert("RGB")).getbbox() is None
     for path in ("/image/99999", "/image/-1", "/image/..%2Fconfig.yaml", "/../config.yaml",
                  "/config.yaml", "/images/" + srv.sample["units"][0]["image"],
                  "/%2e%2e/%2e%2e/etc/passwd", "/api/state/../../config.yaml"):
@@ -584,3 +591,40 @@ def test_sample_refuses_a_run_with_nothing_to_review(run):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_or_draw(run, "validate", 1, 0)["units"]  # validation records remain
+
+
+def test_an_image_record_naming_an_svg_with_a_script_is_not_served(run, serve, tmp_path):
+    """Issue 68: an image record pointing at an .svg with a script was served as
+    image/svg+xml with no Content-Security-Policy; opened as its own URL it ran and posted
+    a forged judgment. Only raster images decoded here are served, as PNG, and every
+    response carries nosniff and a policy that runs nothing but the page's own script."""
+    import shutil
+    import urllib.request
+
+    srv = serve(run, "test")
+    svg = run.dir / "images" / "evil.svg"
+    svg.write_text('<svg xmlns="http://www.w3.org/2000/svg"><script>fetch("/api/judge", '
+                   '{method: "POST"})</script></svg>')
+    fake = run.dir / "images" / "page.png"  # HTML named as an image
+    fake.write_text("<html><script>alert(1)</script></html>")
+    try:
+        for name in ("images/evil.svg", "images/page.png"):
+            srv.review.units[0] = {**srv.review.units[0], "image": name}
+            code, body = srv.get("/image/0")
+            assert code == 415 and body == b"not a raster image"
+        for path in ("/", "/api/state?annotator=alice", "/image/1"):
+            with urllib.request.urlopen(srv.url + path) as resp:
+                policy = resp.headers["Content-Security-Policy"]
+                assert resp.headers["X-Content-Type-Options"] == "nosniff"
+                assert "default-src 'none'" in policy
+                if path == "/":
+                    assert "connect-src 'self'" in policy
+                else:
+                    assert "sandbox" in policy and "script-src" not in policy
+                    assert resp.headers["Content-Type"] in ("application/json", "image/png")
+        assert not (run.dir / "review" / "judgments.jsonl").exists() or \
+            "evil" not in (run.dir / "review" / "judgments.jsonl").read_text()
+    finally:
+        svg.unlink()
+        fake.unlink()
+        shutil.rmtree(tmp_path / "unused", ignore_errors=True)
