@@ -640,3 +640,33 @@ def test_a_damaged_cache_shard_is_never_read_as_vectors(tmp_path):
     (shard_dir / "host-1-abc.vec").write_bytes(b"ACVEC1\n" + data[7:])  # before checksums
     with pytest.warns(UserWarning, match="written by an older autocomp"):
         assert EmbeddingCache(old, "scorer").missing(keys) == keys
+
+
+def test_a_part_file_linked_outside_the_run_is_never_cut_nor_appended_to(tmp_path):
+    """Issue 68: a part file linked to an outside file had its last line cut by the repair
+    and 400 records appended; a dangling link created its target. One line naming the part
+    file; the outside file untouched."""
+    from autocomp.core.errors import AutocompError
+    from autocomp.runtime.parts import PartWriter, part_path, read_part, repair
+
+    stage = tmp_path / "run" / "captions"
+    stage.mkdir(parents=True)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("line one\nhalf a line")
+    part = part_path(stage, 0)
+    part.symlink_to(outside)
+    for call in (lambda: repair(part), lambda: PartWriter(stage, 0),
+                 lambda: list(read_part(part))):
+        with pytest.raises(AutocompError, match="a symbolic link stands where a part file "
+                                                "should be: autocomp writes through no link"):
+            call()
+    assert outside.read_text() == "line one\nhalf a line"
+    part.unlink()
+    part.symlink_to(tmp_path / "made-by-a-link")
+    with pytest.raises(AutocompError):
+        PartWriter(stage, 0)
+    assert not (tmp_path / "made-by-a-link").exists()
+    part.unlink()
+    part.mkdir()
+    with pytest.raises(AutocompError, match="a directory stands where a part file should be"):
+        PartWriter(stage, 0)

@@ -46,6 +46,37 @@ def open_regular(path, limit: int = RESULT_LIMIT, text: bool = True):
         yield fh
 
 
+def open_own(path, mode: str = "a", what: str = "a file autocomp writes"):
+    """A file of a folder autocomp writes (a part file, a records file), opened with no
+    link followed and only if it is a regular file: `mode` "a" (append, created if
+    missing), "rb+" (read and rewrite in place) or "rb". A link there made autocomp cut or
+    append to the file it pointed to, anywhere; a dangling one created its target. One
+    line naming the path otherwise."""
+    import errno
+    import stat
+
+    flags = {"a": os.O_WRONLY | os.O_CREAT | os.O_APPEND, "rb+": os.O_RDWR,
+             "rb": os.O_RDONLY}[mode]
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise AutocompError(f"a symbolic link stands where {what} should be: autocomp "
+                                "writes through no link; remove it", file=path) from None
+        if exc.errno == errno.EISDIR:
+            raise AutocompError(f"a directory stands where {what} should be: remove it",
+                                file=path) from None
+        raise
+    kind = stat.S_IFMT(os.fstat(fd).st_mode)
+    if kind != stat.S_IFREG:
+        os.close(fd)
+        found = "a directory" if kind == stat.S_IFDIR else (
+            "a FIFO" if kind == stat.S_IFIFO else "something not a regular file")
+        raise AutocompError(f"{found} stands where {what} should be: remove it", file=path)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "a", encoding="utf-8") if mode == "a" else os.fdopen(fd, mode)
+
+
 def read_small_json(path, limit: int = RESULT_LIMIT):
     """The JSON value of a regular file of at most `limit` bytes (OSError, ValueError)."""
     with open_regular(path, limit) as fh:

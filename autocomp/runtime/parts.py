@@ -17,7 +17,7 @@ from pathlib import Path
 
 from autocomp.core.heap import paused
 from autocomp.core.layout import PART_GLOB, part_name
-from autocomp.core.records import dumps, loads
+from autocomp.core.records import dumps, loads, open_own
 
 
 def part_path(stage_dir: Path, rank: int) -> Path:
@@ -34,7 +34,7 @@ def read_part(path: Path) -> Iterator[dict]:
     with an id) is skipped with a warning naming file:line: its item counts as not done, so
     the stage does it again."""
     bad = []
-    with open(path, "rb") as fh:
+    with open_own(path, "rb", "a part file") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.endswith(b"\n"):
                 break  # a torn last line: its batch was in flight
@@ -75,11 +75,11 @@ def done_ids(stage_dir: Path) -> set[str]:
 
 def repair(path: Path) -> int:
     """Cut a torn last line off `path`; returns the number of bytes removed."""
-    if not path.exists():
+    if not os.path.lexists(path):
         return 0
-    size = path.stat().st_size
-    with open(path, "rb+") as fh:
+    with open_own(path, "rb+", "a part file") as fh:
         data = fh.read()
+        size = len(data)
         keep = data.rfind(b"\n") + 1
         if keep < size:
             fh.truncate(keep)
@@ -105,7 +105,7 @@ class PartWriter:
         self.path = part_path(stage_dir, rank)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repair(self.path)
-        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self._fh = open_own(self.path, "a", "a part file")  # closed in close()
 
     def append(self, records: Iterable[dict]) -> int:
         lines = [dumps(r) + "\n" for r in records]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
-from autocomp.core.records import TRACKS, read_jsonl
+from autocomp.core.records import TRACKS, open_own, read_jsonl
 from autocomp.t2i.generate import Model, Prompt, draw, folder_of, prompts
 
 log = package_logger(__name__)
@@ -199,7 +199,7 @@ def _scores(judge, model: Model, records: list[dict], by_prompt: dict[str, Promp
         if path.exists() else {}
     todo = [r for r in records if r["id"] not in done]
     with Progress(f"t2i {model.name}: score", len(todo), "image") as bar, \
-            open(path, "a", encoding="utf-8") as fh:
+            open_own(path, "a", "a records file") as fh:
         for i in range(0, len(todo), batch_size):
             batch = todo[i:i + batch_size]
             for got in judge.score(batch, by_prompt, out):

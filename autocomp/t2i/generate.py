@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
-from autocomp.core.records import TRACKS, read_jsonl
+from autocomp.core.records import TRACKS, open_own, read_jsonl
 
 log = package_logger(__name__)
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -142,7 +142,7 @@ def _draw_missing(model: Model, run, missing, out: Path, device, batch_size: int
             log.info(f"skip   {model.name} {batch[0][0].id}-{batch[0][1]}: {exc}")
             return []
 
-    with open(folder / "images.jsonl", "a", encoding="utf-8") as fh:
+    with open_own(folder / "images.jsonl", "a", "a records file") as fh:
         for i in range(0, len(missing), batch_size):
             batch = missing[i:i + batch_size]
             for (p, j), req, image in made(batch):
