@@ -22,7 +22,9 @@ _NUMBER = (int, float)
 
 
 def install_hint(extra: str) -> str:
-    return f"pip install 'autocomp[{extra}]'"
+    """How to install what an extra brings ("": the base install, which a broken
+    environment lacks)."""
+    return f"pip install 'autocomp[{extra}]'" if extra else "pip install -e . (autocomp's base)"
 
 
 def require(module: str, extra: str, what: str = "this backend"):

@@ -53,7 +53,7 @@ class _Log10Frequency(dict):
     """word -> log10 of its English frequency (wordfreq, 1e-8 at least), looked up once."""
 
     def __missing__(self, word: str) -> float:
-        freq = require("wordfreq", "eval", "blind:unigram").word_frequency
+        freq = require("wordfreq", "", "blind:unigram").word_frequency
         got = self[word] = math.log10(freq(word, "en", minimum=1e-8))
         return got
 
