@@ -64,9 +64,10 @@ def read_cost(path: Path) -> tuple[dict, str]:
     out = {}
     for unit, value in units.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value) or not 0 < value <= PLAUSIBLE_SECONDS:
-            raise AutocompError(f"field 'gpu_seconds.{unit}': expected seconds in (0, "
-                                f"{PLAUSIBLE_SECONDS:g}], got {value!r:.40}", file=path)
+                or not math.isfinite(value) or not 0 <= value <= PLAUSIBLE_SECONDS:
+            raise AutocompError(f"field 'gpu_seconds.{unit}': expected seconds in [0, "
+                                f"{PLAUSIBLE_SECONDS:g}] (0: a stage not counted), got "
+                                f"{value!r:.40}", file=path)
         out[str(unit)] = float(value)
     return out, str(data.get("device", "measured"))
 

@@ -210,8 +210,10 @@ def test_a_bad_cost_file_and_planning_options_without_dry_run_are_one_line(tmp_p
     from autocomp.cli import main
 
     for body, needle in (("not json", "not a readable JSON file (JSONDecodeError)"),
-                         ('{"gpu_seconds": {"image": 0}}',
-                          "field 'gpu_seconds.image': expected seconds in (0, 3600], got 0"),
+                         ('{"gpu_seconds": {"image": -1}}',
+                          "field 'gpu_seconds.image': expected seconds in [0, 3600] (0: a "
+                          "stage not counted), got -1"),
+                         ('{"gpu_seconds": {"image": 1e308}}', "got 1e+308"),
                          ('{"gpu_seconds": {"image": "nan"}}', "got 'nan'")):
         cost = tmp_path / "cost.json"
         cost.write_text(body)
