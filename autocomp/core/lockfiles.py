@@ -28,7 +28,8 @@ import time
 import uuid
 from pathlib import Path
 
-from autocomp.core.errors import AutocompError, plain
+from autocomp.core.errors import plain
+from autocomp.core.records import open_own
 
 log = logging.getLogger("autocomp")
 
@@ -88,44 +89,14 @@ def parse(text: str) -> dict | str | None:
 LOCK_TEXT = 4096  # bytes: a lock entry holds one small JSON object
 
 
-def not_a_lock(path: Path, what: str) -> AutocompError:
-    return AutocompError(f"{what} stands where a lock entry should be: autocomp neither "
-                         "follows nor replaces it; remove it (and ask who made it)",
-                         file=path)
-
-
-def _checked(fd: int, path: Path) -> None:
-    import stat
-
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        what = "a directory" if stat.S_ISDIR(mode) else (
-            "a FIFO" if stat.S_ISFIFO(mode) else "something not a regular file")
-        raise not_a_lock(path, what)
-
-
-def _opened(path: Path, flags: int) -> int:
-    import errno
-
-    try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise not_a_lock(path, "a symbolic link") from None
-        if exc.errno == errno.EISDIR:
-            raise not_a_lock(path, "a directory") from None
-        raise
-    _checked(fd, path)
-    os.set_blocking(fd, True)
-    return fd
+LOCK_ADVICE = "autocomp neither follows nor replaces it; remove it (and ask who made it)"
 
 
 def read_entry(path: Path) -> str:
     """The text of a lock entry (at most LOCK_TEXT bytes): a regular file, no link followed
     (FileNotFoundError where there is none; one line where a link, a directory or a FIFO
     stands there: a FIFO hung the reader, a link to a text file printed it whole)."""
-    with os.fdopen(_opened(Path(path), os.O_RDONLY), "rb") as fh:
+    with open_own(path, "rb", "a lock entry", LOCK_ADVICE) as fh:
         return fh.read(LOCK_TEXT).decode("utf-8", "replace")
 
 
@@ -133,7 +104,7 @@ def open_entry(path: Path):
     """A lock file opened for reading and appending (created if missing): a regular file,
     no link followed (a link made autocomp truncate the file it pointed to, and a dangling
     one created its target)."""
-    return os.fdopen(_opened(Path(path), os.O_RDWR | os.O_CREAT | os.O_APPEND), "a+")
+    return open_own(path, "a+", "a lock entry", LOCK_ADVICE)
 
 
 def dead_here(holder: dict) -> bool:

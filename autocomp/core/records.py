@@ -46,35 +46,43 @@ def open_regular(path, limit: int = RESULT_LIMIT, text: bool = True):
         yield fh
 
 
-def open_own(path, mode: str = "a", what: str = "a file autocomp writes"):
-    """A file of a folder autocomp writes (a part file, a records file), opened with no
-    link followed and only if it is a regular file: `mode` "a" (append, created if
-    missing), "rb+" (read and rewrite in place) or "rb". A link there made autocomp cut or
-    append to the file it pointed to, anywhere; a dangling one created its target. One
-    line naming the path otherwise."""
+def open_own(path, mode: str = "a", what: str = "a file autocomp writes",
+             advice: str | None = None):
+    """A file of a folder autocomp writes (a part file, a records file, a lock entry),
+    opened with no link followed and only if it is a regular file: `mode` "a" (append,
+    created if missing), "a+" (read and append, created if missing), "rb+" (read and
+    rewrite in place) or "rb". A link there made autocomp cut or append to the file it
+    pointed to, anywhere; a dangling one created its target; a FIFO hung the reader. One
+    line otherwise: "<path>: <a link, a directory...> stands where <what> should be:
+    <advice>"."""
     import errno
     import stat
 
-    flags = {"a": os.O_WRONLY | os.O_CREAT | os.O_APPEND, "rb+": os.O_RDWR,
+    flags = {"a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+             "a+": os.O_RDWR | os.O_CREAT | os.O_APPEND, "rb+": os.O_RDWR,
              "rb": os.O_RDONLY}[mode]
+
+    def refused(found: str) -> AutocompError:
+        tail = advice or ("autocomp writes through no link; remove it"
+                          if found == "a symbolic link" else "remove it")
+        return AutocompError(f"{found} stands where {what} should be: {tail}", file=path)
+
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise AutocompError(f"a symbolic link stands where {what} should be: autocomp "
-                                "writes through no link; remove it", file=path) from None
-        if exc.errno == errno.EISDIR:
-            raise AutocompError(f"a directory stands where {what} should be: remove it",
-                                file=path) from None
+        if exc.errno in (errno.ELOOP, errno.EISDIR):
+            raise refused("a symbolic link" if exc.errno == errno.ELOOP
+                          else "a directory") from None
         raise
     kind = stat.S_IFMT(os.fstat(fd).st_mode)
     if kind != stat.S_IFREG:
         os.close(fd)
-        found = "a directory" if kind == stat.S_IFDIR else (
-            "a FIFO" if kind == stat.S_IFIFO else "something not a regular file")
-        raise AutocompError(f"{found} stands where {what} should be: remove it", file=path)
+        raise refused("a directory" if kind == stat.S_IFDIR else (
+            "a FIFO" if kind == stat.S_IFIFO else "something not a regular file"))
     os.set_blocking(fd, True)
-    return os.fdopen(fd, "a", encoding="utf-8") if mode == "a" else os.fdopen(fd, mode)
+    if mode in ("a", "a+"):
+        return os.fdopen(fd, mode, encoding="utf-8")
+    return os.fdopen(fd, mode)
 
 
 def read_small_json(path, limit: int = RESULT_LIMIT):

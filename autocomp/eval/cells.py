@@ -16,7 +16,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
 from autocomp.core.progress import busy
 from autocomp.eval.cell_progress import CellProgress
-from autocomp.eval.harness import Harness, UnusableScores, write_json
+from autocomp.eval.harness import Harness, write_json
 from autocomp.eval.modelset import load_model_set, model_labels, record_models
 from autocomp.eval.once import Digesting, ReadOnce
 from autocomp.eval.provenance import provenance
@@ -28,6 +28,7 @@ from autocomp.eval.result_files import (
     result_file,
     result_state,
 )
+from autocomp.eval.score_checks import UnusableScores
 from autocomp.formats.runs import find_benchmarks
 from autocomp.formats.suite import LoadedBenchmark
 

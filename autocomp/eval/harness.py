@@ -42,6 +42,12 @@ from autocomp.eval.matrix import (
     truth_of,
 )
 from autocomp.eval.metrics import TIED, TIES, Tally, error_category, outcome
+from autocomp.eval.score_checks import (  # noqa: F401 (NonFiniteScores: callers import it here)
+    NonFiniteScores,
+    UnusableScores,
+    checked_item_scores,
+    refuse_non_finite,
+)
 from autocomp.formats.runs import Benchmark
 from autocomp.negatives.shortcut import matched_negatives
 
@@ -231,27 +237,10 @@ class Harness:
         return out
 
     def _item_scores(self, chunk: list[dict]) -> list[np.ndarray]:
-        """Scores of single-image items from a scorer that sees whole items: a number per
-        candidate of every item, held to that on every batch (one score short was read as
-        right, None or a string was a traceback)."""
+        """Scores of single-image items from a scorer that sees whole items, held to a
+        number per candidate on every batch (eval/score_checks.py)."""
         entries = self.item_entries(chunk)
-        got = list(self.scorer.score_items(entries))
-        if len(got) != len(entries):
-            raise UnusableScores(f"the scorer returned scores for {len(got)} of the "
-                                 f"{len(entries)} items it was handed (one list per item)")
-        out = []
-        for (item, candidates, *_), scores in zip(entries, got, strict=True):
-            try:
-                values = np.asarray(scores, dtype=np.float64)
-            except (TypeError, ValueError):
-                values = None
-            if values is None or values.ndim != 1 or values.size != len(candidates) \
-                    or any(v is None for v in np.ravel(np.asarray(scores, dtype=object))):
-                raise UnusableScores(
-                    f"item {item['id']}: the scorer returned {str(scores)[:60]!r} for "
-                    f"{len(candidates)} candidates (one number per candidate)")
-            out.append(values)
-        return out
+        return checked_item_scores(entries, self.scorer.score_items(entries))
 
     def item_entries(self, chunk: list[dict]) -> list[tuple]:
         """What a scorer that sees whole items is handed per item: (item, candidate scene
@@ -419,32 +408,6 @@ class Harness:
         self.workers.shutdown()
         if self.cache is not None:
             self.cache.close()
-
-
-class UnusableScores(AutocompError):
-    """A scorer's scores for an item cannot be read: the cell writes nothing and the model
-    scores nothing more (the other models go on); one line naming the model, benchmark and
-    item."""
-
-
-class NonFiniteScores(UnusableScores):
-    """A scorer gave NaN or +inf: no accuracy can be read from it (only -inf is allowed: a
-    candidate the scorer was not shown)."""
-
-
-def refuse_non_finite(scores, bench: str, item: str) -> None:
-    """One line naming the benchmark, the item and what the scorer returned, when a score is
-    NaN or +inf (an fp16 overflow will give them): read as "not shown", they made chance 100
-    for every model."""
-    values = np.asarray(scores, dtype=np.float64)
-    nan, pos = np.isnan(values), np.isposinf(values)
-    if nan.any() or pos.any():
-        what = " and ".join(w for w, m in (("NaN", nan), ("+inf", pos)) if m.any())
-        raise NonFiniteScores(
-            f"benchmark {bench}: item {item}: the scorer returned {what} for "
-            f"{int((nan | pos).sum())} of {values.size} candidate score(s) (only -inf, a "
-            "candidate not shown, is allowed; an fp16 overflow gives these): nothing is "
-            "written for this benchmark")
 
 
 def write_json(path: Path, data: dict) -> None:

@@ -33,11 +33,14 @@ def inside(path: Path, root: Path) -> Path | None:
         return None
 
 
-def data_uri(path: Path, root: Path, thumb: int | None = THUMB) -> str | None:
-    """The image as a data: URI, decoded and encoded again (a JPEG thumbnail, or the whole
-    image as PNG), so only pixels reach the page; None unless `path` is a decodable image
-    inside `root` (inside). The file is opened without blocking: a FIFO in its place is
-    no regular file and is never read."""
+RASTER = ("PNG", "JPEG", "WEBP", "BMP", "GIF", "TIFF")  # decoded by Pillow itself
+
+
+def reencoded(path: Path, root: Path, thumb: int | None = THUMB) -> bytes | None:
+    """The image decoded and encoded again (a JPEG thumbnail, or the whole image as PNG),
+    so only pixels leave (an SVG with a script, HTML named .png: None); None unless `path`
+    is a raster image inside `root` (inside). The file is opened without blocking and no
+    link followed: a FIFO in its place is no regular file and is never read."""
     from PIL import Image
 
     real = inside(path, root)
@@ -49,6 +52,8 @@ def data_uri(path: Path, root: Path, thumb: int | None = THUMB) -> str | None:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return None
             with Image.open(fh) as im:
+                if im.format not in RASTER:
+                    return None
                 im.load()
                 im = im.convert("RGBA" if thumb is None and "A" in im.getbands() else "RGB")
                 buf = io.BytesIO()
@@ -59,8 +64,16 @@ def data_uri(path: Path, root: Path, thumb: int | None = THUMB) -> str | None:
                     im.save(buf, format="JPEG", quality=85)
     except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError):
         return None
+    return buf.getvalue()
+
+
+def data_uri(path: Path, root: Path, thumb: int | None = THUMB) -> str | None:
+    """The image as a data: URI (reencoded: only pixels reach the page)."""
+    data = reencoded(path, root, thumb)
+    if data is None:
+        return None
     kind = "png" if thumb is None else "jpeg"
-    return f"data:image/{kind};base64," + base64.b64encode(buf.getvalue()).decode()
+    return f"data:image/{kind};base64," + base64.b64encode(data).decode()
 
 
 def _figures(figures: list[tuple[Path, Path]]) -> str:

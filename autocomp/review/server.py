@@ -37,8 +37,6 @@ from autocomp.review.judgments import Judgments, check_name
 from autocomp.review.sample import LIKERT, is_right, valid_rating
 
 MAX_BODY = 16_384
-MAX_IMAGE = 64 * 2 ** 20  # bytes of an image file read to be decoded
-RASTER = ("PNG", "JPEG", "WEBP", "BMP", "GIF", "TIFF")
 # the page: its own inline script and style, images and API calls from this server only;
 # every other response (images, JSON, text) can run nothing, opened as its own URL too
 PAGE_POLICY = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -120,29 +118,6 @@ class Review:
 
 def _whole(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
-
-
-def raster_png(path: Path) -> bytes | None:
-    """The image at `path` decoded here and encoded again as PNG, so only pixels are
-    served (never the file's own bytes: an SVG image record ran its script when opened);
-    None where it is no raster image Pillow decodes (or not a regular file of at most
-    MAX_IMAGE bytes)."""
-    import io
-
-    from PIL import Image, UnidentifiedImageError
-
-    from autocomp.core.records import open_regular
-
-    try:
-        with open_regular(path, MAX_IMAGE, text=False) as fh, Image.open(fh) as img:
-            if img.format not in RASTER:
-                return None
-            img.load()
-            out = io.BytesIO()
-            img.convert("RGBA" if "A" in img.getbands() else "RGB").save(out, "PNG")
-    except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError):
-        return None
-    return out.getvalue()
 
 
 def page() -> bytes:
@@ -236,7 +211,9 @@ class Handler(BaseHTTPRequestHandler):
             path = self.review.image(index)
         except FileNotFoundError:
             return self._send(404, b"image missing", "text/plain")
-        data = raster_png(path)
+        from autocomp.report.html import reencoded
+
+        data = reencoded(path, self.review.root, thumb=None)  # only pixels, as PNG
         if data is None:  # an SVG with a script, HTML named .png, anything not decoded
             return self._send(415, b"not a raster image", "text/plain")
         return self._send(200, data, "image/png")
