@@ -102,6 +102,7 @@ def run_study(study: Study, out: Path, device: str = "cpu", say=print) -> dict:
     """Score every model on every source into OUT/results (what is there is kept), then
     the agreement of the synthetic benchmarks with each reference: {"tables", "figures",
     "references"}."""
+    from autocomp.eval.cache import slug
     from autocomp.eval.cells import Request, evaluate_request
     from autocomp.eval.modelset import model_entries
     from autocomp.formats import open_suite
@@ -134,6 +135,6 @@ def run_study(study: Study, out: Path, device: str = "cpu", say=print) -> dict:
         theirs = [r for r in cells if r["benchmark"].split("/", 1)[0] == prefix]
         rows, left = comparisons(ours + theirs, prefix, models=chosen)
         tables.append(agreement_table(rows, left, labels))
-        figures += agreement_figure(rows, Path(out) / "figures" / f"agreement-{prefix}",
-                                    labels)[0]
+        figures += agreement_figure(rows, Path(out) / "figures" /
+                                    f"agreement-{slug(prefix, 60)}", labels)[0]
     return {"tables": tables, "figures": figures, "references": prefixes}
