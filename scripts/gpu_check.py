@@ -727,9 +727,9 @@ def check(names, tiny: bool, device: str, out: Path | None = None) -> dict:
 
 def write(out: Path, report: dict) -> None:
     """The report, whole or not at all (a temp file renamed over `out`)."""
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(report, indent=1), encoding="utf-8")
-    tmp.replace(out)
+    from autocomp.core.records import write_text
+
+    write_text(out, json.dumps(report, indent=1))
 
 
 def _versions() -> dict:

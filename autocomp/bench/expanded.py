@@ -213,14 +213,14 @@ def _line(item: dict) -> bytes:
 def _writing(rows, expand, path: Path, keep: _Keep) -> Iterator[dict]:
     """Expand each row, writing the lines to a temp file that becomes the cache once every
     row was read (a reading stopped early leaves none)."""
-    from autocomp.core.records import temp_path
+    from autocomp.core.records import create_new, temp_path
     from autocomp.runtime.launch import clean_orphans
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         clean_orphans(path.parent, pattern=".*")  # what killed readings left
         tmp = temp_path(path)
-        fh = open(tmp, "wb")  # noqa: SIM115 (closed below, after the rows)
+        fh = create_new(tmp, "wb")  # closed below, after the rows
     except OSError as exc:  # a run folder that cannot be written: memory only
         log.debug(f"no cache of enumerated negatives at {path.parent}: {exc}")
         tmp = fh = None

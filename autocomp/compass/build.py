@@ -133,7 +133,9 @@ class _Spill:
         return self.count
 
     def __enter__(self) -> _Spill:
-        self._fh = open(self.path, "wb")  # noqa: SIM115 (closed in __exit__)
+        from autocomp.core.records import create_new
+
+        self._fh = create_new(self.path, "wb")  # closed in __exit__
         return self
 
     def add(self, source: tuple) -> None:

@@ -77,7 +77,7 @@ def evaluate_compass(compass_dir: Path, models: list[str], cache_dir: Path | Non
                 continue
             if harness is None:
                 out.parent.mkdir(parents=True, exist_ok=True)
-                (out.parent / "model.txt").write_text(model + "\n", encoding="utf-8")
+                write_text(out.parent / "model.txt", model + "\n")
                 scorer = load_scorer(model, device=device, batch_size=batch_size,
                                      precision=precision)
                 scorer.load()  # a model that cannot load leaves no cache folder behind

@@ -41,6 +41,7 @@ def write_bundle(task_file: Path, name: str, folder: Path) -> Path:
     import yaml
 
     from autocomp.concepts.vocab import builtin_vocabularies, resolve
+    from autocomp.core.records import atomic_open, write_text
     from autocomp.core.yamlio import read_yaml
 
     data = read_yaml(task_file)
@@ -52,14 +53,14 @@ def write_bundle(task_file: Path, name: str, folder: Path) -> Path:
         if not isinstance(ref, str) or ref in builtin_vocabularies():
             continue
         copied = f"{name}.{field}{'' if i is None else i}.vocab.yaml"
-        (target / copied).write_bytes(resolve(ref, Path(task_file).parent).read_bytes())
+        with atomic_open(target / copied, "wb") as fh:
+            fh.write(resolve(ref, Path(task_file).parent).read_bytes())
         if i is None:
             out[field] = copied
         else:
             out[field][i] = copied
     path = target / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(out, sort_keys=False, allow_unicode=True),
-                    encoding="utf-8")
+    write_text(path, yaml.safe_dump(out, sort_keys=False, allow_unicode=True))
     return path
 
 

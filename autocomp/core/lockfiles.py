@@ -29,7 +29,7 @@ import uuid
 from pathlib import Path
 
 from autocomp.core.errors import plain
-from autocomp.core.records import open_own
+from autocomp.core.records import open_own, write_text
 
 log = logging.getLogger("autocomp")
 
@@ -169,9 +169,7 @@ class FileLock:
 
     def _record_gen(self, gen: int) -> None:
         with contextlib.suppress(OSError):  # the count only: the token is what fences
-            tmp = self.gen_file.with_name(f".{self.gen_file.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"gen": gen}), encoding="utf-8")
-            os.replace(tmp, self.gen_file)
+            write_text(self.gen_file, json.dumps({"gen": gen}), sync=False)
 
     def _stale(self, holder, text: str) -> bool:
         """Gone: a process of this host that no longer runs, or a holder whose file and
@@ -206,7 +204,6 @@ class FileLock:
     def _hold(self, me: dict):
         stop = threading.Event()
         beat_file = self.beat_file(me["token"])
-        tmp = beat_file.with_name(f".{beat_file.name}.tmp")
 
         def beat(n: int = 0):
             while True:
@@ -217,8 +214,7 @@ class FileLock:
                                 f"{stale_after():g} s: paused?)")
                     return  # never write over another holder's lock
                 try:  # this holder's own file: nothing another holder reads as theirs
-                    tmp.write_text(str(n), encoding="utf-8")
-                    os.replace(tmp, beat_file)
+                    write_text(beat_file, str(n), sync=False)
                 except OSError:
                     return
                 n += 1

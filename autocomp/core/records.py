@@ -46,21 +46,12 @@ def open_regular(path, limit: int = RESULT_LIMIT, text: bool = True):
         yield fh
 
 
-def open_own(path, mode: str = "a", what: str = "a file autocomp writes",
-             advice: str | None = None):
-    """A file of a folder autocomp writes (a part file, a records file, a lock entry),
-    opened with no link followed and only if it is a regular file: `mode` "a" (append,
-    created if missing), "a+" (read and append, created if missing), "rb+" (read and
-    rewrite in place) or "rb". A link there made autocomp cut or append to the file it
-    pointed to, anywhere; a dangling one created its target; a FIFO hung the reader. One
-    line otherwise: "<path>: <a link, a directory...> stands where <what> should be:
-    <advice>"."""
+def own_fd(path, flags: int, what: str = "a file autocomp writes",
+           advice: str | None = None) -> int:
+    """A descriptor of `path` opened with `flags` plus no link followed, only if it is a
+    regular file (blocking again once checked): see open_own."""
     import errno
     import stat
-
-    flags = {"a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
-             "a+": os.O_RDWR | os.O_CREAT | os.O_APPEND, "rb+": os.O_RDWR,
-             "rb": os.O_RDONLY}[mode]
 
     def refused(found: str) -> AutocompError:
         tail = advice or ("autocomp writes through no link; remove it"
@@ -80,9 +71,51 @@ def open_own(path, mode: str = "a", what: str = "a file autocomp writes",
         raise refused("a directory" if kind == stat.S_IFDIR else (
             "a FIFO" if kind == stat.S_IFIFO else "something not a regular file"))
     os.set_blocking(fd, True)
+    return fd
+
+
+def open_own(path, mode: str = "a", what: str = "a file autocomp writes",
+             advice: str | None = None):
+    """A file of a folder autocomp writes (a part file, a records file, a lock entry),
+    opened with no link followed and only if it is a regular file: `mode` "a" (append,
+    created if missing), "a+" (read and append, created if missing), "rb+" (read and
+    rewrite in place) or "rb". A link there made autocomp cut or append to the file it
+    pointed to, anywhere; a dangling one created its target; a FIFO hung the reader. One
+    line otherwise: "<path>: <a link, a directory...> stands where <what> should be:
+    <advice>"."""
+    flags = {"a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+             "a+": os.O_RDWR | os.O_CREAT | os.O_APPEND, "rb+": os.O_RDWR,
+             "rb": os.O_RDONLY, "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND}[mode]
+    fd = own_fd(path, flags, what, advice)
     if mode in ("a", "a+"):
         return os.fdopen(fd, mode, encoding="utf-8")
     return os.fdopen(fd, mode)
+
+
+def create_new(path, mode: str = "w"):
+    """`path` made anew for writing ("w" text or "wb"), for a temp or spill file this
+    process alone writes: whatever stood at that name (a stale file, a link, a hard link
+    to another file) is unlinked, never written through or cut, and the file is created
+    exclusively with no link followed."""
+    path = Path(path)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        raise AutocompError("a directory stands where a file autocomp writes should be: "
+                            "remove it", file=path) from None
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    return os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
+
+
+def mark(path) -> None:
+    """A marker file whose existence alone is read, created if missing; nothing is
+    written or followed (a link standing there counts as there)."""
+    import contextlib
+
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666))
 
 
 def read_small_json(path, limit: int = RESULT_LIMIT):
@@ -151,9 +184,11 @@ def temp_writer_gone(name: str) -> bool:
 
 
 @contextmanager
-def atomic_open(path: Path, mode: str = "w"):
+def atomic_open(path: Path, mode: str = "w", sync: bool = True):
     """A file handle whose content replaces `path` only when the block ends without error
-    (temp name in the same folder, fsync, rename); a failure leaves `path` untouched."""
+    (temp name in the same folder, made exclusively; fsync unless `sync` is False, for a
+    heartbeat; rename); a failure leaves `path` untouched. A link standing at `path` is
+    replaced, never written through."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{_writer_tag()}.",
@@ -163,7 +198,8 @@ def atomic_open(path: Path, mode: str = "w"):
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
             yield fh
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -251,7 +287,7 @@ def read_jsonl(path: Path) -> Iterator[dict]:
         yield record
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write a text file atomically."""
-    with atomic_open(path) as fh:
+def write_text(path: Path, text: str, sync: bool = True) -> None:
+    """Write a text file atomically (see atomic_open)."""
+    with atomic_open(path, sync=sync) as fh:
         fh.write(text)

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from autocomp.core.records import create_new, open_own, write_text
+
 MAGIC = b"ACVEC2\n"
 OLD_MAGIC = b"ACVEC1\n"  # frames without a checksum
 _HEAD = struct.Struct("<HII")  # key length, vector length (float32s), CRC-32 of key + vector
@@ -101,7 +103,7 @@ class EmbeddingCache:
         self.path.mkdir(parents=True, exist_ok=True)
         label = self.path / "scorer.txt"
         if not label.exists():
-            label.write_text(scorer_id + "\n", encoding="utf-8")
+            write_text(label, scorer_id + "\n", sync=False)
         self._refresh()
 
     # -- reading ---------------------------------------------------------------------------
@@ -207,9 +209,10 @@ class EmbeddingCache:
             return
         if self._own is None:
             name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}.vec"
-            self._own = open(self.path / name, "ab")  # noqa: SIM115 (closed in close())
+            self._own_path = self.path / name
+            self._own = create_new(self._own_path, "wb")  # closed in close()
             self._own.write(MAGIC)
-            self._shards.append(Path(self._own.name))
+            self._shards.append(self.path / name)
             self._read_to.append(len(MAGIC))
         frames, offsets = [], []
         at = self._own.tell()
@@ -233,12 +236,11 @@ class EmbeddingCache:
     def _abandon(self, whole: int) -> None:
         """Drop this process's shard after a failed write, truncated to `whole` bytes (a
         later put opens a new one)."""
-        path = Path(self._own.name)
         with contextlib.suppress(OSError):
             self._own.close()
         self._own = None
-        with contextlib.suppress(OSError):
-            os.truncate(path, whole)
+        with contextlib.suppress(OSError), open_own(self._own_path, "rb+", "a cache shard") as fh:
+            fh.truncate(whole)
 
     def __len__(self) -> int:
         return len(self._memory) + len(self._index)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from autocomp.core.errors import AutocompError
-from autocomp.core.records import dumps, temp_path
+from autocomp.core.records import create_new, dumps, temp_path
 from autocomp.core.scene import SceneGraph
 from autocomp.core.workers import Workers
 from autocomp.eval.cache import EmbeddingCache, file_key, identity_key, keep, text_key
@@ -281,7 +281,7 @@ class Harness:
                     "seconds": time.perf_counter() - start}
         self.tick = None if progress is None else (lambda: progress(state()))
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
+            with create_new(tmp) as fh:
                 for chunk in _chunks(self._scoreable(bench.items(), skipped, self.dual,
                                                      self.texts_only), self.chunk_items):
                     lines = []

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.core.records import temp_path
+from autocomp.core.records import atomic_open
 
 
 def image_root(images, fmt: str, what: str, skip_missing: bool = False,
@@ -200,9 +200,8 @@ def save_image(value, folder: Path, root: Path | None = None) -> str:
     name = hashlib.sha256(data).hexdigest()[:24] + ext
     target = folder / name
     if not target.exists():
-        tmp = temp_path(target)
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+        with atomic_open(target, "wb", sync=False) as fh:
+            fh.write(data)
     return name
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from autocomp.core.records import TRACKS
+from autocomp.core.records import TRACKS, atomic_open
 from autocomp.report.funnel import columns
 
 FORMATS = ("png", "pdf", "svg")
@@ -40,7 +40,8 @@ def save(fig, stem: Path) -> list[Path]:
     for fmt in FORMATS:
         path = stem.with_suffix(f".{fmt}")
         meta = {"png": None, "pdf": {"CreationDate": None}, "svg": {"Date": None}}[fmt]
-        fig.savefig(path, dpi=150 if fmt == "png" else None, metadata=meta)
+        with atomic_open(path, "wb") as fh:  # a link standing there is replaced, not followed
+            fig.savefig(fh, format=fmt, dpi=150 if fmt == "png" else None, metadata=meta)
         out.append(path)
     pyplot().close(fig)
     return out

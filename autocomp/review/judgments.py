@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.records import open_own, own_fd
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,39}$")
 
@@ -42,7 +43,7 @@ class Judgments:
                 + "\n").encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
+            fd = own_fd(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, "the judgments file")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)  # two pages on one run append whole lines
                 start = _repair_tail(fd)
@@ -59,10 +60,12 @@ class Judgments:
                 os.close(fd)  # and with it the lock
 
     def read(self) -> list[dict]:
-        if not self.path.is_file():
+        if not os.path.lexists(self.path):
             return []
+        with open_own(self.path, "rb", "the judgments file") as fh:
+            text = fh.read().decode("utf-8", errors="replace")
         out, bad = [], []
-        for i, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+        for i, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from autocomp.core.errors import CRASHED, EXPLAINED, MEANING, RETRYABLE, exit_code
 from autocomp.core.errors import plain as printable
+from autocomp.core.records import write_text
 
 FOLDER = ".failures"
 LAUNCH = "AUTOCOMP_LAUNCH"  # the launch id a job script (or `autocomp run`) hands its workers
@@ -37,13 +38,10 @@ def record(run_dir: Path, exc: BaseException, rank: int | None = None) -> int:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{socket.gethostname()}-{os.getpid()}.json"
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps({"code": code, "meaning": MEANING.get(code, "error"),
-                                   "message": " ".join(str(exc).split())[:500],
-                                   "type": type(exc).__name__, "rank": rank,
-                                   "launch": launch_id(), "time": time.time()}),
-                       encoding="utf-8")
-        os.replace(tmp, path)
+        write_text(path, json.dumps({"code": code, "meaning": MEANING.get(code, "error"),
+                                     "message": " ".join(str(exc).split())[:500],
+                                     "type": type(exc).__name__, "rank": rank,
+                                     "launch": launch_id(), "time": time.time()}))
     except OSError:  # a full or read-only disk: the exit status still says it
         pass
     return code

@@ -100,14 +100,16 @@ class Peers:
             os._exit(70)
 
     def _touch(self, name: str) -> None:
-        (self.dir / name).touch()  # a marker: only whether it exists is ever read
+        from autocomp.core.records import mark
+
+        mark(self.dir / name)  # a marker: only whether it exists is ever read
 
     def _alive(self) -> None:
         """The next value of this rank's counter, written whole (temp file + rename)."""
         self._beats += 1
-        tmp = self.dir / f".alive-{self.rank}.tmp"
-        tmp.write_text(f"{self._beats}\n")
-        os.replace(tmp, self.dir / f"alive-{self.rank}")
+        from autocomp.core.records import write_text
+
+        write_text(self.dir / f"alive-{self.rank}", f"{self._beats}\n", sync=False)
 
     def _counter(self, rank: int) -> str | None:
         try:

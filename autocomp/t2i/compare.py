@@ -26,7 +26,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
-from autocomp.core.records import TRACKS, open_own, read_jsonl
+from autocomp.core.records import TRACKS, open_own, read_jsonl, write_text
 from autocomp.t2i.generate import Model, Prompt, draw, folder_of, prompts
 
 log = package_logger(__name__)
@@ -176,9 +176,9 @@ def compare(run_dir: Path, models: list[Model], out: Path, k: int = 1, patterns=
                "backends": judge.names if judge else {},
                "models": {m.name: m.describe() for m in models},
                "summary": summarize(scored, len(todo) * k)}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
+    write_text(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True))
     made = tables(summary["summary"])
-    (out / "tables.md").write_text("\n\n".join(t.render("markdown") for t in made) + "\n")
+    write_text(out / "tables.md", "\n\n".join(t.render("markdown") for t in made) + "\n")
     if not by_n_figure(summary["summary"], out / "by-n"):
         log.info("note   no model has a scored image: no by-N figure")
     return summary
