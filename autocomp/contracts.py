@@ -4,7 +4,8 @@ returns the list of problems found, empty when the entry keeps its family's cont
 Each is defined beside what it checks and run when a plugin's entry is first used (a
 scorer when loaded, a check on its first samples, a format when opened for scoring, a
 metric on its first batch, an adapter when it has written): a broken plugin is refused
-in one line before anything it made is kept. Kinds are checked by `autocomp vocab check`.
+in one line before anything it made is kept. Kinds are checked by `autocomp vocab check`
+and by `autocomp run` (images and validation stages) on the vocabularies its tasks draw.
 
   scorer  dual encoders: finite float32 vectors, one size for images and captions,
           L2-normalised; text scorers: finite float32, one row per caption; both: a batch
@@ -38,7 +39,51 @@ from autocomp.t2i.metrics import metric_problems
 from autocomp.validators.contract import check_problems
 
 __all__ = ["adapter_problems", "check_problems", "item_scorer_problems", "kind_problems",
-           "metric_problems", "scorer_problems", "suite_problems"]
+           "metric_problems", "run_kind_problem", "scorer_problems", "suite_problems",
+           "vocabulary_kind_problem"]
+
+
+def vocabulary_kind_problem(vocab, raw_entries: list | None = None) -> str | None:
+    """The kind contract of each plugin kind drawing some of `vocab`'s entries, on those
+    entries (`raw_entries` as the file gives them; read from vocab.path when None): its
+    first problems in one line, or None. Built-in kinds are held to it by the suite."""
+    from autocomp.core import registry
+
+    plugged = [k for k in dict.fromkeys(e.drawn_by for e in vocab.entries if e.drawn_by)
+               if registry.plugged("kind", k)]
+    if not plugged:
+        return None
+    if raw_entries is None:
+        from autocomp.core.yamlio import read_yaml
+
+        raw_entries = read_yaml(vocab.path)["entries"]
+    for kind in plugged:
+        mine = [raw for raw, e in zip(raw_entries, vocab.entries, strict=True)
+                if e.drawn_by == kind]
+        problems = kind_problems(kind, mine)
+        if problems:
+            more = f" (and {len(problems) - 2} more)" if len(problems) > 2 else ""
+            return (f"kind '{kind}' breaks the kind contract (autocomp/contracts.py): "
+                    f"{'; '.join(problems[:2])}{more}")
+    return None
+
+
+def run_kind_problem(config) -> tuple[str, str] | None:
+    """(vocabulary file, problem) for the first vocabulary a run's tasks draw whose plugin
+    kind breaks the kind contract, or None: `autocomp run` refuses before drawing (a kind
+    that paints nothing was validated at 100% and its benchmarks built)."""
+    from autocomp.concepts.load import load_task
+
+    refs, seen = config.task_paths(), set()
+    for spec in config.concepts:
+        for _, vocab in load_task(refs[spec.task]).primitive_vocabularies():
+            if vocab.path in seen:
+                continue
+            seen.add(vocab.path)
+            problem = vocabulary_kind_problem(vocab)
+            if problem:
+                return vocab.path, problem
+    return None
 
 
 def kind_problems(name: str, entries: list[dict], shapes=("cube", "sphere", "torus", "capsule"),

@@ -49,6 +49,7 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     chosen = [n for n in ALL if n in stages]
     built = make_stages(run, chosen, "auto", options={"build": build or {}})
     check_inputs(built, chosen)
+    check_kinds(run, chosen)
     # offline, every model this and the later stages load is checked before any runs
     weights.check(run.config, ALL[ALL.index(chosen[0]):] if chosen else (),
                   file=run.dir / "config.yaml")
@@ -58,6 +59,18 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     with holding(locks, "stage"):  # a second `autocomp run` refuses instead of redoing
         clean_orphans(run.dir)
         _run_all(run, built, processes, progress)
+
+
+def check_kinds(run: Run, stages) -> None:
+    """Before drawing or validating: every plugin kind the run's tasks draw keeps the kind
+    contract, as `autocomp vocab check` requires (one line naming the vocabulary file)."""
+    if not {"images", "validation"} & set(stages):
+        return
+    from autocomp.contracts import run_kind_problem
+
+    broken = run_kind_problem(run.config)
+    if broken:
+        raise AutocompError(broken[1], file=broken[0])
 
 
 def check_memory(run: Run, device: str, stages) -> None:
@@ -151,6 +164,8 @@ def worker(run_dir: Path, stages, progress: bool = True, lock_held_by: str | Non
             stack.callback(unwatch, parent)
             try:
                 weights.check(run.config, stages, file=run.dir / "config.yaml")
+                if lock_held_by is None:  # else the `autocomp run` that launched us did
+                    check_kinds(run, stages)
                 stack.enter_context(holding(ours, "stage"))
             except AutocompError as exc:
                 refused = (exit_code(exc), str(exc))

@@ -875,3 +875,31 @@ def test_the_item_scorer_contract_rejects_a_scorer_forgetting_candidates(small_r
     entries = harness.item_entries(list(bench.items()))
     problems = item_scorer_problems(FirstOnly("x"), entries)
     assert problems and "scores of shape (1,) for 2 candidates" in problems[0]
+
+
+def test_autocomp_run_holds_a_plugin_kind_to_the_kind_contract(registered, tmp_path):
+    """Issue 68: a value kind that draws nothing was refused by `vocab check` but `autocomp
+    run` validated it at 100% and built its benchmarks. Now the run stops before drawing,
+    in one line naming the vocabulary; the concepts it sampled stay."""
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    registered("kind", "unpainted", "test_contracts:Unpainted")
+    (tmp_path / "finishes.yaml").write_text(
+        "name: finishes\nkind: attributes\nentries:\n"
+        "  - {name: glossy, unpainted: glossy}\n  - {name: matte, unpainted: matte}\n")
+    (tmp_path / "finish.yaml").write_text("name: shape_finish\nkind: attribute\n"
+                                          "objects: shapes\nvalues: finishes.yaml\nn: [1]\n")
+    (tmp_path / "run.yaml").write_text("name: finish\nconcepts:\n"
+                                       "  - {task: finish.yaml, n: [1], count: 4}\n")
+    out = CliRunner().invoke(main, ["run", str(tmp_path / "run.yaml"), "--output",
+                                    str(tmp_path / "runs" / "f")])
+    assert out.exit_code == 1, out.output
+    assert "finishes.yaml: kind 'unpainted' breaks the kind contract (autocomp/contracts.py)" \
+        ": 'matte' on cube (minimal) draws the same image as 'glossy'" in out.output
+    run = tmp_path / "runs" / "f"
+    assert not list(run.rglob("*.png"))
+    out = CliRunner().invoke(main, ["run", str(tmp_path / "run.yaml"), "--output", str(run),
+                                    "--stages", "concepts,captions"])
+    assert out.exit_code == 0, out.output  # the stages that draw nothing still run

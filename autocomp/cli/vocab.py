@@ -67,7 +67,9 @@ def check(files):
                 _warn_alike(t)
             else:
                 v = parse_vocabulary(data, path)
-                broken = _plugin_kind_problems(v, data["entries"])
+                from autocomp.contracts import vocabulary_kind_problem
+
+                broken = vocabulary_kind_problem(v, data["entries"])
                 if broken:
                     raise AutocompError(broken, file=path)
                 click.echo(f"ok: {path}: vocabulary '{v.name}' ({v.kind}, {len(v)} entries)")
@@ -83,24 +85,6 @@ def check(files):
             failed += 1
     if failed:
         raise SystemExit(1)
-
-
-def _plugin_kind_problems(vocab, raw_entries) -> str | None:
-    """The kind contract (autocomp/contracts.py) of each plugin kind drawing some of the
-    vocabulary's entries, on those entries: its first problems in one line, or None."""
-    from autocomp.contracts import kind_problems
-    from autocomp.core import registry
-
-    for kind in dict.fromkeys(e.drawn_by for e in vocab.entries if e.drawn_by):
-        if registry.plugged("kind", kind):
-            mine = [raw for raw, e in zip(raw_entries, vocab.entries, strict=True)
-                    if e.drawn_by == kind]
-            problems = kind_problems(kind, mine)
-            if problems:
-                more = f" (and {len(problems) - 2} more)" if len(problems) > 2 else ""
-                return (f"kind '{kind}' breaks the kind contract (autocomp/contracts.py): "
-                        f"{'; '.join(problems[:2])}{more}")
-    return None
 
 
 def _warn_alike(task) -> None:
