@@ -49,6 +49,10 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     chosen = [n for n in ALL if n in stages]
     built = make_stages(run, chosen, "auto", options={"build": build or {}})
     check_inputs(built, chosen)
+    missing = weights.missing_packages(run.config, chosen)
+    if missing:  # before the first stage: not after concepts were sampled
+        raise AutocompError(f"{len(missing)} backend(s) of this run are not installed here: "
+                            + "; ".join(missing), file=run.dir / "config.yaml")
     check_kinds(run, chosen)
     # offline, every model this and the later stages load is checked before any runs
     weights.check(run.config, ALL[ALL.index(chosen[0]):] if chosen else (),

@@ -27,6 +27,7 @@ from autocomp.core import registry
 from autocomp.core.errors import AutocompError
 from autocomp.core.fields import dump_section
 from autocomp.validators.checks import cascade
+from autocomp.weights import missing_packages
 
 GPUS, CONCEPTS = 16, 100_000  # the paper's Table 18 run
 PAPER_COST = {  # GPU-seconds per unit (Auto-Comp Table 18)
@@ -154,7 +155,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                               cal.parts.get("host_memory", {}).get("new_anon_peak_gib")),
             "disk": disk.plan(cfg, concepts, images),
             "utilisation": list(costs.UTILISATION),
-            "t2i": t2i, "writers": writers,
+            "t2i": t2i, "writers": writers, "packages": missing_packages(cfg),
             "settings": {"generator": dict(cfg.generate.generator.options),
                          "writer": dict(cfg.captions.writer.options),
                          "retries": cfg.captions.retries,
@@ -273,6 +274,9 @@ def _ratio(changed: dict, options: dict) -> float:
 def format_plan(p: dict) -> str:
     lines = [f"Run '{p['name']}': {p['total_concepts']:,} concepts, up to {p['images']:,} "
              "images (minimal + contextual)"]
+    if p.get("packages"):  # the run refuses before its first stage until they are
+        lines += ["Not installed on this machine (install them where the run goes):",
+                  *[f"  {line}" for line in p["packages"]]]
     lines += [f"  {k:<24} {v:>9,}" for k, v in p["concepts"].items()]
     gpus = list(p["estimate"])
     head = "".join(f" {gpu + ' GPU-h':>16}" for gpu in gpus)

@@ -17,6 +17,19 @@ from autocomp.core.registry import resolve
 from autocomp.memory import EMBEDDED, SERVED
 
 MODEL_KEYS = ("model", "detector_model", "segmenter_model")
+# (stage, registry family, where the config holds it, the field a user writes)
+_BACKENDS = (("captions", "writer", "captions.writer", "captions.writer"),
+             ("images", "generator", "generate.generator", "generate.generator"),
+             ("validation", "detector", "validate.detector", "validate.detector"),
+             ("validation", "answerer", "validate.answerer", "validate.answerer"))
+_OPTIONS = {"captions.writer": "captions.options", "generate.generator": "generate.options",
+            "validate.detector": "validate.detector_options",
+            "validate.answerer": "validate.answerer_options"}
+
+
+def _at(cfg, where: str):
+    section, name = where.split(".")
+    return getattr(getattr(cfg, section), name)
 
 
 def offline() -> bool:
@@ -28,17 +41,33 @@ def configured(cfg, stages=None) -> list[tuple[str, str, str | None]]:
     """(config field, model reference, revision) of every model the run's backends load
     in `stages` (default: every stage)."""
     out = []
-    for stage, family, spec, field in (
-            ("captions", "writer", cfg.captions.writer, "captions.options"),
-            ("images", "generator", cfg.generate.generator, "generate.options"),
-            ("validation", "detector", cfg.validate.detector, "validate.detector_options"),
-            ("validation", "answerer", cfg.validate.answerer, "validate.answerer_options")):
+    for stage, family, where, field in _BACKENDS:
+        spec = _at(cfg, where)
+        field = _OPTIONS[field]
         if spec.name in EMBEDDED | SERVED or (stages is not None and stage not in stages):
             continue
         options = {**resolve(family, spec.name).defaults(), **spec.options}
         for key in MODEL_KEYS:
             if options.get(key):
                 out.append((f"{field}.{key}", str(options[key]), options.get("revision")))
+    return out
+
+
+def missing_packages(cfg, stages=None) -> list[str]:
+    """One line per backend of `stages` (default: every stage) whose extra is not
+    installed here: "captions.writer 'vllm' needs vllm: pip install 'autocomp[vllm]'"."""
+    from autocomp.core.backend import install_hint, missing_extra
+
+    out = []
+    for stage, family, spec, field in _BACKENDS:
+        backend = _at(cfg, spec)
+        if backend.name in EMBEDDED or (stages is not None and stage not in stages):
+            continue
+        extra = getattr(resolve(family, backend.name), "extra", "")
+        missing = missing_extra(extra) if extra else []
+        if missing:
+            out.append(f"{field} '{backend.name}' needs {', '.join(missing)}: "
+                       f"{install_hint(extra)}")
     return out
 
 

@@ -328,3 +328,34 @@ def test_every_vllm_backend_without_vllm_is_one_line_naming_its_extra(demo_run, 
                                     str(tmp_path / "r")])
     assert got.exit_code not in (0, 70) and "a vllm backend needs vllm" in got.output
     assert "Traceback" not in got.output
+
+
+def test_a_vllm_config_without_vllm_is_named_by_the_dry_run_and_refused_before_concepts(
+        tmp_path, monkeypatch):
+    """Issue 68: the vLLM config's dry-run did not say vllm was missing; the run sampled its
+    concepts first and failed at the captions stage. vllm made unimportable (here and on a
+    node that has it)."""
+    import sys
+
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    monkeypatch.setitem(sys.modules, "vllm", None)
+    got = CliRunner().invoke(main, ["run", "configs/autocomp-cp-vllm.yaml", "--dry-run"])
+    assert got.exit_code == 0, got.output
+    assert ("Not installed on this machine (install them where the run goes):\n"
+            "  captions.writer 'vllm' needs vllm: pip install 'autocomp[vllm]'\n"
+            "  validate.answerer 'vllm' needs vllm: pip install 'autocomp[vllm]'\n") \
+        in got.output
+    config = tmp_path / "small.yaml"
+    config.write_text("name: small\nconcepts:\n  - {task: shape_color, n: [1], count: 3}\n"
+                      "captions:\n  writer: vllm\n  options: {model: m}\n")
+    got = CliRunner().invoke(main, ["run", str(config), "--output", str(tmp_path / "r")])
+    assert got.exit_code == 1
+    assert "1 backend(s) of this run are not installed here: captions.writer 'vllm' needs " \
+           "vllm: pip install 'autocomp[vllm]'" in got.output
+    assert not (tmp_path / "r" / "concepts").exists() or not any(
+        (tmp_path / "r" / "concepts").iterdir())
+    no_gpu = CliRunner().invoke(main, ["run", "demo", "--dry-run"])
+    assert "Not installed" not in no_gpu.output  # embedded backends need no extra

@@ -27,6 +27,37 @@ def install_hint(extra: str) -> str:
     return f"pip install 'autocomp[{extra}]'" if extra else "pip install -e . (autocomp's base)"
 
 
+_MODULE = {"open_clip_torch": "open_clip", "protobuf": "google.protobuf",
+           "pyyaml": "yaml", "pillow": "PIL"}
+
+
+def missing_extra(extra: str) -> list[str]:
+    """The packages of autocomp's `extra` that cannot be imported here (found without
+    importing them; a module already imported counts as there)."""
+    import re
+    import sys
+    from importlib import metadata, util
+
+    try:
+        wanted = metadata.requires("autocomp") or []
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return []
+    out = []
+    for line in wanted:
+        if f'extra == "{extra}"' not in line.replace("'", '"'):
+            continue
+        name = re.match(r"[A-Za-z0-9_.-]+", line).group(0)
+        module = _MODULE.get(name.lower(), name.lower().replace("-", "_"))
+        try:  # a module imported (or a stand-in put there) counts; None there blocks it
+            found = (sys.modules[module] is not None if module in sys.modules
+                     else util.find_spec(module) is not None)
+        except (ImportError, ValueError):  # a stand-in without a spec is there
+            found = True
+        if not found:
+            out.append(name)
+    return out
+
+
 def require(module: str, extra: str, what: str = "this backend"):
     """`module`, imported; missing, one line saying which extra installs it."""
     try:
