@@ -47,7 +47,8 @@ def missing_extra(extra: str) -> list[str]:
         if f'extra == "{extra}"' not in line.replace("'", '"'):
             continue
         name = re.match(r"[A-Za-z0-9_.-]+", line).group(0)
-        module = _MODULE.get(name.lower(), name.lower().replace("-", "_"))
+        plain = name.lower().replace("-", "_")
+        module = _MODULE.get(plain, plain)
         try:  # a module imported (or a stand-in put there) counts; None there blocks it
             found = (sys.modules[module] is not None if module in sys.modules
                      else util.find_spec(module) is not None)
