@@ -83,3 +83,33 @@ def test_preview_text_and_json():
     assert data["benchmarks"]["confusion"]["negatives"] == 107
     assert data["concept"]["counts"] == {"n_O": 3, "n_A": 0, "n_R": 2, "total": 5}
     assert len(data["bindings"]) == 2
+
+
+def test_a_reader_that_stops_early_is_no_crash():
+    """Issue 68: `autocomp report ... | head` printed a traceback and "crashed (exit 70)
+    ... running the same command again may pass". Now nothing on stderr and 141 (128 +
+    SIGPIPE), as a shell command cut off by its reader."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "autocomp", "vocab", "list"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and err == ""
+
+
+def test_missing_weights_exit_81_for_every_scorer_family(demo_run, tmp_path, monkeypatch):
+    """Issue 68: `text:` with missing weights exited 1 and open_clip's local-dir 1 while
+    hf: gave 81 (weights missing: the batch script does not requeue)."""
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for spec in (f"text:{tmp_path}/nowhere", f"open_clip:local-dir:{tmp_path}/nowhere",
+                 f"hf:{tmp_path}/nowhere"):
+        got = CliRunner().invoke(main, ["eval", str(demo_run), "--model", spec, "--benchmark",
+                                        "shape_color-n2/minimal-swap", "-o", str(tmp_path / "r")])
+        assert got.exit_code == 81, (spec, got.output)
+        assert f"{tmp_path}/nowhere" in got.output and "Traceback" not in got.output

@@ -247,7 +247,7 @@ def test_dry_run_prints_each_stages_peak_and_refuses_a_batch_that_does_not_fit(t
     raw["generate"]["options"]["vae_slicing"] = False
     cfg.write_text(yaml.safe_dump(raw))
     out = CliRunner().invoke(main, ["run", str(cfg), "--dry-run", "--gpu", "A100-80"])
-    assert out.exit_code == 1
+    assert out.exit_code == 80  # refused for memory, as the table says (issue 68: 1)
     assert ("REFUSED: stage images needs up to 113.9 GiB at generate.batch_size 32, more than "
             "the 75.2 GiB usable on A100-80: set generate.batch_size: 17") in out.output
     assert "does not fit the GPU's memory" in out.output

@@ -142,3 +142,25 @@ def test_deferred_records_overlap_the_next_batch_and_a_failed_write_records_noth
     with pytest.raises(OSError, match="disk full"):
         run_stage(failing, progress=False)
     assert sorted(done_records(run.dir / "slow")) == ["i0", "i1"]  # batch 2 not recorded
+
+
+@pytest.mark.parametrize("error, code, advice", [
+    ("AutocompError('a config problem')", 1, "the same command fails alike until that is "
+                                             "changed; then it resumes"),
+    ("RetryLater('a peer stalled')", 75, "re-run the same command to resume")])
+def test_a_failed_launch_advises_by_the_workers_status(tmp_path, monkeypatch, error, code,
+                                                        advice):
+    """Issue 68: a status-1 failure of `--processes 2` advised "re-run to resume", which
+    fails alike; only the statuses a job may requeue say so."""
+    import sys
+
+    from autocomp.core.errors import AutocompError
+    from autocomp.runtime import launch
+
+    worker = (f"from autocomp.core.errors import *; from autocomp.runtime.failures import "
+              f"record; raise SystemExit(record({str(tmp_path)!r}, {error}))")
+    monkeypatch.setattr(launch, "launch_command",
+                        lambda module, args, processes: [sys.executable, "-c", worker])
+    with pytest.raises(AutocompError) as got:
+        launch.launch("autocomp.pipeline", [], 2, tmp_path)
+    assert got.value.exit_code == code and str(got.value).endswith(advice), str(got.value)

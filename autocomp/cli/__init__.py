@@ -85,6 +85,9 @@ class LazyGroup(click.Group):
         except AutocompError as exc:  # its exit status says whether a retry can pass
             _record(exc)
             raise Explained(str(exc), exit_code(exc)) from None
+        except BrokenPipeError:  # `autocomp ... | head`: the reader stopped, nothing failed
+            _quiet_stdout()
+            ctx.exit(141)  # 128 + SIGPIPE, as a shell command cut off by its reader
         except OSError as exc:
             _record(exc)
             if disk_full(exc):
@@ -110,6 +113,17 @@ class LazyGroup(click.Group):
         finally:
             warnings.formatwarning = before
             shown.propagate = propagates
+
+
+def _quiet_stdout() -> None:
+    """Standard output pointed at /dev/null, so the interpreter's last flush into the
+    closed pipe prints nothing either."""
+    import contextlib
+    import os
+    import sys
+
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 class Explained(click.ClickException):

@@ -106,7 +106,9 @@ def run(config, output, processes, no_progress, stages, dry_run, cost, calibrate
         p = plan(cfg, cost, processes, tuple(gpus) or ("A100-80", "H100"), nodes, calibrate)
         click.echo(format_plan(p))
         if refused(p):
-            raise AutocompError("a stage does not fit the GPU's memory (REFUSED above): "
+            from autocomp.core.errors import MemoryRefused
+
+            raise MemoryRefused("a stage does not fit the GPU's memory (REFUSED above): "
                                 "change the batch size it names, then plan again")
         return
     chosen = ALL

@@ -112,7 +112,7 @@ def launch(module: str, args: list[str], processes: int, where: Path) -> None:
     """Run the launched group to its end; a failure is one line naming `where`."""
     import uuid
 
-    from autocomp.core.errors import CRASHED, error_for
+    from autocomp.core.errors import CRASHED, RETRYABLE, error_for
     from autocomp.runtime.failures import LAUNCH, worst
 
     ident = uuid.uuid4().hex  # this launch's failures, whatever the clocks say
@@ -123,9 +123,10 @@ def launch(module: str, args: list[str], processes: int, where: Path) -> None:
         got = worst(where, launch=ident)
         code = int(got["code"]) if got else CRASHED
         why = f": {got['message']}" if got else ""
+        then = ("re-run the same command to resume" if code in RETRYABLE else
+                "the same command fails alike until that is changed; then it resumes")
         raise error_for(code, f"the {processes} launched processes failed (exit code "
-                              f"{proc.returncode}{why}); re-run the same command to resume",
-                        file=where)
+                              f"{proc.returncode}{why}); {then}", file=where)
 
 
 def clean_orphans(folder: Path, age: float = ORPHAN_AGE, pattern: str | None = None) -> int:

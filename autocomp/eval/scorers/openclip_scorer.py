@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from autocomp.core.backend import require
-from autocomp.core.errors import AutocompError
+from autocomp.core.errors import AutocompError, WeightsMissing
 from autocomp.eval.scorers.base import DualEncoder, normalise
 from autocomp.models.hub import fingerprint
 
@@ -30,11 +30,11 @@ def _check_folder(folder: str, spec: str) -> None:
 
     path = Path(folder).expanduser()
     if not path.is_dir():
-        raise AutocompError(f"model '{spec}': no folder {path} (local-dir: names a folder "
+        raise WeightsMissing(f"model '{spec}': no folder {path} (local-dir: names a folder "
                             "holding open_clip_config.json and the weights, e.g. one made by "
                             "`hf download ORG/REPO --local-dir DIR`)")
     if not (path / "open_clip_config.json").is_file():
-        raise AutocompError(f"model '{spec}': the folder {path} has no open_clip_config.json "
+        raise WeightsMissing(f"model '{spec}': the folder {path} has no open_clip_config.json "
                             "(it should hold an open_clip model: config and weights)")
 
 

@@ -54,9 +54,11 @@ class TextEmbedding(Scorer):
             st = require("sentence_transformers", "compass", "text: scorers")
             try:
                 self._model = st.SentenceTransformer(self._ref(), device=self.device)
-            except (OSError, ValueError) as exc:
-                raise AutocompError(f"text:{self.name} cannot be loaded: "
-                                    f"{' '.join(str(exc).split())[:300]}") from None
+            except (OSError, ValueError) as exc:  # weights not here: 81, as hf: models
+                from autocomp.models.hub import not_available
+
+                raise not_available(f"text:{self.name}", self._ref(), "text:DIR",
+                                    exc) from None
         return self._model
 
     def caption_vectors(self, texts: Sequence[str]) -> np.ndarray:
