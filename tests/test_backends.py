@@ -210,7 +210,7 @@ def test_openai_errors_are_one_clear_line(fake_openai, concepts):
                                             "overloaded or broken"):
         _writer(fake_openai, max_retries=1).write(req)
     fake_openai.script = ["timeout"] * 3
-    with pytest.raises(AutocompError, match=r"did not answer within 0.3 s \(1 retries\)"):
+    with pytest.raises(AutocompError, match=r"did not answer within 0.3 s \(2 tries, "):
         OpenAIWriter(model="m", base_url=fake_openai.url, timeout=0.3, max_retries=1).write(req)
     closed = fake_openai.url
     fake_openai.close()
@@ -359,3 +359,24 @@ def test_a_vllm_config_without_vllm_is_named_by_the_dry_run_and_refused_before_c
         (tmp_path / "r" / "concepts").iterdir())
     no_gpu = CliRunner().invoke(main, ["run", "demo", "--dry-run"])
     assert "Not installed" not in no_gpu.output  # embedded backends need no extra
+
+
+def test_a_silent_chat_server_is_given_up_after_two_timeouts(fake_openai, monkeypatch):
+    """Issue 68: a hanging server was waited on for 753 s (a timeout retried like an
+    overload, max_retries times) and the advice named a timeout `vqascore:openai:` cannot
+    set. Now a timeout is retried once, the line says how long it waited, and
+    AUTOCOMP_CHAT_TIMEOUT sets it where the backend takes no options."""
+    from autocomp.models.chat import TIMEOUT_ENV, ChatClient
+
+    monkeypatch.setenv(TIMEOUT_ENV, "0.3")
+    client = ChatClient("m", base_url=fake_openai.url, max_retries=5)
+    assert client.timeout == 0.3
+    fake_openai.script = ["timeout"] * 6
+    with pytest.raises(AutocompError) as err:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert "did not answer within 0.3 s (2 tries, " in str(err.value)
+    assert f"for eval scorers {TIMEOUT_ENV}=SECONDS" in str(err.value)
+    assert len(fake_openai.requests) == 2  # not six
+    monkeypatch.setenv(TIMEOUT_ENV, "soon")
+    with pytest.raises(AutocompError, match=f"{TIMEOUT_ENV}='soon': a number of seconds"):
+        ChatClient("m", base_url=fake_openai.url)

@@ -211,7 +211,7 @@ def _yes(value):
     (_yes("high"), [], "returned the log-probability 'high'"),
     (_yes(-0.1), ["notjson"] * 4, "answered with something that is not a chat completion"),
     (_yes(-0.1), ["500"] * 4, "failed (500: "),
-    (_yes(-0.1), ["hang"] * 4, "did not answer within 0.5 s (1 retries)"),
+    (_yes(-0.1), ["hang"] * 4, "did not answer within 0.5 s (2 tries, "),
 ])
 def test_a_hostile_chat_server_is_one_line_for_vqascore(run, fake_openai, tmp_path,
                                                          monkeypatch, top, script, says):

@@ -16,12 +16,27 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 LOGPROB_SLACK = 1e-4  # a log-probability this far above 0 is rounding (0 is certainty)
 
 
+TIMEOUT_ENV = "AUTOCOMP_CHAT_TIMEOUT"  # seconds a request may wait (default 60)
+
+
+def _seconds(text: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 86_400:
+        raise AutocompError(f"{where}={text!r}: a number of seconds above 0, below a day")
+    return value
+
+
 class ChatClient:
     def __init__(self, model: str, base_url: str | None = None,
-                 api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0,
+                 api_key_env: str = "OPENAI_API_KEY", timeout: float | None = None,
                  max_retries: int = 5, concurrency: int = 8):
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        if timeout is None:  # eval scorers name no options: the variable sets it
+            timeout = _seconds(os.environ.get(TIMEOUT_ENV) or "60", TIMEOUT_ENV)
         self.api_key_env, self.timeout = api_key_env, float(timeout)
         if not api_key_env.endswith(("_API_KEY", "_TOKEN")):
             import warnings
@@ -37,7 +52,7 @@ class ChatClient:
             openai = require("openai", "openai", "the openai backends")
             self._client = openai.OpenAI(base_url=self.base_url,
                                          api_key=os.environ.get(self.api_key_env) or "EMPTY",
-                                         timeout=self.timeout, max_retries=self.max_retries)
+                                         timeout=self.timeout, max_retries=0)
         return self._client
 
     def describe(self) -> dict:
@@ -67,39 +82,65 @@ class ChatClient:
         return {"base_url": url, "model": model}
 
     def _create(self, messages: list[dict], **params):
+        """One completion; a connection error, 429 or 5xx retried up to max_retries times
+        (backoff 0.5 s doubling to 8 s), a timeout once: a server silent for twice the
+        timeout is stuck (six silent tries of 60 s kept a command waiting 12 minutes)."""
+        import random
+        import time
+
+        import openai
+
+        transient = (openai.APITimeoutError, openai.APIConnectionError,
+                     openai.RateLimitError, openai.InternalServerError)
+        start, timeouts = time.monotonic(), 0
+        for attempt in range(self.max_retries + 1):
+            try:
+                return self.client().chat.completions.create(
+                    model=self.model, messages=messages, **params)
+            except transient as exc:
+                timeouts += isinstance(exc, openai.APITimeoutError)
+                if timeouts > 1 or attempt == self.max_retries:
+                    raise self._explain(exc, attempt, time.monotonic() - start) from None
+            except Exception as exc:  # noqa: BLE001 (what is not transient: said at once)
+                said = self._explain(exc, attempt, time.monotonic() - start)
+                if said is exc:
+                    raise
+                raise said from None
+            time.sleep(min(8.0, 0.5 * 2 ** attempt) * (0.75 + 0.5 * random.random()))
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _explain(self, exc: Exception, retries: int, seconds: float) -> Exception:
+        """The one line an error of the server becomes (others are returned as they are)."""
         import json
 
         import openai
 
-        try:
-            return self.client().chat.completions.create(model=self.model, messages=messages,
-                                                         **params)
-        except openai.APITimeoutError:
-            raise AutocompError(
+        if isinstance(exc, openai.APITimeoutError):
+            return AutocompError(
                 f"the chat server at {self.base_url} did not answer within {self.timeout:g} s "
-                f"({self.max_retries} retries): it is overloaded or stuck; raise the timeout "
-                "or try again later") from None
-        except openai.APIConnectionError as exc:
-            raise AutocompError(
+                f"({retries + 1} tries, {seconds:.0f} s in all): it is overloaded or stuck; "
+                "try again later, or raise the timeout (the backend's `timeout` option; for "
+                f"eval scorers {TIMEOUT_ENV}=SECONDS)")
+        if isinstance(exc, openai.APIConnectionError):
+            return AutocompError(
                 f"cannot reach the chat server at {self.base_url} ({type(exc).__name__} after "
-                f"{self.max_retries} retries): start it, or set base_url / OPENAI_BASE_URL"
-            ) from None
-        except openai.APIStatusError as exc:
-            if exc.status_code >= 500:
-                raise AutocompError(
+                f"{retries} retries): start it, or set base_url / OPENAI_BASE_URL")
+        if isinstance(exc, openai.APIStatusError):
+            if exc.status_code >= 500 or exc.status_code == 429:
+                return AutocompError(
                     f"the chat server at {self.base_url} failed ({exc.status_code}: "
-                    f"{_short(exc.message)}) after {self.max_retries} retries: it is "
-                    "overloaded or broken; try again later (what was scored is kept)"
-                ) from None
-            raise AutocompError(
+                    f"{_short(exc.message)}) after {retries} retries: it is overloaded or "
+                    "broken; try again later (what was scored is kept)")
+            return AutocompError(
                 f"the chat server at {self.base_url} refused the request ({exc.status_code}: "
                 f"{_short(exc.message)}); check the model name '{self.model}' and the API key "
-                f"in ${self.api_key_env}") from None
-        except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
-            raise AutocompError(
+                f"in ${self.api_key_env}")
+        if isinstance(exc, (json.JSONDecodeError, openai.APIResponseValidationError)):
+            return AutocompError(
                 f"the chat server at {self.base_url} answered with something that is not a "
                 f"chat completion ({_short(exc)}): is base_url an OpenAI-compatible /v1 "
-                "endpoint?") from None
+                "endpoint?")
+        return exc
 
     def complete(self, messages: list[dict], **params) -> str:
         """The text of one completion ("" when the server's answer has none)."""
