@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from autocomp.cli import main
+from autocomp.core.errors import AutocompError
 
 
 def test_kappa_is_statsmodels():
@@ -79,7 +80,16 @@ def test_a_judges_file_is_checked_in_one_line(tmp_path):
     assert_file_error(read_judges, tmp_path, "judges:\n  - {name: a, answerer: {name: nope}}\n",
                       "judges[0].answerer.name")
     assert_file_error(read_judges, tmp_path, "judges:\n  - {name: a}\n  - {name: a}\n",
-                      "two judges share a name")
+                      "two judges share the name 'a'")
+    # issue 68: a bare "judges[1]", one folder for two judges, 20,000 judges taken
+    assert_file_error(read_judges, tmp_path, "judges:\n  - {name: a}\n  - gemma\n",
+                      "judges[1]: expected a mapping with name, answerer, detector, got a "
+                      "string")
+    assert_file_error(read_judges, tmp_path, "judges:\n  - {name: p q}\n  - {name: p_q}\n",
+                      "judges 'p q' and 'p_q' would share the output folder p_q: name them "
+                      "apart")
+    assert_file_error(read_judges, tmp_path, "judges:\n" + "  - {name: a}\n" * 20_000,
+                      "20,000 judges: at most 32")
     assert_file_error(read_judges, tmp_path,
                       "judges:\n  - {name: a, answerer: {name: pixels, options: {x: 1}}}\n",
                       "unknown option 'x'")
@@ -156,3 +166,20 @@ def _cell(text: str) -> tuple[float, float, float]:
     value, _, rest = text.partition(" [")
     lo, hi = rest.rstrip("]").split(", ")
     return float(value), float(lo), float(hi)
+
+
+def test_judges_refuse_a_run_without_truth_before_scoring_anything(demo_run, tmp_path,
+                                                                   monkeypatch):
+    """Issue 68: a run whose images carry no truth was scored in full, then refused."""
+    from conftest import copy_run
+
+    from autocomp.core.records import read_jsonl, write_jsonl
+    from autocomp.t2i import compare
+    from autocomp.t2i.judging import JudgeSpec, score_judges
+
+    run = copy_run(demo_run, tmp_path / "run")
+    for images in (run / "images").glob("*.jsonl"):  # merged and part: as a diffusers run
+        write_jsonl(images, [{**r, "truth": None} for r in read_jsonl(images)])
+    monkeypatch.setattr(compare, "compare", lambda *a, **k: pytest.fail("scored"))
+    with pytest.raises(AutocompError, match="the run's images carry no truth"):
+        score_judges(run, [JudgeSpec("validators")], tmp_path / "out")

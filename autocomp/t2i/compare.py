@@ -101,25 +101,43 @@ def read_models(path: Path) -> tuple[list[Model], dict]:
 
 
 def named_entries(data: dict, path: Path, field: str, what: str,
-                  keys: tuple[str, ...]) -> list[tuple[str, dict, str]]:
+                  keys: tuple[str, ...], most: int = 64) -> list[tuple[str, dict, str]]:
     """(where, entry, name) of each entry of a YAML file's list `field` (a generators or a
-    judges file): each a mapping of `keys` with a name, names unique; anything else is
-    one line naming the file and field."""
+    judges file): at most `most`, each a mapping of `keys` with a name, names unique and
+    with output folders apart ("p q" and "p_q" would share p_q); anything else is one line
+    naming the file and field."""
     from autocomp.core.fields import check_text
     from autocomp.core.yamlio import checked_mapping
+    from autocomp.t2i.generate import folder_of
 
     given = data.get(field)
     if not isinstance(given, list) or not given:
         raise AutocompError(f"expected a list of {what}s", file=path, field=field)
-    out = []
+    if len(given) > most:  # each is a full scoring of the run: a list this long is a slip
+        raise AutocompError(f"{len(given):,} {what}s: at most {most} (each scores every "
+                            "image once more)", file=path, field=field)
+    out, folders = [], {}
     for i, entry in enumerate(given):
         where = f"{field}[{i}]"
-        entry = checked_mapping(entry, path, keys, where)
-        out.append((where, entry, check_text(entry.get("name"), what, file=path,
-                                             field=f"{where}.name")))
-    if len({name for _, _, name in out}) < len(out):
-        raise AutocompError(f"two {what}s share a name", file=path, field=field)
+        entry = checked_mapping(entry, path, keys, f"{where}: expected a mapping with "
+                                                   f"{', '.join(keys)}, got {_kind(entry)}")
+        name = check_text(entry.get("name"), what, file=path, field=f"{where}.name")
+        if name in folders.values():
+            raise AutocompError(f"two {what}s share the name {name!r}", file=path,
+                                field=field)
+        other = folders.get(folder_of(name))
+        if other is not None:
+            raise AutocompError(f"{what}s {other!r} and {name!r} would share the output "
+                                f"folder {folder_of(name)}: name them apart", file=path,
+                                field=f"{where}.name")
+        folders[folder_of(name)] = name
+        out.append((where, entry, name))
     return out
+
+
+def _kind(value) -> str:
+    return {str: "a string", list: "a list", int: "a number", float: "a number",
+            bool: "true/false", type(None): "nothing"}.get(type(value), type(value).__name__)
 
 
 def judge_backend(entry, family: str, path: Path, where: str):

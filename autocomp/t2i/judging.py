@@ -38,7 +38,7 @@ def read_judges(path: Path) -> list[JudgeSpec]:
                            "expected a mapping with the field judges")
     out = []
     for where, entry, name in named_entries(data, path, "judges", "judge",
-                                            ("name", "answerer", "detector")):
+                                            ("name", "answerer", "detector"), most=32):
         if name == "humans":
             raise AutocompError("'humans' names the annotators of `autocomp review`: name "
                                 "the judge otherwise", file=path, field=f"{where}.name")
@@ -53,9 +53,14 @@ def score_judges(run_dir: Path, judges: list[JudgeSpec], out: Path, patterns=(),
                  batch_size: int = 8) -> dict[str, list[dict]]:
     """Judge name -> the scored records of the run's own images (one per image)."""
     from autocomp.core.records import TRACKS
+    from autocomp.run import Run
     from autocomp.t2i.compare import compare
     from autocomp.t2i.generate import Model, folder_of
 
+    if not any(r.truth for r in Run.open(run_dir).read("images")):  # before any scoring
+        raise AutocompError("the run's images carry no truth (what was drawn): judges are "
+                            "measured on runs of the embedded generator (generate: {name: "
+                            "procedural})", file=run_dir)
     own = Model("run", own=True)
     scored = {}
     for judge in judges:
@@ -64,10 +69,5 @@ def score_judges(run_dir: Path, judges: list[JudgeSpec], out: Path, patterns=(),
         compare(run_dir, [own], folder, 1, patterns, tracks or TRACKS, per_group, device,
                 batch_size=batch_size, answerer=judge.answerer, detector=judge.detector,
                 scored_into=got)
-        records = got[own.name]
-        if not any(r.get("has_truth") for r in records):
-            raise AutocompError("the run's images carry no truth (what was drawn): judges "
-                                "are measured on runs of the embedded generator "
-                                "(generate: {name: procedural})", file=run_dir)
-        scored[judge.name] = records
+        scored[judge.name] = got[own.name]
     return scored
