@@ -137,3 +137,28 @@ def test_failure_records_and_figures_replace_a_link_not_its_target(tmp_path):
     saved = save(fig, stem)
     assert len(saved) == 3 and outside.read_text() == OUTSIDE
     assert all(not p.is_symlink() and p.stat().st_size > 100 for p in saved)
+
+
+def test_a_huge_predictions_line_is_refused_not_read_or_published(demo_run, tmp_path):
+    """Issue 68: a 400 MB predictions line took 820 MB to read and was copied into the
+    leaderboard site. Now `results check` names the line, the site leaves the result out
+    (and copies nothing of it), and no reader takes more than LINE_LIMIT of a line."""
+    from click.testing import CliRunner
+
+    from autocomp import api
+    from autocomp.cli import main
+    from autocomp.core import records
+    from autocomp.eval.schema import check_file as check
+
+    out = tmp_path / "res"
+    api.evaluate(demo_run, ["blind:length"], out, "shape_color-n2/minimal-swap")
+    result = next(out.rglob("*-swap-*.json"))
+    pred = result.with_suffix(".predictions.jsonl")
+    lines = pred.read_text().splitlines(keepends=True)
+    huge = lines[0].replace('"id":', '"pad":"' + "x" * (records.LINE_LIMIT + 10) + '","id":', 1)
+    pred.write_text(huge + "".join(lines[1:]))
+    problems = check(result)
+    assert len(problems) == 1 and "line 1 is over 8,388,608 characters" in problems[0]
+    got = CliRunner().invoke(main, ["leaderboard", str(out), "-o", str(tmp_path / "site")])
+    assert got.exit_code == 1 and "line 1 is over 8,388,608 characters" in got.output
+    assert not list((tmp_path / "site").rglob("*.predictions.jsonl"))

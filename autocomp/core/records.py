@@ -20,6 +20,8 @@ from autocomp.core.heap import paused
 TRACKS = ("minimal", "contextual")  # every concept gets an image on each track
 RESULT_LIMIT = 64 * 2 ** 20  # bytes: a result JSON or a verification record is far smaller
 PREDICTIONS_LIMIT = 4 * 2 ** 30  # bytes: a predictions file (a line an item)
+LINE_LIMIT = 8 * 2 ** 20  # characters: a predictions line (Confusion at N = 3: ~15 KB)
+RECORD_LIMIT = 64 * 2 ** 20  # bytes: a line of any JSON-lines file autocomp reads
 
 
 @contextmanager
@@ -116,6 +118,17 @@ def mark(path) -> None:
 
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666))
+
+
+def bounded_lines(fh, name, limit: int = LINE_LIMIT) -> Iterator[str]:
+    """The lines of a text file opened by open_regular, each read no further than `limit`
+    characters: a 400 MB line in a predictions file took 820 MB to read. A longer line is
+    one line naming the file and the line."""
+    for number, line in enumerate(iter(lambda: fh.readline(limit + 1), ""), 1):
+        if len(line) > limit:
+            raise AutocompError(f"line {number} is over {limit:,} characters (a predictions "
+                                "line is a few KB): not read", file=name)
+        yield line
 
 
 def read_small_json(path, limit: int = RESULT_LIMIT):
@@ -267,7 +280,10 @@ def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     faster than json at the paper's sizes; a line orjson refuses, e.g. with NaN, is read by
     json). A line neither reads is an AutocompError naming the file and line."""
     with open(path, "rb") as fh:
-        for number, line in enumerate(fh, 1):
+        for number, line in enumerate(iter(lambda: fh.readline(RECORD_LIMIT + 1), b""), 1):
+            if len(line) > RECORD_LIMIT:
+                raise AutocompError(f"a line of over {RECORD_LIMIT:,} bytes (a record is "
+                                    "KBs): not read", file=f"{path}:{number}")
             if line.strip():
                 try:
                     with paused():  # a record is acyclic: a collection inside frees nothing

@@ -14,6 +14,8 @@ import json
 import math
 from pathlib import Path
 
+from autocomp.core.errors import AutocompError
+
 NUMBER = (int, float)
 FIELDS: dict[str, tuple[tuple, str]] = {
     "benchmark": ((str,), "the benchmark's name"),
@@ -117,12 +119,12 @@ def prediction_problems(path: Path, data: dict) -> list[str]:
     if not pred.is_file():
         return [f"predictions: no {pred.name} beside it (per-item predictions let anyone "
                 "re-score the result)"]
-    from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
+    from autocomp.core.records import PREDICTIONS_LIMIT, bounded_lines, open_regular
 
     total, n = 0.0, 0
     try:
         with open_regular(pred, PREDICTIONS_LIMIT) as fh:
-            for k, line in enumerate(fh, 1):
+            for k, line in enumerate(bounded_lines(fh, pred), 1):
                 if not line.strip():
                     continue
                 try:
@@ -136,6 +138,8 @@ def prediction_problems(path: Path, data: dict) -> list[str]:
                     return [f"predictions: line {k} of {pred.name}: {bad}"]
                 total += recorded_outcome(p, data["ties"])
                 n += 1
+    except AutocompError as exc:  # a line too long to read
+        return [f"predictions: {pred.name}: {exc.problem}"]
     except (OSError, UnicodeDecodeError) as exc:
         return [f"predictions: cannot read {pred.name} ({exc})"]
     if n != data["n_items"]:

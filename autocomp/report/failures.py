@@ -69,10 +69,10 @@ def _wrong(path: Path | None, limit: int,
     first = []
     if path is None:
         return 0, 0, 0, []
-    from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
+    from autocomp.core.records import PREDICTIONS_LIMIT, bounded_lines, open_regular
 
     with open_regular(path, PREDICTIONS_LIMIT) as fh:
-        for line in fh:
+        for line in bounded_lines(fh, path):
             p = json.loads(line)
             items += 1
             if outcome(p, rule) >= 1.0:

@@ -38,11 +38,11 @@ def predictions_file(cell: dict) -> Path | None:
 def _read(path: Path, mtime: float, rule: str) -> tuple[dict, dict]:
     """(item id -> outcome, concept -> outcome of the paired items) of a predictions file,
     under the tie rule its result was scored with."""
-    from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
+    from autocomp.core.records import PREDICTIONS_LIMIT, bounded_lines, open_regular
 
     by_id, by_concept = {}, {}
     with open_regular(path, PREDICTIONS_LIMIT) as fh:
-        for line in fh:
+        for line in bounded_lines(fh, path):
             p = json.loads(line)
             by_id[p["id"]] = outcome(p, rule)
             if p.get("paired") and p.get("concept") is not None:
