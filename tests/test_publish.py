@@ -631,6 +631,29 @@ def test_the_cards_audit_heading_says_what_its_table_says():
     assert "| 6.0 |" in clean and "6.0 !" not in clean
 
 
+def test_names_in_the_card_and_in_markdown_tables_are_shown_never_read_as_markup():
+    """Issue 68: benchmark names were written raw into the dataset card's markdown: a name
+    with a backtick, "|" or HTML closed its code span, split a table row or became a tag."""
+    markdown_it = pytest.importorskip("markdown_it")
+
+    from autocomp.publish.card import _audit
+    from autocomp.report.table import Table, md_code, md_fence
+
+    hostile = "x`</code><img src=y onerror=alert(1)>|z\n# heading"
+    html = markdown_it.MarkdownIt("commonmark").enable("table").render(
+        f"a {md_code(hostile)} b\n\n| h |\n|---|\n| {md_code(hostile)} |\n")
+    assert "<img" not in html and "<h1>" not in html and html.count("<td>") == 1
+    assert "&lt;img src=y onerror=alert(1)&gt;" in html
+    fenced = markdown_it.MarkdownIt("commonmark").render(md_fence("a\n```\n<b>x</b>", "yaml"))
+    assert fenced.count("<pre>") == 1 and "<b>" not in fenced
+    table = Table("t", ["name", "acc"], [["a|b\nc", "1.0"]]).render("markdown")
+    assert table.splitlines()[-1] == "| a\\|b c | 1.0 |"
+    row = {"benchmark": hostile, "items": 80, "chance": 6.25, "same_words": 0.0,
+           "whitespace": 0, "case_only": 0, "positive_repeated": 0, "duplicates": 0,
+           "blind": {"blind:distinct": {"accuracy_tie_aware": 24.4, "flag": True}}}
+    assert md_code(hostile) in _audit([row])
+
+
 def test_every_registered_adapter_keeps_the_adapter_contract(exported):
     from autocomp.contracts import adapter_problems
     from autocomp.core.registry import names

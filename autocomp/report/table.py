@@ -23,6 +23,26 @@ INTERVAL_NOTE = "95% interval in brackets"
 WIDE = 8  # a table with more columns is scaled to the text width
 
 
+def md_cell(text) -> str:
+    """A markdown table cell: a name holding "|" or a newline cannot split the row."""
+    return " ".join(str(text).split("\n")).replace("|", "\\|")
+
+
+def md_code(text) -> str:
+    """`text` as inline markdown code whatever it holds (backticks, HTML, "|", newlines):
+    a name read from a run is shown, never read as markup."""
+    text = " ".join(str(text).splitlines()).replace("|", "\\|")
+    ticks = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def md_fence(text: str, lang: str = "") -> str:
+    """A fenced block longer than any backtick run inside, so no line of `text` ends it."""
+    ticks = "`" * max(3, max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
 def latex_escape(text) -> str:
     """Text as LaTeX typesets it: special characters escaped, symbols in math mode."""
     return str(text).translate(_LATEX)
@@ -107,9 +127,9 @@ class Table:
             return buf.getvalue()
         if fmt == "latex":
             return self.latex()
-        lines = [f"**{self.title}**", "", "| " + " | ".join(self.header) + " |",
+        lines = [f"**{self.title}**", "", "| " + " | ".join(map(md_cell, self.header)) + " |",
                  "|" + "|".join("---" for _ in self.header) + "|"]
-        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        lines += ["| " + " | ".join(map(md_cell, row)) + " |" for row in self.rows]
         if self.notes:
             lines += ["", *[f"- {note}" for note in self.notes]]
         return "\n".join(lines)
