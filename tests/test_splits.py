@@ -493,11 +493,19 @@ def test_a_run_without_splits_says_so(tmp_path):
     from autocomp.formats.runs import _selection
 
     run = SimpleNamespace(config=SimpleNamespace(split=None), dir=tmp_path)
-    with pytest.raises(AutocompError, match="config.yaml: .*no split section"):
+    # one way, as docs/train.md says (issue 68: the errors said `autocomp split RUN`, which
+    # reads the run's own config.yaml, not the file the user edited)
+    advice = r"add a split section to its config file and run `autocomp run CONFIG --output"
+    with pytest.raises(AutocompError, match="config.yaml: the run has no splits: " + advice):
         make_splits(run)
     assert _selection(tmp_path, "test") is None and _selection(tmp_path, "all") is None
-    with pytest.raises(AutocompError, match="the run has no splits, so no val items"):
+    with pytest.raises(AutocompError, match=advice + ".*; so no val items"):
         _selection(tmp_path, "val")
+    (tmp_path / "splits.json").write_text(json.dumps({"split": {"c1": "train", "c2": "test"}}))
+    with pytest.raises(AutocompError, match="splits.json: the run's val split holds no "
+                                            "concept .*nothing to score"):
+        _selection(tmp_path, "val")  # issue 68: eval --split val wrote n = 0 results
+    assert _selection(tmp_path, "test").wanted == ("test",)
 
 
 @pytest.mark.slow

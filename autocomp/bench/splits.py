@@ -216,13 +216,19 @@ def leaks(records: list[dict], split: dict, held, tasks: dict | None = None) -> 
     return out
 
 
+# one way, as docs/train.md gives it: the run keeps its own config.yaml, so a section added
+# to the user's file reaches the run through `autocomp run` (nothing is generated again)
+NO_SPLITS = ("the run has no splits: add a split section to its config file and run "
+             "`autocomp run CONFIG --output RUN` again (nothing is generated again; only "
+             "bench/splits.json is written: docs/train.md)")
+
+
 def make_splits(run, corpus=None, column: str | None = None, progress=None) -> dict:
     """Assign the run's concepts, label those outside train (against train, or against
     `corpus`), check for leaks, write bench/splits.json; returns what it wrote."""
     cfg = run.config.split
     if cfg is None:
-        raise AutocompError("the run's config has no split section (add one: docs/train.md)",
-                            file=run.dir / "config.yaml")
+        raise AutocompError(NO_SPLITS, file=run.dir / "config.yaml")
     records = run.records("concepts")
     made = assign(records, cfg, run.config.seed, where=run.dir / "config.yaml",
                   tasks=run.tasks)

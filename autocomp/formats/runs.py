@@ -192,18 +192,20 @@ def find_benchmarks(run_dir: Path, patterns=(), split: str | None = "test") -> l
 
 
 def _selection(bench: Path, split: str | None) -> Selection | None:
-    from autocomp.bench.splits import SPLITS, read_splits
+    from autocomp.bench.splits import NO_SPLITS, SPLITS, read_splits
 
     data = read_splits(bench)
     if data is None:
         if split not in (None, "test", "all"):
-            raise AutocompError(f"the run has no splits, so no {split} items (a split "
-                                "section in the config, then `autocomp split RUN`)",
-                                file=bench)
+            raise AutocompError(f"{NO_SPLITS}; so no {split} items", file=bench)
         return None
     wanted = SPLITS if split in (None, "all") else (split,)
     if split not in (None, "all", *SPLITS):
         raise AutocompError(f"unknown split {split!r} (known: {', '.join(SPLITS)}, all)")
+    if not any(s in wanted for s in data["split"].values()):  # n = 0 results otherwise
+        raise AutocompError(f"the run's {split} split holds no concept (split.{split} is 0, "
+                            "or every concept went elsewhere: `autocomp split RUN` prints "
+                            "the counts): nothing to score", file=bench / "splits.json")
     return Selection(wanted, data["split"], data.get("seen") or {},
                      data.get("seen_against") or {})
 

@@ -101,8 +101,9 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
     run = Run.open(run_dir)
     splits = read_splits(run.layout.bench)
     if splits is None:
-        raise AutocompError("the run has no splits: add a split section to its config and "
-                            "run `autocomp split RUN` (docs/train.md)", file=run.dir)
+        from autocomp.bench.splits import NO_SPLITS
+
+        raise AutocompError(NO_SPLITS, file=run.dir)
     from autocomp.core.progress import Progress
 
     guard = _Guard(run.records("concepts"), splits, split, run.tasks)
