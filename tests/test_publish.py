@@ -152,6 +152,14 @@ def test_the_card_header_names_every_config_and_its_files(exported):
                    "## Ties", "### CLIP_benchmark", "### mteb / MIEB", "## Provenance",
                    "@misc{autocomp", "chance %"):
         assert needle in body, needle
+    # issue 68: the card called Confusion negatives "all permutations"; they are every
+    # assignment with repetition, as the rows say: N^N x N^N - 1 = 15 at N = 2
+    assert "each with repetition (N^N x N^N - 1 = 728 at N = 3" in " ".join(body.split())
+    confusion = manifest["configs"]["shape_color-n2-minimal-confusion"]["files"]
+    totals = {t for f in confusion
+              for t in pq.read_table(exported / f, columns=["negatives_total"])
+              .column(0).to_pylist()}
+    assert max(totals) == 2 ** 2 * 2 ** 2 - 1
 
 
 def _kept(item_id, captions, k, seed):
@@ -277,7 +285,7 @@ def test_the_clip_benchmark_adapter_writes_its_json_for_any_model_name(
     adapter.main(["--model", f"local-dir:{tiny_clip}", "--pretrained", "", "--dataset",
                   str(exported), "--config", config, "--model_type", "open_clip"])
     (written,) = tmp_path.glob("*.json")
-    assert written.name.startswith(f"{config}_") and "_local-dir_" in written.name
+    assert written.name.startswith(f"{config}_notag_local-dir_")  # issue 68: "_model_"
     result = json.loads(written.read_text())
     assert result["model"] == f"local-dir:{tiny_clip}" and "text_acc" in result["metrics"]
     printed = capsys.readouterr()

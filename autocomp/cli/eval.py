@@ -23,9 +23,11 @@ from autocomp.eval.metrics import TIES as TIE_RULES
               help="A model-set YAML (e.g. configs/models/autocomp-cp.yaml).")
 @click.option("--benchmark", "patterns", multiple=True,
               help="Only benchmarks matching this glob (e.g. 'color-n2/*-swap'); repeatable.")
-@options.output(help="Results folder (default: RUN_DIR/results).")
+@options.output(help="Results folder (default: RUN_DIR/results for an autocomp run; for "
+                     "anything else <folder>.autocomp/results beside it, never inside).")
 @click.option("--cache", "cache_dir", type=click.Path(path_type=Path), default=None,
-              help="Embedding cache folder (default: RUN_DIR/cache).")
+              help="Embedding cache folder (default: RUN_DIR/cache for an autocomp run; "
+                   "for anything else <folder>.autocomp/cache beside it).")
 @options.skip_existing
 @options.device
 @options.batch_size

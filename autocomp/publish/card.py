@@ -35,9 +35,11 @@ def tracks(writer: str) -> dict:
 NEGATIVE_DESCRIPTIONS = {
     "swap": "Swap: each negative exchanges the concept's values (or relation arguments) "
             "among its objects; the same words, bound wrongly",
-    "confusion": "Confusion: every other assignment of the concept's objects and values "
-                 "(all permutations), so only a model that binds every value to its "
-                 "object ranks the positive first",
+    "confusion": "Confusion: every other assignment of the concept's objects to its "
+                 "object slots and of its values (or relations) to their slots, each with "
+                 "repetition (N^N x N^N - 1 = 728 at N = 3 for attributes; N^N (N-1)^(N-1) "
+                 "- 1 for relations), so only a model that binds every value to its object "
+                 "ranks the positive first",
     "vary_value": "N = 1: each negative replaces the value with another of its vocabulary",
     "vary_object": "N = 1: each negative replaces the object with another of its "
                    "vocabulary",

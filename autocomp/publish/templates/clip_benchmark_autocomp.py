@@ -128,7 +128,8 @@ def main(argv=None) -> None:
         print(config, json.dumps(metrics))  # first: the numbers are never lost
         # a model named hf-hub:org/name or local-dir:/abs/path holds '/' and ':'
         out = args.output.format(dataset=file_safe(config), model=file_safe(args.model),
-                                 pretrained=file_safe(os.path.basename(args.pretrained)))
+                                 pretrained=file_safe(os.path.basename(args.pretrained),
+                                                      "notag"))
         if os.path.dirname(out):
             os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(out, "w", encoding="utf-8") as fh:
@@ -142,10 +143,10 @@ def say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def file_safe(text: str) -> str:
+def file_safe(text: str, empty: str = "model") -> str:
     """`text` as one file name: every run of characters other than letters, digits and
-    . _ + - becomes one '_'."""
-    return re.sub(r"[^A-Za-z0-9._+-]+", "_", str(text)).strip("_") or "model"
+    . _ + - becomes one '_' (`empty` where nothing is left)."""
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", str(text)).strip("_") or empty
 
 
 if __name__ == "__main__":
