@@ -385,6 +385,22 @@ def test_training_export_leaks_nothing_and_reads_back(split_run, tmp_path, monke
     df = pd.read_csv(out / "clip.csv", sep="\t")
     assert len(df) == got["rows"] > 0
     assert set(df["concept"].map(data["split"])) == {"train"}
+    # neg_caption: the first Swap negative, else (every Swap one held out) another, counted
+    from autocomp.formats.runs import find_benchmarks
+
+    swaps = {}
+    for bench in find_benchmarks(split_run, ["*swap*", "*winoground*"], "all"):
+        for item in bench.items():
+            if "images" in item:  # a Winoground pair: the partner's caption is a swap
+                for k in (0, 1):
+                    swaps.setdefault(Path(item["images"][k]).name, set()).add(
+                        item["captions"][1 - k])
+                continue
+            swaps.setdefault(Path(item["image"]).name, set()).update(
+                n["caption"] for n in item["negatives"])
+    first_not_swap = sum(1 for img, neg in zip(df["filepath"], df["neg_caption"], strict=True)
+                         if isinstance(neg, str) and neg not in swaps.get(Path(img).name, ()))
+    assert got["neg_caption_not_swap"] == first_not_swap
     # no test or val positive, and no held-out compound, in any caption of train
     outside = set()
     for bench in run.layout.benchmark_files():

@@ -5,7 +5,9 @@ the same negatives (same machinery, same seeds) as the test sets, and nothing of
                     filepath --csv-caption-key title): one row per train image (its path
                     relative to this folder, so the folder moves whole: train from
                     inside it), its caption,
-                    `neg_caption` (NegCLIP's one hard negative: the first Swap negative),
+                    `neg_caption` (NegCLIP's one hard negative: the first Swap negative, or
+                    where the split held out every Swap negative of a row, its first other
+                    hard negative: counted as neg_caption_not_swap in training.json),
                     `neg_captions` (every hard negative, JSON), `neg_image` (JSON list of the
                     rows whose image is this one's Winoground partner: an image negative),
                     `group` (rows that must share a batch), concept, task, n, track
@@ -193,6 +195,13 @@ def _batches(groups: list[list[int]], size: int, rng: random.Random) -> list[lis
 
 
 def _link(src: Path, dst: Path) -> None:
+    """The run's image `src` hard-linked (else copied) into the export; only a regular
+    file: a link in the run would put whatever it points to into the training data."""
+    import stat
+
+    if not stat.S_ISREG(os.lstat(src).st_mode):
+        raise AutocompError("not a regular file (a link or something else stands where the "
+                            "run's image should be): not exported", file=src)
     dst.parent.mkdir(parents=True, exist_ok=True)
     if dst.exists():
         return
@@ -216,7 +225,7 @@ def _write(run, out: Path, rows: dict, pairs, guard: _Guard, split: str, seed: i
     out.mkdir(parents=True, exist_ok=True)
     for img in order:
         _link(run.dir / img, out / img)
-    capped = 0
+    capped = not_swap = 0
     with atomic_open(out / "clip.csv") as fh:
         writer = csv.writer(fh, delimiter="\t", lineterminator="\n")
         writer.writerow(COLUMNS)
@@ -224,6 +233,7 @@ def _write(run, out: Path, rows: dict, pairs, guard: _Guard, split: str, seed: i
             row = rows[img]
             negs = _negatives(row, rng, most)
             capped += len(row["negatives"]) - len(negs)
+            not_swap += bool(negs) and row["negatives"][negs[0]] != "swap"
             row["kept"] = negs
             writer.writerow([Path(img).as_posix(), row["title"], negs[0] if negs else "",
                              json.dumps(negs), json.dumps(sorted(partner.get(img, []))),
@@ -244,6 +254,8 @@ def _write(run, out: Path, rows: dict, pairs, guard: _Guard, split: str, seed: i
                "negatives_left_out": dict(sorted(guard.dropped.items())),
                "held_out_examples": guard.examples,
                "negatives_over_max": capped, "max_negatives": most, "batches": len(batches),
+               # rows whose every Swap negative was held out: neg_caption is another kind
+               "neg_caption_not_swap": not_swap,
                "batch_size": batch_size, "sft_conversations": len(llava), "seed": seed,
                "held_out": splits.get("held_out", []), "hold_out": splits.get("hold_out"),
                "run": str(run.dir)}
