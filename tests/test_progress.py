@@ -81,13 +81,20 @@ def _state(items, seconds, **encoded):
 def test_a_cells_line_counts_what_its_scorer_does(logged):
     taker = CellProgress("vlm:m@circular b", 1.0, _Taker())
     line = taker.line(_state(30, 10.0))
-    assert line == "...    vlm:m@circular b: 30 items (3/s), 60 captions, 10 s"
+    assert line == "...    vlm:m@circular b: 30 items scored (3/s), 60 captions of them, 10 s"
     assert "encoded" not in line  # a test taker encodes nothing
     pairs = CellProgress("vqascore:m b", 1.0, _Pairs())
     assert pairs.line(_state(0, 4.0, images=8, pairs=24)).endswith(
-        "0 items (0/s), 0 captions, 24 image-caption pairs scored on 8 images, 4 s")
+        "0 items scored (the first batch is under way), 24 image-caption pairs scored on 8 "
+        "images, 4 s")
     dual = CellProgress("clip b", 1.0)
-    assert "0 captions (0 encoded, 0 cache hits), 0 images encoded" in dual.line(_state(0, 1))
+    # issue 68: "0 items (0/s), 0 captions (166 encoded, ...)" while the first chunk encoded
+    assert dual.line(_state(0, 1, captions=166, images=12)) == (
+        "...    clip b: 0 items scored (the first batch is under way), 166 captions and 12 "
+        "images encoded, 0 captions from the cache, 1 s")
+    assert dual.line(_state(10, 1, captions=166, images=12)) == (
+        "...    clip b: 10 items scored (10/s), 20 captions of them, 166 captions and 12 "
+        "images encoded, 0 captions from the cache, 1 s")
     for p in (taker, pairs, dual):
         p.__exit__(None, None, None)
 
@@ -98,7 +105,8 @@ def test_a_long_chunk_of_a_test_taker_is_not_silent(logged):
         progress(_state(0, 0.0))
         time.sleep(1.0)  # the chunk's answers take long
     beats = _still(logged())
-    assert len(beats) >= 2 and beats[0].startswith("...    vlm:m b: 0 items (0/s), 0 captions")
+    assert len(beats) >= 2 and beats[0].startswith("...    vlm:m b: 0 items scored (the first "
+                                                   "batch is under way)")
 
 
 def test_api_run_shows_its_stages_progress_where_logging_shows_it(logged, monkeypatch,

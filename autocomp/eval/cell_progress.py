@@ -40,15 +40,18 @@ class CellProgress:
 
     def line(self, state: dict | None, still: bool = False) -> str:
         seconds = time.monotonic() - self.start if still or state is None else state["seconds"]
-        parts = [f"{(state or {}).get('items', 0):,} items"]
+        items = (state or {}).get("items", 0)
+        parts = [f"{items:,} items scored"]
+        if state is not None and not items:  # the first chunk: encoded, not yet scored
+            parts[0] += " (the first batch is under way)"
         if state is not None:
-            parts[0] += f" ({state['items'] / max(state['seconds'], 1e-9):,.0f}/s)"
             enc = state["encoded"]
-            parts.append(f"{state['captions']:,} captions")
+            if items:
+                parts[0] += f" ({items / max(state['seconds'], 1e-9):,.0f}/s)"
+                parts.append(f"{state['captions']:,} captions of them")
             if self.what == "embeddings":
-                parts[-1] += (f" ({enc['captions']:,} encoded, {state['cache_hits']:,} cache "
-                              "hits)")
-                parts.append(f"{enc['images']:,} images encoded")
+                parts.append(f"{enc['captions']:,} captions and {enc['images']:,} images "
+                             f"encoded, {state['cache_hits']:,} captions from the cache")
             elif self.what == "pairs":
                 parts.append(f"{enc.get('pairs', 0):,} image-caption pairs scored on "
                              f"{enc['images']:,} images")
