@@ -46,6 +46,16 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     """Run the named stages in order; the parallel ones in `processes` processes. `build`:
     the build stage's options (store: how it stores items, default the config's
     build.store; partial: build although an earlier stage is unfinished)."""
+    try:
+        _run_pipeline(run, processes, stages, progress, build)
+    except Exception as exc:  # one process too: `status --failure` reads it (it said none)
+        from autocomp.runtime.failures import record
+
+        record(run.dir, exc)
+        raise
+
+
+def _run_pipeline(run: Run, processes: int, stages, progress: bool, build) -> None:
     chosen = [n for n in ALL if n in stages]
     built = make_stages(run, chosen, "auto", options={"build": build or {}})
     check_inputs(built, chosen)

@@ -279,3 +279,25 @@ def test_a_damaged_failures_folder_is_one_line_and_a_documented_status(tmp_path)
     code, lines = status()
     assert code == 81 and lines == ["exit 81 (weights missing) on rank 3: weights missing "
                                     "for m FAKE: exit 0"]
+
+
+def test_a_single_process_run_records_its_failure_for_status(tmp_path, monkeypatch):
+    """Issue 68: `status --failure` said "no failure recorded" after a single-process run
+    failed with 81 (weights missing: only launched workers recorded theirs)."""
+    from click.testing import CliRunner
+
+    from autocomp.cli import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("AUTOCOMP_FAILURES", raising=False)
+    config = tmp_path / "c.yaml"
+    config.write_text("name: c\nconcepts:\n  - {task: shape_color, n: [1], count: 2}\n"
+                      "captions:\n  writer: transformers\n"
+                      f"  options: {{model: {tmp_path}/no-such-model}}\n")
+    run = tmp_path / "run"
+    got = CliRunner().invoke(main, ["run", str(config), "--output", str(run)])
+    assert got.exit_code == 81, got.output
+    status = CliRunner().invoke(main, ["status", str(run), "--failure"])
+    assert status.exit_code == 81
+    assert status.output.startswith(f"exit 81 (weights missing): {run}/config.yaml: 1 "
+                                    "model(s) missing before the first stage: "), status.output
