@@ -99,25 +99,27 @@ class Run:
 
     def _records(self, stage: str) -> list[dict]:
         """The merged records of a stage (empty when it has not run). The part files are
-        the truth: a merged file that is missing, shorter or longer than them, or damaged,
-        is read from them instead (in the stage's input order), with a warning; nothing
-        is written, so a read-only run reads the same."""
+        the truth: a stage not merged yet (running, stopped, or never started past its
+        part files) is read from them quietly; a merged file shorter or longer than them,
+        or damaged, is read from them instead (in the stage's input order) with a warning;
+        nothing is written, so a read-only run reads the same."""
         path = self.layout.merged(stage)
         parts = self.layout.parts(stage)
         if not parts:
             return list(read_jsonl(path)) if path.exists() else []
-        if path.exists():
-            lines = sum(_complete_lines(p) for p in parts)
-            try:
-                merged = list(read_jsonl(path)) if _complete_lines(path) == lines else None
-            except ValueError:
-                merged = None
-            if merged is not None and len(merged) == lines:
-                return merged
+        if not path.exists():  # not merged yet: nothing is wrong
+            return self._from_parts(stage)
+        lines = sum(_complete_lines(p) for p in parts)
+        try:
+            merged = list(read_jsonl(path)) if _complete_lines(path) == lines else None
+        except ValueError:
+            merged = None
+        if merged is not None and len(merged) == lines:
+            return merged
         import warnings
 
-        warnings.warn(f"{path}: missing, damaged or out of step with the part files; read "
-                      "from them instead", stacklevel=2)
+        warnings.warn(f"{path}: damaged or out of step with the part files; read from them "
+                      "instead", stacklevel=2)
         return self._from_parts(stage)
 
     def read(self, stage: str) -> list:

@@ -290,8 +290,11 @@ def test_damaged_merged_files_are_read_from_the_part_files(tmp_path):
         merged.write_text(damaged)
         with pytest.warns(UserWarning, match="read from them instead"):
             assert run.records("captions") == want
-    merged.unlink()
-    with pytest.warns(UserWarning):
+    merged.unlink()  # not merged yet (a stage running or stopped): read quietly (issue 68:
+    import warnings  # `status` called a stage that never finished "missing, damaged ...")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         assert run.records("captions") == want
 
 
