@@ -295,6 +295,11 @@ def format_plan(p: dict) -> str:
         lines.append(f"Expected ({what} {m['source']}): {m['hours']:,} GPU-hours, "
                      f"about {m['hours'] / p['processes']:,.1f} h on {where}.")
         lines += [f"  {note}" for note in m.get("notes", [])]
+        others = [g for g in p["estimate"] if g != m.get("gpu")]
+        if m.get("gpu") and others:  # two headlines, two cards: say so
+            lines.append(f"  (measured on {m['gpu']}; {', '.join(others)} below is estimated "
+                         f"only, a different card: calibrate on it with scripts/gpu_check.py "
+                         "there)")
     if not p["paper_hours"] and not any(high for _, high in p["estimate"].values()):
         lines.append("No GPU work: every backend is embedded (CPU).")
         lines += [disk.format_plan(p["disk"]), "then: build (benchmarks, CPU, minutes)"]

@@ -98,6 +98,13 @@ def test_the_dry_run_says_what_it_calibrated_and_what_stays_estimated(tmp_path):
     assert notes[3].endswith("measured (estimated: vision tower)")
     # the estimate stays beside it, labelled as one
     assert any(line.startswith("Estimated on H200:") for line in lines)
+    assert not any("estimated only, a different card" in line for line in lines)
+    # issue 68: a calibration of one card beside --gpu of another printed both headlines
+    # without saying they are different cards
+    other = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--gpu", "A100-80",
+                                      "--calibrate", str(MEASURED)])
+    assert "  (measured on H200; A100-80 below is estimated only, a different card: " \
+        "calibrate on it with scripts/gpu_check.py there)" in other.output.splitlines()
     # a measurement without the answerer's model: that stage is the estimate, and says so
     partial = json.loads(MEASURED.read_text())
     del partial["components"]["gemma3_12b"]
