@@ -624,6 +624,16 @@ def test_an_image_record_naming_an_svg_with_a_script_is_not_served(run, serve, t
                     assert resp.headers["Content-Type"] in ("application/json", "image/png")
         assert not (run.dir / "review" / "judgments.jsonl").exists() or \
             "evil" not in (run.dir / "review" / "judgments.jsonl").read_text()
+        for method in ("PUT", "DELETE", "OPTIONS"):  # the library's own error pages too
+            req = urllib.request.Request(srv.url + "/api/judge", method=method)
+            try:
+                urllib.request.urlopen(req)
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 501 and exc.headers["X-Content-Type-Options"] == "nosniff"
+                assert "sandbox" in exc.headers["Content-Security-Policy"]
+                assert exc.headers["Content-Type"].startswith("text/plain")
+            else:
+                raise AssertionError(f"{method} answered")
     finally:
         svg.unlink()
         fake.unlink()

@@ -269,6 +269,15 @@ class Handler(BaseHTTPRequestHandler):
     def _json(self, code, data):
         return self._send(code, json.dumps(data).encode(), "application/json")
 
+    def send_error(self, code, message=None, explain=None):
+        """The library's own errors (a method it does not serve, a request line it cannot
+        read) as plain text with the same headers as every other response: its HTML error
+        page came without a Content-Security-Policy."""
+        self.close_connection = True
+        reason = message or self.responses.get(code, ("error",))[0]
+        self._send(code, f"{code} {reason}".encode("ascii", "replace")[:200],
+                   "text/plain; charset=utf-8")
+
     def _send(self, code, data: bytes, kind: str):
         self.send_response(code)
         self.send_header("Content-Type", kind)
