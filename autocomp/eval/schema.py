@@ -175,9 +175,13 @@ def result_files(folder: Path) -> list[Path]:
 
 
 def check_folder(folder: Path) -> dict[Path, list[str]]:
-    """Result file -> its problems, for every result file under `folder`."""
+    """Result file -> its problems, for every result file under `folder`, and every entry
+    the readers leave out (a FIFO, a link out of the folder, a directory named .json):
+    what `report` and `leaderboard` say they left out, this lists."""
     from autocomp.eval.summary import read_cells
 
     unread = {Path(p): why for p, why in read_cells(folder)[1]}
-    return {p: check_file(p) or ([unread[p]] if p in unread else [])
-            for p in result_files(folder)}
+    files = result_files(folder)
+    out = {p: check_file(p) or ([unread[p]] if p in unread else []) for p in files}
+    out.update({p: [why] for p, why in unread.items() if p not in out})
+    return dict(sorted(out.items()))

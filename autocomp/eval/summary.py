@@ -96,11 +96,19 @@ def read_cells(folder: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
     folder = Path(folder)
     root = folder / "results" if RunLayout(folder).config.is_file() else folder
     found, skipped = [], []
+    inside = folder.resolve()
     for path in sorted(folder.rglob("*.json")):
+        if not path.resolve().is_relative_to(inside):  # as `results check` reads: its own
+            skipped.append((path, "a link out of the folder: not read"))
+            continue
         try:  # regular files of a bounded size only: a FIFO or /dev/zero would hang it
             data = read_small_json(path)
-        except (OSError, ValueError) as exc:
-            skipped.append((path, f"cannot be read ({type(exc).__name__})"))
+        except OSError as exc:  # its reason, never its content
+            why = exc.strerror or str(exc).removeprefix(f"{path}: ")
+            skipped.append((path, f"cannot be read ({why.lower()})"))
+            continue
+        except ValueError:
+            skipped.append((path, "not valid JSON: not read"))
             continue
         if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
             why = misnamed(path, data)
