@@ -73,11 +73,12 @@ def done_ids(stage_dir: Path) -> set[str]:
     return out
 
 
-def repair(path: Path) -> int:
-    """Cut a torn last line off `path`; returns the number of bytes removed."""
+def repair(path: Path, what: str = "a part file") -> int:
+    """Cut a torn last line off `path` (`what` it is, for a refusal); returns the number
+    of bytes removed."""
     if not os.path.lexists(path):
         return 0
-    with open_own(path, "rb+", "a part file") as fh:
+    with open_own(path, "rb+", what) as fh:
         data = fh.read()
         size = len(data)
         keep = data.rfind(b"\n") + 1

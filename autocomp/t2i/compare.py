@@ -211,7 +211,7 @@ def _scores(judge, model: Model, records: list[dict], by_prompt: dict[str, Promp
 
     path = out / folder_of(model.name) / "scores.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    repair(path)  # a line torn by a kill: that image is scored again
+    repair(path, "a records file")  # a line torn by a kill: that image is scored again
     stamp = json.dumps(judge.names, sort_keys=True)
     done = {r["id"]: r for r in read_jsonl(path) if r.get("backends") == stamp} \
         if path.exists() else {}

@@ -99,7 +99,7 @@ def draw(model: Model, run, todo: list[Prompt], k: int, out: Path, device: str =
 
     folder = out / folder_of(model.name)
     records_path = folder / "images.jsonl"
-    repair(records_path)  # a line torn by a kill: its image is drawn again
+    repair(records_path, "a records file")  # a line torn by a kill: its image is drawn again
     if folder.is_dir():
         clean_orphans(folder)  # half-written PNGs of a killed draw
     done = {r["id"]: r for r in read_jsonl(records_path)} if records_path.exists() else {}
