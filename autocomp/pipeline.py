@@ -49,9 +49,11 @@ def run_pipeline(run: Run, processes: int = 1, stages=ALL, progress: bool = True
     try:
         _run_pipeline(run, processes, stages, progress, build)
     except Exception as exc:  # one process too: `status --failure` reads it (it said none)
+        from autocomp.core.errors import Held
         from autocomp.runtime.failures import record
 
-        record(run.dir, exc)
+        if not isinstance(exc, Held):  # another process's run: not this run's failure
+            record(run.dir, exc)
         raise
 
 

@@ -17,14 +17,11 @@ from autocomp.core.registry import resolve
 from autocomp.memory import EMBEDDED, SERVED
 
 MODEL_KEYS = ("model", "detector_model", "segmenter_model")
-# (stage, registry family, where the config holds it, the field a user writes)
-_BACKENDS = (("captions", "writer", "captions.writer", "captions.writer"),
-             ("images", "generator", "generate.generator", "generate.generator"),
-             ("validation", "detector", "validate.detector", "validate.detector"),
-             ("validation", "answerer", "validate.answerer", "validate.answerer"))
-_OPTIONS = {"captions.writer": "captions.options", "generate.generator": "generate.options",
-            "validate.detector": "validate.detector_options",
-            "validate.answerer": "validate.answerer_options"}
+# (stage, registry family, the config field naming the backend, the field of its options)
+_BACKENDS = (("captions", "writer", "captions.writer", "captions.options"),
+             ("images", "generator", "generate.generator", "generate.options"),
+             ("validation", "detector", "validate.detector", "validate.detector_options"),
+             ("validation", "answerer", "validate.answerer", "validate.answerer_options"))
 
 
 def _at(cfg, where: str):
@@ -43,7 +40,6 @@ def configured(cfg, stages=None) -> list[tuple[str, str, str | None]]:
     out = []
     for stage, family, where, field in _BACKENDS:
         spec = _at(cfg, where)
-        field = _OPTIONS[field]
         if spec.name in EMBEDDED | SERVED or (stages is not None and stage not in stages):
             continue
         options = {**resolve(family, spec.name).defaults(), **spec.options}
@@ -59,14 +55,14 @@ def missing_packages(cfg, stages=None) -> list[str]:
     from autocomp.core.backend import install_hint, missing_extra
 
     out = []
-    for stage, family, spec, field in _BACKENDS:
-        backend = _at(cfg, spec)
+    for stage, family, where, _ in _BACKENDS:
+        backend = _at(cfg, where)
         if backend.name in EMBEDDED or (stages is not None and stage not in stages):
             continue
         extra = getattr(resolve(family, backend.name), "extra", "")
         missing = missing_extra(extra) if extra else []
         if missing:
-            out.append(f"{field} '{backend.name}' needs {', '.join(missing)}: "
+            out.append(f"{where} '{backend.name}' needs {', '.join(missing)}: "
                        f"{install_hint(extra)}")
     return out
 

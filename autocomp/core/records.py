@@ -87,7 +87,7 @@ def open_own(path, mode: str = "a", what: str = "a file autocomp writes",
     <advice>"."""
     flags = {"a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
              "a+": os.O_RDWR | os.O_CREAT | os.O_APPEND, "rb+": os.O_RDWR,
-             "rb": os.O_RDONLY, "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND}[mode]
+             "rb": os.O_RDONLY}[mode]
     fd = own_fd(path, flags, what, advice)
     if mode in ("a", "a+"):
         return os.fdopen(fd, mode, encoding="utf-8")
