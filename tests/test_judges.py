@@ -80,7 +80,7 @@ def test_a_judges_file_is_checked_in_one_line(tmp_path):
     assert_file_error(read_judges, tmp_path, "judges:\n  - {name: a, answerer: {name: nope}}\n",
                       "judges[0].answerer.name")
     assert_file_error(read_judges, tmp_path, "judges:\n  - {name: a}\n  - {name: a}\n",
-                      "two judges share the name 'a'")
+                      "two judges share a name ('a')")
     # issue 68: a bare "judges[1]", one folder for two judges, 20,000 judges taken
     assert_file_error(read_judges, tmp_path, "judges:\n  - {name: a}\n  - gemma\n",
                       "judges[1]: expected a mapping with name, answerer, detector, got a "

@@ -192,7 +192,7 @@ def test_the_python_api_takes_what_a_user_would_pass(demo_run, tmp_path):
     assert {r["model"] for r in got} == {"reference:oracle"}
     with pytest.raises(AutocompError, match=r"no benchmark 'nope' \(benchmarks: shape_"):
         api.items(run, "nope")
-    with pytest.raises(AutocompError, match="no split section"):  # a Run: no TypeError
+    with pytest.raises(AutocompError, match="the run has no splits"):  # a Run: no TypeError
         api.split(run)
 
 

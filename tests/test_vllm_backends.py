@@ -136,7 +136,8 @@ def test_the_run_config_takes_vllm_and_the_plan_costs_it(tmp_path):
     path.write_text(yaml.safe_dump(cfg))
     out = CliRunner().invoke(main, ["run", str(path), "--dry-run", "--gpu", "H100"])
     assert out.exit_code == 0, out.output
-    row = next(line for line in out.output.splitlines() if line.strip().startswith("captions"))
+    row = next(line for line in out.output.splitlines()
+               if line.strip().startswith("captions "))  # the stage's row
     assert " vllm " in row
     writers = out.output.split("The captions stage by writer")[1].splitlines()[1:3]
     hf, served = (float(line.split("H100 ")[1].split("-")[0]) for line in writers)

@@ -108,7 +108,7 @@ def read_cells(folder: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
             skipped.append((path, f"cannot be read ({why.lower()})"))
             continue
         except ValueError:
-            skipped.append((path, "not valid JSON: not read"))
+            skipped.append((path, "cannot be read (not valid JSON)"))
             continue
         if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
             why = misnamed(path, data)

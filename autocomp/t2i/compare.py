@@ -123,7 +123,7 @@ def named_entries(data: dict, path: Path, field: str, what: str,
                                                    f"{', '.join(keys)}, got {_kind(entry)}")
         name = check_text(entry.get("name"), what, file=path, field=f"{where}.name")
         if name in folders.values():
-            raise AutocompError(f"two {what}s share the name {name!r}", file=path,
+            raise AutocompError(f"two {what}s share a name ({name!r})", file=path,
                                 field=field)
         other = folders.get(folder_of(name))
         if other is not None:
