@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import socket
 import subprocess
@@ -54,16 +55,12 @@ def chat(timeout: float, retries: int) -> list[str]:
         if how == "before":  # the openai client's own retries, as ChatClient used them
             client = openai.OpenAI(base_url=url, api_key="EMPTY", timeout=timeout,
                                    max_retries=retries)
-            try:
+            with contextlib.suppress(openai.APITimeoutError):
                 client.chat.completions.create(model="m", messages=messages)
-            except openai.APITimeoutError:
-                pass
         else:
-            try:
+            with contextlib.suppress(AutocompError):
                 ChatClient("m", base_url=url, timeout=timeout,
                            max_retries=retries).complete(messages)
-            except AutocompError:
-                pass
         seconds = time.monotonic() - start
         rows.append((how, seconds, len(accepted)))
     (_, before, n_before), (_, after, n_after) = rows
@@ -79,8 +76,10 @@ READ = {
               "    n = sum(1 for line in fh if json.loads(line))\n",
     "after": "import sys\n"
              "from autocomp.eval.schema import prediction_problems\n"
-             "print(prediction_problems(__import__('pathlib').Path(sys.argv[1]), "
-             "{'n_items': 2, 'ties': 'strict', 'metrics': {'accuracy': 0.0}})[:1])\n",
+             "result = __import__('pathlib').Path(sys.argv[1].replace('.predictions.jsonl', "
+             "'.json'))\n"
+             "print(prediction_problems(result, "
+             "{'n_items': 2, 'ties': 'strict', 'metrics': {'accuracy': 0.0}})[0][:90])\n",
 }
 
 
