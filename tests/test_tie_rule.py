@@ -113,8 +113,10 @@ def test_table6_has_a_row_per_baseline_and_pools_none(scored):
 def test_confusion_on_its_shortcut_matched_negatives(demo_run, tmp_path):
     """blind:distinct beats chance on the demo's Confusion (a negative repeating a word has
     fewer distinct words), and sits at chance, within its interval, on the matched
-    negatives: those keeping the positive's distinct objects and values (N = 2 colour:
-    3 negatives, chance 25%; position: 1, chance 50%). The report prints both."""
+    negatives: those keeping the positive's distinct objects and values and not saying
+    what the positive says (N = 2 colour: 2 negatives, chance 33.3% (issue 69: the
+    positive reordered was the third, counted wrong, and capped a word-order-blind
+    perfect model at 50%); position: 1, chance 50%). The report prints both."""
     from autocomp.negatives.shortcut import shortcut_matched
     from autocomp.report.shortcut import matched_table
 
@@ -129,12 +131,13 @@ def test_confusion_on_its_shortcut_matched_negatives(demo_run, tmp_path):
         m = r["metrics"]
         lo, hi = m["intervals"]["accuracy"]
         assert lo > m["chance"]  # the shortcut: above chance on every negative
-        assert m["chance_matched"] == {"shape_color": 25.0, "shape_position": 50.0}[r["task"]]
+        assert m["chance_matched"] == pytest.approx(
+            {"shape_color": 100 / 3, "shape_position": 50.0}[r["task"]], abs=1e-3)
         assert m["matched_items"] == r["n_items"]
         lo, hi = m["intervals"]["accuracy_matched"]
         assert lo <= m["chance_matched"] <= hi  # at chance (articles may still differ)
     table = matched_table(results).render("markdown")
-    assert "| blind:distinct | shape_color | 2 | Min |" in table and "25.0" in table
+    assert "| blind:distinct | shape_color | 2 | Min |" in table and "33.3" in table
     # the rule itself: a permutation of the positive's objects and values is matched, a
     # negative repeating a value or an object is not
     from autocomp.concepts.load import load_task
@@ -144,5 +147,20 @@ def test_confusion_on_its_shortcut_matched_negatives(demo_run, tmp_path):
     graph = attribute_graph(["cube", "sphere"], ["red", "blue"])
     negs = [{"edit": {"objects": [0, 1], "values": [1, 0]}},
             {"edit": {"objects": [0, 1], "values": [0, 0]}},
-            {"edit": {"objects": [1, 1], "values": [0, 1]}}]
-    assert shortcut_matched(graph, task, negs).tolist() == [True, False, False]
+            {"edit": {"objects": [1, 1], "values": [0, 1]}},
+            {"edit": {"objects": [1, 0], "values": [1, 0]}, "same_meaning": True}]
+    assert shortcut_matched(graph, task, negs).tolist() == [True, False, False, False]
+    # and on every Confusion item of the demo: no matched negative has the positive's
+    # meaning (issue 69: 83 of 83 colour N = 2 items had one)
+    from autocomp.formats.runs import find_benchmarks
+    from autocomp.negatives.shortcut import matched_negatives
+    from autocomp.run import Run
+
+    tasks, checked = Run.open(run).tasks, 0
+    for bench in find_benchmarks(run, ["*/*-confusion"]):
+        for item in bench.items():
+            matched = matched_negatives(item, tasks)
+            same = [n.get("same_meaning", False) for n in item["negatives"]]
+            assert not any(m and s for m, s in zip(matched, same, strict=True)), item["id"]
+            checked += int(matched.sum())
+    assert checked > 0

@@ -1,6 +1,7 @@
 """Confusion without its text-only shortcut: every Confusion cell's accuracy on all its
 negatives beside its accuracy on the shortcut-matched negatives (those keeping the
-positive's distinct objects and values, negatives/shortcut.py), each with its chance and
+positive's distinct objects and values, none saying what the positive says:
+negatives/shortcut.py), each with its chance and
 interval. Where the two differ far more than their chances do, part of the full accuracy
 can come from a caption repeating a word (blind:distinct reaches it without the image)."""
 
@@ -35,9 +36,13 @@ def matched_table(results, labels=None) -> Table | None:
                  rows,
                  ["Matched: each item scored against only its negatives that keep the "
                   "positive's count of distinct objects and of distinct values (its own, "
-                  "rearranged), so a caption never gives itself away by repeating a word; "
-                  "our addition, not the paper's (docs/methods.md). A blind scorer's "
-                  "tie-aware accuracy on them sits at chance.",
+                  "rearranged) and do not say what the positive says (the positive "
+                  "reordered is true of the image), so a caption never gives itself away "
+                  "by repeating a word; our addition, not the paper's (docs/methods.md).",
+                  "Every matched caption has the positive's bag of words: a bag-of-words "
+                  "scorer ties them all by construction (strict 0, tie-aware exactly "
+                  "chance), so a blind scorer at chance there is no evidence; a model above "
+                  "the matched chance binds words to objects.",
                   "All and Matched follow the results' tie rule ("
                   + ", ".join(sorted(rule)) + "); the tie-aware columns are beside them."])
 
