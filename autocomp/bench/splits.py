@@ -106,21 +106,48 @@ def _swap_meaning(record: dict, tasks: dict | None):
     return None if got is None else meaning(got, task)
 
 
+def _inverse(tasks: dict | None) -> dict:
+    return {p: q for task in (tasks or {}).values() for p, q in task.inverses.items()}
+
+
+def _read_back(unit: tuple, inverse: dict) -> tuple | None:
+    """A relation triple's inverse reading ("cube above sphere" -> "sphere below cube"),
+    or None where it has none."""
+    if unit[0] == "relation" and len(unit) == 4 and unit[2] in inverse:
+        return ("relation", unit[3], inverse[unit[2]], unit[1])
+    return None
+
+
+def one_reading(unit: tuple, inverse: dict) -> tuple:
+    """The compound a unit is, whichever way it is read: a relation triple and its inverse
+    reading are one compound (the same scene), named by the smaller of the two."""
+    back = _read_back(unit, inverse)
+    return unit if back is None else min(unit, back)
+
+
 def with_inverses(held: set[tuple], tasks: dict | None) -> set[tuple]:
-    """Held-out relation triples with their inverse readings ("cube above sphere" holds
-    "sphere below cube" out too: the same scene)."""
-    inverse = {p: q for task in (tasks or {}).values() for p, q in task.inverses.items()}
-    return held | {("relation", u[3], inverse[u[2]], u[1]) for u in held
-                   if u[0] == "relation" and len(u) == 4 and u[2] in inverse}
+    """Compounds with their inverse readings ("cube above sphere" holds "sphere below
+    cube" out, or in, too: the same scene)."""
+    inverse = _inverse(tasks)
+    return held | {b for u in held if (b := _read_back(u, inverse)) is not None}
 
 
-def held_out(records: list[dict], cfg, seed: int, where=None) -> set[tuple]:
-    """The compounds or atoms train must never hold."""
+def distinct_compounds(records: list[dict], tasks: dict | None = None) -> set[tuple]:
+    """The distinct compounds the concepts hold, a relation and its inverse reading one."""
+    inverse = _inverse(tasks)
+    return {one_reading(c, inverse) for r in records
+            for c in compounds(SceneGraph.from_dict(r["graph"]))}
+
+
+def held_out(records: list[dict], cfg, seed: int, where=None,
+             tasks: dict | None = None) -> set[tuple]:
+    """The compounds or atoms train must never hold; compounds as distinct compounds
+    (one reading each: with_inverses adds the other), so hold_out_fraction is their share."""
     if cfg.hold_out == "none":
         return set()
     graphs = [SceneGraph.from_dict(r["graph"]) for r in records]
     if cfg.hold_out == "compounds":
-        universe = sorted(set().union(*(compounds(g) for g in graphs)))
+        universe = sorted(distinct_compounds(records, tasks))
     else:
         kind = _HELD_KIND[cfg.hold_out]
         universe = sorted(a for a in set().union(*(atoms(g) for g in graphs)) if a[0] == kind)
@@ -150,7 +177,8 @@ def assign(records: list[dict], cfg, seed: int, where=None, tasks: dict | None =
     wherever the forced ones fit in test's share. Where they do not, test holds every
     forced concept and the free ones split train : val as asked (make_splits records and
     prints the shares got, and why)."""
-    held = with_inverses(held_out(records, cfg, seed, where), tasks)
+    chosen = held_out(records, cfg, seed, where, tasks)
+    held = with_inverses(chosen, tasks)
     groups = _groups(records, tasks)
     forced = {gid for gid, members in groups.items()
               if any(_holds(SceneGraph.from_dict(r["graph"]), held) for r in members)}
@@ -166,8 +194,11 @@ def assign(records: list[dict], cfg, seed: int, where=None, tasks: dict | None =
             name = "train" if u < to_train else "val" if u < to_train + to_val else "test"
         for r in members:
             split[r["id"]] = name
+    share = None
+    if cfg.hold_out == "compounds":  # the share got, beside the asked hold_out_fraction
+        share = {"held": len(chosen), "of": len(distinct_compounds(records, tasks))}
     return {"split": split, "held_out": sorted(list(h) for h in held),
-            "hold_out": cfg.hold_out, "forced_test": n_forced}
+            "hold_out": cfg.hold_out, "forced_test": n_forced, "held_share": share}
 
 
 def _free_shares(cfg, total: int, forced: int) -> tuple[float, float]:
@@ -185,9 +216,13 @@ def _free_shares(cfg, total: int, forced: int) -> tuple[float, float]:
     return want["train"] / scale, want["val"] / scale
 
 
-def seen_in_train(records: list[dict], split: dict) -> tuple[set, set]:
+def seen_in_train(records: list[dict], split: dict,
+                  tasks: dict | None = None) -> tuple[set, set]:
+    """(atoms, compounds) of the train concepts, each compound in both readings: a
+    compound is seen if it or its inverse reading is in train, as the hold-out counts it."""
     train = [SceneGraph.from_dict(r["graph"]) for r in records if split[r["id"]] == "train"]
-    return set().union(*(atoms(g) for g in train)), set().union(*(compounds(g) for g in train))
+    return (set().union(*(atoms(g) for g in train)),
+            with_inverses(set().union(*(compounds(g) for g in train)), tasks))
 
 
 def labels(records: list[dict], split: dict, seen_atoms, seen_compounds) -> dict[str, str]:
@@ -243,16 +278,18 @@ def make_splits(run, corpus=None, column: str | None = None, progress=None) -> d
         column = column or cfg.corpus_column
         outside = [r for r in records if made["split"][r["id"]] != "train"]  # the labelled
         found = scan(Path(corpus), column, outside, run.tasks, progress=progress)
-        seen_atoms, seen_compounds = found["atoms"], found["compounds"]
+        seen_atoms, seen_compounds = found["atoms"], with_inverses(found["compounds"],
+                                                                   run.tasks)
         against = {"corpus": str(corpus), "column": column, "rows": found["rows"],
                    "empty_rows": found["empty"], "too_long_lines": found["too_long"]}
     else:
-        seen_atoms, seen_compounds = seen_in_train(records, made["split"])
+        seen_atoms, seen_compounds = seen_in_train(records, made["split"], run.tasks)
         against = {"train": sum(s == "train" for s in made["split"].values())}
     seen = labels(records, made["split"], seen_atoms, seen_compounds)
     counts = Counter(made["split"].values())
     total = sum(counts.values())
     out = {"hold_out": made["hold_out"], "held_out": made["held_out"],
+           "held_share": made["held_share"],
            "fractions": {s: getattr(cfg, s) for s in SPLITS}, "seen_against": against,
            "shares": {s: round(counts.get(s, 0) / total, 4) if total else 0.0
                       for s in SPLITS},

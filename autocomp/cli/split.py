@@ -27,8 +27,14 @@ def split(run_dir, corpus, column):
     got = make_splits(run, corpus, column)
     counts = ", ".join(f"{got['counts'].get(s, 0):,} {s} ({100 * got['shares'][s]:.0f}%)"
                        for s in SPLITS)
-    click.echo(f"concepts: {counts} (hold out: {got['hold_out']}, "
-               f"{len(got['held_out']):,} held out)")
+    share = got.get("held_share")
+    if share:  # distinct compounds, a relation and its inverse reading one
+        held = (f"{share['held']:,} of {share['of']:,} distinct compounds held out "
+                f"({100 * share['held'] / max(share['of'], 1):.1f}%, asked "
+                f"{100 * run.config.split.hold_out_fraction:g}%)")
+    else:
+        held = f"{len(got['held_out']):,} held out"
+    click.echo(f"concepts: {counts} (hold out: {got['hold_out']}, {held})")
     asked = " / ".join(f"{100 * got['fractions'][s]:.0f}%" for s in SPLITS)
     total = sum(got["counts"].values())
     if got["forced_test"] > got["fractions"]["test"] * total:
