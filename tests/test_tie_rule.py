@@ -164,3 +164,27 @@ def test_confusion_on_its_shortcut_matched_negatives(demo_run, tmp_path):
             assert not any(m and s for m, s in zip(matched, same, strict=True)), item["id"]
             checked += int(matched.sum())
     assert checked > 0
+
+
+@pytest.mark.parametrize("rule, says", [
+    ("strict", "positive strictly above every negative"),
+    ("aware", "tie-aware: a positive tied with k-1 negatives at the top earns 1/k"),
+    ("argmax", "argmax: a positive tied at the top counts right")])
+def test_table4_and_table9_name_the_rule_in_force(scored, rule, says):
+    """Issue 69: Table 4's title said "positive strictly above every negative" under every
+    rule, and a strict report's Table 9 (tie-aware) had the footnote "Ties: strict"."""
+    from autocomp.report.tables import table4, table9
+
+    results = _results(scored, rule)
+    four = table4(results)
+    assert four.title.startswith(f"Table 4: accuracy (%), {says};")
+    assert any(n.startswith("Ties: " + {"strict": "strict", "aware": "tie-aware",
+                                         "argmax": "argmax"}[rule]) for n in four.notes)
+    nine = table9(results)
+    assert "tie-aware accuracy" in nine.title
+    assert any(n.startswith("Ties: tie-aware: 1/k of an item") for n in nine.notes)
+    assert not any(n.startswith("Ties: strict") for n in nine.notes)
+    mixed = table4(results + [{**r, "ties": "strict" if rule != "strict" else "aware"}
+                              for r in _results(scored, "strict" if rule != "strict"
+                                                else "aware")][:1])
+    assert "cells under different tie rules (footnote)" in mixed.title

@@ -21,7 +21,9 @@ from autocomp.report.categories import BASELINES, model_type, table6
 from autocomp.report.external import EXTERNAL, external_tables
 from autocomp.report.notes import (
     INTERVALS_FOOTNOTE,
+    TIE_RULES,
     missing_notes,
+    rule_word,
     selection_notes,
     subset_notes,
     ties_note,
@@ -93,10 +95,22 @@ def table4(results, labels=None, metric="accuracy", only=None, title=None) -> Ta
     rows.append(["Items (n)", *[str(_items(idx, models, c)) for c in cols]])
     for m in models:
         rows.append([labels.get(m, m), *[scored(idx.get((m, *c)), metric) for c in cols]])
-    return Table(f"{title or 'Table 4: accuracy (%), positive strictly above every negative'}"
+    if metric == "accuracy_tie_aware":  # recomputed tie-aware, whatever each result's rule
+        ties = (f"Ties: {TIE_RULES['aware']} (every result carries it, whatever rule it was "
+                "scored under).")
+    else:
+        ties = ties_note(results)
+    return Table(f"{title or 'Table 4: accuracy (%), ' + TABLE4_RULE[rule_word(results)]}"
                  f"; {INTERVAL_NOTE}", header, rows,
-                 [INTERVALS_FOOTNOTE, ties_note(results), *subset_notes(results, cols),
+                 [INTERVALS_FOOTNOTE, ties, *subset_notes(results, cols),
                   *selection_notes(results), *missing_notes(results)])
+
+
+# Table 4's title under the rule its cells were scored with (issue 69: one fixed string)
+TABLE4_RULE = {"strict": "positive strictly above every negative",
+               "aware": "tie-aware: a positive tied with k-1 negatives at the top earns 1/k",
+               "argmax": "argmax: a positive tied at the top counts right",
+               "mixed tie rules": "cells under different tie rules (footnote)"}
 
 
 def _items(idx, models, col) -> str | int:
