@@ -464,8 +464,16 @@ def test_report_json_long_csv_figure_flags_and_where_the_figure_of_a_run_goes(tm
     # a number per row with its own keys and its interval's bounds as numbers (issue 52)
     cell = next(r for r in rows if r["table"].startswith("Table 4")
                 and r["model"] == "reference:oracle")
-    assert (cell["value"], cell["text"]) == ("100.0", f"100.0 [{cell['low']}, {cell['high']}]")
+    assert cell["value"] == "100.0" and cell["text"].startswith("100.0 [")
+    low, high = (float(x) for x in cell["text"][7:-1].split(", "))
+    # issue 69: the numbers unrounded, the text as printed
+    assert abs(float(cell["low"]) - low) <= 0.05 and float(cell["high"]) == high == 100.0
     assert cell["task"] == "shape_color" and cell["n"] in ("1", "2") and float(cell["low"])
+    chance = next(r for r in rows if r["table"].startswith("Table 4")
+                  and r["model"] == "Random Chance" and r["text"] == "6.3")
+    assert chance["value"] == "6.25"  # was the printed 6.3
+    p = [r for r in rows if r["table"].startswith("Table 5") and r["column"].startswith("p")]
+    assert p and all(r["value"] for r in p if r["text"] not in ("-", ""))  # "<0.001" too
     t5 = [r for r in rows if r["table"].startswith("Table 5") and r["row"] != "-1"]
     assert t5 and all(r["model"] and r["task"] and r["n"] and r["benchmark"] for r in t5)
     df = pd.read_csv(io.StringIO(got.stdout))

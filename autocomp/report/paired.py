@@ -161,4 +161,6 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
 def p_text(p: float | None) -> str:
     if p is None:
         return "-"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+    from autocomp.report.table import Cell
+
+    return Cell("<0.001" if p < 0.001 else f"{p:.3f}", float(p))

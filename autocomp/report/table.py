@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from autocomp.eval.metrics import r1
+from autocomp.eval.metrics import r1 as _r1
 
 __all__ = ["r1", "Table", "ci", "scored", "signed", "interval_of", "latex_escape"]
 
@@ -90,13 +90,35 @@ def items_of(result: dict, key: str) -> int:
     return int(result.get("n_items") or 0)
 
 
+def r1(x) -> str:
+    """One decimal, rounded half up as the papers print (6.25 -> "6.3"), as a Cell that
+    keeps the number unrounded for the long CSV; "-" for None."""
+    text = _r1(x)
+    return text if x is None else Cell(text, float(x))
+
+
+class Cell(str):
+    """A cell as printed that keeps its unrounded numbers: the long CSV writes those (6.25,
+    not the printed 6.3; a p printed "<0.001" as its value)."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+
+    def __new__(cls, text: str, value=None, low=None, high=None):
+        cell = super().__new__(cls, text)
+        cell.value, cell.low, cell.high = value, low, high
+        return cell
+
+
 def ci(value, interval) -> str:
-    """"59.0 [49.2, 68.1]": a score and its interval, one decimal each."""
+    """"59.0 [49.2, 68.1]": a score and its interval, one decimal each (a Cell)."""
     if value is None:
         return "-"
     if interval is None:
-        return r1(value)
-    return f"{r1(value)} [{r1(interval[0])}, {r1(interval[1])}]"
+        return Cell(r1(value), float(value))
+    return Cell(f"{r1(value)} [{r1(interval[0])}, {r1(interval[1])}]", float(value),
+                float(interval[0]), float(interval[1]))
 
 
 def scored(result: dict | None, key: str = "accuracy") -> str:
@@ -221,6 +243,9 @@ def long_csv(tables: list[Table]) -> str:
                 m = _CELL.match(str(cell).strip())
                 value, low, high = ((m[1].replace(",", ""), m[2] or "", m[3] or "") if m
                                     else ("", "", ""))
+                if isinstance(cell, Cell):  # its own numbers, unrounded
+                    value, low, high = ("" if x is None else repr(float(x))
+                                        for x in (cell.value, cell.low, cell.high))
                 w.writerow([t.title, r, *(got[k] for k in LONG_COLUMNS[2:7]), h, value, low,
                             high, cell])
         w.writerows([t.title, -1, "", "", "", "", "", f"note {i}", "", "", "", note]
