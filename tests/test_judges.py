@@ -183,3 +183,20 @@ def test_judges_refuse_a_run_without_truth_before_scoring_anything(demo_run, tmp
     monkeypatch.setattr(compare, "compare", lambda *a, **k: pytest.fail("scored"))
     with pytest.raises(AutocompError, match="the run's images carry no truth"):
         score_judges(run, [JudgeSpec("validators")], tmp_path / "out")
+
+
+def test_the_judge_tables_round_one_way():
+    """Issue 69: 273 of 400 printed 68.3 in the judge table and 68.2 in the drift table
+    (f"{x:.1f}" beside the papers' half-up rounding)."""
+    from autocomp.report.judges import judge_tables
+
+    # disagreement 273/400 = 68.25%: printed 68.3 (half up) in both tables
+    rows = scripted_rows({"color": 273 / 400}, images=200, judge="v1")
+    rows += scripted_rows({"color": 0.5}, images=200, judge="v2")
+    tables = judge_tables(rows, ["v1", "v2"])
+    drift = tables[1]
+    assert drift.title.startswith("Drift from v1 to v2")
+    (row,) = drift.rows
+    assert row[3] == "68.3" and "68.2" not in " ".join(map(str, row))
+    first = tables[0].render("markdown")
+    assert "68.3 [" in first and "68.2" not in first

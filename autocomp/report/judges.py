@@ -27,7 +27,7 @@ from collections import defaultdict
 import numpy as np
 
 from autocomp.eval.intervals import LEVEL, RESAMPLES, proportion
-from autocomp.report.table import INTERVAL_NOTE, Table, ci
+from autocomp.report.table import INTERVAL_NOTE, Table, ci, r1
 
 WHOLE = "whole image"  # the aspect of image verdicts (every binding holds)
 CASCADE = "validation cascade"
@@ -192,7 +192,7 @@ def judge_tables(rows: list[dict], judges: list[str], notes: list[str] | None = 
         keys = sorted(got, key=lambda k: _order(("", *k)))
         adjusted = holm([got[k]["p"] for k in keys])
         drift_rows = [[aspect, str(n), f"{got[(aspect, n)]['n']:,}",
-                       f"{100 - got[(aspect, n)]['a']:.1f}", f"{100 - got[(aspect, n)]['b']:.1f}",
+                       r1(100 - got[(aspect, n)]["a"]), r1(100 - got[(aspect, n)]["b"]),
                        ci(got[(aspect, n)]["delta"], (got[(aspect, n)]["low"],
                                                       got[(aspect, n)]["high"])),
                        _p(p)] for (aspect, n), p in zip(keys, adjusted, strict=True)]
