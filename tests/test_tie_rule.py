@@ -188,3 +188,24 @@ def test_table4_and_table9_name_the_rule_in_force(scored, rule, says):
                               for r in _results(scored, "strict" if rule != "strict"
                                                 else "aware")][:1])
     assert "cells under different tie rules (footnote)" in mixed.title
+
+
+def test_table5_says_where_newcombe_and_the_exact_test_disagree(monkeypatch):
+    """Issue 69: a Newcombe interval excluding 0 beside an exact McNemar p of 0.0625 (four
+    discordant concepts, all one way) needs a note; agreeing rows get none."""
+    from autocomp.report import paired
+
+    def cell(track):
+        return {"model": "m", "task": "shape_color", "n": 2, "track": track, "kind": "swap",
+                "ties": "strict", "n_items": 10,
+                "metrics": {"accuracy_paired": 50.0, "paired_items": 10}}
+
+    results = [cell("minimal"), cell("contextual")]
+    for d, noted in (({"n": 10, "delta": 40.0, "low": 5.1, "high": 69.0, "p": 0.0625}, True),
+                     ({"n": 10, "delta": 40.0, "low": -5.0, "high": 69.0, "p": 0.125}, False)):
+        monkeypatch.setattr(paired, "min_vs_ctx", lambda *a, d=d: d)
+        notes = table5(results).notes
+        said = [n for n in notes if n.startswith("Δ's interval and p disagree")]
+        assert bool(said) == noted, notes
+        if noted:
+            assert "in 1 row(s) (m shape_color N=2 Swap)" in said[0]

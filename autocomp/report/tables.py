@@ -212,7 +212,7 @@ def table5(results, labels=None) -> Table | None:
     groups = sorted({(r["task"], r["n"], r["kind"]) for r in results
                      if r["kind"] in ("swap", "confusion")},
                     key=lambda g: (g[0], g[1], g[2] != "swap"))
-    rows, tests, used = [], {False: [], True: []}, []
+    rows, tests, used, disagree = [], {False: [], True: []}, [], []
     for m in models:
         for t, n, kind in groups:
             mini, ctx = (idx.get((m, t, n, tr, kind)) for tr in ("minimal", "contextual"))
@@ -232,6 +232,8 @@ def table5(results, labels=None) -> Table | None:
                         f"{delta_text(d['high'], 0.0)}]", p_text(d["p"]), None]
                 baseline = model_type(mini or ctx) in BASELINES
                 tests[baseline].append((len(rows), d["p"]))
+                if (d["low"] > 0 or d["high"] < 0) != (d["p"] < 0.05):  # two methods
+                    disagree.append(f"{labels.get(m, m)} {t} N={n} {KIND_SHORT[kind]}")
             rows.append(row)
     if not rows:
         return None
@@ -256,7 +258,12 @@ def table5(results, labels=None) -> Table | None:
                   "and Ctx do (tie credits: the 2 x 2 table holds expected counts; p is the "
                   "paired sign-flip test of the credit differences)."
                   if any(c.get("ties") == "aware" for c in used) else
-                  ties_note(used) + " Δ and p follow each result's rule, as Min and Ctx do."])
+                  ties_note(used) + " Δ and p follow each result's rule, as Min and Ctx do.",
+                  *([f"Δ's interval and p disagree in {len(disagree)} row(s) ("
+                     + "; ".join(disagree[:5]) + (" ..." if len(disagree) > 5 else "")
+                     + "): Newcombe's interval is approximate and the McNemar test exact; "
+                       "with few discordant concepts (an exact p cannot fall below 0.0625 "
+                       "with four) they can part. Trust p there."] if disagree else [])])
 
 
 def delta_text(a, b) -> str:
