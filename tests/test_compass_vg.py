@@ -248,3 +248,16 @@ def test_a_replacement_entailed_in_any_sense_is_refused():
     for kind, a, b in (("O", "man", "woman"), ("A", "red", "orange"), ("O", "dog", "cat"),
                        ("O", "cup", "bowl"), ("A", "wooden", "metal"), ("O", "car", "truck")):
         assert not lx.entails(kind, a, b), (a, b)
+
+
+def test_no_category_straddles_conveyance_wordnet_files_under_container():
+    """Issue 69: WordNet files bicycles and skateboards under container.n.01 (through
+    wheeled vehicle), so cup -> skateboard passed the category rule; real categories stay."""
+    from autocomp.compass.lexicon import Lexicon
+
+    lx = Lexicon(load_wordnet())
+    for a, b in (("cup", "skateboard"), ("cup", "bicycle"), ("bottle", "bicycle")):
+        assert not lx.same_category("O", a, b), (a, b)
+    for a, b in (("cup", "bowl"), ("box", "bag"), ("cup", "bottle"), ("car", "truck"),
+                 ("skateboard", "bicycle"), ("shirt", "hat"), ("man", "woman")):
+        assert lx.same_category("O", a, b), (a, b)

@@ -11,9 +11,13 @@ values are of the same category when
               and a hypernym at depth >= 7 (man / woman: adult; shirt / hat: clothing;
               dog / cat: carnivore), or at depth 6 within 3 edges (cup / bowl:
               container); not cup / truck (container too, but 5 edges apart: WordNet files
-              wheeled vehicles under containers) nor shirt / car (artifact, depth 4); and
+              wheeled vehicles under containers) nor shirt / car (artifact, depth 4); never
+              across a branch of BRANCHES (cup / bicycle and cup / skateboard share
+              "container" 3 edges apart, as WordNet files wheeled vehicles under container
+              and under conveyance: one under conveyance and one not are apart); and
               neither is a hypernym of the other (dog / animal: "an animal" is still true
-              of a dog)
+              of a dog). Depth is WordNet's max_depth: the longest hypernym path from the
+              root, entity.n.01 at 0
   adjectives  the nouns WordNet says they are values of (red, white: hue, value -> color
               property; small, large: size), one hypernym up, or the same head adjective
   verbs       the same lexicographer file (wear: verb.body; hold, sit: verb.contact)
@@ -39,6 +43,10 @@ from autocomp.compass.render import predicate_form
 
 NOUN_DEPTH = 7  # a shared hypernym this deep, or NEAR_DEPTH within NEAR_EDGES
 NEAR_DEPTH, NEAR_EDGES = 6, 3
+# Branches a category never straddles: WordNet files wheeled vehicles under container.n.01
+# as well as under conveyance, so cup / skateboard and cup / bicycle shared "container" 3
+# edges apart; a noun under one of these and a noun not under it are never one category.
+BRANCHES = ("conveyance.n.03",)
 
 
 def _key(word: str) -> str:
@@ -144,6 +152,8 @@ class Lexicon:
             return True
         ha, hb = self._ancestors(sa), self._ancestors(sb)
         if sa.name() in hb or sb.name() in ha:  # one is a ptype of the other
+            return False
+        if any((b in ha) != (b in hb) for b in BRANCHES):  # cup / bicycle: "container"
             return False
         depth = max((ha[n] for n in ha.keys() & hb.keys()), default=0)
         return depth >= NOUN_DEPTH or (depth >= NEAR_DEPTH and
