@@ -121,6 +121,16 @@ def test_vg_negatives_replace_within_category(vgdir, lexicon, tmp_path):
                 assert e["to"] not in present[e["type"]], e
                 edits += 1
     assert edits > 300
+    # issue 69: candidates.json listed candidates before the per-image filter (girl for
+    # woman) with nothing saying the filter refused them; now each refusal is counted
+    made = json.loads((tmp_path / "set" / "candidates.json").read_text())
+    assert made["candidates"] and made["refused"]
+    reasons = {k.split(": ", 1)[1] for got in made["refused"].values() for k in got}
+    assert "in the image" in reasons and reasons <= {
+        "in the image", "says what a value in the image says", "the object has it already",
+        "never seen on an object of this kind"}
+    for value, got in made["refused"].items():  # a refused candidate is a listed one
+        assert all(k.split(": ", 1)[0] in made["candidates"][value] for k in got), value
 
 
 def test_llm_candidates_are_asked_again_when_none_survives():

@@ -98,6 +98,8 @@ class Replacer:
     # frozenset({a, b}) of relations that are opposites: such a replacement skips the
     # similarity filter (it contradicts the original, so it cannot paraphrase it)
     opposites: set = field(default_factory=set)
+    # (kind, value) -> Counter((candidate, why)): candidates the per-image filter refused
+    refused: dict = field(default_factory=dict)
 
     def opposite(self, edit: dict) -> bool:
         """Whether an edit replaces a relation by its opposite (or an attribute by its
@@ -133,13 +135,22 @@ class Replacer:
                 candidates) -> list[str]:
         ptype = prim[0]
         same = getattr(self.propose, "same_meaning", None)
-        options = [c for c in candidates if c not in image[ptype]
-                   and not (same and any(same(ptype, c, p) for p in image[ptype]))]
-        if ptype == "A":  # an object does not get an attribute twice
-            options = [c for c in options if c not in graph.objects[prim[1]].attributes]
         plausible = getattr(self.propose, "plausible", None)
-        if plausible is not None:
-            options = [c for c in options if plausible(ptype, c, graph, prim)]
+        tally = self.refused.setdefault((ptype, value_of(graph, prim)), Counter())
+        options = []
+        for c in candidates:  # each refusal counted with its reason (candidates.json)
+            if c in image[ptype]:
+                why = "in the image"
+            elif same and any(same(ptype, c, p) for p in image[ptype]):
+                why = "says what a value in the image says"
+            elif ptype == "A" and c in graph.objects[prim[1]].attributes:
+                why = "the object has it already"
+            elif plausible is not None and not plausible(ptype, c, graph, prim):
+                why = "never seen on an object of this kind"
+            else:
+                options.append(c)
+                continue
+            tally[(c, why)] += 1
         return options
 
     def perturb(self, graph: SceneGraph, prim: tuple, image: dict[str, set],

@@ -189,6 +189,12 @@ def write_sets(sources, vocab, out: Path, seed: int, similarity, meta: dict,
                 "filter_scope": scope if similarity is not None else None,
                 "filter": rep.filter_report()}
     write_text(out / "manifest.json", json.dumps(manifest, indent=1))
-    write_text(out / "candidates.json", json.dumps(
-        {f"{k}:{v}": c for (k, v), c in sorted(rep.cache.items())}, indent=0))
+    refused = {f"{k}:{v}": {f"{c}: {why}": n for (c, why), n in sorted(got.items())}
+               for (k, v), got in sorted(rep.refused.items()) if got}
+    write_text(out / "candidates.json", json.dumps({
+        "about": "candidates: each value's same-category candidates before the per-image "
+                 "filter; refused: per value, how often the filter refused a candidate for "
+                 "an image, and why (docs/compass.md)",
+        "candidates": {f"{k}:{v}": c for (k, v), c in sorted(rep.cache.items())},
+        "refused": refused}, indent=0))
     return manifest
