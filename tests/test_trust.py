@@ -479,6 +479,21 @@ def test_a_paired_difference_over_clusters_is_wider_than_over_items():
     assert by_concept["delta"] == items["delta"] and by_concept["clusters"] == 40
     assert by_concept["high"] - by_concept["low"] > 1.2 * (items["high"] - items["low"])
     assert paired_clustered(a, b, np.arange(80)) == items
+    # issue 69: a constant cell (the oracle: every item right on both sides) gave Δ an
+    # interval over the 161 items (+-2.3) where its accuracies' count the 96 concepts
+    # (+-3.8); now Δ's unit is the concept too
+    from autocomp.eval.intervals import proportion
+
+    clusters = np.concatenate([np.repeat(np.arange(65), 2), np.arange(65, 96)])
+    ones = np.ones(len(clusters))
+    assert len(ones) == 161
+    got = paired_clustered(ones, ones, clusters)
+    over_items, over_concepts = paired(ones, ones), paired(np.ones(96), np.ones(96))
+    assert (got["low"], got["high"]) == (over_concepts["low"], over_concepts["high"])
+    assert got["high"] - got["low"] > over_items["high"] - over_items["low"]
+    low, high = proportion({k: [2 if k < 65 else 1, 2.0 if k < 65 else 1.0]
+                            for k in range(96)})
+    assert abs((100 - low) - (got["high"] - got["low"]) / 2) < 2  # one unit, one width
 
 
 def test_compare_refuses_results_of_different_items_under_one_name(tmp_path):

@@ -170,7 +170,9 @@ def paired_clustered(a, b, clusters, level: float = LEVEL) -> dict | None:
     Newcombe's paired interval (paired) where every cluster is one item, else a percentile
     bootstrap resampling whole clusters (scipy, seeded), so items of one cluster are not
     counted as independent. Where no resample can move the difference (every cluster's
-    difference alike), Newcombe's interval over the items."""
+    difference alike), Newcombe's interval over the clusters where each cluster's outcomes
+    are all alike (the oracle: one cluster, one unit, as its accuracies' intervals count
+    them; over the items it was narrower than they are), else over the items."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     keys, codes = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)
     base = paired(a, b, level)
@@ -179,6 +181,9 @@ def paired_clustered(a, b, clusters, level: float = LEVEL) -> dict | None:
     counts = np.bincount(codes).astype(float)
     sa, sb = np.bincount(codes, weights=a), np.bincount(codes, weights=b)
     if len(keys) == 1 or np.ptp((sa - sb) / counts) == 0:
+        ma, mb = sa / counts, sb / counts
+        if len(keys) > 1 and np.all(np.isin(ma, (0.0, 1.0))) and np.all(np.isin(mb, (0.0, 1.0))):
+            base = paired(ma, mb, level) or base  # the same unit as the accuracies' intervals
         return {**base, "clusters": len(keys)}
     from scipy.stats import bootstrap
 
