@@ -6,7 +6,7 @@
    (after: a timeout retried once). At the default 60 s timeout the issue saw 753 s.
 2. A predictions file with one huge line: the peak memory (RSS, MB) of reading it as the
    readers did (`for line in fh` + json.loads) and as `results check` reads it now
-   (records.bounded_lines: refused past 8 MiB), each in a fresh process.
+   (own_files.bounded_lines: refused past 8 MiB), each in a fresh process.
 
     python scripts/bench_hostile_inputs.py [--timeout 1] [--line-mb 400]
 """

@@ -358,7 +358,7 @@ def test_a_fifo_or_a_link_to_dev_zero_named_json_hangs_no_reader(tmp_path, kind)
             continue
         assert got.returncode == 0, (args, got.stdout[-800:], got.stderr[-800:])
         assert "left out" in got.stdout + got.stderr
-    from autocomp.core.records import open_regular
+    from autocomp.core.own_files import open_regular
 
     with pytest.raises(OSError, match="not a regular file"), open_regular(trap):
         pass

@@ -23,7 +23,8 @@ def _outside(tmp_path, name="outside.txt"):
 def test_temp_spill_and_marker_files_never_write_through_what_stands_at_their_name(tmp_path):
     """A predictable temp name (the heartbeat's, a failure record's, a spill file's) linked
     or hard-linked to another file: written through before, now unlinked and made anew."""
-    from autocomp.core.records import create_new, mark, write_text
+    from autocomp.core.own_files import create_new, mark
+    from autocomp.core.records import write_text
 
     outside = _outside(tmp_path)
     for name, plant in (("soft", os.symlink), ("hard", os.link)):
@@ -147,7 +148,7 @@ def test_a_huge_predictions_line_is_refused_not_read_or_published(demo_run, tmp_
 
     from autocomp import api
     from autocomp.cli import main
-    from autocomp.core import records
+    from autocomp.core import own_files
     from autocomp.eval.schema import check_file as check
 
     out = tmp_path / "res"
@@ -155,7 +156,7 @@ def test_a_huge_predictions_line_is_refused_not_read_or_published(demo_run, tmp_
     result = next(out.rglob("*-swap-*.json"))
     pred = result.with_suffix(".predictions.jsonl")
     lines = pred.read_text().splitlines(keepends=True)
-    huge = lines[0].replace('"id":', '"pad":"' + "x" * (records.LINE_LIMIT + 10) + '","id":', 1)
+    huge = lines[0].replace('"id":', '"pad":"' + "x" * (own_files.LINE_LIMIT + 10) + '","id":', 1)
     pred.write_text(huge + "".join(lines[1:]))
     problems = check(result)
     assert len(problems) == 1 and "line 1 is over 8,388,608 characters" in problems[0]

@@ -213,7 +213,8 @@ def _line(item: dict) -> bytes:
 def _writing(rows, expand, path: Path, keep: _Keep) -> Iterator[dict]:
     """Expand each row, writing the lines to a temp file that becomes the cache once every
     row was read (a reading stopped early leaves none)."""
-    from autocomp.core.records import create_new, temp_path
+    from autocomp.core.own_files import create_new
+    from autocomp.core.records import temp_path
     from autocomp.runtime.launch import clean_orphans
 
     try:

@@ -140,15 +140,16 @@ def distinct_compounds(records: list[dict], tasks: dict | None = None) -> set[tu
 
 
 def held_out(records: list[dict], cfg, seed: int, where=None,
-             tasks: dict | None = None) -> set[tuple]:
-    """The compounds or atoms train must never hold; compounds as distinct compounds
-    (one reading each: with_inverses adds the other), so hold_out_fraction is their share."""
+             tasks: dict | None = None) -> tuple[set[tuple], int]:
+    """(the compounds or atoms train must never hold, how many distinct ones they were
+    drawn from); compounds as distinct compounds (one reading each: with_inverses adds the
+    other), so hold_out_fraction is their share."""
     if cfg.hold_out == "none":
-        return set()
-    graphs = [SceneGraph.from_dict(r["graph"]) for r in records]
+        return set(), 0
     if cfg.hold_out == "compounds":
         universe = sorted(distinct_compounds(records, tasks))
     else:
+        graphs = [SceneGraph.from_dict(r["graph"]) for r in records]
         kind = _HELD_KIND[cfg.hold_out]
         universe = sorted(a for a in set().union(*(atoms(g) for g in graphs)) if a[0] == kind)
         if cfg.held_out:
@@ -159,9 +160,9 @@ def held_out(records: list[dict], cfg, seed: int, where=None,
                                     f"{', '.join(unknown)} (known: "
                                     f"{', '.join(u[1] for u in universe)})", file=where,
                                     field="split.held_out")
-            return named
+            return named, len(universe)
     k = round(cfg.hold_out_fraction * len(universe))
-    return set(random.Random(f"{seed}/split/{cfg.hold_out}").sample(universe, k))
+    return set(random.Random(f"{seed}/split/{cfg.hold_out}").sample(universe, k)), len(universe)
 
 
 def _holds(graph: SceneGraph, held: set[tuple]) -> bool:
@@ -177,7 +178,7 @@ def assign(records: list[dict], cfg, seed: int, where=None, tasks: dict | None =
     wherever the forced ones fit in test's share. Where they do not, test holds every
     forced concept and the free ones split train : val as asked (make_splits records and
     prints the shares got, and why)."""
-    chosen = held_out(records, cfg, seed, where, tasks)
+    chosen, drawn_from = held_out(records, cfg, seed, where, tasks)
     held = with_inverses(chosen, tasks)
     groups = _groups(records, tasks)
     forced = {gid for gid, members in groups.items()
@@ -196,7 +197,7 @@ def assign(records: list[dict], cfg, seed: int, where=None, tasks: dict | None =
             split[r["id"]] = name
     share = None
     if cfg.hold_out == "compounds":  # the share got, beside the asked hold_out_fraction
-        share = {"held": len(chosen), "of": len(distinct_compounds(records, tasks))}
+        share = {"held": len(chosen), "of": drawn_from}
     return {"split": split, "held_out": sorted(list(h) for h in held),
             "hold_out": cfg.hold_out, "forced_test": n_forced, "held_share": share}
 

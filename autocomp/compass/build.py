@@ -133,7 +133,7 @@ class _Spill:
         return self.count
 
     def __enter__(self) -> _Spill:
-        from autocomp.core.records import create_new
+        from autocomp.core.own_files import create_new
 
         self._fh = create_new(self.path, "wb")  # closed in __exit__
         return self

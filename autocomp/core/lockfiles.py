@@ -29,7 +29,8 @@ import uuid
 from pathlib import Path
 
 from autocomp.core.errors import plain
-from autocomp.core.records import open_own, write_text
+from autocomp.core.own_files import open_own
+from autocomp.core.records import write_text
 
 log = logging.getLogger("autocomp")
 

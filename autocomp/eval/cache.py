@@ -33,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from autocomp.core.records import create_new, open_own, write_text
+from autocomp.core.own_files import create_new, open_own
+from autocomp.core.records import write_text
 
 MAGIC = b"ACVEC2\n"
 OLD_MAGIC = b"ACVEC1\n"  # frames without a checksum
@@ -212,7 +213,7 @@ class EmbeddingCache:
             self._own_path = self.path / name
             self._own = create_new(self._own_path, "wb")  # closed in close()
             self._own.write(MAGIC)
-            self._shards.append(self.path / name)
+            self._shards.append(self._own_path)
             self._read_to.append(len(MAGIC))
         frames, offsets = [], []
         at = self._own.tell()

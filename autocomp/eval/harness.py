@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from autocomp.core.errors import AutocompError
-from autocomp.core.records import create_new, dumps, temp_path
+from autocomp.core.own_files import create_new
+from autocomp.core.records import dumps, temp_path
 from autocomp.core.scene import SceneGraph
 from autocomp.core.workers import Workers
 from autocomp.eval.cache import EmbeddingCache, file_key, identity_key, keep, text_key

@@ -109,7 +109,7 @@ def result_state(path: Path, fingerprint: str | None = None, ties: str = "strict
     again: damaged, or the benchmark changed since it was scored (a result written before
     results carried the benchmark's fingerprint cannot tell, so it is done again too)."""
 
-    from autocomp.core.records import read_small_json
+    from autocomp.core.own_files import read_small_json
 
     try:
         data = read_small_json(path)

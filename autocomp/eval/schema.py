@@ -119,7 +119,7 @@ def prediction_problems(path: Path, data: dict) -> list[str]:
     if not pred.is_file():
         return [f"predictions: no {pred.name} beside it (per-item predictions let anyone "
                 "re-score the result)"]
-    from autocomp.core.records import PREDICTIONS_LIMIT, bounded_lines, open_regular
+    from autocomp.core.own_files import PREDICTIONS_LIMIT, bounded_lines, open_regular
 
     total, n = 0.0, 0
     try:
@@ -153,7 +153,7 @@ def prediction_problems(path: Path, data: dict) -> list[str]:
 
 def check_file(path: Path) -> list[str]:
     """Every problem of one result file, each one line (none: [])."""
-    from autocomp.core.records import read_small_json
+    from autocomp.core.own_files import read_small_json
 
     try:
         data = read_small_json(path)

@@ -90,7 +90,7 @@ def read_cells(folder: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
     cell carries `_path`, the file it was read from: its predictions are the ones beside
     it, never found again by the spec it claims."""
     from autocomp.core.layout import RunLayout
-    from autocomp.core.records import read_small_json
+    from autocomp.core.own_files import read_small_json
     from autocomp.eval.result_files import READER_KEYS, misnamed, one_per_cell
 
     folder = Path(folder)

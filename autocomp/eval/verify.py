@@ -16,14 +16,14 @@ import json
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.core.records import read_small_json
+from autocomp.core.own_files import read_small_json
 
 TOLERANCE = 1e-3  # absolute, on the recorded scores (rounded to 6 decimals)
 SCORES = ("positive_score", "best_negative_score")
 
 
 def _digest(path: Path) -> str:
-    from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
+    from autocomp.core.own_files import PREDICTIONS_LIMIT, open_regular
 
     sha = hashlib.sha256()
     with open_regular(path, PREDICTIONS_LIMIT, text=False) as fh:

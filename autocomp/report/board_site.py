@@ -115,7 +115,8 @@ def write_site(folders: list[Path], out: Path, models_file: Path | None = None,
                title: str = "autocomp leaderboard", ties: str | None = None,
                versus: str = "aware", verify: int = 0, device: str = "cpu") -> dict:
     """Check, gather and write the site; returns {"shown", "left_out", "path", ...}."""
-    from autocomp.core.records import read_small_json, write_text
+    from autocomp.core.own_files import read_small_json
+    from autocomp.core.records import write_text
     from autocomp.eval.cache import folder_name
     from autocomp.report.gather import folder_names, gather
     from autocomp.report.leaderboard import board
@@ -163,7 +164,7 @@ def _copy(src: Path, dst: Path) -> None:
     import os
     import shutil
 
-    from autocomp.core.records import PREDICTIONS_LIMIT, open_regular
+    from autocomp.core.own_files import PREDICTIONS_LIMIT, open_regular
 
     dst.unlink(missing_ok=True)
     with open_regular(src, PREDICTIONS_LIMIT, text=False) as fh, \

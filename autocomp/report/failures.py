@@ -69,7 +69,7 @@ def _wrong(path: Path | None, limit: int,
     first = []
     if path is None:
         return 0, 0, 0, []
-    from autocomp.core.records import PREDICTIONS_LIMIT, bounded_lines, open_regular
+    from autocomp.core.own_files import PREDICTIONS_LIMIT, bounded_lines, open_regular
 
     with open_regular(path, PREDICTIONS_LIMIT) as fh:
         for line in bounded_lines(fh, path):

@@ -66,7 +66,7 @@ def _column_order(name: str) -> tuple:
 def items_of(result: dict, rule: str) -> list[tuple[str, str, float]]:
     """(item key, cluster, outcome) of each predicted item under `rule`, read from the
     predictions beside the very file the result was read from."""
-    from autocomp.core.records import PREDICTIONS_LIMIT, bounded_lines, open_regular
+    from autocomp.core.own_files import PREDICTIONS_LIMIT, bounded_lines, open_regular
     from autocomp.eval.result_files import recorded_outcome
 
     path = Path(result["_path"]).with_suffix(".predictions.jsonl")

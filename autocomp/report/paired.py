@@ -13,6 +13,7 @@ from pathlib import Path
 
 from autocomp.eval.intervals import paired
 from autocomp.eval.result_files import recorded_outcome as outcome
+from autocomp.report.table import Cell
 
 
 def predictions_file(cell: dict) -> Path | None:
@@ -38,7 +39,7 @@ def predictions_file(cell: dict) -> Path | None:
 def _read(path: Path, mtime: float, rule: str) -> tuple[dict, dict]:
     """(item id -> outcome, concept -> outcome of the paired items) of a predictions file,
     under the tie rule its result was scored with."""
-    from autocomp.core.records import PREDICTIONS_LIMIT, bounded_lines, open_regular
+    from autocomp.core.own_files import PREDICTIONS_LIMIT, bounded_lines, open_regular
 
     by_id, by_concept = {}, {}
     with open_regular(path, PREDICTIONS_LIMIT) as fh:
@@ -161,6 +162,4 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
 def p_text(p: float | None) -> str:
     if p is None:
         return "-"
-    from autocomp.report.table import Cell
-
     return Cell("<0.001" if p < 0.001 else f"{p:.3f}", float(p))

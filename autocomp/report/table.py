@@ -25,13 +25,13 @@ WIDE = 8  # a table with more columns is scaled to the text width
 
 def md_cell(text) -> str:
     """A markdown table cell: a name holding "|" or a newline cannot split the row."""
-    return " ".join(str(text).split("\n")).replace("|", "\\|")
+    return " ".join(str(text).splitlines()).replace("|", "\\|")
 
 
 def md_code(text) -> str:
     """`text` as inline markdown code whatever it holds (backticks, HTML, "|", newlines):
     a name read from a run is shown, never read as markup."""
-    text = " ".join(str(text).splitlines()).replace("|", "\\|")
+    text = md_cell(text)
     ticks = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
@@ -111,12 +111,21 @@ class Cell(str):
         return cell
 
 
+def index_results(results):
+    """(model, task, N, track, kind) -> result, and the models in the order first seen."""
+    idx = {}
+    for r in results:
+        idx[(r["model"], r["task"], r["n"], r["track"], r["kind"])] = r
+    models = list(dict.fromkeys(r["model"] for r in results))
+    return idx, models
+
+
 def ci(value, interval) -> str:
     """"59.0 [49.2, 68.1]": a score and its interval, one decimal each (a Cell)."""
     if value is None:
         return "-"
     if interval is None:
-        return Cell(r1(value), float(value))
+        return r1(value)
     return Cell(f"{r1(value)} [{r1(interval[0])}, {r1(interval[1])}]", float(value),
                 float(interval[0]), float(interval[1]))
 

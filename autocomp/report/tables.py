@@ -1,7 +1,7 @@
 """Result tables in the Auto-Comp layouts, from a folder of eval results.
 
   Table 4   accuracy per task x N x track x (swap, confusion), a Random Chance row first
-  Table 5   paired set: Min vs Ctx (swap / confusion) and the deltas
+  Table 5   paired set: Min vs Ctx (swap / confusion) and the deltas (report/table5.py)
   Table 6   error categories of confusion mistakes (attribute tasks), averaged per family
             (report/categories.py)
   Table 7   generative VLMs (vlm family) choosing among the captions, their own chance row
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.eval.scorers.choice import MAX_OPTIONS
-from autocomp.report.categories import BASELINES, model_type, table6
+from autocomp.report.categories import table6
 from autocomp.report.external import EXTERNAL, external_tables
 from autocomp.report.notes import (
     INTERVALS_FOOTNOTE,
@@ -35,10 +35,11 @@ from autocomp.report.table import (
     TRACK_SHORT,
     Table,
     ci,
+    index_results,
     r1,
     scored,
-    signed,
 )
+from autocomp.report.table5 import table5
 
 
 def load_results(folder: Path, skipped: list | None = None) -> list[dict]:
@@ -60,15 +61,6 @@ def load_results(folder: Path, skipped: list | None = None) -> list[dict]:
     if not out:
         raise AutocompError("no result files (*.json from `autocomp eval`)", file=folder)
     return out
-
-
-def index_results(results):
-    """(model, task, N, track, kind) -> result, and the models in the order first seen."""
-    idx = {}
-    for r in results:
-        idx[(r["model"], r["task"], r["n"], r["track"], r["kind"])] = r
-    models = list(dict.fromkeys(r["model"] for r in results))
-    return idx, models
 
 
 def table4(results, labels=None, metric="accuracy", only=None, title=None) -> Table | None:
@@ -196,81 +188,6 @@ def table9(results, labels=None) -> Table | None:
                   only=lambda m: m.startswith(("blind:", "reference:random")),
                   title="Table 9: text-only scorers, tie-aware accuracy (%): chance means "
                         "the captions give nothing away")
-
-
-def table5(results, labels=None) -> Table | None:
-    """Min vs Ctx on the paired set: a row per model, task, N and benchmark kind, each
-    accuracy with its interval, the delta with its paired interval and McNemar p, all
-    under the tie rule each result was scored with. Holm's family is the rows of the
-    models under test; baselines (reference and blind scorers) are adjusted in a family of
-    their own, so adding a baseline never moves a model's adjusted p."""
-    from autocomp.eval.intervals import holm
-    from autocomp.report.paired import min_vs_ctx, p_text
-
-    labels = labels or {}
-    idx, models = index_results(results)
-    groups = sorted({(r["task"], r["n"], r["kind"]) for r in results
-                     if r["kind"] in ("swap", "confusion")},
-                    key=lambda g: (g[0], g[1], g[2] != "swap"))
-    rows, tests, used, disagree = [], {False: [], True: []}, [], []
-    for m in models:
-        for t, n, kind in groups:
-            mini, ctx = (idx.get((m, t, n, tr, kind)) for tr in ("minimal", "contextual"))
-            if not any(c and c["metrics"].get("accuracy_paired") is not None
-                       for c in (mini, ctx)):
-                continue
-            used += [c for c in (mini, ctx) if c]
-            d = min_vs_ctx(idx, m, t, n, kind)
-            paired_n = d["n"] if d else (mini or ctx)["metrics"].get("paired_items")
-            row = [labels.get(m, m), t, str(n), KIND_SHORT[kind], str(paired_n),
-                   scored(mini, "accuracy_paired"), scored(ctx, "accuracy_paired")]
-            if d is None:
-                row += [delta_text(*(c["metrics"].get("accuracy_paired") if c else None
-                                     for c in (ctx, mini))), "-", "-"]
-            else:
-                row += [f"{delta_text(d['delta'], 0.0)} [{delta_text(d['low'], 0.0)}, "
-                        f"{delta_text(d['high'], 0.0)}]", p_text(d["p"]), None]
-                baseline = model_type(mini or ctx) in BASELINES
-                tests[baseline].append((len(rows), d["p"]))
-                if (d["low"] > 0 or d["high"] < 0) != (d["p"] < 0.05):  # two methods
-                    disagree.append(f"{labels.get(m, m)} {t} N={n} {KIND_SHORT[kind]}")
-            rows.append(row)
-    if not rows:
-        return None
-    for family in tests.values():
-        for (i, _), adjusted in zip(family, holm([p for _, p in family]), strict=True):
-            rows[i][-1] = p_text(adjusted)
-    for row in rows:
-        row[-1] = row[-1] or "-"
-    families = {False: "the models' rows", True: "the baselines' rows (reference and blind "
-                "scorers: a family of their own)"}
-    family_text = " and ".join(f"{families[k]} ({len(v)})" for k, v in tests.items() if v)
-    return Table("Table 5: paired set, Min vs Ctx accuracy (%) and Ctx - Min in points; "
-                 + INTERVAL_NOTE,
-                 ["Model", "Task", "N", "Benchmark", "Paired items", "Min", "Ctx",
-                  "Δ (Ctx − Min)", "p", "p (Holm)"], rows,
-                 ["Min and Ctx: Clopper-Pearson intervals over the paired items. Δ: Newcombe's "
-                  "score interval for a paired difference, over the concepts scored in "
-                  "both tracks; p: exact McNemar test of the concepts only one track got "
-                  f"right; p (Holm): adjusted within {family_text or 'no family'} "
-                  "(family-wise error 5%). Judge a difference by p (Holm): the interval is "
-                  "per row.", ties_note(used) + " Δ and p follow each result's rule, as Min "
-                  "and Ctx do (tie credits: the 2 x 2 table holds expected counts; p is the "
-                  "paired sign-flip test of the credit differences)."
-                  if any(c.get("ties") == "aware" for c in used) else
-                  ties_note(used) + " Δ and p follow each result's rule, as Min and Ctx do.",
-                  *([f"Δ's interval and p disagree in {len(disagree)} row(s) ("
-                     + "; ".join(disagree[:5]) + (" ..." if len(disagree) > 5 else "")
-                     + "): Newcombe's interval is approximate and the McNemar test exact; "
-                       "with few discordant concepts (an exact p cannot fall below 0.0625 "
-                       "with four) they can part. Trust p there."] if disagree else [])])
-
-
-def delta_text(a, b) -> str:
-    """a - b in points, signed ("+11.7", "-2.6", "0.0"); "-" where either is missing."""
-    if a is None or b is None:
-        return "-"
-    return signed(float(a) - float(b))
 
 
 def table8(results, labels=None) -> Table | None:

@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
-from autocomp.core.records import open_own, own_fd
+from autocomp.core.own_files import open_own, own_fd
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,39}$")
 

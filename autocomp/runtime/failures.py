@@ -51,7 +51,7 @@ def read_record(path: Path) -> tuple[dict | None, str | None]:
     """(the failure record at `path`, checked and cleaned, or None; why not). Only a
     regular file of at most 64 KiB is read (a FIFO hung `status --failure`); its code must
     be one of autocomp's non-zero exit statuses (256 exited 0, 300 exited 44)."""
-    from autocomp.core.records import read_small_json
+    from autocomp.core.own_files import read_small_json
 
     try:
         got = read_small_json(path, 64 * 1024)

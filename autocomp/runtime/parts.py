@@ -17,7 +17,8 @@ from pathlib import Path
 
 from autocomp.core.heap import paused
 from autocomp.core.layout import PART_GLOB, part_name
-from autocomp.core.records import dumps, loads, open_own
+from autocomp.core.own_files import open_own
+from autocomp.core.records import dumps, loads
 
 
 def part_path(stage_dir: Path, rank: int) -> Path:

@@ -100,7 +100,7 @@ class Peers:
             os._exit(70)
 
     def _touch(self, name: str) -> None:
-        from autocomp.core.records import mark
+        from autocomp.core.own_files import mark
 
         mark(self.dir / name)  # a marker: only whether it exists is ever read
 

@@ -26,7 +26,8 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
-from autocomp.core.records import TRACKS, open_own, read_jsonl, write_text
+from autocomp.core.own_files import open_own
+from autocomp.core.records import TRACKS, read_jsonl, write_text
 from autocomp.t2i.generate import Model, Prompt, draw, folder_of, prompts
 
 log = package_logger(__name__)

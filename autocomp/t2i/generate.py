@@ -22,7 +22,8 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.core.log import package_logger
-from autocomp.core.records import TRACKS, open_own, read_jsonl
+from autocomp.core.own_files import open_own
+from autocomp.core.records import TRACKS, read_jsonl
 
 log = package_logger(__name__)
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
