@@ -319,7 +319,7 @@ def test_every_vllm_backend_without_vllm_is_one_line_naming_its_extra(demo_run, 
     task, cs = concepts
     request = CaptionRequest(cs[0].id, cs[0].graph, task, cs[0].seed, 0, "s", "u")
     for call in (lambda: VLLMAnswerer("m").ask([(image, "q")]),
-                 lambda: VLLMAnswerer("m").continuation_logprobs([(image, "q", "yes")]),
+                 lambda: VLLMAnswerer("m").reply_logprobs([(image, "q", "yes")]),
                  lambda: VLLMWriter("m").write([request])):
         with pytest.raises(AutocompError, match=r"^a vllm backend needs vllm: pip install "):
             call()

@@ -334,6 +334,128 @@ def test_t2i_checks_its_judges_before_drawing(run, tmp_path):
     assert not (tmp_path / "o" / "procedural").exists()  # nothing drawn
 
 
+# Soft-TIFA's scripted answerer: the probability it gives each expected answer, by what the
+# question asks (an object's presence or a binding) and whether the answer is true
+SOFT = {("presence", True): 0.9, ("presence", False): 0.0,
+        ("binding", True): 0.75, ("binding", False): 0.05}
+
+
+def _asks(kind: str) -> str:
+    return "presence" if kind in ("object", "presence") else "binding"
+
+
+class SoftTruthAnswerer(TruthAnswerer):
+    """The oracle's answers, with SOFT's probabilities of the expected answers."""
+
+    def expected_probabilities(self, jobs):
+        return [[SOFT[(_asks(q.reads), self.truths[_key(image)][(q.text, q.expected)])]
+                 for q in questions] for image, questions, _ in jobs]
+
+
+@pytest.fixture
+def soft(oracle):
+    registry.register("answerer", "soft-oracle", "test_t2i:SoftTruthAnswerer")
+    yield Backend("soft-oracle")
+    registry.unregister("answerer", "soft-oracle")
+
+
+def test_soft_tifa_averages_the_answerers_probabilities_per_image(run, tmp_path, soft):
+    """GenEval 2's Soft-TIFA from an answerer whose probabilities are known: per probe the
+    probability of the expected answer; per image their arithmetic and geometric means
+    (0 where one is 0); per model the mean over images with an interval over prompts;
+    against the truth, the probability given to what is true per aspect and N."""
+    from autocomp.t2i.summary import tables
+
+    todo = prompts(run)
+    model = _procedural("faulty", FAULTS)
+    _learn(run, draw(model, run, todo, 2, tmp_path), tmp_path)
+    summary = compare(run.dir, [model], tmp_path, k=2, answerer=soft)["summary"]["faulty"]
+    rows = [json.loads(ln) for ln in (tmp_path / "faulty" / "scores.jsonl").read_text()
+            .splitlines()]
+    for r in rows:
+        want = [SOFT[(_asks(p["kind"]), p["truth"])] for p in r["probes"]]
+        assert [p["p"] for p in r["probes"]] == want
+        assert r["soft_tifa_am"] == pytest.approx(np.mean(want))
+        assert r["soft_tifa_gm"] == pytest.approx(np.prod(want) ** (1 / len(want)))
+    assert any(r["soft_tifa_gm"] == 0.0 < r["soft_tifa_am"] for r in rows)  # a dropped object
+    assert any(0.0 < r["soft_tifa_gm"] < r["soft_tifa_am"] < 1.0 for r in rows)
+    for key in ("soft_tifa_am", "soft_tifa_gm"):
+        got = summary["scores"][key]
+        assert got["mean"] == pytest.approx(100 * np.mean([r[key] for r in rows]))
+        assert (got["n"], got["prompts"]) == (len(rows), len(todo))
+        assert got["interval"][0] < got["mean"] < got["interval"][1]
+        assert summary["truth"]["correlation"][key]["n"] == len(rows)
+    given: dict = {}
+    for r in rows:
+        for p in r["probes"]:
+            given.setdefault(f"{p['aspect']}|{r['n']}", []).append(
+                p["p"] if p["truth"] else 1.0 - p["p"])
+    soft_truth = summary["truth"]["soft_agreement"]
+    assert set(soft_truth) == set(given)
+    for key, values in given.items():
+        assert soft_truth[key]["mean"] == pytest.approx(100 * np.mean(values))
+    printed = {t.title.split(";")[0]: t for t in tables({"faulty": summary})}
+    assert {"Soft-TIFA AM (%)", "Soft-TIFA GM (%)"} <= set(
+        printed["Table 16 layout: text-to-image faithfulness per model"].header)
+    assert any(t.startswith("Soft answers against the exact truth") for t in printed)
+
+
+@pytest.mark.parametrize("gives, says", [
+    ([[0.5, 1.5]], "gave 1.5, not a probability in [0, 1]"),
+    ([[0.5, float("nan")]], "gave nan, not a probability in [0, 1]"),
+    ([[0.5]], "gave 1 probabilities for 2 questions"),
+    ([], "gave 0 lists for 1 images"),
+])
+def test_an_answerers_soft_answers_are_checked_on_every_batch(gives, says):
+    from autocomp.t2i.score import soft_answers
+
+    class Scripted:
+        def expected_probabilities(self, jobs):
+            return gives
+
+    with pytest.raises(AutocompError) as err:
+        soft_answers(Scripted(), [(None, ["q1", "q2"], [])], "scripted")
+    assert str(err.value) == (f"answerer scripted: expected_probabilities() {says}: it "
+                              "gives one probability per question of each image")
+    assert soft_answers(object(), [(None, ["q1", "q2"], [])], "pixels") == [[None, None]]
+
+
+@pytest.mark.slow  # a tiny VLM loaded
+def test_a_vlm_answerers_soft_answers_are_its_reply_probabilities(run, tmp_path):
+    """Real loading of a tiny VLM as the answerer: each probe's probability is the
+    model's probability of replying with the expected answer, in either spelling (each
+    row scored alone by the likelihood scorers' code), and Table 16 prints Soft-TIFA."""
+    import math
+
+    from tiny_models import tiny_gemma_vlm
+
+    from autocomp.models.likelihood import continuation_logprobs
+    from autocomp.validators.stage import load_rgb
+    from autocomp.validators.vqa import TransformersAnswerer, _pil
+
+    vlm = tiny_gemma_vlm(tmp_path / "vlm")
+    answerer = Backend("transformers", {"model": str(vlm), "max_new_tokens": 2})
+    summary = compare(run.dir, [_procedural("clean")], tmp_path / "out",
+                      patterns=("shape_color-n2",), tracks=("minimal",), answerer=answerer)
+    rows = [json.loads(ln) for ln in (tmp_path / "out" / "clean" / "scores.jsonl")
+            .read_text().splitlines()]
+    by_prompt = {p.id: p for p in prompts(run)}
+    direct = TransformersAnswerer(str(vlm), device="cpu")
+    proc, model = direct._load()
+    r = rows[0]
+    p = by_prompt[r["prompt"]]
+    pil = _pil(load_rgb(tmp_path / "out" / r["image"]))
+    for probe, found in zip(r["probes"], probes(p.graph, run.tasks[p.task]), strict=True):
+        q = found.question
+        spelled = {q.expected, q.expected.capitalize()}
+        want = sum(math.exp(sum(continuation_logprobs(proc, model, [(pil, q.text, s)])[0]))
+                   for s in spelled)
+        assert len(spelled) == 2 and probe["p"] == pytest.approx(want, rel=1e-4, abs=1e-9)
+    got = summary["summary"]["clean"]["scores"]
+    assert got["soft_tifa_am"]["n"] == got["soft_tifa_gm"]["n"] == len(rows)
+    assert 0 <= got["soft_tifa_gm"]["mean"] <= got["soft_tifa_am"]["mean"] <= 100
+
+
 @pytest.mark.slow  # a tiny VLM and a tiny CLIP loaded
 def test_vqascore_and_clipscore_of_the_whole_prompt(run, tmp_path):
     """Real loading of a tiny VLM and a tiny CLIP: each image's VQAScore is the likelihood

@@ -195,12 +195,35 @@ def test_prompt_logprobs_are_read_for_the_continuation_only(fake_vllm, monkeypat
     # VQAScore through vllm: P("Yes") is the product of its tokens' probabilities
     from autocomp.eval.scorers.likelihood import VQAScore
 
-    monkeypatch.setattr(VLLMAnswerer, "continuation_logprobs",
+    monkeypatch.setattr(VLLMAnswerer, "reply_logprobs",
                         lambda self, rows: [[-0.1, -0.2]] * len(rows))
     scorer = VQAScore("vllm:google/gemma-3-12b-it", device="cpu")
     pil = object()
     got = scorer.score_pairs([(pil, ["a red cube", "a blue cube"])])
     assert got[0].tolist() == [math.exp(-0.3)] * 2 and scorer.stats["pairs"] == 2
+
+
+def test_soft_answers_sum_the_expected_answers_spellings(monkeypatch):
+    """Soft-TIFA's probability of an expected answer through vllm: the reply as written
+    and capitalised, each the product of its tokens' probabilities, summed per question."""
+    from autocomp.concepts.questions import Question
+
+    logprobs = {"yes": [-1.0, -0.5], "Yes": [-2.0], "red": [-3.0], "Red": [-0.5, -0.5]}
+    seen = []
+
+    def reply_logprobs(self, rows):
+        seen.extend(reply for _, _, reply in rows)
+        return [logprobs[reply] for _, _, reply in rows]
+
+    monkeypatch.setattr(VLLMAnswerer, "reply_logprobs", reply_logprobs)
+    image = np.zeros((8, 8, 3), np.uint8)
+    qs = [Question("Is there a cube?", ("yes", "no"), "yes", "cube", reads="presence"),
+          Question("What color is the cube?", ("red", "blue"), "red", "cube")]
+    got = VLLMAnswerer("m").expected_probabilities([(image, qs, []), (image, qs[1:], [])])
+    assert seen == ["yes", "Yes", "red", "Red", "red", "Red"]
+    red = math.exp(-3.0) + math.exp(-1.0)
+    assert got == [[pytest.approx(math.exp(-1.5) + math.exp(-2.0)), pytest.approx(red)],
+                   [pytest.approx(red)]]
 
 
 def test_device_names_map_to_the_gpu_the_engine_sees(monkeypatch):

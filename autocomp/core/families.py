@@ -77,6 +77,8 @@ FAMILIES: dict[str, dict[str, str]] = {
         "clipscore": "autocomp.t2i.metrics:ClipScore",
         "tifa": "autocomp.t2i.metrics:Tifa",
         "dsg": "autocomp.t2i.metrics:Dsg",
+        "soft_tifa_am": "autocomp.t2i.metrics:SoftTifaAm",
+        "soft_tifa_gm": "autocomp.t2i.metrics:SoftTifaGm",
         "geneval": "autocomp.t2i.metrics:GenEvalChecks",
         "geneval_all": "autocomp.t2i.metrics:GenEvalAll",
         "vqascore": "autocomp.t2i.metrics:VqaScore",

@@ -50,6 +50,7 @@ class Metric:
     column: ClassVar[str] = ""
     scale: ClassVar[float] = 1.0
     verdict: ClassVar[bool] = False
+    missing: ClassVar[str] = ""  # why an image gets None, as Table 16's note says it
 
     def score(self, batch: list[Scored], judge) -> list[float | None]:
         raise NotImplementedError
@@ -73,10 +74,47 @@ class Dsg(Metric):
         return [float(np.mean([r["dsg"] for r in s.rows])) for s in batch]
 
 
+class SoftTifaAm(Metric):
+    """Soft-TIFA AM (GenEval 2): the mean over the probes of the answerer's probability
+    of the expected answer (an atom-level estimate); None where it gives none."""
+
+    column = "Soft-TIFA AM (%)"
+    missing = "the answerer gives no probabilities; the transformers and vllm answerers do"
+
+    def score(self, batch, judge):
+        return [_soft(s.rows, np.mean) for s in batch]
+
+
+class SoftTifaGm(Metric):
+    """Soft-TIFA GM (GenEval 2): the geometric mean of the same probabilities (a
+    prompt-level estimate: near 0 when any probe is); 0 when any probability is 0."""
+
+    column = "Soft-TIFA GM (%)"
+    missing = SoftTifaAm.missing
+
+    def score(self, batch, judge):
+        return [_soft(s.rows, _geometric_mean) for s in batch]
+
+
+def _soft(rows: list[dict], mean) -> float | None:
+    ps = [r.get("p") for r in rows]
+    if not ps or any(p is None for p in ps):
+        return None
+    return float(min(max(mean(np.asarray(ps, np.float64)), 0.0), 1.0))
+
+
+def _geometric_mean(ps: np.ndarray) -> float:
+    from scipy.stats import gmean
+
+    with np.errstate(divide="ignore"):  # a probability of 0: the mean is 0
+        return float(gmean(ps))
+
+
 class GenEvalChecks(Metric):
     """GenEval-style checks from the detector alone: the share passed."""
 
     column = "GenEval checks (%)"
+    missing = "no check applies (no color or spatial relation, nothing to count)"
 
     def score(self, batch, judge):
         return [float(np.mean(s.checks)) if s.checks else None for s in batch]
@@ -86,6 +124,7 @@ class GenEvalAll(Metric):
     """GenEval's per-image verdict: every check passed."""
 
     column, verdict = "GenEval all (%)", True
+    missing = GenEvalChecks.missing
 
     def score(self, batch, judge):
         return [float(all(s.checks)) if s.checks else None for s in batch]
@@ -95,6 +134,7 @@ class VqaScore(Metric):
     """P("Yes" | image, 'Does this figure show "{prompt}"?') from judge.vqa."""
 
     column = "VQAScore (%)"
+    missing = "no VQAScore model asked for: --vqascore"
 
     def score(self, batch, judge):
         if judge.vqa is None:
@@ -107,6 +147,7 @@ class ClipScore(Metric):
     """100 x max(cos(image, prompt), 0) from judge.clip (Auto-Comp Table 16)."""
 
     column, scale = "CLIPScore", CLIP_SCALE
+    missing = "no dual encoder asked for: --clipscore"
 
     def score(self, batch, judge):
         if judge.clip is None:

@@ -5,6 +5,11 @@
             the expected value (the validators' rule: it names that value and no other)
   dsg       DSG-style: the same answers, an attribute or relation counting only when the
             objects it presupposes were found (answered yes)
+  soft_tifa_am, soft_tifa_gm
+            Soft-TIFA (GenEval 2): per probe `p`, the answerer's probability of the
+            expected answer (an answerer with `expected_probabilities`: transformers,
+            vllm); their arithmetic mean (an atom-level estimate) and geometric mean (a
+            prompt-level one); None where the answerer gives no probabilities
   geneval   GenEval-style, from the run's detector with no VQA model: each object's count
             (as many found as the prompt names), colors read off the object's mask and
             spatial relations off the box centres (GenEval's rule; the embedded pixel
@@ -103,6 +108,7 @@ class Judge:
         jobs = [(a, [pr.question for pr in f], d)
                 for a, f, d in zip(arrays, found, detections, strict=True)]
         answers = answer_all(self.answerer, jobs)
+        likely = soft_answers(self.answerer, jobs, self.names["answerer"])
         readings = [self.reader.answer(*job) for job in jobs]
         samples = [Sample(a, p.graph, t, p.track, d, self.answerer)
                    for a, p, t, d in zip(arrays, prompts, tasks, detections, strict=True)]
@@ -110,7 +116,7 @@ class Judge:
         out, batch = [], []
         for i, rec in enumerate(records):
             record, checks = self._one(rec, prompts[i], tasks[i], found[i], answers[i],
-                                       readings[i], detections[i])
+                                       readings[i], detections[i], likely[i])
             out.append(record)
             batch.append(Scored(arrays[i], prompts[i], tasks[i], record["probes"],
                                 detections[i], survived[i], checks))
@@ -118,7 +124,7 @@ class Judge:
             record.update(values)
         return out
 
-    def _one(self, rec, prompt, task, found, answers, readings, detections):
+    def _one(self, rec, prompt, task, found, answers, readings, detections, likely):
         """An image's record before its metrics, and GenEval's checks of it."""
         from autocomp.validators.checks import names_only
 
@@ -128,10 +134,11 @@ class Judge:
                  if rec.get("truth") is not None else [None] * len(found))
         geneval = _geneval(found, readings, detections, prompt.graph, task)
         rows = []
-        for p, a, t in zip(found, answers, truth, strict=True):
+        for p, a, t, likelihood in zip(found, answers, truth, likely, strict=True):
             rows.append({**p.to_dict(), "answer": a["answer"], "right": right[p.id],
                          "dsg": right[p.id] and all(right[q] for q in p.parents),
-                         "geneval": geneval["probes"].get(p.id), "truth": t})
+                         "p": likelihood, "geneval": geneval["probes"].get(p.id),
+                         "truth": t})
         known = [t for t in truth if t is not None]
         return {
             "id": rec["id"], "prompt": prompt.id, "concept": prompt.concept,
@@ -144,6 +151,39 @@ class Judge:
                            else None),
             "faithful": (all(known) if known and len(known) == len(truth) else None),
         }, geneval["checks"]
+
+
+def soft_answers(answerer, jobs: list[tuple], name: str) -> list[list[float | None]]:
+    """Per job, per question: the answerer's probability of the expected answer (None
+    throughout for an answerer that gives none); what it gives is checked on every batch
+    and refused in one line naming it."""
+    from autocomp.core.errors import AutocompError
+
+    give = getattr(answerer, "expected_probabilities", None)
+    if give is None:
+        return [[None] * len(questions) for _, questions, _ in jobs]
+    got = give(jobs)
+    problem = None
+    if not isinstance(got, list | tuple) or len(got) != len(jobs):
+        problem = f"{_length(got)} lists for {len(jobs)} images"
+    else:
+        for one, (_, questions, _) in zip(got, jobs, strict=True):
+            if not isinstance(one, list | tuple) or len(one) != len(questions):
+                problem = f"{_length(one)} probabilities for {len(questions)} questions"
+            else:
+                bad = [v for v in one if isinstance(v, bool) or not isinstance(
+                    v, int | float | np.floating) or not 0.0 <= v <= 1.0]  # NaN fails too
+                problem = f"{bad[0]!r}, not a probability in [0, 1]" if bad else None
+            if problem:
+                break
+    if problem:
+        raise AutocompError(f"answerer {name}: expected_probabilities() gave {problem}: it "
+                            "gives one probability per question of each image")
+    return [[float(v) for v in one] for one in got]
+
+
+def _length(x) -> str:
+    return str(len(x)) if hasattr(x, "__len__") else type(x).__name__
 
 
 def _named(backend) -> str:

@@ -85,9 +85,13 @@ def truth_agreement(records: list[dict]) -> dict:
     known = [r for r in records if r.get("true_share") is not None]
     unknown = sum(1 for r in records if r.get("has_truth") and r["true_share"] is None)
     agree: dict = defaultdict(lambda: defaultdict(list))
+    soft: dict = defaultdict(lambda: defaultdict(list))  # probability given to the truth
     for r in known:
         for p in r["probes"]:
             agree[(p["aspect"], r["n"])][r["prompt"]].append(float(p["right"] == p["truth"]))
+            if p.get("p") is not None:
+                soft[(p["aspect"], r["n"])][r["prompt"]].append(
+                    p["p"] if p["truth"] else 1.0 - p["p"])
     verdicts = {}
     for key in verdict_keys():
         # (said unfaithful, truly unfaithful, prompt): a prompt's K images are one cluster
@@ -107,6 +111,7 @@ def truth_agreement(records: list[dict]) -> dict:
     return {"images": len(known), "unknown": unknown,
             "unfaithful": sum(1 for r in known if not r["faithful"]),
             "agreement": {key: mean_ci(groups) for key, groups in agree.items()},
+            "soft_agreement": {key: mean_ci(groups) for key, groups in soft.items()},
             "verdicts": verdicts, "correlation": corr}
 
 
@@ -145,8 +150,8 @@ def summarize(scored: dict[str, list[dict]], wanted: int | None = None) -> dict:
                                for n in sorted({r["n"] for r in records})}}
         if any(r.get("true_share") is not None for r in records):
             agreement = truth_agreement(records)
-            agreement["agreement"] = {f"{a}|{n}": v for (a, n), v in
-                                      agreement["agreement"].items()}
+            for field in ("agreement", "soft_agreement"):
+                agreement[field] = {f"{a}|{n}": v for (a, n), v in agreement[field].items()}
             out[model]["truth"] = agreement
     return out
 
@@ -167,12 +172,15 @@ def tables(summary: dict, labels: dict | None = None) -> list[Table]:
                  "(prompts resampled)", ["Model", "Images (n)", "Prompts (n)",
                                          *[heads[k] for k in present]], rows,
                  ["TIFA: share of the scene graph's questions answered right; DSG: the "
-                  "same, a binding counting only when its objects were found; GenEval: "
-                  "detector counts, mask colors, box-centre positions; Survival: images "
-                  "passing the run's validation cascade.",
+                  "same, a binding counting only when its objects were found; Soft-TIFA "
+                  "(GenEval 2): the answerer's probability of each expected answer, its "
+                  "arithmetic (AM) and geometric (GM) mean per image; GenEval: detector "
+                  "counts, mask colors, box-centre positions; Survival: images passing the "
+                  "run's validation cascade.",
                   *[f"{labels.get(m, m)}: {s['wanted'] - s['images']:,} of {s['wanted']:,} "
                     "images missing (not in its folder, or not drawn: the log names them)"
-                    for m, s in summary.items() if s.get("wanted", s["images"]) > s["images"]]])]
+                    for m, s in summary.items() if s.get("wanted", s["images"]) > s["images"]],
+                  *unscored(summary, labels, present)])]
     ns = sorted({int(k.split("|")[1]) for s in summary.values() for k in s["by_aspect"]})
     rows = []
     for m, s in summary.items():
@@ -186,6 +194,30 @@ def tables(summary: dict, labels: dict | None = None) -> list[Table]:
     truth = [(m, s["truth"]) for m, s in summary.items() if "truth" in s]
     if truth:
         out += truth_tables(truth, labels, ns)
+    return out
+
+
+def unscored(summary: dict, labels: dict, present: list[str]) -> list[str]:
+    """Notes for what Table 16 leaves out: a column no image has a value for, and the
+    images a shown column could not score, each with the metric's reason."""
+    from autocomp.t2i.metrics import metrics
+
+    known = metrics()
+    heads = {k: m.column.split(" (")[0] for k, m in known.items()}
+    why = {k: m.missing or "the metric gave None" for k, m in known.items()}
+    out = []
+    absent = [k for k in known if k not in present]
+    if absent:
+        out.append("Not scored: " + "; ".join(
+            f"{', '.join(heads[k] for k in absent if why[k] == reason)} ({reason})"
+            for reason in dict.fromkeys(why[k] for k in absent)) + ".")
+    for m, s in summary.items():
+        for k in present:
+            got = s["scores"].get(k)
+            n = got["n"] if got else 0
+            if n < s["images"]:
+                out.append(f"{heads[k]}: {labels.get(m, m)}'s {s['images'] - n:,} of "
+                           f"{s['images']:,} images not scored ({why[k]}).")
     return out
 
 
@@ -227,7 +259,17 @@ def truth_tables(truth, labels, ns) -> list[Table]:
                   [f"{t['unknown']} image(s) of {m} left out: the drawing cannot say "
                    "(a texture with no room, sizes drawn smaller)" for m, t in truth
                    if t["unknown"]])
-    return [verdict, corr, agree]
+    out = [verdict, corr, agree]
+    if any(t.get("soft_agreement") for _, t in truth):
+        rows = [[labels.get(m, m), aspect,
+                 *[_cell(t["soft_agreement"].get(f"{aspect}|{n}")) for n in ns]]
+                for m, t in truth if t.get("soft_agreement")
+                for aspect in sorted({k.split("|")[0] for k in t["soft_agreement"]})]
+        out.append(Table("Soft answers against the exact truth: the probability (%) the "
+                         "answerer gives the truth per aspect and N (p where the expected "
+                         f"answer is true of the image, 1 - p where not); {INTERVAL_NOTE}",
+                         ["Model", "Aspect", *[f"N={n}" for n in ns]], rows))
+    return out
 
 
 def _pct(share: dict | None) -> str:

@@ -6,6 +6,13 @@ Answer with one of: red, blue, ..."). Decoding is greedy and short; only the gen
 tokens are decoded (decoding the prompt too would make every listed choice "match"). The
 check then requires the answer to name the expected value, as a whole word, and no other
 choice (validators/checks.py).
+
+Soft scores (`expected_probabilities`, t2i's Soft-TIFA, GenEval 2): the probability the
+model gives the expected answer as its reply's start, read from its log-probabilities (the
+likelihood scorers' code, models/likelihood.py): the expected value as the vocabulary
+writes it plus its capitalised spelling ("red" and "Red", "yes" and "Yes"), summed: two
+different first tokens are two different replies. `transformers` and `vllm` give them; a
+chat server does not (it returns log-probabilities of its own reply only).
 """
 
 from __future__ import annotations
@@ -71,7 +78,37 @@ class Asking:
         return out
 
 
-class TransformersAnswerer(Asking, OnDevice, Backend):
+def spellings(expected: str) -> list[str]:
+    """The replies that give `expected`: as written, and capitalised where that differs."""
+    return list(dict.fromkeys([expected, expected[:1].upper() + expected[1:]]))
+
+
+class Likely:
+    """An answerer that scores given replies (`reply_logprobs`: the log-probability of each
+    continuation token per (PIL image, question, reply) row) gives soft answers too."""
+
+    def reply_logprobs(self, rows: Sequence[tuple]) -> list[list[float]]:
+        raise NotImplementedError
+
+    def expected_probabilities(self, jobs: Sequence[tuple]) -> list[list[float]]:
+        """Per (image, questions, detections) job, per question: the probability that the
+        reply starts with the expected answer (its spellings summed)."""
+        import math
+
+        rows, owners = [], []
+        for j, (image, questions, _) in enumerate(jobs):
+            pil = _pil(image)
+            for i, q in enumerate(questions):
+                for said in spellings(q.expected):
+                    rows.append((pil, q.text, said))
+                    owners.append((j, i))
+        out = [[0.0] * len(questions) for _, questions, _ in jobs]
+        for (j, i), logprobs in zip(owners, self.reply_logprobs(rows), strict=True):
+            out[j][i] += math.exp(sum(logprobs))
+        return [[min(p, 1.0) for p in job] for job in out]  # rounding past 1
+
+
+class TransformersAnswerer(Likely, Asking, OnDevice, Backend):
     """`batch_size`: questions per `generate` call (the validation batch's images share
     it; an image's questions share one encoding of the image, models/encode_once.py)."""
 
@@ -126,6 +163,19 @@ class TransformersAnswerer(Asking, OnDevice, Backend):
         with torch.inference_mode(), encode_once(model, groups([id(p) for p, _ in pairs])):
             out = model.generate(**enc, do_sample=False, max_new_tokens=self.max_new_tokens)
         return proc.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+
+    def reply_logprobs(self, rows: Sequence[tuple]) -> list[list[float]]:
+        """Each row's reply tokens' log-probabilities, `batch_size` rows a forward pass (an
+        image encoded once per pass)."""
+        from autocomp.models.encode_once import groups
+        from autocomp.models.likelihood import continuation_logprobs
+
+        proc, model = self._load()
+        out: list[list[float]] = []
+        for at in range(0, len(rows), self.batch_size):
+            part = rows[at:at + self.batch_size]
+            out += continuation_logprobs(proc, model, part, groups([id(p) for p, _, _ in part]))
+        return out
 
 
 class OpenAIAnswerer(Asking, Backend):

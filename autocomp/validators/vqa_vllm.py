@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
 from autocomp.models.vllm_engine import EngineUser
-from autocomp.validators.vqa import DEFAULT_MODEL, Asking
+from autocomp.validators.vqa import DEFAULT_MODEL, Asking, Likely
 
 
 def image_prompts(proc, pairs: Sequence[tuple], continuations: Sequence[str] | None = None):
@@ -36,7 +36,7 @@ def image_prompts(proc, pairs: Sequence[tuple], continuations: Sequence[str] | N
     return prompts, counts
 
 
-class VLLMAnswerer(Asking, EngineUser, Backend):
+class VLLMAnswerer(Likely, Asking, EngineUser, Backend):
     extra = "vllm"
     run_options = ("device", "gpu_memory_utilization")
     batch_size = 256  # questions handed to the engine at once (it schedules them)
@@ -79,9 +79,9 @@ class VLLMAnswerer(Asking, EngineUser, Backend):
         prompts, _ = image_prompts(self._proc, pairs)
         return texts(engine.generate(prompts, params, use_tqdm=False))
 
-    def continuation_logprobs(self, rows: Sequence[tuple]) -> list[list[float]]:
+    def reply_logprobs(self, rows: Sequence[tuple]) -> list[list[float]]:
         """Per (PIL image, prompt, continuation) row, its continuation tokens'
-        log-probabilities (the likelihood scorers' vllm path)."""
+        log-probabilities (the likelihood scorers' vllm path; soft answers)."""
         from autocomp.models.vllm_engine import continuation_logprobs, sampling_params
 
         params = sampling_params(max_tokens=1, temperature=0.0, prompt_logprobs=1)

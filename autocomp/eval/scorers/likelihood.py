@@ -79,7 +79,7 @@ class Likelihood(PairScorer):
                 from autocomp.validators.vqa_vllm import VLLMAnswerer
 
                 self._client = VLLMAnswerer(self.model, device=self.device)
-            flat = [self.reduce(lp) for lp in self._client.continuation_logprobs(rows)]
+            flat = [self.reduce(lp) for lp in self._client.reply_logprobs(rows)]
         else:
             from autocomp.models.likelihood import continuation_logprobs
 
