@@ -100,7 +100,7 @@ def llm_params(model: str) -> float:
 def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
             masks: bool = False) -> tuple[float, float]:
     """(best, worst) GPU seconds of one unit ("image", "caption", "detect", "vqa",
-    "vqascore")."""
+    "vqascore", "soft")."""
     peak, bandwidth = GPUS[gpu]
 
     def compute(flops, shares=UTILISATION):
@@ -159,4 +159,9 @@ def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
         #                        the answer's), read off the logits: no decoding
         return tuple(c + overhead for c in compute(
             VISION_TOWER + 2 * params * (IMAGE_TOKENS + 60)))
+    if unit == "soft":  # Soft-TIFA: each of ~mean_n questions prefilled with its two
+        #                    spellings of the expected answer (256 image tokens + ~42), the
+        #                    vision tower once per image, read off the logits: no decoding
+        return tuple(c + overhead for c in compute(
+            VISION_TOWER + mean_n * 2 * 2 * params * (IMAGE_TOKENS + 42)))
     raise ValueError(f"unknown unit {unit!r}")

@@ -206,16 +206,20 @@ def _calibrated(cal, key: str, options: dict, mean_n: float, masks: bool) -> tup
 def t2i_cost(cfg: RunConfig, gpus, mean_n: float) -> dict:
     """GPU seconds per image of `autocomp t2i` with this config's generator and
     validators: the image, the detector with masks (GenEval colors), every probe of the
-    image to the answerer (~2N + 1: its objects, attributes and relations) and one VQAScore
-    prompt to the same model; CLIPScore's encoders are small and left out."""
+    image to the answerer (~2N + 1: its objects, attributes and relations), their soft
+    answers (Soft-TIFA, from an answerer that gives them) and one VQAScore prompt to the
+    same model; CLIPScore's encoders are small and left out."""
     parts = {}
+    answerer = cfg.validate.answerer
+    soft = hasattr(registry.resolve("answerer", answerer.name), "expected_probabilities")
     for key, family, backend, unit, n in (
             ("image", "generator", cfg.generate.generator, "image", 1),
             ("detect", "detector", cfg.validate.detector, "detect", 1),
-            ("questions", "answerer", cfg.validate.answerer, "vqa", 2 * mean_n + 1),
-            ("vqascore", "answerer", cfg.validate.answerer, "vqascore", 1)):
+            ("questions", "answerer", answerer, "vqa", 2 * mean_n + 1),
+            ("soft", "answerer", answerer, "soft", 2 * mean_n + 1),
+            ("vqascore", "answerer", answerer, "vqascore", 1)):
         options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
-        free = backend.name in EMBEDDED
+        free = backend.name in EMBEDDED or (key == "soft" and not soft)
         parts[key] = {gpu: [0.0, 0.0] if free else [round(v, 3) for v in costs.seconds(
             unit, options, memory.CARDS[gpu][1], n, masks=True)] for gpu in gpus}
     total = {gpu: [round(sum(p[gpu][i] for p in parts.values()), 2) for i in (0, 1)]
@@ -319,7 +323,7 @@ def format_plan(p: dict) -> str:
     if t2i and any(high for _, high in t2i["seconds_per_image"].values()):
         lines.append("autocomp t2i with this generator and these validators, per image "
                      f"(the image, detection with masks, ~{t2i['questions_per_image']:.0f} "
-                     "questions, one VQAScore prompt): " + "; ".join(
+                     "questions and their soft answers, one VQAScore prompt): " + "; ".join(
                          f"{gpu} {low:.1f}-{high:.1f} s"
                          for gpu, (low, high) in t2i["seconds_per_image"].items()) + ".")
     if p.get("writers"):

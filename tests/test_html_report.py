@@ -158,6 +158,24 @@ def test_failures_are_counted_not_shown_where_the_run_is_gone(tmp_path):
                                                                                           [])
 
 
+@pytest.mark.parametrize("rule, failed, tied", [("strict", 1, 1), ("aware", 1, 1),
+                                                 ("argmax", 1, 0)])
+def test_the_gallery_counts_under_the_results_own_tie_rule(tmp_path, rule, failed, tied):
+    """An item whose positive ties one negative at the top is a tie shown apart under
+    strict and aware (half right), and right under argmax (the first caption wins)."""
+    from autocomp.report.failures import gallery
+
+    rows = [{"id": "i0", "correct": True, "correct_argmax": True, "tie_credit": 1.0},
+            {"id": "i1", "correct": False, "correct_argmax": True, "tie_credit": 0.5,
+             "tied_with": 1, "chosen": "x", "chosen_category": "swapped values"},
+            {"id": "i2", "correct": False, "correct_argmax": False, "tie_credit": 0.0,
+             "tied_with": 0, "chosen": "y", "chosen_category": "swapped values"}]
+    cell = {**scored_cell(tmp_path, "reference:random", rows), "ties": rule}
+    (section,) = gallery([cell], {})
+    got = section.cells[0]
+    assert (got.items, got.failed, got.tied) == (3, failed, tied)
+
+
 @pytest.mark.slow
 def test_two_runs_of_one_benchmark_keep_their_own_images(page, tmp_path):
     import shutil

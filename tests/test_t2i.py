@@ -250,7 +250,8 @@ def test_a_folder_of_someone_elses_images(run, tmp_path):
     assert got["images"] == len(todo) - 1 and "truth" not in got
     from autocomp.t2i.summary import tables
 
-    assert f"theirs: 1 of {len(todo)} images missing" in tables(summary["summary"])[0].notes[-1]
+    notes = tables(summary["summary"])[0].notes
+    assert f"theirs: 1 of {len(todo)} images missing" in " ".join(notes)
     assert got["scores"]["tifa"]["mean"] > 50
 
 
@@ -490,8 +491,8 @@ def test_vqascore_and_clipscore_of_the_whole_prompt(run, tmp_path):
 
 def test_the_dry_run_plan_prices_a_t2i_image():
     """GPU seconds per t2i image: the generator's image, detection with masks, ~2N + 1
-    questions and one VQAScore prompt, each as costs.py prices it; none for the embedded
-    backends."""
+    questions, their soft answers and one VQAScore prompt, each as costs.py prices it; none
+    for the embedded backends."""
     from autocomp import costs
     from autocomp.cli.run import config_path
     from autocomp.config import load_config
@@ -500,7 +501,9 @@ def test_the_dry_run_plan_prices_a_t2i_image():
     p = plan(load_config(config_path("autocomp-cp")), gpus=("H100",))
     t2i = p["t2i"]
     parts = t2i["parts"]
-    assert set(parts) == {"image", "detect", "questions", "vqascore"}
+    assert set(parts) == {"image", "detect", "questions", "soft", "vqascore"}
+    assert parts["soft"]["H100"] == [round(v, 3) for v in costs.seconds(
+        "soft", {"model": "google/gemma-3-12b-it"}, "H100", t2i["questions_per_image"])]
     assert parts["vqascore"]["H100"] == [round(v, 3) for v in costs.seconds(
         "vqascore", {"model": "google/gemma-3-12b-it"}, "H100")]
     total = t2i["seconds_per_image"]["H100"]
