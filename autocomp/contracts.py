@@ -1,10 +1,12 @@
 """Behaviour contracts per plugin family, as a plugin's own tests (and ours, on every
 built-in and every docs/extending.md example: tests/test_contracts.py) check them. Each
 returns the list of problems found, empty when the entry keeps its family's contract.
-Each is defined beside what it checks and run when a plugin's entry is first used (a
-scorer when loaded, a check on its first samples, a format when opened for scoring, a
-metric on its first batch, an adapter when it has written): a broken plugin is refused
-in one line before anything it made is kept. Kinds are checked by `autocomp vocab check`
+Each is defined beside what it checks and run through core/plugins.py, the one entry
+every call site uses, when a plugin's entry is first used (a scorer when loaded, a check
+on its first samples, a format when opened for scoring), with cheap checks on every batch
+(item scores, check results, metric values, adapter files): a broken plugin is refused in
+one line naming it, before anything it made is kept (core/families.py says per family
+what runs when). Kinds are checked by `autocomp vocab check`
 and by `autocomp run` (images and validation stages) on the vocabularies its tasks draw.
 
   scorer  dual encoders: finite float32 vectors, one size for images and captions,
@@ -18,9 +20,10 @@ and by `autocomp run` (images and validation stages) on the vocabularies its tas
   format  a Suite whose every benchmark yields items the harness accepts: a unique string
           id, a positive caption and negatives with captions (or a matrix item: images,
           captions, truth of matching shape), and images that exist.
-  metric  (t2i) one number in [0, scale] or None per image of a batch, a column heading.
-  adapter (export) {"title", "usage"} strings and "files": the files it wrote, inside the
-          export folder.
+  metric  (t2i) one number in [0, scale] or None per image of a batch, a column heading
+          (every batch).
+  adapter (export) {"title", "usage"} strings and "files": the files it wrote, inside its
+          folder (a plugin's own, beside the export: only those files are moved in).
   kind    a vocabulary of its entries reads; the procedural generator can draw its look
           (every look field is the generator's own or painted by the kind); drawn by the
           procedural generator on a few shapes, on both tracks, each value changes the
@@ -57,14 +60,22 @@ def vocabulary_kind_problem(vocab, raw_entries: list | None = None) -> str | Non
         from autocomp.core.yamlio import read_yaml
 
         raw_entries = read_yaml(vocab.path)["entries"]
+    import json
+
+    from autocomp.core.families import FAMILY
+
     for kind in plugged:
         mine = [raw for raw, e in zip(raw_entries, vocab.entries, strict=True)
                 if e.drawn_by == kind]
+        key = (kind, json.dumps(mine, sort_keys=True, default=str))
+        if key in FAMILY["kind"].passed:  # drawn and read back already in this process
+            continue
         problems = kind_problems(kind, mine)
         if problems:
             more = f" (and {len(problems) - 2} more)" if len(problems) > 2 else ""
             return (f"kind '{kind}' breaks the kind contract (autocomp/contracts.py): "
                     f"{'; '.join(problems[:2])}{more}")
+        FAMILY["kind"].passed.add(key)
     return None
 
 

@@ -596,7 +596,7 @@ def test_a_plugin_check_breaking_its_contract_is_refused_before_its_verdicts(sam
     registered("check", "says_yes", "test_contracts:SaysYes")
     with pytest.raises(AutocompError) as err:
         validate_images(samples[:4], cascade())
-    assert str(err.value) == ("check 'says_yes' (test_contracts.SaysYes) breaks the check "
+    assert str(err.value) == ("check 'says_yes' (test_contracts:SaysYes) breaks the check "
                               "contract (autocomp/contracts.py): check() returned bool, not "
                               "a CheckResult")
 
@@ -623,8 +623,8 @@ def test_a_plugin_scorer_of_the_wrong_shape_is_refused_before_scoring(
                                     "--output", str(tmp_path / "results")])
     assert out.exit_code != 0
     assert out.output.strip().splitlines()[-1] == (
-        "Error: model 'ints:len': the scorer breaks the scorer contract (autocomp/contracts."
-        "py): score_texts returned int64, not float32; score_texts returned shape (3,) for 3 "
+        "Error: scorer 'ints' (test_contracts:make_ints) on model 'ints:len' breaks the scorer "
+        "contract (autocomp/contracts.py): score_texts returned int64, not float32; score_texts returned shape (3,) for 3 "
         "inputs (rows, size)")
     assert not list((tmp_path / "results").rglob("*.json"))  # nothing was scored
 
@@ -646,7 +646,8 @@ def test_a_plugin_format_breaking_its_contract_is_refused_before_scoring(registe
     (tmp_path / "x.txt").write_text("x")
     with pytest.raises(AutocompError) as err:
         evaluate(tmp_path / "x.txt", ["blind:unigram"], tmp_path / "out", fmt="unreadable")
-    assert str(err.value) == (f"{tmp_path / 'x.txt'}: format 'unreadable' breaks the format "
+    assert str(err.value) == (f"{tmp_path / 'x.txt'}: format 'unreadable' (test_contracts:"
+                              "open_unreadable) breaks the format "
                               "contract (autocomp/contracts.py): x/all: item '0': fewer than "
                               "two captions, or an empty one")
     assert not (tmp_path / "out").exists()

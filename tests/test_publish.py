@@ -699,8 +699,38 @@ def test_a_plugin_adapter_writes_into_the_harness_folder_or_is_refused(exported,
     rows = (folder / "harness" / "configs.csv").read_text().splitlines()
     assert len(rows) == 1 + len(manifest["configs"])
     registered("adapter", "stray", "test_publish:escaping_adapter")
+    folder = tmp_path / "second" / "export"
+    shutil.copytree(exported / "data", folder / "data")
     with pytest.raises(AutocompError) as err:
         write_all(folder, manifest, str(exported))
-    assert str(err.value) == ("adapter 'stray' breaks the adapter contract (autocomp/"
-                              "contracts.py): file '../stray.txt' is not a path inside the "
-                              "export folder")
+    assert str(err.value) == ("adapter 'stray' (test_publish:escaping_adapter) breaks the "
+                              "adapter contract (autocomp/contracts.py): file '../stray.txt' "
+                              "is not a path inside the export folder")
+    assert not (folder / "stray.txt").exists()  # nothing of it reached the export
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["export", "stray.txt"]
+
+
+def chatty_adapter(folder, manifest, dataset_path):  # declares one file of the two it writes
+    (folder / "harness").mkdir(parents=True, exist_ok=True)
+    (folder / "harness" / "kept.txt").write_text("declared")
+    (folder / "harness" / "extra.txt").write_text("not declared")
+    return {"title": "Chatty", "files": ["harness/kept.txt"], "usage": "none"}
+
+
+def test_only_the_files_an_adapter_declares_enter_the_export(exported, tmp_path, registered,
+                                                             caplog):
+    import shutil
+
+    from autocomp.publish.adapters import write_all
+
+    manifest = json.loads((exported / "autocomp_export.json").read_text())
+    folder = tmp_path / "export"
+    shutil.copytree(exported / "data", folder / "data")
+    registered("adapter", "chatty", "test_publish:chatty_adapter")
+    with caplog.at_level("WARNING", logger="autocomp"):
+        write_all(folder, manifest, str(exported))
+    assert (folder / "harness" / "kept.txt").read_text() == "declared"
+    assert not (folder / "harness" / "extra.txt").exists()
+    assert "adapter 'chatty' wrote 1 file(s) it did not declare, left out of the export: " \
+           "harness/extra.txt" in caplog.text
+    assert [p.name for p in tmp_path.iterdir() if ".adapter-" in p.name] == []

@@ -19,6 +19,11 @@ def kind(name: str):
     return registry.resolve("kind", name)()
 
 
+def forget(name: str) -> None:
+    """Drop the kinds made so far (registry.unregister: `name` is gone)."""
+    kind.cache_clear()
+
+
 def kinds(of: str) -> list:
     """Every registered kind of "attributes" (value kinds) or "relations" (geometry
     kinds), in registration order."""

@@ -1,12 +1,15 @@
-"""The registry's built-in tables (core/registry.py has the mechanics): per plugin family,
-name -> "module:attribute" of each built-in entry, the families whose order means
-something, and what an entry of each family must be (FAMILY_SHAPES)."""
+"""Each plugin family as one object (`FAMILY`: core/registry.py has the mechanics,
+core/plugins.py the first-use entry every call site goes through): its table of built-in
+entries (name -> "module:attribute"), whether their order means something, what an entry
+must be (its Shape), where its behaviour contract is and when it runs, and its caches
+(which names passed their shape and contract checks, and what else forgets an entry when
+it is unregistered)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-FAMILIES: dict[str, dict[str, str]] = {
+_TABLES: dict[str, dict[str, str]] = {
     "stage": {
         "concepts": "autocomp.concepts.stage:ConceptStage",
         "captions": "autocomp.captions.stage:CaptionStage",
@@ -91,31 +94,77 @@ FAMILIES: dict[str, dict[str, str]] = {
         "vlmevalkit": "autocomp.publish.adapters.for_vlmevalkit:write",
     },
 }
-ORDERED = ("stage", "check", "metric")  # families whose order means something
+
+
+def required(method):
+    """Marks a base class's method that every entry must define itself (the base's only
+    raises NotImplementedError): an entry without its own is refused by its shape."""
+    method.__required__ = True
+    return method
 
 
 @dataclass(frozen=True)
 class Shape:
-    """What an entry of a family must be: a subclass of `base` with `methods`, or (base
-    None) a callable accepting `arguments` positionally."""
+    """What an entry of a family must be: a subclass of `base` with `methods` (and its own
+    of every method the base marks `required`), or (base None) a callable accepting
+    `arguments` positionally."""
 
     base: str | None = None  # "module:Class"
     methods: tuple[str, ...] = ()
     arguments: tuple[str, ...] = ()
     factory: bool = False  # a class (subclass of base) or a function returning one
+    makes: str | None = None  # a factory's (or opener's) product: "module:Class"
 
 
-FAMILY_SHAPES: dict[str, Shape] = {
-    "stage": Shape("autocomp.runtime.stage:Stage"),
-    "generator": Shape("autocomp.core.backend:Backend", ("generate",)),
-    "writer": Shape("autocomp.core.backend:Backend", ("write",)),
-    "detector": Shape("autocomp.core.backend:Backend", ("detect",)),
-    "answerer": Shape("autocomp.core.backend:Backend", ("answer",)),
-    "check": Shape("autocomp.validators.checks:Check", ("check",)),
-    "scorer": Shape("autocomp.eval.scorers.base:Scorer", arguments=("name", "pretrained"),
-                    factory=True),
-    "format": Shape(arguments=("source", "images", "columns", "skip_missing")),
-    "kind": Shape("autocomp.kinds.base:Kind"),
-    "metric": Shape("autocomp.t2i.metrics:Metric", ("score",)),
-    "adapter": Shape(arguments=("folder", "manifest", "dataset_path")),
+@dataclass(frozen=True)
+class Family:
+    """One plugin family."""
+
+    entries: dict[str, str]
+    shape: Shape
+    contract: str  # where its behaviour contract is (autocomp/contracts.py gathers them)
+    when: str  # when it runs on a plugin's entry (built-ins: the suite, on every name)
+    ordered: bool = False  # the order of its entries means something
+    forget: tuple[str, ...] = ()  # "module:function(name)"s that drop an entry's caches
+    checked: set = field(default_factory=set)  # names whose shape passed (this process)
+    passed: set = field(default_factory=set)  # (name, key) of plugins that kept it
+
+
+_BACKEND = "autocomp.core.backend:Backend"
+FAMILY: dict[str, Family] = {
+    "stage": Family(_TABLES["stage"], Shape("autocomp.runtime.stage:Stage"),
+                    "none: a stage is the pipeline's own", "-", ordered=True),
+    "generator": Family(_TABLES["generator"], Shape(_BACKEND, ("generate",)),
+                        "tests/test_contracts.py", "the suite (backends)"),
+    "writer": Family(_TABLES["writer"], Shape(_BACKEND, ("write",)),
+                     "tests/test_contracts.py", "the suite (backends)"),
+    "detector": Family(_TABLES["detector"], Shape(_BACKEND, ("detect",)),
+                       "tests/test_contracts.py", "the suite (backends)"),
+    "answerer": Family(_TABLES["answerer"], Shape(_BACKEND, ("answer",)),
+                       "tests/test_contracts.py", "the suite (backends); soft answers on "
+                       "every batch (t2i/score.py)"),
+    "check": Family(_TABLES["check"], Shape("autocomp.validators.checks:Check", ("check",)),
+                    "autocomp.validators.contract:check_problems", "on its first samples",
+                    ordered=True),
+    "scorer": Family(_TABLES["scorer"], Shape(
+        "autocomp.eval.scorers.base:Scorer", arguments=("name", "pretrained"), factory=True,
+        makes="autocomp.eval.scorers.base:Scorer"),
+        "autocomp.eval.scorers.contract:scorer_problems",
+        "when loaded; its scores on every batch (eval/score_checks.py)"),
+    "format": Family(_TABLES["format"], Shape(
+        arguments=("source", "images", "columns", "skip_missing"),
+        makes="autocomp.formats.suite:Suite"),
+        "autocomp.eval.suite_contract:suite_problems", "when first opened for scoring"),
+    "kind": Family(_TABLES["kind"], Shape("autocomp.kinds.base:Kind"),
+                   "autocomp.contracts:kind_problems", "by `vocab check` and before "
+                   "`autocomp run` draws", forget=("autocomp.concepts.drawn:forget",)),
+    "metric": Family(_TABLES["metric"], Shape("autocomp.t2i.metrics:Metric", ("score",)),
+                     "autocomp.t2i.metrics:metric_problems", "on every batch", ordered=True,
+                     forget=("autocomp.t2i.metrics:forget",)),
+    "adapter": Family(_TABLES["adapter"], Shape(
+        arguments=("folder", "manifest", "dataset_path")),
+        "autocomp.publish.adapters:adapter_problems", "on every export"),
 }
+FAMILIES: dict[str, dict[str, str]] = {k: f.entries for k, f in FAMILY.items()}
+FAMILY_SHAPES: dict[str, Shape] = {k: f.shape for k, f in FAMILY.items()}
+ORDERED = tuple(k for k, f in FAMILY.items() if f.ordered)

@@ -32,9 +32,10 @@ import os
 import re
 
 from autocomp.core.errors import AutocompError
-from autocomp.core.families import FAMILIES, FAMILY_SHAPES, ORDERED, Shape
+from autocomp.core.families import FAMILIES, FAMILY, FAMILY_SHAPES, ORDERED, Shape
 
-__all__ = ["FAMILIES", "FAMILY_SHAPES", "ORDERED", "Shape", "instantiate", "load_plugins",
+__all__ = ["FAMILIES", "FAMILY", "FAMILY_SHAPES", "ORDERED", "Shape", "instantiate",
+           "load_plugins",
            "make_stage", "names", "plugged", "register", "resolve", "shape_problem",
            "stage_names", "unregister"]
 
@@ -42,7 +43,6 @@ PLUGINS_ENV = "AUTOCOMP_PLUGINS"
 ENTRY_POINTS = "autocomp.plugins"
 _plugins_loaded = False
 
-_checked: set[tuple[str, str]] = set()
 PLUGGED: set[tuple[str, str]] = set()  # (family, name) added by register()
 NAME = re.compile(r"[A-Za-z0-9][\w.+-]*\Z")
 
@@ -141,10 +141,16 @@ def register(family: str, name: str, target: str, *, before: str | None = None,
 
 
 def unregister(family: str, name: str) -> None:
-    """Take `name` out of `family` (a plugin's tests undo their registration)."""
+    """Take `name` out of `family` (a plugin's tests undo their registration), with every
+    cache that holds it: its shape and contract checks and the family's own (`forget`)."""
     _table(family).pop(name, None)
-    _checked.discard((family, name))
     PLUGGED.discard((family, name))
+    fam = FAMILY[family]
+    fam.checked.discard(name)
+    fam.passed.difference_update({k for k in fam.passed if k[0] == name})
+    for target in fam.forget:
+        module, attr = target.split(":")
+        getattr(importlib.import_module(module), attr)(name)
 
 
 def plugged(family: str, name: str) -> bool:
@@ -179,12 +185,12 @@ def resolve(family: str, name: str, *, file=None, field: str | None = None):
             raise AutocompError(f"{family} '{name}': {module} has no '{attr}'", file=file,
                                 field=field)
         obj = getattr(obj, part)
-    if (family, name) not in _checked:
+    if name not in FAMILY[family].checked:
         problem = shape_problem(family, obj)
         if problem:
             raise AutocompError(f"{family} '{name}' ({table[name]}) {problem}", file=file,
                                 field=field)
-        _checked.add((family, name))
+        FAMILY[family].checked.add(name)
     return obj
 
 
@@ -199,8 +205,10 @@ def shape_problem(family: str, obj) -> str | None:
         if base is not None and not issubclass(obj, base):
             return f"is not a subclass of {base.__name__}"
         missing = [m for m in shape.methods if not callable(getattr(obj, m, None))]
+        missing += sorted(m for m in dir(obj) if getattr(getattr(obj, m, None),
+                                                         "__required__", False))
         if missing:
-            return f"has no method {missing[0]}()"
+            return f"has no method {missing[0]}() of its own"
         if shape.factory or not shape.arguments:
             return None
     elif base is not None and not shape.factory:

@@ -20,6 +20,7 @@ import numpy as np
 
 from autocomp.core.errors import AutocompError
 from autocomp.core.own_files import create_new
+from autocomp.core.plugins import plugin_code
 from autocomp.core.records import dumps, temp_path
 from autocomp.core.scene import SceneGraph
 from autocomp.core.workers import Workers
@@ -286,7 +287,10 @@ class Harness:
                 for chunk in _chunks(self._scoreable(bench.items(), skipped, self.dual,
                                                      self.texts_only), self.chunk_items):
                     lines = []
-                    for item, scores in zip(chunk, self._scores(chunk), strict=True):
+                    with plugin_code("scorer", getattr(self.scorer, "family", ""),
+                                     f"scoring {bench.name}"):
+                        scored = self._scores(chunk)
+                    for item, scores in zip(chunk, scored, strict=True):
                         refuse_non_finite(scores, bench.name, item["id"])
                         judged = self._judge(item, scores, tally)
                         # a dual encoder scoring a different caption exactly as the

@@ -73,16 +73,8 @@ def _closed_set(suite, bench) -> list[str]:
 
 def checked_at_open(suite, fmt: str | None) -> None:
     """Refuse, in one line, a suite of a plugin format whose first items break the format
-    contract (built-in formats are checked by tests/test_contracts.py)."""
-    from autocomp.core import registry
-    from autocomp.core.errors import AutocompError
+    contract (built-in formats are checked by the suite on every registered name)."""
+    from autocomp.core.plugins import first_use
 
-    name = fmt or suite.format
-    if not registry.plugged("format", name):
-        return
-    problems = suite_problems(suite, limit=20)
-    if problems:
-        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-        raise AutocompError(f"format '{name}' breaks the format contract (autocomp/"
-                            f"contracts.py): {'; '.join(problems[:3])}{more}",
-                            file=suite.source)
+    first_use("format", fmt or suite.format, lambda: suite_problems(suite, limit=20),
+              file=suite.source, key=str(suite.source))

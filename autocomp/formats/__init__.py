@@ -190,9 +190,14 @@ def open_suite(source, fmt: str | None = None, images=None, columns: dict | None
         if not source.exists():
             raise AutocompError("no such file or folder", file=source)
     images = Path(images) if images else None
-    if _takes(opener, "text_only"):
-        return opener(source, images, columns or {}, skip_missing, text_only=text_only)
-    return opener(source, images, columns or {}, skip_missing)  # a plugin written before
+    from autocomp.core.plugins import made, plugin_code
+
+    with plugin_code("format", fmt, f"opening {source}"):
+        if _takes(opener, "text_only"):
+            suite = opener(source, images, columns or {}, skip_missing, text_only=text_only)
+        else:  # a plugin written before text_only
+            suite = opener(source, images, columns or {}, skip_missing)
+    return made("format", fmt, suite, file=source)
 
 
 def _takes(opener, name: str) -> bool:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from autocomp.core.families import required
+
 
 class Kind:
     name: ClassVar[str] = ""  # its registry name (a value kind: the entry field)
@@ -90,6 +92,7 @@ class ValueKind(Kind):
         (key,) = self.look
         look[key] = value
 
+    @required
     def read(self, image, question, subject, detections) -> dict:
         """{"answer", "evidence"}: which of question.hints (value -> this kind's value)
         the image shows for `subject` (its blob; None for kinds without needs_blob)."""
@@ -121,10 +124,12 @@ class GeometryKind(Kind):
     symmetric: ClassVar[bool] = False  # "A near B" says what "B near A" says
     described: ClassVar[str] = ""  # what its geometry is, for messages
 
+    @required
     def holds(self, box_s, box_o, g: dict) -> bool:
         """Whether the drawn boxes show the relation with the generator's margin."""
         raise NotImplementedError
 
+    @required
     def read(self, box_s, box_o, hints: dict) -> str | None:
         """Which relation of `hints` (name -> geometry, all of this kind) the two boxes
         show, or None."""

@@ -11,8 +11,8 @@ column of Table 16 each, in registration order. A metric is a class with
 Each image of a batch is a `Scored`: its array, prompt, task, the probes as answered
 (`rows`: answer, right, dsg, geneval, truth), the detections, whether it survived the
 validation cascade and GenEval's checks; `judge` holds the models (`judge.vqa`,
-`judge.clip`: None unless asked for). The metric contract (autocomp/contracts.py
-metric_problems) runs on a plugin metric's first batch.
+`judge.clip`: None unless asked for). The metric contract (metric_problems) runs on
+every batch, built-ins included.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import ClassVar
 import numpy as np
 
 from autocomp.core import registry
+from autocomp.core.families import required
 
 CLIP_SCALE = 100.0
 
@@ -52,6 +53,7 @@ class Metric:
     verdict: ClassVar[bool] = False
     missing: ClassVar[str] = ""  # why an image gets None, as Table 16's note says it
 
+    @required
     def score(self, batch: list[Scored], judge) -> list[float | None]:
         raise NotImplementedError
 
@@ -181,27 +183,25 @@ def _made(name: str) -> Metric:
     return _instances[cls]
 
 
+def forget(name: str) -> None:
+    """Drop the metric instances made so far (registry.unregister: `name` is gone)."""
+    _instances.clear()
+
+
 def scored_by(batch: list[Scored], judge) -> list[dict]:
-    """Each metric's value per image of the batch ({key: value}); a plugin metric keeps
-    the metric contract on its first batch or is refused in one line."""
-    from autocomp.core.errors import AutocompError
+    """Each metric's value per image of the batch ({key: value}); what a metric gives is
+    held to the metric contract on every batch (one number or None per image, in [0,
+    scale]), or it is refused in one line naming it."""
+    from autocomp.core.plugins import every_batch, plugin_code
 
     out: list[dict] = [{} for _ in batch]
     for key, metric in metrics().items():
-        values = metric.score(batch, judge)
-        if registry.plugged("metric", key) and key not in _kept:
-            problems = metric_problems(metric, values, len(batch))
-            if problems:
-                raise AutocompError(f"metric '{key}' ({type(metric).__module__}."
-                                    f"{type(metric).__name__}) breaks the metric contract "
-                                    f"(autocomp/contracts.py): {'; '.join(problems)}")
-            _kept.add(key)
+        with plugin_code("metric", key, "scoring images"):
+            values = metric.score(batch, judge)
+        every_batch("metric", key, metric_problems(metric, values, len(batch)))
         for got, value in zip(out, values, strict=True):
             got[key] = None if value is None else float(value)
     return out
-
-
-_kept: set[str] = set()
 
 
 def metric_problems(metric, values, images: int) -> list[str]:

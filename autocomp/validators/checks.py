@@ -22,7 +22,7 @@ import numpy as np
 
 from autocomp.concepts.task import Task
 from autocomp.core import registry
-from autocomp.core.errors import AutocompError
+from autocomp.core.families import required
 from autocomp.core.fields import choice, integer, number
 from autocomp.core.records import TRACKS
 from autocomp.core.scene import SceneGraph
@@ -186,6 +186,7 @@ class Check:
         """Whether it reads the detector's segmentation masks (so the detector makes them)."""
         return False
 
+    @required
     def check(self, s: Sample) -> CheckResult:
         raise NotImplementedError
 
@@ -255,42 +256,44 @@ def validate_image(image: np.ndarray, graph: SceneGraph, task: Task, track: str,
     return validate_images([sample], checks)[0]
 
 
-def checked_on_first_use(check, samples: list[Sample]) -> None:
-    """A plugin's check keeps the check contract on its first samples, or is refused in
-    one line before any of its verdicts is kept (built-ins are checked by the tests)."""
+def registered_name(check) -> str:
+    """The name `check`'s class is registered under (its own name when none is)."""
     cls = type(check)
-    if cls in _kept:
-        return
-    _kept.add(cls)
-    if not any(registry.plugged("check", n) and registry.resolve("check", n) is cls
-               for n in registry.names("check")):
-        return
-    from autocomp.validators.contract import check_problems
-
-    try:
-        problems = check_problems(check, samples)
-    except Exception as exc:  # noqa: BLE001 (the plugin's own bug: whatever it raises)
-        problems = [f"it raised {type(exc).__name__} ({' '.join(str(exc).split())[:200]})"]
-    if problems:
-        _kept.discard(cls)
-        raise AutocompError(f"check '{check.name}' ({cls.__module__}.{cls.__name__}) breaks "
-                            f"the check contract (autocomp/contracts.py): {'; '.join(problems)}")
+    return next((n for n in registry.names("check") if registry.resolve("check", n) is cls),
+                check.name)
 
 
-_kept: set[type] = set()  # check classes already seen in this process (plugins: kept)
+def batch_problems(check, results, samples: int) -> list[str]:
+    """The cheap part of the check contract, on every batch: a CheckResult per sample."""
+    if not isinstance(results, list | tuple) or len(results) != samples:
+        got = len(results) if hasattr(results, "__len__") else type(results).__name__
+        return [f"check_many() gave {got} results for {samples} images"]
+    bad = [type(r).__name__ for r in results if not isinstance(r, CheckResult)]
+    return [f"check_many() gave a {bad[0]}, not a CheckResult"] if bad else []
 
 
 def validate_images(samples: list[Sample], checks: list[Check] | None = None
                     ) -> list[list[CheckResult]]:
     """The cascade on several images, check by check: each check sees at once every image
-    that passed the ones before it (so the VQA model answers the whole batch together)."""
+    that passed the ones before it (so the VQA model answers the whole batch together). A
+    plugin's check keeps the check contract on its first samples and gives a CheckResult
+    per image on every batch, or is refused in one line before any verdict is kept."""
+    from autocomp.core.plugins import every_batch, first_use, plugin_code
+    from autocomp.validators.contract import check_problems
+
     results: list[list[CheckResult]] = [[] for _ in samples]
     alive = list(range(len(samples)))
     for check in checks if checks is not None else cascade():
         todo = [i for i in alive if samples[i].track in check.tracks]
-        if todo:
-            checked_on_first_use(check, [samples[i] for i in todo[:2]])
-        for i, result in zip(todo, check.check_many([samples[i] for i in todo]), strict=True):
+        if not todo:
+            continue
+        name = registered_name(check)
+        first = [samples[i] for i in todo[:2]]
+        first_use("check", name, lambda c=check, f=first: check_problems(c, f))
+        with plugin_code("check", name, "checking images"):
+            got = check.check_many([samples[i] for i in todo])
+        every_batch("check", name, batch_problems(check, got, len(todo)))
+        for i, result in zip(todo, got, strict=True):
             results[i].append(result)
         alive = [i for i in alive if not results[i] or results[i][-1].passed]
     return results

@@ -39,12 +39,14 @@ def load_scorer(spec: str, device: str = "cpu", batch_size: int | None = None,
 
     if precision not in PRECISIONS:
         raise AutocompError(f"unknown precision '{precision}' (known: {', '.join(PRECISIONS)})")
+    from autocomp.core.plugins import made, plugin_code
+    from autocomp.eval.scorers.contract import checked_at_load
+
     factory = registry.resolve("scorer", family)
-    scorer = factory(name, pretrained, device=device, batch_size=batch_size)
+    with plugin_code("scorer", family, f"loading '{spec}'"):
+        scorer = made("scorer", family, factory(name, pretrained, device=device,
+                                                batch_size=batch_size))
     if isinstance(scorer, DualEncoder):
         scorer.precision = precision
-    if registry.plugged("scorer", family):  # a plugin's scorer: its contract, before scoring
-        from autocomp.eval.scorers.contract import checked_at_load
-
-        checked_at_load(scorer, spec)
+    checked_at_load(scorer, family, spec)  # a plugin's scorer: its contract, before scoring
     return scorer

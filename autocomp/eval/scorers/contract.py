@@ -123,19 +123,15 @@ def probe_inputs():
     return images, ["a red cube", "a blue sphere to the left of a red cube", "two cones"]
 
 
-def checked_at_load(scorer, spec: str) -> None:
-    """Refuse, in one line, a plugin scorer that breaks its contract (item scorers, which
-    need whole items, are checked by their tests: contracts.item_scorer_problems)."""
-    from autocomp.core.errors import AutocompError
+def checked_at_load(scorer, family: str, spec: str) -> None:
+    """A plugin scorer held to its contract when a model of it is first loaded, in one
+    line (item scorers, which need whole items, are checked on every batch of scores:
+    eval/score_checks.py)."""
+    from autocomp.core.plugins import first_use
 
     if not any(getattr(scorer, k, False) for k in ("embeds_images", "texts_only",
                                                    "scores_pairs")) \
             and getattr(scorer, "kind", None) != "text":
         return
-    try:
-        problems = scorer_problems(scorer, *probe_inputs())
-    except Exception as exc:  # noqa: BLE001 (the plugin's own bug: whatever it raises)
-        problems = [f"it raised {type(exc).__name__} ({' '.join(str(exc).split())[:200]})"]
-    if problems:
-        raise AutocompError(f"model '{spec}': the scorer breaks the scorer contract "
-                            f"(autocomp/contracts.py): {'; '.join(problems)}")
+    first_use("scorer", family, lambda: scorer_problems(scorer, *probe_inputs()), key=spec,
+              about=f"model '{spec}'")

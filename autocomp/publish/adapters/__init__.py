@@ -37,20 +37,62 @@ def copy_template(name: str, dest: Path, fill: dict[str, str] | None = None) -> 
 
 
 def write_all(folder: Path, manifest: dict, dataset_path: str) -> dict:
-    """Every registered adapter's files written under `folder`, by name."""
+    """Every registered adapter's files written under `folder`, by name, each held to the
+    adapter contract. A plugin's adapter writes into a folder of its own beside the
+    export; only the files it declares are moved in (what else it wrote there is left out
+    and counted), so a refused adapter leaves nothing in the export."""
     from autocomp.core import registry
-    from autocomp.core.errors import AutocompError
+    from autocomp.core.plugins import every_batch, plugin_code
 
     out = {}
     for name in registry.names("adapter"):
-        got = registry.resolve("adapter", name)(Path(folder), manifest, dataset_path)
-        if registry.plugged("adapter", name):
-            problems = adapter_problems(got, Path(folder))
-            if problems:
-                raise AutocompError(f"adapter '{name}' breaks the adapter contract "
-                                    f"(autocomp/contracts.py): {'; '.join(problems)}")
+        write = registry.resolve("adapter", name)
+        own = registry.plugged("adapter", name)
+        where = _own_folder(folder, name) if own else Path(folder)
+        try:
+            with plugin_code("adapter", name, "writing its harness files"):
+                got = write(where, manifest, dataset_path)
+            every_batch("adapter", name, adapter_problems(got, where))
+            if own:
+                _move_declared(name, where, Path(folder), got["files"])
+        finally:
+            if own:
+                import shutil
+
+                shutil.rmtree(where, ignore_errors=True)
         out[name] = got
     return out
+
+
+def _own_folder(folder: Path, name: str) -> Path:
+    """A fresh folder beside the export's own temporary folder (a killed export's is
+    cleaned with it)."""
+    import tempfile
+
+    folder = Path(folder)
+    return Path(tempfile.mkdtemp(dir=folder.parent, prefix=f"{folder.name}.adapter-"))
+
+
+def _move_declared(name: str, source: Path, folder: Path, files: list[str]) -> None:
+    """The declared files moved from the adapter's own folder into the export; a name
+    another adapter wrote is refused, undeclared files are left out and counted."""
+    import os
+
+    from autocomp.core.log import package_logger
+    from autocomp.core.plugins import broken
+
+    log = package_logger(__name__)
+    for rel in files:
+        dest = folder / rel
+        if dest.exists() or dest.is_symlink():
+            raise broken("adapter", name, [f"file {rel!r} is in the export already "
+                                           "(another adapter wrote it)"])
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(source / rel, dest)
+    left = sorted(str(p.relative_to(source)) for p in source.rglob("*") if not p.is_dir())
+    if left:
+        log.warning(f"adapter '{name}' wrote {len(left)} file(s) it did not declare, left "
+                    f"out of the export: {', '.join(left[:5])}")
 
 
 def adapter_problems(got, folder: Path) -> list[str]:
@@ -70,6 +112,6 @@ def adapter_problems(got, folder: Path) -> list[str]:
         if not isinstance(name, str) or Path(name).is_absolute() or not \
                 path.is_relative_to(root):
             problems.append(f"file {name!r} is not a path inside the export folder")
-        elif not path.is_file():
-            problems.append(f"file {name!r} was not written")
+        elif (folder / name).is_symlink() or not path.is_file():
+            problems.append(f"file {name!r} was not written (or is not a regular file)")
     return problems
