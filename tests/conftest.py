@@ -345,8 +345,8 @@ def pytest_runtest_protocol(item, nextitem):
 
 @pytest.fixture
 def registered():
-    """register() for this test only: every name it adds is taken out afterwards."""
-    from autocomp.concepts import drawn
+    """register() for this test only: every name it adds is taken out afterwards, with
+    every cache that holds it (registry.unregister)."""
     from autocomp.core import registry
 
     added = []
@@ -358,7 +358,6 @@ def registered():
     yield add
     for family, name in added:
         registry.unregister(family, name)
-    drawn.kind.cache_clear()
 
 
 def docs_examples(tmp_path, monkeypatch) -> None:

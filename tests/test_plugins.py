@@ -1,0 +1,121 @@
+"""core/plugins.py: where a plugin's output enters results, each family holds it to its
+contract in one line naming it (exit 1: the same command fails alike until the plugin is
+fixed). Each plugin below makes one deliberate mistake."""
+
+import types
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from autocomp.cli import main
+from autocomp.core import registry
+from autocomp.core.errors import AutocompError
+from autocomp.core.families import FAMILY
+from autocomp.core.plugins import PluginError
+from autocomp.eval.scorers.base import ItemScorer
+from autocomp.kinds.base import ValueKind
+from autocomp.t2i.metrics import Metric, Scored, scored_by
+
+
+class NoRead(ValueKind):  # a value kind that never says how to read its values back
+    look = ("rim",)
+
+
+def test_a_kind_without_its_own_read_is_refused_by_its_shape(registered):
+    registered("kind", "noread", "test_plugins:NoRead")
+    with pytest.raises(AutocompError) as err:
+        registry.resolve("kind", "noread")
+    assert str(err.value) == ("kind 'noread' (test_plugins:NoRead) has no method read() of "
+                              "its own")
+
+
+class Flaky(Metric):  # a t2i metric: fine on its first batch, NaN on the next
+    column = "Flaky (%)"
+    calls = 0
+
+    def score(self, batch, judge):
+        Flaky.calls += 1
+        return [0.5 if Flaky.calls == 1 else float("nan")] * len(batch)
+
+
+def _batch(k: int) -> list[Scored]:
+    row = {"right": True, "dsg": True, "p": None}
+    return [Scored(np.zeros((4, 4, 3), np.uint8), None, None, [row], [], True, [True])
+            for _ in range(k)]
+
+
+def test_a_metric_is_held_to_its_contract_on_every_batch(registered):
+    registered("metric", "flaky", "test_plugins:Flaky")
+    Flaky.calls = 0
+    judge = types.SimpleNamespace(vqa=None, clip=None)
+    assert [r["flaky"] for r in scored_by(_batch(2), judge)] == [0.5, 0.5]
+    with pytest.raises(PluginError) as err:
+        scored_by(_batch(2), judge)
+    assert str(err.value) == ("metric 'flaky' (test_plugins:Flaky) breaks the metric "
+                              "contract (autocomp/contracts.py): score() gave nan: a value "
+                              "is a number in [0, 1.0] or None")
+    assert err.value.exit_code == 1
+
+
+def not_a_scorer(name, pretrained=None, device="cpu", batch_size=None):
+    return {"name": name}
+
+
+def listed(source, images, columns, skip_missing):
+    return [{"id": "0"}]
+
+
+def test_a_factory_must_make_what_its_family_makes(registered, tmp_path):
+    from autocomp.eval.scorers import load_scorer
+    from autocomp.formats import open_suite
+
+    registered("scorer", "notascorer", "test_plugins:not_a_scorer")
+    with pytest.raises(PluginError) as err:
+        load_scorer("notascorer:x")
+    assert str(err.value) == ("scorer 'notascorer' (test_plugins:not_a_scorer) breaks the "
+                              "scorer contract (autocomp/contracts.py): it returned dict, not "
+                              "a Scorer")
+    registered("format", "listy", "test_plugins:listed")
+    (tmp_path / "x.json").write_text("[]")
+    with pytest.raises(PluginError) as err:
+        open_suite(tmp_path / "x.json", "listy")
+    assert str(err.value).endswith("format 'listy' (test_plugins:listed) breaks the format "
+                                   "contract (autocomp/contracts.py): it returned list, not a "
+                                   "Suite")
+
+
+class Boom(ItemScorer):  # an item scorer with a bug of its own
+    family = "boom"
+
+    def score_item(self, item, candidates, truth):
+        return [len(candidates)] + None  # TypeError
+
+
+def test_a_plugins_own_bug_is_one_line_that_says_rerunning_will_not_help(registered,
+                                                                         demo_run, tmp_path):
+    registered("scorer", "boom", "test_plugins:Boom")
+    got = CliRunner().invoke(main, ["eval", str(demo_run), "--model", "boom:x", "--benchmark",
+                                    "shape_color-n2/minimal-swap", "-o", str(tmp_path / "r")])
+    assert got.exit_code == 1, got.output
+    last = got.output.strip().splitlines()[-1]
+    assert last.startswith("Error: scorer 'boom' (test_plugins:Boom) raised TypeError while "
+                           "scoring shape_color-n2/minimal-swap (")
+    assert last.endswith("): fix the plugin; running the same command again fails alike")
+    assert "Traceback" not in got.output
+    assert not list((tmp_path / "r").rglob("*.json"))
+
+
+def test_unregister_forgets_every_cache_of_the_entry(registered):
+    from autocomp.concepts import drawn
+
+    registered("metric", "flaky", "test_plugins:Flaky")
+    FAMILY["metric"].passed.add(("flaky", ""))
+    registry.resolve("metric", "flaky")
+    before = drawn.kind("rgb")
+    registry.unregister("metric", "flaky")
+    assert "flaky" not in FAMILY["metric"].checked
+    assert not {k for k in FAMILY["metric"].passed if k[0] == "flaky"}
+    registered("kind", "noread2", "test_plugins:NoRead")
+    registry.unregister("kind", "noread2")
+    assert drawn.kind("rgb") is not before  # the kinds made before are made again
