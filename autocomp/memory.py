@@ -256,8 +256,17 @@ def _range(pair) -> str:
 
 
 # -- the plan ----------------------------------------------------------------------------
-EMBEDDED = {"template", "procedural", "color-blobs", "pixels"}
-SERVED = {"openai"}  # the model runs in its own server, not in autocomp's processes
+def gpu_cost(family: str, backend) -> str:
+    """What the backend's class declares (core/backend.Backend.gpu_cost: "model",
+    "served", "none"), or "undeclared"."""
+    from autocomp.core import registry
+
+    return getattr(registry.resolve(family, backend.name), "gpu_cost", None) or "undeclared"
+
+
+def local_model(family: str, backend) -> bool:
+    """Whether the backend runs a model in this process (its memory is planned)."""
+    return gpu_cost(family, backend) == "model"
 
 
 def _options(family: str, backend) -> dict:
@@ -272,21 +281,21 @@ def stage_rows(cfg, batches: dict | None = None) -> list[dict]:
     batches = batches or {}
     rows = []
     w = cfg.captions.writer
-    if w.name not in EMBEDDED | SERVED:
+    if local_model("writer", w):
         opts = _options("writer", w)
         opts["batch_size"] = batches.get("captions", opts.get("batch_size", 16))
         rows.append({"stage": "captions", **captions(opts), "batch": opts["batch_size"],
                      "field": "captions.options.batch_size"})
     g = cfg.generate.generator
-    if g.name not in EMBEDDED | SERVED:
+    if local_model("generator", g):
         batch = batches.get("images", cfg.generate.batch_size)
         rows.append({"stage": "images", **images(_options("generator", g), batch),
                      "batch": batch, "field": "generate.batch_size"})
     v = cfg.validate
-    detector = None if v.detector.name in EMBEDDED | SERVED else _options("detector",
-                                                                          v.detector)
-    answerer = None if v.answerer.name in EMBEDDED | SERVED else _options("answerer",
-                                                                          v.answerer)
+    detector = _options("detector", v.detector) if local_model("detector", v.detector) \
+        else None
+    answerer = _options("answerer", v.answerer) if local_model("answerer", v.answerer) \
+        else None
     if detector is not None or answerer is not None:
         batch = batches.get("validation", v.batch_size)
         from autocomp.validators.checks import cascade

@@ -37,7 +37,6 @@ PAPER_COST = {  # GPU-seconds per unit (Auto-Comp Table 18)
     "vqa": 0.1 * 3600 * GPUS / 47_000,
 }
 VQA_SHARE = 0.47  # images that reach the VQA check (paper, Table 3 average)
-EMBEDDED = memory.EMBEDDED
 
 
 def _model(options: dict) -> str:
@@ -108,9 +107,15 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
     weights = [(n, s.count) for s in cfg.concepts for n in (s.n or (3,))]
     mean_n = sum(n * c for n, c in weights) / max(sum(c for _, c in weights), 1)
     masks = any(c.needs_masks for c in cascade(cfg.validate.checks))
-    rows, image_options = [], {}
+    rows, image_options, unpriced = [], {}, []
     for name, family, backend, units, key in stages:
-        free = backend.name in EMBEDDED
+        cost = memory.gpu_cost(family, backend)
+        free = cost in ("none", "undeclared")
+        if cost == "undeclared":
+            where = registry.FAMILIES[family][backend.name]
+            unpriced.append(f"{name}: {family} '{backend.name}' ({where}) declares no GPU "
+                            "cost (its class's gpu_cost: model, served or none): counted "
+                            "as 0 GPU-h, its memory not planned")
         options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
         if backend.name == "vllm":
             options = served(options, cfg.captions.batch_size if key == "caption" else 256)
@@ -149,7 +154,8 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                 "source": source, "hours": round(sum(r["measured_hours"] for r in rows), 1),
                 "gpu": cal.gpu if cal else None, "notes": notes},
             "levers": levers(image_options, images, gpus,
-                             cfg.generate.generator.name in EMBEDDED),
+                             memory.gpu_cost("generator", cfg.generate.generator) != "model"),
+            "unpriced": unpriced,
             "memory": {gpu: memory.fit(cfg, memory.card(gpu)[0]) for gpu in gpus},
             "host": host.plan(memory.stage_rows(cfg), per_node, None if cal is None else
                               cal.parts.get("host_memory", {}).get("new_anon_peak_gib")),
@@ -177,7 +183,7 @@ def writer_costs(cfg: RunConfig, concepts: int, gpus) -> dict:
     prompts and sampling): transformers' generate at its batch, vLLM with the stage's batch
     handed at once. Empty when the config's writer runs no model here."""
     writer = cfg.captions.writer
-    if writer.name in EMBEDDED or writer.name == "openai":
+    if memory.gpu_cost("writer", writer) != "model":
         return {}
     out = {}
     for name in ("transformers", "vllm"):
@@ -219,7 +225,8 @@ def t2i_cost(cfg: RunConfig, gpus, mean_n: float) -> dict:
             ("soft", "answerer", answerer, "soft", 2 * mean_n + 1),
             ("vqascore", "answerer", answerer, "vqascore", 1)):
         options = {**registry.resolve(family, backend.name).defaults(), **backend.options}
-        free = backend.name in EMBEDDED or (key == "soft" and not soft)
+        free = memory.gpu_cost(family, backend) in ("none", "undeclared") or (
+            key == "soft" and not soft)
         parts[key] = {gpu: [0.0, 0.0] if free else [round(v, 3) for v in costs.seconds(
             unit, options, memory.CARDS[gpu][1], n, masks=True)] for gpu in gpus}
     total = {gpu: [round(sum(p[gpu][i] for p in parts.values()), 2) for i in (0, 1)]
@@ -290,6 +297,7 @@ def format_plan(p: dict) -> str:
         est = "".join(f" {_range(r['estimate'][g]):>16}" for g in gpus)
         lines.append(f"  {r['stage']:<24} {r['backend']:<20} {r['units']:>9,}{est} "
                      f"{r['paper_hours']:>12.2f}  {r['model']}")
+    lines += [f"  Not priced: {u}" for u in p.get("unpriced", [])]
     where = (f"{p['processes']} GPU(s) ({p['nodes']} node(s) x {p['per_node']})")
     best, worst = p["utilisation"]
     lines.append("")
@@ -305,7 +313,8 @@ def format_plan(p: dict) -> str:
                          f"only, a different card: calibrate on it with scripts/gpu_check.py "
                          "there)")
     if not p["paper_hours"] and not any(high for _, high in p["estimate"].values()):
-        lines.append("No GPU work: every backend is embedded (CPU).")
+        lines.append("No GPU work: every backend is embedded (CPU)." if not p.get("unpriced")
+                     else "No GPU work priced: every other backend runs on the CPU.")
         lines += [disk.format_plan(p["disk"]), "then: build (benchmarks, CPU, minutes)"]
         return "\n".join(lines)
     for gpu, (low, high) in p["estimate"].items():

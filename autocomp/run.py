@@ -32,8 +32,10 @@ def provenance() -> dict:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
+    from autocomp.core.plugins import recorded
+
     return {"autocomp": __version__, "python": sys.version.split()[0],
-            "platform": platform.platform(), "packages": versions}
+            "platform": platform.platform(), "packages": versions, "plugins": recorded()}
 
 
 class Run:

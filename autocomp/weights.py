@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autocomp.core.errors import WeightsMissing
 from autocomp.core.registry import resolve
-from autocomp.memory import EMBEDDED, SERVED
+from autocomp.memory import gpu_cost
 
 MODEL_KEYS = ("model", "detector_model", "segmenter_model")
 # (stage, registry family, the config field naming the backend, the field of its options)
@@ -40,7 +40,8 @@ def configured(cfg, stages=None) -> list[tuple[str, str, str | None]]:
     out = []
     for stage, family, where, field in _BACKENDS:
         spec = _at(cfg, where)
-        if spec.name in EMBEDDED | SERVED or (stages is not None and stage not in stages):
+        if gpu_cost(family, spec) in ("none", "served") or (stages is not None
+                                                            and stage not in stages):
             continue
         options = {**resolve(family, spec.name).defaults(), **spec.options}
         for key in MODEL_KEYS:
@@ -57,7 +58,7 @@ def missing_packages(cfg, stages=None) -> list[str]:
     out = []
     for stage, family, where, _ in _BACKENDS:
         backend = _at(cfg, where)
-        if backend.name in EMBEDDED or (stages is not None and stage not in stages):
+        if gpu_cost(family, backend) == "none" or (stages is not None and stage not in stages):
             continue
         extra = getattr(resolve(family, backend.name), "extra", "")
         missing = missing_extra(extra) if extra else []

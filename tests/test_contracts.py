@@ -624,8 +624,8 @@ def test_a_plugin_scorer_of_the_wrong_shape_is_refused_before_scoring(
     assert out.exit_code != 0
     assert out.output.strip().splitlines()[-1] == (
         "Error: scorer 'ints' (test_contracts:make_ints) on model 'ints:len' breaks the scorer "
-        "contract (autocomp/contracts.py): score_texts returned int64, not float32; score_texts returned shape (3,) for 3 "
-        "inputs (rows, size)")
+        "contract (autocomp/contracts.py): score_texts returned int64, not float32; "
+        "score_texts returned shape (3,) for 3 inputs (rows, size)")
     assert not list((tmp_path / "results").rglob("*.json"))  # nothing was scored
 
 

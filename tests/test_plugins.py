@@ -119,3 +119,67 @@ def test_unregister_forgets_every_cache_of_the_entry(registered):
     registered("kind", "noread2", "test_plugins:NoRead")
     registry.unregister("kind", "noread2")
     assert drawn.kind("rgb") is not before  # the kinds made before are made again
+
+
+def test_the_plugins_registered_are_recorded_with_their_source(registered, demo_run,
+                                                                 tmp_path):
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from autocomp.eval.cells import result_file
+    from autocomp.run import provenance
+
+    registered("metric", "flaky", "test_plugins:Flaky")
+    want = [{"family": "metric", "name": "flaky", "target": "test_plugins:Flaky",
+             "distribution": None, "version": None,
+             "source_sha256": hashlib.sha256(Path(__file__).read_bytes()).hexdigest()}]
+    assert provenance()["plugins"] == want
+    got = CliRunner().invoke(main, ["eval", str(demo_run), "--model", "blind:length",
+                                    "--benchmark", "shape_color-n2/minimal-swap",
+                                    "-o", str(tmp_path / "r")])
+    assert got.exit_code == 0, got.output
+    result = json.loads(result_file(tmp_path / "r", "blind:length",
+                                    "shape_color-n2/minimal-swap").read_text())
+    assert result["plugins"] == want
+    check = CliRunner().invoke(main, ["results", "check", str(tmp_path / "r")])
+    assert check.exit_code == 0, check.output
+
+
+class CpuWriter:  # a caption writer on the CPU that does not say what it costs
+    pass
+
+
+def _cpu_writer():
+    from autocomp.core.backend import Backend
+
+    class Writer(Backend):
+        def write(self, requests):
+            return ["a cube." for _ in requests]
+    return Writer
+
+
+def test_a_backend_that_declares_no_cost_is_listed_not_priced_as_a_12b_model(registered,
+                                                                            tmp_path):
+    from autocomp import memory
+    from autocomp.config import load_config
+    from autocomp.plan import format_plan, plan
+
+    CpuWriter.Writer = _cpu_writer()
+    registered("writer", "cpu", "test_plugins:CpuWriter.Writer")
+    (tmp_path / "c.yaml").write_text("name: c\nconcepts:\n  - {task: shape_color, n: [2], "
+                                     "count: 10000}\ncaptions: {writer: cpu}\n")
+    cfg = load_config(tmp_path / "c.yaml")
+    got = plan(cfg, gpus=("H100",))
+    captions = next(r for r in got["stages"] if r["stage"] == "captions")
+    assert captions["estimate"]["H100"] == [0.0, 0.0]
+    assert got["unpriced"] == [
+        "captions: writer 'cpu' (test_plugins:CpuWriter.Writer) declares no GPU cost (its "
+        "class's gpu_cost: model, served or none): counted as 0 GPU-h, its memory not planned"]
+    assert "captions" not in {r["stage"] for r in memory.stage_rows(cfg)}
+    assert "  Not priced: captions: writer 'cpu'" in format_plan(got)
+    CpuWriter.Writer.gpu_cost = "none"
+    assert plan(cfg, gpus=("H100",))["unpriced"] == []
+    CpuWriter.Writer.gpu_cost = "model"  # says it runs a model: priced from its options
+    priced = next(r for r in plan(cfg, gpus=("H100",))["stages"] if r["stage"] == "captions")
+    assert priced["estimate"]["H100"][1] > 0

@@ -13,6 +13,7 @@ from autocomp.models.chat import ChatClient
 
 
 class OpenAIWriter(Backend):
+    gpu_cost = "served"  # a model in its own server (core/backend.Backend.gpu_cost)
     extra = "openai"
     forwards_options_to = ChatClient.__init__
     run_options = ("timeout", "max_retries", "concurrency")

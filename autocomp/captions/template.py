@@ -37,6 +37,8 @@ NEAR = ("beside", "next to", "near", "close to")
 
 
 class TemplateWriter(Backend):
+    gpu_cost = "none"  # runs on the CPU (core/backend.Backend.gpu_cost)
+
     def __init__(self, slip_rate: float = 0.0):
         self.slip_rate = float(slip_rate)
 

@@ -13,6 +13,7 @@ the same thing everywhere.
                                      its family makes (a Scorer, a Suite)
   plugin_code(family, name)          a plugin's own bug (TypeError, NotImplementedError,
                                      ...) raised while it runs, as one line naming it
+  recorded()                         the plugins registered, as provenance records them
 
 Each failure is a PluginError: one line naming the family, the entry and its
 module:attribute, with exit status 1 (the same command fails alike until the plugin is
@@ -109,3 +110,38 @@ def plugin_code(family: str, name: str, doing: str):
                           f"{type(exc).__name__} while {doing} "
                           f"({' '.join(str(exc).split())[:200]}): fix the plugin; running "
                           "the same command again fails alike") from None
+
+
+def recorded() -> list[dict]:
+    """Every plugin entry registered in this process, as a run's config and every result
+    record it: family, name, target, the module's distribution and version (None when it
+    is not installed as one) and the sha256 of the module's source file (None when it has
+    none), sorted."""
+    from autocomp.core import registry
+
+    registry.load_plugins()
+    return [_record(family, name) for family, name in sorted(registry.PLUGGED)]
+
+
+def _record(family: str, name: str) -> dict:
+    import hashlib
+    import importlib.util
+    from importlib import metadata
+
+    module = target(family, name).split(":")[0]
+    digest = distribution = version = None
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin and spec.has_location:
+        try:
+            with open(spec.origin, "rb") as fh:
+                digest = hashlib.sha256(fh.read()).hexdigest()
+        except OSError:
+            pass
+    top = module.split(".")[0]
+    for dist in metadata.packages_distributions().get(top, [])[:1]:
+        distribution, version = dist, metadata.version(dist)
+    return {"family": family, "name": name, "target": target(family, name),
+            "distribution": distribution, "version": version, "source_sha256": digest}

@@ -12,6 +12,8 @@ result; `autocomp results check` asks for it):
                    text): a VLM's prompt, VQAScore's question and answer, "{caption}" for a
                    dual encoder; None for a rule
   hardware         the device, its name (a GPU's), python, torch where loaded, platform
+  plugins          every plugin registered when it was scored (core/plugins.recorded:
+                   family, name, target, distribution and version, source sha256)
 
 The digest is taken once per scorer, after it scored (its weights are loaded then).
 """
@@ -25,8 +27,11 @@ import sys
 
 def provenance(scorer) -> dict:
     """The fields above for a scorer that has scored."""
+    from autocomp.core.plugins import recorded
+
     return {"weights": weights_of(scorer), "seed": getattr(scorer, "seed", None),
-            "prompt_template": template_of(scorer), "hardware": hardware(scorer)}
+            "prompt_template": template_of(scorer), "hardware": hardware(scorer),
+            "plugins": recorded()}
 
 
 def _modules(scorer) -> list:

@@ -74,6 +74,11 @@ def field_problems(data) -> list[str]:
     elif weights.get("kind") not in ("rule", "served") and not (
             weights.get("digest") or weights.get("revision")):
         out.append("field 'weights': neither a digest nor a revision of the weights")
+    plugins = data.get("plugins", [])
+    if not isinstance(plugins, list) or not all(isinstance(p, dict) and isinstance(
+            p.get("target"), str) for p in plugins):
+        out.append(f"field 'plugins': expected a list of records with a target, got "
+                   f"{plugins!r:.60}")
     if data["n_items"] < 1:
         out.append(f"field 'n_items': expected at least 1, got {data['n_items']}")
     if data.get("baseline") not in (None, "blind", "reference"):

@@ -16,6 +16,7 @@ class OnDevice:
     """For backends with a `device` attribute: the stage hands each rank its device."""
 
     device: str | None = None
+    gpu_cost = "model"  # a model on this process's device (core/backend.Backend.gpu_cost)
 
     def bind_device(self, device: str) -> None:
         self.device = resolve_device(self.device or device)

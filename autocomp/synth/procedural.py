@@ -41,9 +41,11 @@ from autocomp.synth.shapes import SHAPES, pattern_pitch
 
 
 class ProceduralGenerator(Backend):
+    gpu_cost = "none"  # runs on the CPU (core/backend.Backend.gpu_cost)
     # PNG bytes per pixel, measured: configs/demo.yaml at 256 px, 792 images: flat minimal
     # images 0.026, textured contextual rooms 1.05 (both tracks of every concept: 0.54)
     png_bytes_per_pixel = 0.54
+
     def __init__(self, size: int = 256, faults: dict | None = None, outline: int = 2,
                  stand_ins: bool = False):
         self.size = size

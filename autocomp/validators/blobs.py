@@ -25,6 +25,8 @@ WHITE_MIN = 231  # a pixel whose channels are all >= this is white
 
 
 class ColorBlobDetector(Backend):
+    gpu_cost = "none"  # runs on the CPU (core/backend.Backend.gpu_cost)
+
     def __init__(self, min_area: float = 0.002, min_iou: float = 0.8):
         self.min_area = min_area  # share of the image a blob must cover
         self.min_iou = min_iou

@@ -31,6 +31,8 @@ UNKNOWN = "unknown"
 
 
 class PixelAnswerer(Backend):
+    gpu_cost = "none"  # runs on the CPU (core/backend.Backend.gpu_cost)
+
     @classmethod
     def cannot_handle(cls, task, options: dict | None = None) -> str | None:
         """It reads only what a kind draws: an attribute entry's value kind (a color,

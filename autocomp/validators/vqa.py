@@ -179,6 +179,7 @@ class TransformersAnswerer(Likely, Asking, OnDevice, Backend):
 
 
 class OpenAIAnswerer(Asking, Backend):
+    gpu_cost = "served"  # a model in its own server (core/backend.Backend.gpu_cost)
     extra = "openai"
     forwards_options_to = ChatClient.__init__
     run_options = ("timeout", "max_retries", "concurrency")
