@@ -71,7 +71,7 @@ def test_readmes_evaluation_runs_on_the_base_install(demo_run, tmp_path):
     assert {"torch", "open_clip", "transformers"} <= set(EXTRAS_ONLY)
     env = {**os.environ, "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1",
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    commands = readme_block("Evaluation in five commands")
+    commands = readme_block("Evaluation in six commands")
     assert len(commands) == 5 and commands[0].startswith("autocomp eval runs/demo")
     check = subprocess.run([sys.executable, "-c", "import torch"], env=env,
                            capture_output=True, text=True, cwd=work)

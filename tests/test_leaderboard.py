@@ -43,12 +43,15 @@ def made(tmp_path):
 
 @pytest.mark.slow
 def test_results_carry_provenance_and_pass_the_check(scored):
-    from autocomp.eval.schema import FIELDS, result_files
+    from jsonschema import Draft202012Validator
+
+    from autocomp.eval.schema import result_files, schema
 
     files = result_files(scored)
     assert len(files) == 6
     data = json.loads(files[0].read_text())
-    assert set(FIELDS) <= set(data)
+    assert set(schema()["required"]) <= set(data)
+    assert list(Draft202012Validator(schema()).iter_errors(data)) == []
     assert data["weights"]["kind"] == "rule" and data["hardware"]["device"] == "cpu"
     got = CliRunner().invoke(main, ["results", "check", str(scored)])
     assert got.exit_code == 0, got.output
@@ -65,7 +68,12 @@ def _credits(pred, credit, **more) -> None:
 @pytest.mark.parametrize("damage, needle", [
     (lambda d, p: d.pop("weights"), "field 'weights' (the weights' source and digest or "
                                     "revision): missing"),
-    (lambda d, p: d.update(seed="7"), "field 'seed': expected int/NoneType, got '7'"),
+    (lambda d, p: d.update(seed="7"), "field 'seed': expected an integer or null, got '7'"),
+    (lambda d, p: d.update(ties="loose"), "field 'ties': expected one of strict, aware, "
+                                          "argmax, got 'loose'"),
+    (lambda d, p: d.update(n_items=True), "field 'n_items': expected an integer, got True"),
+    (lambda d, p: d.update(plugins=[{"family": "metric", "name": "x"}]),
+     "field 'plugins.0.target' (module:attribute): missing"),
     (lambda d, p: d["metrics"].update(accuracy=101.0), "field 'metrics.accuracy'"),
     (lambda d, p: p.write_text("".join(p.read_text().splitlines(True)[1:])),
      "lines in"),
@@ -76,7 +84,8 @@ def _credits(pred, credit, **more) -> None:
                                           "got 1e+308"),
     (lambda d, p: d.update(chance=-50), "field 'chance': expected a number in [0, 100]"),
     (lambda d, p: d.update(chance=500), "field 'chance': expected a number in [0, 100]"),
-    (lambda d, p: d.update(chance=float("nan")), "field 'chance': expected int/float, got nan"),
+    (lambda d, p: d.update(chance=float("nan")), "field 'chance': expected a finite number, "
+                                                 "got nan"),
     (lambda d, p: d["metrics"].update(accuracy_tie_aware=float("inf")),
      "field 'metrics.accuracy_tie_aware': expected a finite number, got inf"),
     (lambda d, p: _credits(p, "abc"), "field 'tie_credit': expected a number in [0, 1], "

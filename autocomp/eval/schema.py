@@ -17,24 +17,11 @@ from pathlib import Path
 from autocomp.core.errors import AutocompError
 
 NUMBER = (int, float)
-FIELDS: dict[str, tuple[tuple, str]] = {
-    "benchmark": ((str,), "the benchmark's name"),
-    "model": ((str,), "the model's spec"),
-    "format": ((str,), "the benchmark's format"),
-    "n_items": ((int,), "the items scored"),
-    "metrics": ((dict,), "the scores"),
-    "chance": (NUMBER, "the chance accuracy"),
-    "ties": ((str,), "the tie rule"),
-    "precision": ((str,), "fp32, bf16 or fp16"),
-    "benchmark_fingerprint": ((str,), "the digest of the items scored"),
-    "autocomp_version": ((str,), "the version that scored it"),
-    "weights": ((dict,), "the weights' source and digest or revision"),
-    "seed": ((int, type(None)), "the scorer's seed"),
-    "prompt_template": ((str, type(None)), "what the model is asked"),
-    "hardware": ((dict,), "where it ran"),
-}
+SCHEMA = Path(__file__).with_name("result.schema.json")  # the published JSON Schema
 TIES = ("strict", "aware", "argmax")
 TOLERANCE = 0.01  # points: the recorded accuracy is rounded to 4 decimals
+JSON_TYPES = {"integer": "an integer", "number": "a number", "string": "a string",
+              "object": "an object", "array": "a list", "null": "null", "boolean": "true or false"}
 
 
 def _bad_type(value, types) -> bool:
@@ -45,46 +32,53 @@ def _bad_type(value, types) -> bool:
     return isinstance(value, float) and not math.isfinite(value)
 
 
+def schema() -> dict:
+    return json.loads(SCHEMA.read_text(encoding="utf-8"))
+
+
 def field_problems(data) -> list[str]:
-    """"field 'x': ..." for each field missing or of the wrong type (none: []) ."""
+    """"field 'x': ..." for each way `data` breaks the results schema (result.schema.json,
+    validated with jsonschema), then for every number that is NaN or infinite, and weights
+    with neither a digest nor a revision (none: [])."""
+    from jsonschema import Draft202012Validator
+
     if not isinstance(data, dict):
         return [f"expected a JSON object, got {type(data).__name__}"]
-    out = []
-    for name, (types, what) in FIELDS.items():
-        if name not in data:
-            out.append(f"field '{name}' ({what}): missing")
-        elif _bad_type(data[name], types):
-            names = "/".join(t.__name__ for t in types)
-            out.append(f"field '{name}': expected {names}, got {data[name]!r:.60}")
+    out = [f"field '{where}': expected a finite number, got {value!r:.40}"
+           for where, value in _non_finite(data)][:5]
+    errors = sorted(Draft202012Validator(schema()).iter_errors(data),
+                    key=lambda e: [str(x) for x in e.absolute_path])
+    out += [_said(e) for e in errors]
     if out:
         return out
-    if data["ties"] not in TIES:
-        out.append(f"field 'ties': expected one of {', '.join(TIES)}, got {data['ties']!r:.40}")
-    accuracy = data["metrics"].get("accuracy")
-    if _bad_type(accuracy, NUMBER) or not 0 <= accuracy <= 100:
-        out.append(f"field 'metrics.accuracy': expected a number in [0, 100], got "
-                   f"{accuracy!r:.40}")
-    if not 0 <= data["chance"] <= 100:
-        out.append(f"field 'chance': expected a number in [0, 100], got {data['chance']!r:.40}")
-    out += [f"field 'metrics.{where}': expected a finite number, got {value!r:.40}"
-            for where, value in _non_finite(data["metrics"])][:5]
     weights = data["weights"]
-    if not isinstance(weights.get("source"), str):
-        out.append("field 'weights.source': missing")
-    elif weights.get("kind") not in ("rule", "served") and not (
+    if weights.get("kind") not in ("rule", "served") and not (
             weights.get("digest") or weights.get("revision")):
         out.append("field 'weights': neither a digest nor a revision of the weights")
-    plugins = data.get("plugins", [])
-    if not isinstance(plugins, list) or not all(isinstance(p, dict) and isinstance(
-            p.get("target"), str) for p in plugins):
-        out.append(f"field 'plugins': expected a list of records with a target, got "
-                   f"{plugins!r:.60}")
-    if data["n_items"] < 1:
-        out.append(f"field 'n_items': expected at least 1, got {data['n_items']}")
-    if data.get("baseline") not in (None, "blind", "reference"):
-        out.append(f"field 'baseline': expected blind, reference or null, got "
-                   f"{data['baseline']!r:.40}")
     return out
+
+
+def _said(error) -> str:
+    """One jsonschema error as one line naming the field and the value."""
+    path = ".".join(str(x) for x in error.absolute_path)
+    rule, value, sub = error.validator, error.instance, error.schema
+    if rule == "required":
+        name = error.message.split("'")[1]
+        what = sub.get("properties", {}).get(name, {}).get("description")
+        field = f"{path}.{name}" if path else name
+        return f"field '{field}'{f' ({what})' if what else ''}: missing"
+    if rule == "type":
+        types = sub["type"] if isinstance(sub["type"], list) else [sub["type"]]
+        want = " or ".join(JSON_TYPES.get(t, t) for t in types)
+        return f"field '{path}': expected {want}, got {value!r:.60}"
+    if rule in ("minimum", "maximum"):
+        low, high = sub.get("minimum"), sub.get("maximum")
+        want = f"a number in [{low}, {high}]" if high is not None else f"at least {low}"
+        return f"field '{path}': expected {want}, got {value!r:.40}"
+    if rule == "enum":
+        names = ", ".join("null" if v is None else str(v) for v in sub["enum"])
+        return f"field '{path}': expected one of {names}, got {value!r:.40}"
+    return f"field '{path or '(the result)'}': {error.message[:120]}"
 
 
 def _non_finite(value, where: str = ""):
