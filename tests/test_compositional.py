@@ -476,12 +476,16 @@ def test_a_format_plugin_written_before_text_only_still_opens(tmp_path, monkeypa
 
     seen = []
 
+    from autocomp.formats.suite import Suite
+
+    suite = Suite("tsv", tmp_path, tmp_path, [])
+
     def old_opener(source, images, columns, skip_missing):  # no text_only argument
         seen.append((source, images))
-        return "suite"
+        return suite
 
     monkeypatch.setattr(registry, "resolve", lambda family, name: old_opener)
-    assert open_suite(tmp_path, "tsv", text_only=True) == "suite"
+    assert open_suite(tmp_path, "tsv", text_only=True) is suite
     assert seen == [(tmp_path, None)]
 
 

@@ -458,6 +458,9 @@ class Never(GeometryKind):  # a geometry kind whose relation never holds
     def place(self, base, sign, dims_s, dims_o, g, size, rng):
         return base[0] + sign * 60, base[1]
 
+    def read(self, box_s, box_o, hints):
+        return None
+
 
 def test_a_layout_that_cannot_be_found_is_one_line_naming_the_task(registered, tmp_path):
     registered("kind", "never", "test_contracts:Never")

@@ -656,5 +656,5 @@ def test_every_metric_keeps_the_metric_contract_and_a_plugins_is_a_column(run, t
                                     "--tasks", "shape_color-n2", "-o", str(tmp_path / "loud")])
     assert res.exit_code != 0
     assert res.output.strip().splitlines()[-1] == (
-        "Error: metric 'loud' (test_t2i.Loud) breaks the metric contract (autocomp/"
+        "Error: metric 'loud' (test_t2i:Loud) breaks the metric contract (autocomp/"
         "contracts.py): score() gave 2.0: a value is a number in [0, 1.0] or None")
