@@ -19,10 +19,10 @@ import traceback
 from contextlib import ExitStack
 from pathlib import Path
 
-from autocomp import weights
 from autocomp.core import registry
 from autocomp.core.errors import MEANING, AutocompError, MemoryRefused, error_for, exit_code
 from autocomp.core.locks import fence, holder_of, holding, mine, tokens, unwatch, watch
+from autocomp.planning import weights
 from autocomp.run import Run
 from autocomp.runtime.launch import clean_orphans, distributed, launch, need_accelerate
 from autocomp.runtime.runner import check_inputs, run_stages
@@ -93,7 +93,7 @@ def check_memory(run: Run, device: str, stages) -> None:
     """On a GPU, refuse before any model loads when the planned peak (memory.py) of one of
     `stages` is larger than this GPU's memory; on CPU, or with no model to load, nothing
     to check."""
-    from autocomp import memory
+    from autocomp.planning import memory
 
     if not any(r["stage"] in stages for r in memory.stage_rows(run.config)):
         return  # embedded or served backends: torch is not even imported

@@ -14,7 +14,7 @@ random weights (nothing is downloaded): SD3.5-large's MMDiT at 1024 px, 28 steps
 guidance (two passes a step) and the VAE decode; Gemma-3-12B asked the ~2N + 1 questions
 of an image in one batch (one pass of the vision tower for all, models/encode_once.py;
 12 new tokens each) and one VQAScore prompt (a forward pass). Printed beside autocomp's
-estimate (autocomp/costs.py) for the GPU, with their ratio. Text encoders (run once per
+estimate (autocomp/planning/costs.py) for the GPU, with their ratio. Text encoders (run once per
 prompt) and the detector are left out of the measurement and named. `--tiny` shrinks the
 models to check the script on a CPU (its seconds mean nothing).
 """
@@ -199,7 +199,7 @@ def gemma(device, tiny: bool, questions: int, repeat: int) -> dict:
 def gpu(tiny: bool, mean_n: float, repeat: int) -> None:
     import torch
 
-    from autocomp import costs
+    from autocomp.planning import costs
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cpu" and not tiny:
@@ -237,7 +237,8 @@ def gpu(tiny: bool, mean_n: float, repeat: int) -> None:
     if estimates:
         low = sum(e[0] for e in estimates.values())
         high = sum(e[1] for e in estimates.values())
-        print(f"  estimate   {low:.3f}-{high:.3f} s for the same parts (autocomp/costs.py)")
+        print(f"  estimate   {low:.3f}-{high:.3f} s for the same parts "
+              "(autocomp/planning/costs.py)")
     print("  left out: the text encoders (once per prompt) and the detector "
           f"(estimate {_detect(gpu_key)})")
     steps = ", ".join(f"{1000 * sec:.1f} ms at {rows} prompts" for rows, sec in vlm["step"].items())
@@ -251,7 +252,7 @@ def _gib(x) -> str:
 
 
 def _detect(gpu_key) -> str:
-    from autocomp import costs
+    from autocomp.planning import costs
 
     if gpu_key is None:
         return "-"

@@ -26,7 +26,7 @@ timings, torch.cuda.max_memory_allocated and max_memory_reserved, and the proces
 host RSS; one component that fails is recorded with its error and the rest go on. It
 writes one JSON (--out; checked writable first, rewritten after each component, so a call
 cut short keeps what it measured), prints a line per component, then each number autocomp's cost
-plan (autocomp/costs.py) predicts beside the plan's range, and exits 2 when one is over
+plan (autocomp/planning/costs.py) predicts beside the plan's range, and exits 2 when one is over
 the plan's worst case (1 when a component failed). `--tiny` builds every component
 from tiny configurations on the CPU in seconds, in bf16 as on a GPU: the script's own
 test (tests/test_gpu_check.py).
@@ -42,7 +42,7 @@ import time
 import traceback
 from pathlib import Path
 
-from autocomp.calibrate import compare  # the measured numbers beside the plan
+from autocomp.planning.calibrate import compare  # the measured numbers beside the plan
 
 GIB = 2 ** 30
 CONFIG = Path(__file__).resolve().parent.parent / "configs" / "autocomp-cp.yaml"
@@ -184,7 +184,7 @@ def sd35_fp8(probe: Probe, tiny: bool) -> dict:
     scaled per output row, activations per token), eager and compiled, beside the bf16
     step on the same card with the attention backend left to torch, forced to flash
     attention and forced to cuDNN's. What `generate.options.fp8: true` would buy; the dry-run
-    uses these figures only once measured (autocomp/calibrate.py)."""
+    uses these figures only once measured (autocomp/planning/calibrate.py)."""
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from autocomp import costs
-from autocomp.calibrate import Calibration
 from autocomp.core.errors import AutocompError
+from autocomp.planning import costs
+from autocomp.planning.calibrate import Calibration
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED = ROOT / "docs" / "measured" / "gpu_check-h200.json"
@@ -121,8 +121,8 @@ def test_the_dry_run_says_what_it_calibrated_and_what_stays_estimated(tmp_path):
 def test_host_memory_per_node_is_planned_and_the_sbatch_asks_for_it():
     import re
 
-    from autocomp import host, memory
     from autocomp.config import load_config
+    from autocomp.planning import host, memory
 
     rows = memory.stage_rows(load_config(ROOT / "configs" / "autocomp-cp.yaml"))
     got = host.plan(rows, 8)

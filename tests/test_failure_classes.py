@@ -149,7 +149,7 @@ def test_every_configured_model_is_checked_before_the_first_stage(tmp_path, monk
 
     from autocomp.cli import main
     from autocomp.config import load_config
-    from autocomp.weights import check, configured
+    from autocomp.planning.weights import check, configured
 
     folder = tmp_path / "detector"
     folder.mkdir()
@@ -189,8 +189,8 @@ def test_the_dry_run_plans_disk_and_inodes_and_the_demo_run_agrees(demo_run):
     809,400 PNGs at 1024 px need ~1.5 TB and as many inodes; the demo's plan is within 25%
     of what the demo run wrote (bytes and files)."""
     from autocomp.config import load_config
-    from autocomp.disk import format_plan as format_disk
-    from autocomp.plan import plan
+    from autocomp.planning.disk import format_plan as format_disk
+    from autocomp.planning.plan import plan
 
     cp = plan(load_config(ROOT / "configs" / "autocomp-cp.yaml"))["disk"]
     assert cp["png"] == 1.8 * 1024 * 1024 and cp["files"] == 809_400 + 64

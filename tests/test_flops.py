@@ -33,7 +33,7 @@ def test_sam2_image_encoder_and_vision_tower_flops_are_counted():
     import transformers as T
     from gpu_check import sam2_config
 
-    from autocomp import costs
+    from autocomp.planning import costs
 
     sam2 = _count(lambda: T.Sam2Model(sam2_config(tiny=False)),
                   torch.empty(1, 3, 1024, 1024, device="meta"),
@@ -56,7 +56,7 @@ def test_grounding_dino_flops_at_the_size_validation_runs_it(monkeypatch):
     import transformers as T
     import transformers.models.grounding_dino.modeling_grounding_dino as dino
 
-    from autocomp import costs
+    from autocomp.planning import costs
 
     monkeypatch.setattr(dino, "torch_compilable_check", lambda *a, **k: None)
     flops = _count(lambda: T.GroundingDinoForObjectDetection(T.GroundingDinoConfig()),

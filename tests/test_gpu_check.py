@@ -57,7 +57,7 @@ def test_gpu_check_tiny_runs_every_component_on_the_cpu(tmp_path, monkeypatch, c
 
 @pytest.mark.slow
 def test_gpu_check_builds_the_papers_architectures_with_the_planned_sizes(tmp_path):
-    from autocomp.memory import KNOWN
+    from autocomp.planning.memory import KNOWN
 
     names = ["sd35_transformer", "t5_xxl", "clip_l", "clip_g", "vae_decode", "sam2"]
     # in this process (no interpreter and imports to start again): the script's own check
@@ -110,7 +110,7 @@ def test_gpu_check_sets_each_measured_number_beside_the_plan():
         "sd35_transformer": {"s_per_image_28_steps": 6.0},
         "gemma3_12b": {"step_s_after": 0.065, "prefill_s_after": 0.5},
         "grounding_dino": {"error": "ValueError: no"},
-        # memory against autocomp/memory.py at the measured batch: weights from the count
+        # memory against autocomp/planning/memory.py at the measured batch: weights from the count
         "sam2": {"parameters": 0.2e9, "batch": 16, "max_allocated_gib": 20.0,
                  "max_reserved_gib": 21.0},
         "vae_decode": {"parameters": 0.08e9, "max_allocated_gib": 2.5,

@@ -2,7 +2,7 @@
 GroundingDINO + SAM2 and Gemma-3's VQA batched as the validation stage runs them, a stage's
 memory handed back when it ends, and a 2-process pipeline when 2 GPUs exist. Each asserts
 the dtype recorded and that peak memory (torch.cuda.max_memory_allocated) stays under the
-plan of autocomp/memory.py. Skipped without CUDA (and, for real checkpoints, without the
+plan of autocomp/planning/memory.py. Skipped without CUDA (and, for real checkpoints, without the
 weights in the local Hugging Face cache); run them all with
 
     HF_HUB_OFFLINE=1 python -m pytest -m gpu tests/test_gpu_node.py -o addopts="" -rs
@@ -18,7 +18,7 @@ import pytest
 import yaml
 from conftest import hf_cached
 
-from autocomp import memory
+from autocomp.planning import memory
 
 pytestmark = pytest.mark.gpu
 CP = Path(__file__).parents[1] / "configs" / "autocomp-cp.yaml"

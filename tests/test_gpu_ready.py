@@ -294,7 +294,7 @@ def test_decode_workers_give_the_same_vectors(run, models, tmp_path):
 
 # -- the dry-run cost plan ---------------------------------------------------------------------
 def test_sd35_large_flops_and_the_a100_floor():
-    from autocomp.costs import GPUS, dit_flops, seconds
+    from autocomp.planning.costs import GPUS, dit_flops, seconds
 
     flops = dit_flops(2432, 38, 1024, 28, 4.5)
     assert flops == pytest.approx(1.755e15, rel=0.01)
@@ -354,7 +354,7 @@ def test_calibrated_headline_on_16_h100_is_under_860_gpu_hours_with_compile_on()
 
 
 def test_vqa_cost_counts_the_image_once_and_decodes_in_batches():
-    from autocomp.costs import (
+    from autocomp.planning.costs import (
         FORWARD_OVERHEAD,
         GPUS,
         IMAGE_TOKENS,
@@ -416,8 +416,8 @@ def test_fp8_is_costed_from_its_measured_step_and_pays_only_compiled(tmp_path):
     estimate never prices eager fp8 below bf16, and the measured step lies in its range."""
     from click.testing import CliRunner
 
-    from autocomp import costs
     from autocomp.cli import main
+    from autocomp.planning import costs
 
     root = Path(__file__).parents[1]
     text = (root / "configs" / "autocomp-cp.yaml").read_text(encoding="utf-8")

@@ -204,7 +204,7 @@ def _cp(**generate):
 
 
 def test_sd35_memory_arithmetic():
-    from autocomp import memory
+    from autocomp.planning import memory
 
     row = next(r for r in memory.stage_rows(_cp()) if r["stage"] == "images")
     # SD3.5-large: 8.06 B transformer, T5-XXL 4.762 B, CLIP-G 0.695 B, CLIP-L 0.124 B,
@@ -264,7 +264,7 @@ def test_weights_are_counted_from_the_models_own_files(tiny_backends):
     import torch
     from diffusers import DiffusionPipeline
 
-    from autocomp import memory
+    from autocomp.planning import memory
 
     counted, source = memory.params(str(tiny_backends["sd3"]))
     pipe = DiffusionPipeline.from_pretrained(str(tiny_backends["sd3"]), text_encoder_3=None,

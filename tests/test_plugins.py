@@ -161,9 +161,9 @@ def _cpu_writer():
 
 def test_a_backend_that_declares_no_cost_is_listed_not_priced_as_a_12b_model(registered,
                                                                             tmp_path):
-    from autocomp import memory
     from autocomp.config import load_config
-    from autocomp.plan import format_plan, plan
+    from autocomp.planning import memory
+    from autocomp.planning.plan import format_plan, plan
 
     CpuWriter.Writer = _cpu_writer()
     registered("writer", "cpu", "test_plugins:CpuWriter.Writer")

@@ -493,10 +493,10 @@ def test_the_dry_run_plan_prices_a_t2i_image():
     """GPU seconds per t2i image: the generator's image, detection with masks, ~2N + 1
     questions, their soft answers and one VQAScore prompt, each as costs.py prices it; none
     for the embedded backends."""
-    from autocomp import costs
     from autocomp.cli.run import config_path
     from autocomp.config import load_config
-    from autocomp.plan import plan
+    from autocomp.planning import costs
+    from autocomp.planning.plan import plan
 
     p = plan(load_config(config_path("autocomp-cp")), gpus=("H100",))
     t2i = p["t2i"]

@@ -12,7 +12,7 @@ from autocomp.cli import options
 from autocomp.config import STORES
 from autocomp.core.errors import AutocompError
 from autocomp.core.registry import stage_names
-from autocomp.memory import CARDS
+from autocomp.planning.memory import CARDS
 
 GPU_CARDS = tuple(CARDS)
 
@@ -99,7 +99,7 @@ def run(config, output, processes, no_progress, stages, dry_run, cost, calibrate
                             "it the run starts): add --dry-run, or leave them out")
     cfg = load_config(config_path(config))
     if dry_run:
-        from autocomp.plan import format_plan, plan, refused
+        from autocomp.planning.plan import format_plan, plan, refused
 
         if cost and calibrate:
             raise AutocompError("--cost and --calibrate both replace the estimate: give one")

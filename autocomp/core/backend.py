@@ -96,7 +96,7 @@ class Backend:
     run_options: tuple[str, ...] = ("device", "batch_size")
     forwards_options_to = None  # where **kwargs of __init__ go (their options count too)
     # what a unit of its work costs, as the dry-run plans it: "model" (a model on this
-    # process's GPU: priced by autocomp/costs.py from its model option, its memory
+    # process's GPU: priced by autocomp/planning/costs.py from its model option, its memory
     # planned), "served" (a model in a server of its own: priced, no memory here), "none"
     # (no GPU time: the CPU or nothing heavy). None: undeclared (a plugin that does not say:
     # the plan says it is not priced rather than guess a model)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autocomp.core.errors import WeightsMissing
 from autocomp.core.registry import resolve
-from autocomp.memory import gpu_cost
+from autocomp.planning.memory import gpu_cost
 
 MODEL_KEYS = ("model", "detector_model", "segmenter_model")
 # (stage, registry family, the config field naming the backend, the field of its options)

@@ -162,7 +162,7 @@ def _weights(parts: dict[str, float], dtype: str, skip=(), fp8: tuple = ()) -> f
 
 def images(options: dict, batch: int) -> dict:
     """SD3.5 through diffusers at `batch` images per call."""
-    from autocomp.costs import DITS, TEXT_TOKENS
+    from autocomp.planning.costs import DITS, TEXT_TOKENS
 
     model = str(options.get("model", "stabilityai/stable-diffusion-3.5-large"))
     parts, source = params(model)

@@ -26,8 +26,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autocomp import costs
 from autocomp.core.errors import AutocompError
+from autocomp.planning import costs
 
 MEASURED_SIZE, MEASURED_STEPS, MEASURED_GUIDANCE = 1024, 28, 4.5  # gpu_check's settings
 
@@ -180,7 +180,7 @@ def step_key(options: dict, measured: dict) -> str:
 
 # -- a gpu_check report beside the plan (scripts/gpu_check.py prints these lines) ------
 def planned(gpu: str, prompts: int = 32) -> dict:
-    """What autocomp's cost plan (autocomp/costs.py) expects of each number
+    """What autocomp's cost plan (autocomp/planning/costs.py) expects of each number
     scripts/gpu_check.py measures on `gpu` (A100, H100, H200, L40S), the captions writer's
     prefill at `prompts` prompts: component -> key -> (best, worst) seconds."""
     peak, bandwidth = costs.GPUS[gpu]
@@ -205,11 +205,11 @@ def planned(gpu: str, prompts: int = 32) -> dict:
 
 
 def planned_memory(report: dict) -> dict:
-    """GPU memory autocomp's plan (autocomp/memory.py) expects of each measured call:
+    """GPU memory autocomp's plan (autocomp/planning/memory.py) expects of each measured call:
     label -> (component, the report's key of max_memory_allocated, low GiB, high GiB), the
     weights counted from the built model and the activations at the batch (and size) the
     call ran at."""
-    from autocomp import memory
+    from autocomp.planning import memory
 
     gib = 2 ** 30
     parts = report["components"]

@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autocomp import costs, disk, host, memory
 from autocomp.config import RunConfig
 from autocomp.core import registry
 from autocomp.core.errors import AutocompError
 from autocomp.core.fields import dump_section
+from autocomp.planning import costs, disk, host, memory
+from autocomp.planning.weights import missing_packages
 from autocomp.validators.checks import cascade
-from autocomp.weights import missing_packages
 
 GPUS, CONCEPTS = 16, 100_000  # the paper's Table 18 run
 PAPER_COST = {  # GPU-seconds per unit (Auto-Comp Table 18)
@@ -81,7 +81,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
     """The plan of `cfg` on `nodes` nodes of `processes` GPUs each (default: the config's
     processes), for each GPU in memory.CARDS named in `gpus`. `cost_file`: GPU seconds per
     unit (scripts/bench_generate.py); `calibrate`: a scripts/gpu_check.py JSON, from which
-    each unit is rebuilt at the config's settings (autocomp/calibrate.py)."""
+    each unit is rebuilt at the config's settings (autocomp/planning/calibrate.py)."""
     for gpu in gpus:
         memory.card(gpu)  # an unknown name is one line
     paper = dict(PAPER_COST)
@@ -90,7 +90,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
         measured, device = read_cost(Path(cost_file))
         source = f"{cost_file} ({device})"
     if calibrate:
-        from autocomp.calibrate import Calibration
+        from autocomp.planning.calibrate import Calibration
 
         cal = Calibration(calibrate)
         source = f"{calibrate} (scripts/gpu_check.py on {cal.device})"
@@ -323,7 +323,7 @@ def format_plan(p: dict) -> str:
                      f"{high / p['processes']:,.0f} h on {where} (compute at {worst:.0%}-"
                      f"{best:.0%} of bf16 peak, decoding memory-bound + "
                      f"{1000 * costs.FORWARD_OVERHEAD:.0f} ms a forward pass; "
-                     "autocomp/costs.py).")
+                     "autocomp/planning/costs.py).")
     lines.append(f"Paper, for comparison only (Auto-Comp Table 18, 16 x A100): "
                  f"{p['paper_hours']:,} GPU-hours; its 4.9 s per image is above the A100's "
                  "bf16 peak for SD3.5-large at 1024 px, 28 steps, guidance 4.5 (1.75 PFLOP: "
