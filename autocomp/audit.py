@@ -35,7 +35,7 @@ from pathlib import Path
 from autocomp.eval.harness import Harness
 from autocomp.eval.items import captions_of, image_refs, is_text_only
 from autocomp.eval.matrix import is_matrix, truth_of
-from autocomp.eval.once import ReadOnce
+from autocomp.eval.read_once import ReadOnce
 
 BLIND = ("blind:unigram", "blind:distinct", "blind:length")
 CONTEXT_WORDS = 75  # CLIP's 77 tokens less start and end: at most 75 words fit

@@ -408,11 +408,11 @@ def _warn_small(task, side: int, warned: set[str]) -> None:
     """One warning per value kind drawn below the size its reader needs (kind.min_side)."""
     import warnings
 
-    from autocomp.concepts import drawn
+    from autocomp.concepts import drawable
 
     for _, vocab in task.primitive_vocabularies():
         for key in {e.drawn_by for e in vocab.entries if e.drawn_by}:
-            kind = drawn.kind(key)
+            kind = drawable.kind(key)
             need = getattr(kind, "min_side", 0)
             line = (f"task '{task.name}': {key} values drawn at {side} px are read back "
                     f"unreliably (at least {need} px: generate.options.size); many will "

@@ -103,12 +103,12 @@ def kind_problems(name: str, entries: list[dict], shapes=("cube", "sphere", "tor
     kinds: `{name, <field>: value}`, drawn on each shape alone; geometry kinds: relation
     entries, drawn between consecutive shapes). Kinds the generator draws only in tasks of
     their own (numerals: alone False) are checked for their look, not drawn here."""
-    from autocomp.concepts import drawn
+    from autocomp.concepts import drawable
     from autocomp.concepts.task import AttributeTask, RelationTask
     from autocomp.concepts.vocab import load_vocabulary, parse_vocabulary
     from autocomp.core.errors import AutocompError
 
-    kind = drawn.kind(name)
+    kind = drawable.kind(name)
     relation = kind.of == "relations"
     try:
         values = parse_vocabulary({"name": f"{name}-contract", "entries": entries,

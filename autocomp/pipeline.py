@@ -71,7 +71,7 @@ def _run_pipeline(run: Run, processes: int, stages, progress: bool, build) -> No
                   file=run.dir / "config.yaml")
     if processes == 1:
         check_memory(run, "auto", chosen)
-    locks = {name: run.layout.stage_lock(name) for name in chosen}
+    locks = {name: run.paths.stage_lock(name) for name in chosen}
     with holding(locks, "stage"):  # a second `autocomp run` refuses instead of redoing
         clean_orphans(run.dir)
         _run_all(run, built, processes, progress)
@@ -169,7 +169,7 @@ def worker(run_dir: Path, stages, progress: bool = True, lock_held_by: str | Non
     with ExitStack() as stack:
         refused = None
         if rank == 0:  # once for the launch; every rank ends with its status if refused
-            locks = {name: run.layout.stage_lock(name) for name in stages}
+            locks = {name: run.paths.stage_lock(name) for name in stages}
             holders = {n: holder_of(p) for n, p in locks.items()}
             ours = {n: p for n, p in locks.items()
                     if lock_held_by is None or not mine(holders[n], lock_held_by)}

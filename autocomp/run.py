@@ -13,11 +13,11 @@ import yaml
 
 from autocomp import __version__
 from autocomp.config import RunConfig, parse_config
+from autocomp.core.bulk_gc import paused
 from autocomp.core.errors import AutocompError
-from autocomp.core.heap import paused
-from autocomp.core.layout import RunLayout
 from autocomp.core.locks import locked
 from autocomp.core.records import read_jsonl, write_text
+from autocomp.core.run_paths import RunPaths
 from autocomp.core.run_records import RECORDS
 from autocomp.core.yamlio import read_yaml
 
@@ -43,7 +43,7 @@ class Run:
 
     def __init__(self, directory: Path, config: RunConfig):
         self.dir = Path(directory)
-        self.layout = RunLayout(self.dir)
+        self.paths = RunPaths(self.dir)
         self.config = config
 
     @classmethod
@@ -51,11 +51,11 @@ class Run:
         """Start (or continue) a run in `directory`; refuses one made with another config."""
         directory = Path(directory)
         resolved = _resolved(config)
-        layout = RunLayout(directory)
-        path = layout.config
+        paths = RunPaths(directory)
+        path = paths.config
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            with locked(layout.config_lock):  # two runs started at once: one config
+            with locked(paths.config_lock):  # two runs started at once: one config
                 changes = []
                 if path.exists():
                     old = read_yaml(path) or {}
@@ -74,7 +74,7 @@ class Run:
 
     @classmethod
     def open(cls, directory: Path) -> Run:
-        path = RunLayout(directory).config
+        path = RunPaths(directory).config
         if not path.is_file():
             raise AutocompError("not a run directory (no config.yaml)", file=directory)
         data = read_yaml(path) or {}
@@ -96,7 +96,7 @@ class Run:
         return {task.name: task for task in self.task_of_spec.values()}
 
     def records(self, stage: str) -> list[dict]:
-        with paused():  # acyclic JSON: a collection could free nothing (core/heap.py)
+        with paused():  # acyclic JSON: a collection could free nothing (core/bulk_gc.py)
             return self._records(stage)
 
     def _records(self, stage: str) -> list[dict]:
@@ -105,8 +105,8 @@ class Run:
         part files) is read from them quietly; a merged file shorter or longer than them,
         or damaged, is read from them instead (in the stage's input order) with a warning;
         nothing is written, so a read-only run reads the same."""
-        path = self.layout.merged(stage)
-        parts = self.layout.parts(stage)
+        path = self.paths.merged(stage)
+        parts = self.paths.parts(stage)
         if not parts:
             return list(read_jsonl(path)) if path.exists() else []
         if not path.exists():  # not merged yet: nothing is wrong
@@ -127,7 +127,7 @@ class Run:
     def read(self, stage: str) -> list:
         """The merged records of a stage as their typed records (core/run_records.py)."""
         cls = RECORDS[stage]
-        where = self.layout.merged(stage)
+        where = self.paths.merged(stage)
         records = self.records(stage)
         with paused():
             return [rec for r in records for rec in cls.expand(r, where)]
@@ -136,7 +136,7 @@ class Run:
         from autocomp.core import registry
         from autocomp.runtime.parts import done_records
 
-        done = done_records(self.layout.stage_dir(stage))
+        done = done_records(self.paths.stage_dir(stage))
         built = registry.make_stage(stage, self)
         if not built.parallel:  # written by one process, in order
             return list(done.values())
@@ -163,7 +163,7 @@ _BACKENDS = (("captions", "writer", "options"), ("generate", "generator", "optio
 
 def split_run_only(config: dict) -> tuple[dict, dict]:
     """(what defines the outputs, {"field.path": value} of the run-only fields) of a config
-    in the YAML layout."""
+    in the YAML paths."""
     import copy
 
     from autocomp.core.registry import resolve

@@ -91,7 +91,7 @@ def time_png_writer(images: int = 16, batch: int = 4, gpu_seconds: float = 0.35)
     """The images stage's loop: a batch on the 'GPU' (a sleep), then its PNGs written."""
     from types import SimpleNamespace
 
-    from autocomp.core.layout import RunLayout
+    from autocomp.core.run_paths import RunPaths
     from autocomp.runtime.runner import run_stage
     from autocomp.runtime.stage import Deferred, Item, ItemStage
     from autocomp.synth.stage import PngWriter
@@ -111,7 +111,7 @@ def time_png_writer(images: int = 16, batch: int = 4, gpu_seconds: float = 0.35)
 
         def process(self, items):
             time.sleep(gpu_seconds * len(items))  # the GPU's share of the batch
-            writes = [self.writer.save(pictures[k % batch], self.layout.root / f"{it.id}.png")
+            writes = [self.writer.save(pictures[k % batch], self.paths.root / f"{it.id}.png")
                       for k, it in enumerate(items)]
             return Deferred([{"id": it.id} for it in items], writes)
 
@@ -119,7 +119,7 @@ def time_png_writer(images: int = 16, batch: int = 4, gpu_seconds: float = 0.35)
     for threads in (0, 4):
         root = Path(tempfile.mkdtemp(prefix="bench_png-"))
         start = time.perf_counter()
-        run_stage(Loop(SimpleNamespace(layout=RunLayout(root)), threads), progress=False)
+        run_stage(Loop(SimpleNamespace(paths=RunPaths(root)), threads), progress=False)
         seconds[threads] = (time.perf_counter() - start) / images
     print(f"[cpu] PNG writer, 1024 px, {gpu_seconds} s/image on the 'GPU': inline "
           f"{seconds[0]:.3f} s/image -> writer threads {seconds[4]:.3f} s/image "

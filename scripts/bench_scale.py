@@ -117,7 +117,7 @@ def step_build(out: Path, scale: float, processes: int, unique_images: bool = Fa
         for track in TRACKS:
             image_id, rel = f"{c.id}-{track}", pool_paths[i % len(pool_paths)]
             if unique_images:
-                rel = run.layout.image(image_id)
+                rel = run.paths.image(image_id)
                 (run.dir / rel).parent.mkdir(parents=True, exist_ok=True)
                 rng = np.random.default_rng(int(c.id[:8], 16) * 2 + (track == "contextual"))
                 pixels = pool_images[i % len(pool_images)].astype(np.int16)
@@ -128,8 +128,8 @@ def step_build(out: Path, scale: float, processes: int, unique_images: bool = Fa
                                       [], {}).to_dict())
             validation.append(ValidationRecord(image_id, c.id, c.task, c.n, track, rel, True,
                                                None, []).to_dict())
-    write_jsonl(run.layout.merged("images"), images)
-    write_jsonl(run.layout.merged("validation"), validation)
+    write_jsonl(run.paths.merged("images"), images)
+    write_jsonl(run.paths.merged("validation"), validation)
     times["images (stand-in pool)"] = time.perf_counter() - t
 
     t = time.perf_counter()

@@ -50,7 +50,7 @@ def matched(run) -> None:
           "negatives)")
     print("   file | items | chance now | chance with same-meaning kept | items holding one "
           "before -> now")
-    for f, path in run.layout.benchmark_files():
+    for f, path in run.paths.benchmark_files():
         if not f.name.endswith("confusion"):
             continue
         now, before, holding = [], [], [0, 0]

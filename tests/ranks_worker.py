@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from autocomp.core.layout import RunLayout
+from autocomp.core.run_paths import RunPaths
 from autocomp.runtime.launch import distributed
 from autocomp.runtime.runner import run_stages
 from autocomp.runtime.stage import Item, ItemStage
@@ -45,7 +45,7 @@ class Work(ItemStage):
 def main():
     root, behaviour, timeout = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
     rank, world, share, _ = distributed(timeout)
-    run = SimpleNamespace(layout=RunLayout(root))
+    run = SimpleNamespace(paths=RunPaths(root))
     stages = [Work(run, name, behaviour, rank) for name in ("first", "second")]
     run_stages(stages, rank, world, share, progress=False, wait_timeout=120, stall=30)
 

@@ -122,28 +122,28 @@ def test_host_memory_per_node_is_planned_and_the_sbatch_asks_for_it():
     import re
 
     from autocomp.config import load_config
-    from autocomp.planning import host, memory
+    from autocomp.planning import host_memory, memory
 
     rows = memory.stage_rows(load_config(ROOT / "configs" / "autocomp-cp.yaml"))
-    got = host.plan(rows, 8)
+    got = host_memory.plan(rows, 8)
     # the largest stage's weights (SD3.5-large and its encoders, 25.6 GiB) once, 5 GiB a rank
     assert got["page_cache"] == pytest.approx(13.725e9 * 2 / 2 ** 30)
     assert got["total"] == pytest.approx((got["page_cache"] + 8 * 5.0) * 1.15)
     assert got["mem"] == 80 and got["mem"] >= got["total"]
-    assert host.plan(rows, 4)["mem"] < got["mem"]  # fewer ranks a node, less memory
+    assert host_memory.plan(rows, 4)["mem"] < got["mem"]  # fewer ranks a node, less memory
     sbatch = (ROOT / "scripts" / "slurm_autocomp.sbatch").read_text()
     asked = int(re.search(r"^#SBATCH --mem=(\d+)G$", sbatch, re.M).group(1))
-    assert asked == host.SBATCH_MEM >= got["mem"]
-    assert host.format_plan(got)[0].endswith("sbatch --mem=80G (scripts/slurm_autocomp."
+    assert asked == host_memory.SBATCH_MEM >= got["mem"]
+    assert host_memory.format_plan(got)[0].endswith("sbatch --mem=80G (scripts/slurm_autocomp."
                                              "sbatch asks 96G)")
-    assert "loading 2.0, estimated" in host.format_plan(got)[0]
+    assert "loading 2.0, estimated" in host_memory.format_plan(got)[0]
     # issue 66: a measured load replaces the estimate; ranks loading one at a time hold
     # one rank's in-flight tensors, not eight
-    measured = host.plan(rows, 8, load=0.4)
-    assert "loading 0.4, measured" in host.format_plan(measured)[0]
+    measured = host_memory.plan(rows, 8, load=0.4)
+    assert "loading 0.4, measured" in host_memory.format_plan(measured)[0]
     assert got["staggered"] == pytest.approx((got["page_cache"] + 8 * 3.0 + 2.0) * 1.15)
-    big = host.plan(rows, 16)  # 16 ranks a node: over the sbatch's 96G
-    assert host.format_plan(big)[1] == (
+    big = host_memory.plan(rows, 16)  # 16 ranks a node: over the sbatch's 96G
+    assert host_memory.format_plan(big)[1] == (
         f"  over the sbatch's --mem: ask --mem={big['mem']}G, or load one rank at a time "
         f"(export AUTOCOMP_LOAD_STAGGER=60: {big['staggered']:.0f} GiB, "
         f"--mem={big['mem_staggered']}G)")

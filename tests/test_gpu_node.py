@@ -132,7 +132,7 @@ def test_validation_batched_as_the_stage_runs_it_under_the_plan(tmp_path):
         images.append(ImageRecord(c.id, c.id, "color", 2, "minimal", c.seed, rel, 1024, 1024,
                                   [], {}))
         items.append(Item(c.id, {"image": images[-1], "concept": c}))
-    write_jsonl(run.layout.merged("images"), [r.to_dict() for r in images])
+    write_jsonl(run.paths.merged("images"), [r.to_dict() for r in images])
     stage = ValidateStage(run, "cuda")
     stage.answerer._load()  # random images rarely pass the object check: load it anyway
     torch.cuda.reset_peak_memory_stats()

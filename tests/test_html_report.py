@@ -13,7 +13,7 @@ from conftest import built_run, scored_cell
 from autocomp.cli import main
 from autocomp.report.html import marked
 from autocomp.report.summary import summarize
-from autocomp.report.table import Table
+from autocomp.report.table_format import Table
 
 CONFIG = """name: page
 concepts:
@@ -233,7 +233,7 @@ def test_nothing_outside_the_run_reaches_the_page(tmp_path):
     os.mkfifo(figures / "fifo.png")
     own = sorted(p.name for p in (run.dir / "figures").glob("*.png"))
     assert own  # the run's own figures: these are embedded
-    for i, (_, path) in enumerate(run.layout.benchmark_files()):
+    for i, (_, path) in enumerate(run.paths.benchmark_files()):
         rows = [json.loads(x) for x in path.read_text().splitlines()]
         for j, row in enumerate(rows):
             row["image"] = "../../outside.png" if (i + j) % 2 else str(outside)

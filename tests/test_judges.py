@@ -140,7 +140,7 @@ def test_judges_on_the_demo_recover_scripted_rates_and_join_humans(demo_run, tmp
     faithful = {r["image"]: r["faithful"] for r in read_jsonl(out / "v1" / "run" /
                                                               "scores.jsonl")}
     sample = load_or_draw(run, "validate", 6, 0)
-    judgments = Judgments(run.layout.review / "judgments.jsonl")
+    judgments = Judgments(run.paths.review / "judgments.jsonl")
     judged = 0
     for u in sample["units"]:
         truth = faithful.get(str((run.dir / u["image"]).resolve()))

@@ -29,7 +29,7 @@ def test_masks_equal_scipy(k):
 
 
 def test_channel_max_and_min_equal_numpys_reductions():
-    from autocomp.core.channels import channel_max, channel_min
+    from autocomp.core.pixel_minmax import channel_max, channel_min
 
     rng = np.random.default_rng(1)
     for a in (rng.integers(0, 256, (9, 7, 3)).astype(np.uint8),

@@ -112,7 +112,7 @@ def test_every_stage_frees_its_models_before_the_next_starts(tmp_path, tiny_back
     # captions from a server (they pass), so images and validation load their models
     run = _run(tmp_path, "served", "openai",
                f'{{model: tiny-chat, base_url: "{fake_openai.url}"}}', tiny_backends)
-    assert run.layout.has_records("validation")
+    assert run.paths.has_records("validation")
     # SD3's transformer, VAE and two text encoders; GroundingDINO, SAM2 and Gemma-3
     assert len(refs["images"]) >= 4 and alive_after["images"] == 0
     assert len(refs["validation"]) >= 3 and alive_after["validation"] == 0

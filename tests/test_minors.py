@@ -228,18 +228,18 @@ def test_a_second_run_on_a_busy_stage_is_refused_until_the_first_ends(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom autocomp.core.locks import holding\n"
          "with holding({'captions': sys.argv[1]}, 'stage'):\n"
-         "    print('held', flush=True); time.sleep(60)", str(run.layout.stage_lock("captions"))],
+         "    print('held', flush=True); time.sleep(60)", str(run.paths.stage_lock("captions"))],
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(AutocompError, match=f"pid {holder.pid}.*'captions'"):
             run_pipeline(run, stages=("captions", "images"), progress=False)
-        assert not run.layout.parts("captions")  # refused before doing any work
+        assert not run.paths.parts("captions")  # refused before doing any work
     finally:
         holder.kill()
         holder.wait()
     run_pipeline(run, stages=("captions",), progress=False)
-    assert run.layout.parts("captions")
+    assert run.paths.parts("captions")
 
 
 @pytest.mark.parametrize("text, needle", [
@@ -457,7 +457,7 @@ def test_report_json_long_csv_figure_flags_and_where_the_figure_of_a_run_goes(tm
     assert got.exit_code == 0 and "\r" not in got.stdout, got.output
     import pandas as pd
 
-    from autocomp.report.table import LONG_COLUMNS
+    from autocomp.report.table_format import LONG_COLUMNS
 
     rows = list(csv.DictReader(io.StringIO(got.stdout)))
     assert list(rows[0]) == LONG_COLUMNS and len({r["table"] for r in rows}) > 1

@@ -107,18 +107,18 @@ def test_a_plugins_own_bug_is_one_line_that_says_rerunning_will_not_help(registe
 
 
 def test_unregister_forgets_every_cache_of_the_entry(registered):
-    from autocomp.concepts import drawn
+    from autocomp.concepts import drawable
 
     registered("metric", "flaky", "test_plugins:Flaky")
     FAMILY["metric"].passed.add(("flaky", ""))
     registry.resolve("metric", "flaky")
-    before = drawn.kind("rgb")
+    before = drawable.kind("rgb")
     registry.unregister("metric", "flaky")
     assert "flaky" not in FAMILY["metric"].checked
     assert not {k for k in FAMILY["metric"].passed if k[0] == "flaky"}
     registered("kind", "noread2", "test_plugins:NoRead")
     registry.unregister("kind", "noread2")
-    assert drawn.kind("rgb") is not before  # the kinds made before are made again
+    assert drawable.kind("rgb") is not before  # the kinds made before are made again
 
 
 def test_the_plugins_registered_are_recorded_with_their_source(registered, demo_run,

@@ -587,11 +587,11 @@ def test_the_card_reads_the_runs_saved_summary_only_while_it_is_current(run):
     from autocomp.report.summary import saved_summary, summarize
 
     summarize(run, figures=False, write=True)
-    funnel = run.layout.stats("funnel")
+    funnel = run.paths.stats("funnel")
     counted = saved_summary(run)["funnel"]
     funnel.write_text(json.dumps([{"benchmark": "sentinel"}]))
     assert saved_summary(run)["funnel"] == [{"benchmark": "sentinel"}]  # current: read
-    validation = run.layout.merged("validation")
+    validation = run.paths.merged("validation")
     later = funnel.stat().st_mtime + 5
     os.utime(validation, (later, later))
     assert saved_summary(run)["funnel"] == counted  # older than a record: counted again
@@ -645,7 +645,7 @@ def test_names_in_the_card_and_in_markdown_tables_are_shown_never_read_as_markup
     markdown_it = pytest.importorskip("markdown_it")
 
     from autocomp.publish.card import _audit
-    from autocomp.report.table import Table, md_code, md_fence
+    from autocomp.report.table_format import Table, md_code, md_fence
 
     hostile = "x`</code><img src=y onerror=alert(1)>|z\n# heading"
     html = markdown_it.MarkdownIt("commonmark").enable("table").render(

@@ -9,7 +9,7 @@ from conftest import built_run
 
 from autocomp.cli import main
 from autocomp.report.gather import folder_names, gather
-from autocomp.report.table import Table, latex_escape
+from autocomp.report.table_format import Table, latex_escape
 
 CONFIG = """name: rep
 concepts:

@@ -104,7 +104,7 @@ def test_validate_sample_is_balanced_seeded_and_kept(run):
     assert load_or_draw(run, "validate", None, None) == s
     with pytest.raises(AutocompError, match="--per-cell 2 --seed 7"):
         load_or_draw(run, "validate", 3, 7)
-    other = sample_path(run.layout.review, "validate")
+    other = sample_path(run.paths.review, "validate")
     other.unlink()
     again = load_or_draw(run, "validate", 2, 7)
     assert again["units"] == s["units"]  # seeded: drawn anew, the same

@@ -162,7 +162,7 @@ def test_a_second_launch_on_a_held_run_is_refused_and_does_nothing(tmp_path):
     subprocess.run(["autocomp", "run", str(tmp_path / "slurm.yaml"), "--output", str(run.dir),
                     "--stages", "concepts", "--no-progress"], check=True, env=env,
                    capture_output=True)
-    with holding({"captions": run.layout.stage_lock("captions")}, "stage"):
+    with holding({"captions": run.paths.stage_lock("captions")}, "stage"):
         worker = subprocess.run([sys.executable, "-m", "autocomp.pipeline", str(run.dir),
                                  "--stages", "captions", "--no-progress"], env=env,
                                 capture_output=True, text=True, timeout=120)

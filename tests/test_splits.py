@@ -466,7 +466,7 @@ def test_training_export_leaks_nothing_and_reads_back(split_run, tmp_path, monke
     assert got["neg_caption_not_swap"] == first_not_swap
     # no test or val positive, and no held-out compound, in any caption of train
     outside = set()
-    for bench in run.layout.benchmark_files():
+    for bench in run.paths.benchmark_files():
         for line in bench[1].read_text().splitlines():
             item = json.loads(line)
             if data["split"][item["concept"]] != "train":

@@ -123,7 +123,7 @@ def test_enumerated_negatives_are_cached_once_and_read_back(every_task_run, monk
     shutil.rmtree(cache)
     expanded.forget()
     next(iter(bench.items()))
-    assert not list(cache.glob("*")) and not expanded._kept
+    assert not list(cache.glob("*")) and not expanded._readings
     from autocomp.core.records import _host  # a killed reading's temp file goes
     orphan = cache / f".x.jsonl.@{_host()}~4194303.autocomp.tmp"
     orphan.write_text("{")
@@ -132,7 +132,7 @@ def test_enumerated_negatives_are_cached_once_and_read_back(every_task_run, monk
     expanded.forget()
     shutil.rmtree(cache)
     monkeypatch.setattr(expanded, "BUDGET", 1)
-    assert list(bench.items()) == plain[bench.name] and not expanded._kept
+    assert list(bench.items()) == plain[bench.name] and not expanded._readings
 
     # a run folder where no cache can be written reads the same
     shutil.rmtree(run.dir / "cache")

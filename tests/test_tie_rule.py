@@ -13,8 +13,8 @@ from autocomp.cli import main
 from autocomp.report.categories import table6
 from autocomp.report.gather import gather
 from autocomp.report.paired import compare, compare_table, min_vs_ctx
-from autocomp.report.table import index_results
 from autocomp.report.table5 import table5
+from autocomp.report.table_format import index_results
 
 BENCH = "shape_color-n2/*"
 

@@ -395,7 +395,7 @@ def test_captions_identical_within_the_context_are_flagged(tmp_path):
 
 def test_chance_is_printed_the_same_by_eval_and_report():
     from autocomp.eval.cells import _f
-    from autocomp.report.table import r1
+    from autocomp.report.table_format import r1
 
     assert _f(6.25) == r1(6.25) == "6.3" and _f(None) == "n/a"
 

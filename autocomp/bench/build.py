@@ -21,10 +21,10 @@ from itertools import product
 
 from autocomp.bench.pairs import KIND, winoground_items
 from autocomp.bench.store import compact_item, expand
+from autocomp.core.bulk_gc import paused
 from autocomp.core.errors import AutocompError
-from autocomp.core.heap import paused
-from autocomp.core.layout import BenchFile
 from autocomp.core.records import TRACKS, atomic_open, dumps, write_jsonl, write_text
+from autocomp.core.run_paths import BenchFile
 from autocomp.core.scene import SceneGraph
 from autocomp.negatives.generate import graph_count_problem
 from autocomp.run import Run
@@ -107,7 +107,7 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
             if v.passed:
                 passed[v.concept][v.track] = v
     made = _Made(run, store, seeds)
-    with _Writers(run.layout.root) as out, paused(), \
+    with _Writers(run.paths.root) as out, paused(), \
             Progress("build", len(concepts), "concept") as bar:  # no GC: plain data
         for cid, concept in concepts.items():  # concept order = config order
             bar.update()
@@ -172,10 +172,10 @@ class _Made:
     def finish(self, files: dict, partial, expected: dict) -> dict:
         """The positive sets and stats/build.json written (stale benchmark files of an
         earlier build removed); the stats returned."""
-        layout = self.run.layout
+        paths = self.run.paths
         for name, rows in self.sets.items():
-            write_jsonl(layout.positive_set(name), rows)
-        for bench_file, old in layout.benchmark_files():  # a rebuild leaves none stale
+            write_jsonl(paths.positive_set(name), rows)
+        for bench_file, old in paths.benchmark_files():  # a rebuild leaves none stale
             if bench_file.relative not in files:
                 old.unlink()
         stats = {"stage": "build",
@@ -187,7 +187,7 @@ class _Made:
         if self.skipped:
             stats["skipped_above_max_negatives"] = dict(sorted(self.skipped.items()))
         stats.update(self.ledger.summary(files, expected))
-        write_text(layout.stats("build"), json.dumps(stats, indent=1))
+        write_text(paths.stats("build"), json.dumps(stats, indent=1))
         return stats
 
 

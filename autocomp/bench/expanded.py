@@ -44,8 +44,8 @@ NEGATIVE_KEYS = ("caption", "kind", "edit", "category", "same_meaning")
 # what enumerating and rendering a negative runs: a change here is a change of the key
 SOURCES = ("negatives", "language", "concepts", "core/scene.py", "bench/store.py")
 
-_kept: dict[str, list[bytes]] = {}  # key -> the cache lines of one reading, in order
-_held = [0]  # bytes in _kept
+_readings: dict[str, list[bytes]] = {}  # key -> the cache lines of one reading, in order
+_held = [0]  # bytes in _readings
 
 
 @lru_cache(maxsize=1)
@@ -74,10 +74,10 @@ def cache_key(fingerprint: str, task) -> str:
 
 def cache_file(run_dir: Path, name: str, split: str, key: str) -> Path:
     """Where the expansions of benchmark `name`'s `split` under `key` are kept."""
-    from autocomp.core.layout import RunLayout
+    from autocomp.core.run_paths import RunPaths
 
     digest = hashlib.sha256(f"{name}\n{split}".encode()).hexdigest()[:16]
-    return RunLayout(run_dir).negatives_cache(digest, key)
+    return RunPaths(run_dir).negatives_cache(digest, key)
 
 
 def to_line(item: dict) -> dict:
@@ -132,8 +132,8 @@ def expanded(rows: Iterable[tuple[str, dict]], expand: Callable[[dict, str], dic
             yield expand(row, where)
         return
     key = path.name
-    if key in _kept:
-        yield from _read(rows, expand, iter(_kept[key]), None, _Keep(0))
+    if key in _readings:
+        yield from _read(rows, expand, iter(_readings[key]), None, _Keep(0))
         return
     keep = _Keep(BUDGET - _held[0])
     lines = None
@@ -149,7 +149,7 @@ def expanded(rows: Iterable[tuple[str, dict]], expand: Callable[[dict, str], dic
         if lines is not None:
             lines.close()
     if keep.lines is not None:  # read to its end, and it fits
-        _kept[key] = keep.lines
+        _readings[key] = keep.lines
         _held[0] += keep.size
 
 
@@ -173,7 +173,7 @@ def _unwatched(make: Callable) -> Callable:
     """`make` run with the cyclic collector paused: an item is thousands of acyclic dicts
     and lists, and collections while they pile up took a third of a compact benchmark's
     reading (2.1 of 6.1 s on the demo)."""
-    from autocomp.core.heap import paused
+    from autocomp.core.bulk_gc import paused
 
     def run(*args):
         with paused():
@@ -249,5 +249,5 @@ def _writing(rows, expand, path: Path, keep: _Keep) -> Iterator[dict]:
 
 def forget() -> None:
     """Drop the items kept in memory (tests; a long-lived process reading many runs)."""
-    _kept.clear()
+    _readings.clear()
     _held[0] = 0

@@ -54,7 +54,7 @@ def export_rows(run):
 
     sets = {}
     for track in TRACKS:
-        path = run.layout.positive_set(track)
+        path = run.paths.positive_set(track)
         if not path.exists():
             raise AutocompError("no positive sets: build the benchmarks first (`autocomp "
                                 "build RUN`)", file=path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autocomp.core.layout import RunLayout
+from autocomp.core.run_paths import RunPaths
 
 
 def read_ledger(run_dir: Path | str | None) -> dict:
@@ -19,7 +19,7 @@ def read_ledger(run_dir: Path | str | None) -> dict:
     if not run_dir:
         return {}
     try:
-        stats = json.loads(RunLayout(Path(run_dir)).stats("build").read_text(encoding="utf-8"))
+        stats = json.loads(RunPaths(Path(run_dir)).stats("build").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(stats, dict):

@@ -15,8 +15,8 @@ Chance: text 25%, image 25%, group 16.7% (eval/matrix.py).
 
 from __future__ import annotations
 
-from autocomp.core.layout import BenchFile
 from autocomp.core.records import TRACKS
+from autocomp.core.run_paths import BenchFile
 
 KIND = "winoground"
 

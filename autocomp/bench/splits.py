@@ -297,7 +297,7 @@ def make_splits(run, corpus=None, column: str | None = None, progress=None) -> d
            "forced_test": made["forced_test"], "counts": dict(counts),
            "seen_counts": dict(Counter(seen.values())),
            "split": made["split"], "seen": seen}
-    write_text(run.layout.bench / FILE, json.dumps(out, indent=1, sort_keys=True))
+    write_text(run.paths.bench / FILE, json.dumps(out, indent=1, sort_keys=True))
     return out
 
 

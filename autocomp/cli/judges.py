@@ -77,7 +77,7 @@ def _humans(run, review_dir: Path | None, judge_folder: Path) -> dict | None:
     from autocomp.review.sample import sample_path
     from autocomp.t2i.compare import image_scores
 
-    folder = review_dir or run.layout.review
+    folder = review_dir or run.paths.review
     path = sample_path(folder, "validate")
     if not path.is_file():
         if review_dir is not None:

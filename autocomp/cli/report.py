@@ -132,7 +132,7 @@ def print_tables(tables, skipped: list, table_format: str, as_json: bool) -> Non
                                "not_printed": skipped}, indent=1))
         return
     if table_format == "csv":
-        from autocomp.report.table import long_csv
+        from autocomp.report.table_format import long_csv
 
         click.echo(long_csv(tables), nl=False)
     else:
@@ -163,8 +163,8 @@ def _agreement_figure(rows, folder: Path, labels: dict, say) -> None:
 def figure_folder(folder: Path) -> Path:
     """Where the report's figure goes: the results folder's figures/; given a run rather
     than its results, run/results/figures (the run's own figures/ are the pipeline's)."""
-    from autocomp.core.layout import RunLayout
+    from autocomp.core.run_paths import RunPaths
 
-    if RunLayout(folder).config.is_file():
+    if RunPaths(folder).config.is_file():
         return folder / "results" / "figures"
     return folder / "figures"

@@ -41,12 +41,12 @@ def check(folders):
 def results_folder(folder: Path) -> Path:
     """A results folder as given, or a run's results/."""
     from autocomp.core.errors import AutocompError
-    from autocomp.core.layout import RunLayout
+    from autocomp.core.run_paths import RunPaths
 
     folder = Path(folder)
     if not folder.is_dir():
         raise AutocompError("no such folder", file=folder)
-    if RunLayout(folder).config.is_file() and (folder / "results").is_dir():
+    if RunPaths(folder).config.is_file() and (folder / "results").is_dir():
         return folder / "results"
     return folder
 

@@ -47,7 +47,7 @@ def review(run_dir, mode, per_cell, seed, host, port, allow_host, review_dir, re
     from autocomp.run import Run
 
     run = Run.open(run_dir)
-    folder = review_dir or run.layout.review
+    folder = review_dir or run.paths.review
     judgments = Judgments(folder / "judgments.jsonl")
     if report_only:
         return _report(run, mode, judgments, table_format, sample_path(folder, mode), t2i_dir)

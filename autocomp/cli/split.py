@@ -49,4 +49,4 @@ def split(run_dir, corpus, column):
              else f"the {against['train']:,} train concepts")
     seen = ", ".join(f"{got['seen_counts'].get(s, 0):,} {s}" for s in SEEN)
     click.echo(f"outside train, against {where}: {seen}")
-    click.echo(f"-> {run.layout.bench / 'splits.json'}")
+    click.echo(f"-> {run.paths.bench / 'splits.json'}")

@@ -62,16 +62,16 @@ def status(run_dir, as_json, check, wait, failure, launch, since):
 
 def _check(run_dir: Path, watch: bool = False) -> tuple[str, int]:
     from autocomp.core import registry
-    from autocomp.core.layout import RunLayout
     from autocomp.core.locks import held_by
+    from autocomp.core.run_paths import RunPaths
     from autocomp.report.summary import stage_status
     from autocomp.run import Run
 
-    layout = RunLayout(run_dir)
-    if not layout.config.exists():
+    paths = RunPaths(run_dir)
+    if not paths.config.exists():
         return f"{run_dir}: not started", 3
     for name in registry.stage_names():
-        holder = held_by(layout.stage_lock(name), watch)
+        holder = held_by(paths.stage_lock(name), watch)
         if holder:
             return f"{run_dir}: stage {name} is being run by another process ({holder})", 4
     rows = stage_status(Run.open(run_dir))

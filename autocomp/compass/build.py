@@ -193,7 +193,7 @@ def build_run(run_dir: Path, out: Path, seed: int = 0, similarity=None, writer=N
                 groups.update({("A", name): v.name for name in v.names})
     sources = []
     for track in TRACKS:
-        path = run.layout.positive_set(track)
+        path = run.paths.positive_set(track)
         if not path.exists():
             continue
         for row in read_jsonl(path):

@@ -18,7 +18,7 @@ from autocomp.compass.analysis import (
     skill_load,
     stars,
 )
-from autocomp.report.table import ci
+from autocomp.report.table_format import ci
 from autocomp.report.tables import Table
 
 THIN = 30  # a level/N row with fewer items than this is flagged: its accuracy is noisy

@@ -28,7 +28,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
-from autocomp.concepts import drawn
+from autocomp.concepts import drawable
 from autocomp.core.errors import AutocompError
 from autocomp.language.grammar import plural as plural_of
 from autocomp.language.grammar import singular
@@ -51,7 +51,7 @@ class Aspect:
 def default_aspect(vocab_name: str, kind: str, entries) -> Aspect:
     """The aspect a vocabulary describes when it declares none: its first drawing kind's
     (in the registry's order)."""
-    for k in drawn.kinds(kind):
+    for k in drawable.kinds(kind):
         if any(e.drawn_by == k.name for e in entries):
             return Aspect(k.noun, plural_of(k.noun), k.question)
     if kind == "relations":

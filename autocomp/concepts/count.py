@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
 
-from autocomp.concepts import drawn
+from autocomp.concepts import drawable
 from autocomp.concepts.questions import Question, attribute_question
 from autocomp.concepts.task import AttributeTask
 from autocomp.core.scene import SceneGraph
@@ -34,7 +34,7 @@ class CountTask(AttributeTask):
     @classmethod
     def vocabulary_problem(cls, objects, values) -> str | None:
         uncounted = [e.name for e in values.entries
-                     if e.drawn_by is None or drawn.kind_of(e).copies(e.value) is None]
+                     if e.drawn_by is None or drawable.kind_of(e).copies(e.value) is None]
         if uncounted:
             return (f"field 'values': a count task needs numerals (entries with `count`); "
                     f"'{uncounted[0]}' of vocabulary '{values.name}' has none")
@@ -70,4 +70,4 @@ def counted(noun: Noun) -> Noun:
 
 def copies(entry) -> int:
     """How many of the object a numeral asks for (its kind's count)."""
-    return drawn.kind_of(entry).copies(entry.value)
+    return drawable.kind_of(entry).copies(entry.value)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autocomp.concepts import drawn
+from autocomp.concepts import drawable
 from autocomp.core.scene import SceneGraph
 
 
@@ -50,7 +50,7 @@ def attribute_question(name: str, value: str, vocab, asked: str | None = None) -
     kind only a VQA answerer can answer."""
     choices = tuple(vocab.names)
     reads, hints = "none", {}
-    for key in drawn.value_fields():
+    for key in drawable.value_fields():
         found = {e.name: e.value for e in vocab.entries if e.drawn_by == key}
         if found:
             reads, hints = key, found

@@ -23,13 +23,13 @@ class ConceptStage(Stage):
     def run_once(self) -> dict:
         """Write the run's concept records (once); returns the counters."""
         make_concepts(self.run)
-        return json.loads(self.layout.stats(self.name).read_text(encoding="utf-8"))
+        return json.loads(self.paths.stats(self.name).read_text(encoding="utf-8"))
 
 
 def make_concepts(run) -> list[dict]:
     """Write the run's concept records (once); returns them."""
-    layout, name = run.layout, ConceptStage.name
-    if layout.merged(name).exists():
+    paths, name = run.paths, ConceptStage.name
+    if paths.merged(name).exists():
         return run.records(name)
     records, seen = [], set()
     partners = "winoground" in run.config.build.benchmarks
@@ -51,8 +51,8 @@ def make_concepts(run) -> list[dict]:
                         and partner["id"] not in drawn:
                     seen.add(partner["id"])
                     records.append(partner)  # right after its original
-    write_jsonl(layout.part(name, 0), records)
-    write_jsonl(layout.merged(name), records)
+    write_jsonl(paths.part(name, 0), records)
+    write_jsonl(paths.merged(name), records)
     counts: dict[str, int] = {}
     for r in records:
         key = f"{r['task']} N={r['n']}"
@@ -60,7 +60,7 @@ def make_concepts(run) -> list[dict]:
     stats = {"stage": name, "expected": len(records), "done": len(records), "by_task": counts}
     if partners:
         stats["swap_partners"] = sum("partner_of" in r for r in records)
-    write_text(layout.stats(name), json.dumps(stats, indent=1))
+    write_text(paths.stats(name), json.dumps(stats, indent=1))
     return records
 
 

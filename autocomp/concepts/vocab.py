@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from autocomp.concepts import drawn
+from autocomp.concepts import drawable
 from autocomp.concepts.aspect import Aspect, default_aspect, parse_aspect
 from autocomp.core.errors import AutocompError
 from autocomp.core.fields import check_text
@@ -46,7 +46,7 @@ from autocomp.language.grammar import ARTICLES, Noun, indefinite_article, join, 
 from autocomp.language.letters import look_alike
 
 VOCABULARY_KINDS = ("objects", "attributes", "relations")
-FIELDS = {  # attribute entries also take one field per value kind (drawn.value_fields)
+FIELDS = {  # attribute entries also take one field per value kind (drawable.value_fields)
     "objects": {"name", "article", "plural", "pair"},
     "attributes": {"name"},
     "relations": {"name", "inverse", "geometry"},
@@ -239,7 +239,7 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
     def fail(problem):
         return AutocompError(problem, file=path, entry=where)
 
-    allowed = FIELDS[kind] | (set(drawn.value_fields()) if kind == "attributes" else set())
+    allowed = FIELDS[kind] | (set(drawable.value_fields()) if kind == "attributes" else set())
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise fail(f"unknown field '{unknown[0]}' for {kind} (allowed: {sorted(allowed)})")
@@ -275,13 +275,13 @@ def _parse_entry(raw, kind: str, path, i: int) -> Entry:
 
 def _attribute_entry(name: str, raw: dict, fail) -> Entry:
     """An attribute entry, drawn by at most one value kind (the field it gives)."""
-    given = [f for f in drawn.value_fields() if raw.get(f) is not None]
+    given = [f for f in drawable.value_fields() if raw.get(f) is not None]
     if len(given) > 1:
-        raise fail(f"an attribute is drawn as one of {join(drawn.value_fields(), 'or')}, "
+        raise fail(f"an attribute is drawn as one of {join(drawable.value_fields(), 'or')}, "
                    "not several")
     if not given:
         return Entry(name)
-    kind = drawn.kind(given[0])
+    kind = drawable.kind(given[0])
     problem = kind.look_problem()
     if problem:  # a look nothing draws: refused here, not drawn plain later
         raise fail(f"field '{given[0]}': {problem}")
@@ -291,16 +291,16 @@ def _attribute_entry(name: str, raw: dict, fail) -> Entry:
 def _geometry_kind(geometry: dict, fail):
     """The geometry kind of a relation's geometry (None when it has none), its keys
     checked: known, numbers, all of one kind."""
-    known = drawn.geometry_keys()
+    known = drawable.geometry_keys()
     for key, value in geometry.items():
         if key not in known:
             raise fail(f"field 'geometry.{key}' is not known (known: {', '.join(known)})")
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise fail(f"field 'geometry.{key}' must be a number, got {value!r}")
-    found = {drawn.geometry_kind({key: 0}) for key in geometry}
+    found = {drawable.geometry_kind({key: 0}) for key in geometry}
     if len(found) > 1:
         raise fail("field 'geometry' is one of "
-                   f"{join((k.described for k in drawn.kinds('relations')), 'or')}")
+                   f"{join((k.described for k in drawable.kinds('relations')), 'or')}")
     if not found:
         return None
     geo_kind = found.pop()
@@ -325,14 +325,14 @@ def drawn_alike(vocab: Vocabulary) -> list[str]:
                    f"embedded generator and validators read one kind per vocabulary, so "
                    f"{', '.join(rest[:5])} will be drawn plain and fail validation (give "
                    f"every entry a {main} field, or use diffusers with a VQA answerer)")
-    for key in drawn.value_fields():
+    for key in drawable.value_fields():
         groups: dict = {}
         for e in vocab.entries:
             if e.drawn_by == key:
                 groups.setdefault(e.value, []).append(e.name)
         for value, names in groups.items():
             if len(names) > 1:
-                shown = drawn.kind(key).shown(value)
+                shown = drawable.kind(key).shown(value)
                 out.append(f"{vocab.path or vocab.name}: entries {', '.join(map(repr, names))} "
                            f"are drawn alike ({key}: {shown}): the embedded generator and "
                            "validators cannot tell them apart (give each its own "

@@ -1,9 +1,9 @@
 """Each plugin family as one object (`FAMILY`: core/registry.py has the mechanics,
 core/plugins.py the first-use entry every call site goes through): its table of built-in
 entries (name -> "module:attribute"), whether their order means something, what an entry
-must be (its Shape), where its behaviour contract is and when it runs, and its caches
-(which names passed their shape and contract checks, and what else forgets an entry when
-it is unregistered)."""
+must be (its Form: the class or call it must be), where its behaviour contract is and
+when it runs, and its caches (which names passed their form and contract checks, and what
+else forgets an entry when it is unregistered)."""
 
 from __future__ import annotations
 
@@ -98,13 +98,13 @@ _TABLES: dict[str, dict[str, str]] = {
 
 def required(method):
     """Marks a base class's method that every entry must define itself (the base's only
-    raises NotImplementedError): an entry without its own is refused by its shape."""
+    raises NotImplementedError): an entry without its own is refused by its form."""
     method.__required__ = True
     return method
 
 
 @dataclass(frozen=True)
-class Shape:
+class Form:
     """What an entry of a family must be: a subclass of `base` with `methods` (and its own
     of every method the base marks `required`), or (base None) a callable accepting
     `arguments` positionally."""
@@ -121,50 +121,50 @@ class Family:
     """One plugin family."""
 
     entries: dict[str, str]
-    shape: Shape
+    form: Form
     contract: str  # where its behaviour contract is (autocomp/contracts.py gathers them)
     when: str  # when it runs on a plugin's entry (built-ins: the suite, on every name)
     ordered: bool = False  # the order of its entries means something
     forget: tuple[str, ...] = ()  # "module:function(name)"s that drop an entry's caches
-    checked: set = field(default_factory=set)  # names whose shape passed (this process)
+    checked: set = field(default_factory=set)  # names whose form passed (this process)
     passed: set = field(default_factory=set)  # (name, key) of plugins that kept it
 
 
 _BACKEND = "autocomp.core.backend:Backend"
 FAMILY: dict[str, Family] = {
-    "stage": Family(_TABLES["stage"], Shape("autocomp.runtime.stage:Stage"),
+    "stage": Family(_TABLES["stage"], Form("autocomp.runtime.stage:Stage"),
                     "none: a stage is the pipeline's own", "-", ordered=True),
-    "generator": Family(_TABLES["generator"], Shape(_BACKEND, ("generate",)),
+    "generator": Family(_TABLES["generator"], Form(_BACKEND, ("generate",)),
                         "tests/test_contracts.py", "the suite (backends)"),
-    "writer": Family(_TABLES["writer"], Shape(_BACKEND, ("write",)),
+    "writer": Family(_TABLES["writer"], Form(_BACKEND, ("write",)),
                      "tests/test_contracts.py", "the suite (backends)"),
-    "detector": Family(_TABLES["detector"], Shape(_BACKEND, ("detect",)),
+    "detector": Family(_TABLES["detector"], Form(_BACKEND, ("detect",)),
                        "tests/test_contracts.py", "the suite (backends)"),
-    "answerer": Family(_TABLES["answerer"], Shape(_BACKEND, ("answer",)),
+    "answerer": Family(_TABLES["answerer"], Form(_BACKEND, ("answer",)),
                        "tests/test_contracts.py", "the suite (backends); soft answers on "
                        "every batch (t2i/score.py)"),
-    "check": Family(_TABLES["check"], Shape("autocomp.validators.checks:Check", ("check",)),
+    "check": Family(_TABLES["check"], Form("autocomp.validators.checks:Check", ("check",)),
                     "autocomp.validators.contract:check_problems", "on its first samples",
                     ordered=True),
-    "scorer": Family(_TABLES["scorer"], Shape(
+    "scorer": Family(_TABLES["scorer"], Form(
         "autocomp.eval.scorers.base:Scorer", arguments=("name", "pretrained"), factory=True,
         makes="autocomp.eval.scorers.base:Scorer"),
         "autocomp.eval.scorers.contract:scorer_problems",
         "when loaded; its scores on every batch (eval/score_checks.py)"),
-    "format": Family(_TABLES["format"], Shape(
+    "format": Family(_TABLES["format"], Form(
         arguments=("source", "images", "columns", "skip_missing"),
         makes="autocomp.formats.suite:Suite"),
         "autocomp.eval.suite_contract:suite_problems", "when first opened for scoring"),
-    "kind": Family(_TABLES["kind"], Shape("autocomp.kinds.base:Kind"),
+    "kind": Family(_TABLES["kind"], Form("autocomp.kinds.base:Kind"),
                    "autocomp.contracts:kind_problems", "by `vocab check` and before "
-                   "`autocomp run` draws", forget=("autocomp.concepts.drawn:forget",)),
-    "metric": Family(_TABLES["metric"], Shape("autocomp.t2i.metrics:Metric", ("score",)),
+                   "`autocomp run` draws", forget=("autocomp.concepts.drawable:forget",)),
+    "metric": Family(_TABLES["metric"], Form("autocomp.t2i.metrics:Metric", ("score",)),
                      "autocomp.t2i.metrics:metric_problems", "on every batch", ordered=True,
                      forget=("autocomp.t2i.metrics:forget",)),
-    "adapter": Family(_TABLES["adapter"], Shape(
+    "adapter": Family(_TABLES["adapter"], Form(
         arguments=("folder", "manifest", "dataset_path")),
         "autocomp.publish.adapters:adapter_problems", "on every export"),
 }
 FAMILIES: dict[str, dict[str, str]] = {k: f.entries for k, f in FAMILY.items()}
-FAMILY_SHAPES: dict[str, Shape] = {k: f.shape for k, f in FAMILY.items()}
+FAMILY_FORMS: dict[str, Form] = {k: f.form for k, f in FAMILY.items()}
 ORDERED = tuple(k for k, f in FAMILY.items() if f.ordered)

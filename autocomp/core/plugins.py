@@ -81,9 +81,9 @@ def every_batch(family: str, name: str, problems: list[str], file=None) -> None:
 
 
 def made(family: str, name: str, obj, file=None):
-    """`obj` when it is what the family's factories make (its shape's `makes`), else a
+    """`obj` when it is what the family's factories make (its form's `makes`), else a
     PluginError saying what came back."""
-    makes = FAMILY[family].shape.makes
+    makes = FAMILY[family].form.makes
     if makes is not None:
         module, attr = makes.split(":")
         cls = getattr(importlib.import_module(module), attr)

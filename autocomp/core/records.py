@@ -14,8 +14,8 @@ from pathlib import Path
 
 import orjson
 
+from autocomp.core.bulk_gc import paused
 from autocomp.core.errors import AutocompError
-from autocomp.core.heap import paused
 
 TRACKS = ("minimal", "contextual")  # every concept gets an image on each track
 RECORD_LIMIT = 64 * 2 ** 20  # bytes: a line of any JSON-lines file autocomp reads

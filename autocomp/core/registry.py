@@ -6,7 +6,7 @@ Families: stage (ordered: the pipeline runs them in this order), generator, writ
 detector, answerer, check (ordered: the validation cascade), scorer, format, kind (how a
 vocabulary's values are drawn and read back: autocomp/kinds/), metric (ordered: what
 `autocomp t2i` scores images with, t2i/metrics.py), adapter (the harness files of an
-export: publish/adapters/). Each family says what an entry must be (`FAMILY_SHAPES`: a
+export: publish/adapters/). Each family says what an entry must be (`FAMILY_FORMS`: a
 subclass of its base class with its methods, or a callable whose signature accepts the
 family's arguments); an entry that is not is refused when resolved, naming the entry. An
 entry a plugin registered (`plugged`) is also held to its family's behaviour contract
@@ -32,11 +32,11 @@ import os
 import re
 
 from autocomp.core.errors import AutocompError
-from autocomp.core.families import FAMILIES, FAMILY, FAMILY_SHAPES, ORDERED, Shape
+from autocomp.core.families import FAMILIES, FAMILY, FAMILY_FORMS, ORDERED, Form
 
-__all__ = ["FAMILIES", "FAMILY", "FAMILY_SHAPES", "ORDERED", "Shape", "instantiate",
+__all__ = ["FAMILIES", "FAMILY", "FAMILY_FORMS", "ORDERED", "Form", "instantiate",
            "load_plugins",
-           "make_stage", "names", "plugged", "register", "resolve", "shape_problem",
+           "make_stage", "names", "plugged", "register", "resolve", "form_problem",
            "stage_names", "unregister"]
 
 PLUGINS_ENV = "AUTOCOMP_PLUGINS"
@@ -142,7 +142,7 @@ def register(family: str, name: str, target: str, *, before: str | None = None,
 
 def unregister(family: str, name: str) -> None:
     """Take `name` out of `family` (a plugin's tests undo their registration), with every
-    cache that holds it: its shape and contract checks and the family's own (`forget`)."""
+    cache that holds it: its form and contract checks and the family's own (`forget`)."""
     _table(family).pop(name, None)
     PLUGGED.discard((family, name))
     fam = FAMILY[family]
@@ -160,7 +160,7 @@ def plugged(family: str, name: str) -> bool:
 
 
 def resolve(family: str, name: str, *, file=None, field: str | None = None):
-    """What is registered as `name` in `family`, checked to be of the family's shape; an
+    """What is registered as `name` in `family`, checked to be of the family's form; an
     unknown name gets the nearest known one and the list of all."""
     load_plugins()
     table = _table(family)
@@ -186,7 +186,7 @@ def resolve(family: str, name: str, *, file=None, field: str | None = None):
                                 field=field)
         obj = getattr(obj, part)
     if name not in FAMILY[family].checked:
-        problem = shape_problem(family, obj)
+        problem = form_problem(family, obj)
         if problem:
             raise AutocompError(f"{family} '{name}' ({table[name]}) {problem}", file=file,
                                 field=field)
@@ -194,31 +194,31 @@ def resolve(family: str, name: str, *, file=None, field: str | None = None):
     return obj
 
 
-def shape_problem(family: str, obj) -> str | None:
+def form_problem(family: str, obj) -> str | None:
     """Why `obj` cannot be an entry of `family`, or None."""
-    shape = FAMILY_SHAPES[family]
+    form = FAMILY_FORMS[family]
     base = None
-    if shape.base:
-        module, attr = shape.base.split(":")
+    if form.base:
+        module, attr = form.base.split(":")
         base = getattr(importlib.import_module(module), attr)
     if inspect.isclass(obj):
         if base is not None and not issubclass(obj, base):
             return f"is not a subclass of {base.__name__}"
-        missing = [m for m in shape.methods if not callable(getattr(obj, m, None))]
+        missing = [m for m in form.methods if not callable(getattr(obj, m, None))]
         missing += sorted(m for m in dir(obj) if getattr(getattr(obj, m, None),
                                                          "__required__", False))
         if missing:
             return f"has no method {missing[0]}() of its own"
-        if shape.factory or not shape.arguments:
+        if form.factory or not form.arguments:
             return None
-    elif base is not None and not shape.factory:
+    elif base is not None and not form.factory:
         return f"is not a class (a subclass of {base.__name__} is expected)"
     if not callable(obj):
         return "is not callable"
     try:
-        inspect.signature(obj).bind(*shape.arguments)
+        inspect.signature(obj).bind(*form.arguments)
     except TypeError:
-        return f"cannot be called with ({', '.join(shape.arguments)})"
+        return f"cannot be called with ({', '.join(form.arguments)})"
     except ValueError:  # no signature to read (a builtin): let the call say
         return None
     return None

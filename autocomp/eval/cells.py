@@ -18,8 +18,8 @@ from autocomp.core.progress import busy
 from autocomp.eval.cell_progress import CellProgress
 from autocomp.eval.harness import Harness, write_json
 from autocomp.eval.modelset import load_model_set, model_labels, record_models
-from autocomp.eval.once import Digesting, ReadOnce
 from autocomp.eval.provenance import provenance
+from autocomp.eval.read_once import Digesting, ReadOnce
 from autocomp.eval.result_files import (
     Cell,
     Fingerprints,

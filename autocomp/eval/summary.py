@@ -89,12 +89,12 @@ def read_cells(folder: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
     file for one (model, benchmark): eval/result_files.misnamed and one_per_cell). Each
     cell carries `_path`, the file it was read from: its predictions are the ones beside
     it, never found again by the spec it claims."""
-    from autocomp.core.layout import RunLayout
     from autocomp.core.own_files import read_small_json
+    from autocomp.core.run_paths import RunPaths
     from autocomp.eval.result_files import READER_KEYS, misnamed, one_per_cell
 
     folder = Path(folder)
-    root = folder / "results" if RunLayout(folder).config.is_file() else folder
+    root = folder / "results" if RunPaths(folder).config.is_file() else folder
     found, skipped = [], []
     inside = folder.resolve()
     for path in sorted(folder.rglob("*.json")):

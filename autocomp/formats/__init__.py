@@ -33,7 +33,7 @@ from pathlib import Path
 
 from autocomp.core import registry
 from autocomp.core.errors import AutocompError
-from autocomp.core.layout import RunLayout
+from autocomp.core.run_paths import RunPaths
 from autocomp.formats.suite import Suite
 
 
@@ -65,8 +65,8 @@ def _autocomp_folder(source: Path) -> str | None:
     """A run, an autocomp export, or a `datasets` folder (Auto-Comp's or a pair table)."""
     from autocomp.formats.published import is_published
 
-    layout = RunLayout(source)
-    if layout.config.is_file() and layout.bench.is_dir():
+    paths = RunPaths(source)
+    if paths.config.is_file() and paths.bench.is_dir():
         return "run"
     if is_published(source):
         return "autocomp-export"

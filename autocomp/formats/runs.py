@@ -10,8 +10,8 @@ from pathlib import Path
 
 from autocomp.bench.store import expand, is_compact
 from autocomp.core.errors import AutocompError
-from autocomp.core.layout import RunLayout
 from autocomp.core.records import numbered_jsonl
+from autocomp.core.run_paths import RunPaths
 from autocomp.core.scene import SceneGraph
 
 
@@ -165,10 +165,10 @@ def find_benchmarks(run_dir: Path, patterns=(), split: str | None = "test") -> l
     """Every benchmark file under RUN_DIR/bench (or matching one of `patterns`). A run
     with splits (bench/splits.json) gives the items of `split` (train, val, test, or all),
     labelled seen / unseen."""
-    layout = RunLayout(run_dir)
-    bench = layout.bench
+    paths = RunPaths(run_dir)
+    bench = paths.bench
     tasks = limit = None
-    if layout.config.is_file():
+    if paths.config.is_file():
         from autocomp.run import Run
 
         run = Run.open(Path(run_dir))
@@ -178,7 +178,7 @@ def find_benchmarks(run_dir: Path, patterns=(), split: str | None = "test") -> l
                             "`autocomp build RUN_DIR`)", file=bench)
     selection = _selection(bench, split)
     out = []
-    for f, path in layout.benchmark_files():
+    for f, path in paths.benchmark_files():
         b = Benchmark(f.name, f.task, f.n, f.track, f.kind, path, tasks, limit,
                       None if selection is None else replace(selection),
                       Path(run_dir) if tasks is not None else None)

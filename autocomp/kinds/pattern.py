@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autocomp.core.channels import channel_max
+from autocomp.core.pixel_minmax import channel_max
 from autocomp.kinds.base import ValueKind
 from autocomp.synth.shapes import (
     MIN_PATTERN_SHARE,

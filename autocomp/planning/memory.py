@@ -45,8 +45,9 @@ KNOWN = {  # parameters per component, from the model cards (used when no weight
     "sam2.1-hiera-small": {"model": 0.046e9}, "sam2.1-hiera-tiny": {"model": 0.039e9},
 }
 # chat LLMs: layers, KV heads, head width, hidden width, MLP width
-SHAPES = {"gemma-3-27b": (62, 16, 128, 5376, 21504), "gemma-3-12b": (48, 8, 256, 3840, 15360),
-          "gemma-3-4b": (34, 4, 256, 2560, 10240)}
+LLM_DIMENSIONS = {"gemma-3-27b": (62, 16, 128, 5376, 21504),
+                  "gemma-3-12b": (48, 8, 256, 3840, 15360),
+                  "gemma-3-4b": (34, 4, 256, 2560, 10240)}
 VAE_CHANNELS = (128, 256, 512, 512)  # SD3's VAE decoder, full size first
 # Activation factors, each range around what scripts/gpu_check.py measured on an H200 in
 # bf16 (max_memory_allocated less the weights; docs/pipeline.md has the table):
@@ -143,7 +144,7 @@ def _config(ref: str, sub: str = "") -> dict:
 
 def llm_shape(ref: str) -> tuple[int, int, int, int, int]:
     """(layers, KV heads, head width, hidden width, MLP width) from the model's config, else
-    SHAPES, else Gemma-3-12b's."""
+    LLM_DIMENSIONS, else Gemma-3-12b's."""
     cfg = _config(ref)
     if cfg.get("num_hidden_layers"):
         heads = cfg.get("num_attention_heads", 1)
@@ -151,7 +152,7 @@ def llm_shape(ref: str) -> tuple[int, int, int, int, int]:
         return (cfg["num_hidden_layers"], cfg.get("num_key_value_heads") or heads,
                 cfg.get("head_dim") or hidden // heads, hidden,
                 cfg.get("intermediate_size", 4 * hidden))
-    return SHAPES[_known(ref, SHAPES) or "gemma-3-12b"]
+    return LLM_DIMENSIONS[_known(ref, LLM_DIMENSIONS) or "gemma-3-12b"]
 
 
 # -- stages ------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from autocomp.config import RunConfig
 from autocomp.core import registry
 from autocomp.core.errors import AutocompError
 from autocomp.core.fields import dump_section
-from autocomp.planning import costs, disk, host, memory
+from autocomp.planning import costs, disk, host_memory, memory
 from autocomp.planning.weights import missing_packages
 from autocomp.validators.checks import cascade
 
@@ -157,7 +157,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
                              memory.gpu_cost("generator", cfg.generate.generator) != "model"),
             "unpriced": unpriced,
             "memory": {gpu: memory.fit(cfg, memory.card(gpu)[0]) for gpu in gpus},
-            "host": host.plan(memory.stage_rows(cfg), per_node, None if cal is None else
+            "host": host_memory.plan(memory.stage_rows(cfg), per_node, None if cal is None else
                               cal.parts.get("host_memory", {}).get("new_anon_peak_gib")),
             "disk": disk.plan(cfg, concepts, images),
             "utilisation": list(costs.UTILISATION),
@@ -359,7 +359,7 @@ def format_plan(p: dict) -> str:
         lines += ["", *memory.format_rows(rows, gpu, gib)]
         lines += [f"  REFUSED: {line}" for line in memory.refusals(rows, gpu, gib)]
     if p["host"]["page_cache"]:
-        lines += ["", *host.format_plan(p["host"])]
+        lines += ["", *host_memory.format_plan(p["host"])]
     lines += ["", disk.format_plan(p["disk"])]
     lines.append("then: build (benchmarks, CPU, minutes)")
     return "\n".join(lines)

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from autocomp.publish.rows import SPLIT, features
-from autocomp.report.table import md_code, md_fence
+from autocomp.report.table_format import md_code, md_fence
 
 LICENSE = "cc-by-4.0"
 TASK_CATEGORIES = ["zero-shot-image-classification", "image-text-to-text"]
@@ -140,7 +140,7 @@ def _split_note(run) -> str:
     """What a run with splits exports: its test concepts only (docs/train.md)."""
     from autocomp.bench.splits import read_splits
 
-    data = read_splits(run.layout.bench)
+    data = read_splits(run.paths.bench)
     if data is None:
         return ""
     counts = data.get("counts", {})
@@ -307,7 +307,7 @@ def _provenance(run, manifest: dict) -> str:
     negatives = "all" if k is None else f"a subset of {k}, seed {manifest['negatives_seed']}"
     shown = {key: manifest[key] for key in ("run", "seed", "max_negatives", "negatives_seed",
                                             "images", "bytes")}
-    config_text = run.layout.config.read_text(encoding="utf-8").rstrip()
+    config_text = run.paths.config.read_text(encoding="utf-8").rstrip()
     return ("## Provenance\n\n"
             f"- autocomp {manifest['autocomp_version']}, run {md_code(cfg.name)}, seed {cfg.seed}"
             " (concepts, captions and image seeds follow from it)\n"

@@ -101,7 +101,7 @@ def export_training(run_dir: Path, out: Path, split: str = "train", seed: int = 
     if out.parent.is_dir():  # the temp folder of an export of this name that was killed
         clean_orphans(out.parent, pattern=f".{glob.escape(out.name)}.*")
     run = Run.open(run_dir)
-    splits = read_splits(run.layout.bench)
+    splits = read_splits(run.paths.bench)
     if splits is None:
         from autocomp.bench.splits import NO_SPLITS
 

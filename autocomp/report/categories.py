@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from autocomp.report.table import INTERVAL_NOTE, Table, ci
+from autocomp.report.table_format import INTERVAL_NOTE, Table, ci
 
 ATTRIBUTE_CATEGORIES = ("swapped values", "same value / different objects",
                         "same value / same object", "same object / different values")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from autocomp.report.notes import EXACT_NOTE
-from autocomp.report.table import INTERVAL_NOTE, Table, ci, r1, scored
+from autocomp.report.table_format import INTERVAL_NOTE, Table, ci, r1, scored
 
 EXTERNAL = ("sugarcrepe", "crepe", "columns", "winoground", "colorswap", "aro",
             "vl-checklist", "valse", "sugarcrepe++")

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autocomp.core.layout import RunLayout
+from autocomp.core.run_paths import RunPaths
 from autocomp.eval.metrics import TIED
 from autocomp.report.categories import category_label
 from autocomp.report.paired import outcome, predictions_file
@@ -44,8 +44,8 @@ def run_of(cell: dict) -> Path | None:
     """The run a result scored: its results folder's parent, or the run it names."""
     for cand in [Path(cell["folder"]).parent, *([Path(cell["run"])] if cell.get("run")
                                                  else [])]:
-        layout = RunLayout(cand)
-        if layout.config.is_file() and layout.bench.is_dir():
+        paths = RunPaths(cand)
+        if paths.config.is_file() and paths.bench.is_dir():
             return cand
     return None
 
@@ -91,7 +91,7 @@ def _wrong(path: Path | None, limit: int,
 def _items(run: Path, benchmark: str, ids: set[str]) -> dict[str, dict]:
     """id -> (positive, image) of the wanted items of one of the run's bench files."""
     found: dict[str, dict] = {}
-    for f, path in RunLayout(run).benchmark_files():
+    for f, path in RunPaths(run).benchmark_files():
         if f.name != benchmark or not ids:
             continue
         with open(path, encoding="utf-8") as fh:

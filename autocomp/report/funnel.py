@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from autocomp.core.records import TRACKS
-from autocomp.report.table import TRACK_SHORT
+from autocomp.report.table_format import TRACK_SHORT
 from autocomp.validators.checks import cascade
 
 

@@ -27,7 +27,7 @@ from collections import defaultdict
 import numpy as np
 
 from autocomp.eval.intervals import LEVEL, RESAMPLES, proportion
-from autocomp.report.table import INTERVAL_NOTE, Table, ci, r1
+from autocomp.report.table_format import INTERVAL_NOTE, Table, ci, r1
 
 WHOLE = "whole image"  # the aspect of image verdicts (every binding holds)
 CASCADE = "validation cascade"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from autocomp.eval.intervals import proportion
 from autocomp.report.categories import baseline_of
-from autocomp.report.table import KIND_SHORT, TRACK_SHORT
+from autocomp.report.table_format import KIND_SHORT, TRACK_SHORT
 
 RULE_NAMES = {"strict": "strict (a tie is wrong)", "aware": "tie-aware (1/k for k tied)",
               "argmax": "argmax (a tie at the top is right)"}

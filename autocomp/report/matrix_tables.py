@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from autocomp.report.notes import EXACT_NOTE, rule_word, ties_note
-from autocomp.report.table import INTERVAL_NOTE, TRACK_SHORT, Table, ci, r1, scored
+from autocomp.report.table_format import INTERVAL_NOTE, TRACK_SHORT, Table, ci, r1, scored
 
 PAIRS = ("winoground", "colorswap")
 

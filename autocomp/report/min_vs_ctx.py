@@ -14,8 +14,8 @@ from pathlib import Path
 
 from autocomp.report.figures import legend_columns, legend_room, pyplot, save
 from autocomp.report.gather import short_label
-from autocomp.report.table import index_results
 from autocomp.report.table5 import delta_text
+from autocomp.report.table_format import index_results
 
 MIN_VS_CTX_NEGATIVES = (("swap", "Swap"), ("confusion", "Confusion"))
 

@@ -3,7 +3,7 @@ concepts were drawn (the build's ledger, bench/ledger.py) or never got."""
 
 from __future__ import annotations
 
-from autocomp.report.table import KIND_SHORT, TRACK_SHORT
+from autocomp.report.table_format import KIND_SHORT, TRACK_SHORT
 
 INTERVALS_FOOTNOTE = ("Intervals: Clopper-Pearson (exact) over the cell's items (a bootstrap "
                       "over concepts where items share a concept); a model differs from "

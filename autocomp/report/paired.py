@@ -13,7 +13,7 @@ from pathlib import Path
 
 from autocomp.eval.intervals import paired
 from autocomp.eval.result_files import recorded_outcome as outcome
-from autocomp.report.table import Cell
+from autocomp.report.table_format import Cell
 
 
 def predictions_file(cell: dict) -> Path | None:
@@ -89,7 +89,7 @@ def compare_table(results: list[dict], a: str, b: str, labels: dict | None = Non
     from autocomp.core.errors import AutocompError
     from autocomp.eval.intervals import exact, holm
     from autocomp.report.notes import ties_note
-    from autocomp.report.table import INTERVAL_NOTE, Table, ci, signed
+    from autocomp.report.table_format import INTERVAL_NOTE, Table, ci, signed
 
     labels = labels or {}
     cells: dict[str, dict] = {}

@@ -34,7 +34,7 @@ def _on_boundary(got: dict | None) -> bool:
 def agreement_table(rows: list[dict], left: list[str], labels: dict | None = None):
     """The rank agreement table: a row per comparison, its model and item counts, tau-b and
     rho with their intervals and leave-one-model-out ranges; the notes say what is thin."""
-    from autocomp.report.table import Table
+    from autocomp.report.table_format import Table
 
     body, notes = [], []
     few = [r for r in rows if 0 < len(r["models"]) < MIN_MODELS]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from autocomp.bench.splits import SEEN as ORDER
 from autocomp.bench.splits import SEEN_SHORT as SHORT
-from autocomp.report.table import Table, ci, r1, signed
+from autocomp.report.table_format import Table, ci, r1, signed
 
 
 def _seen(result: dict) -> dict:

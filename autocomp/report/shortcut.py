@@ -7,7 +7,7 @@ can come from a caption repeating a word (blind:distinct reaches it without the 
 
 from __future__ import annotations
 
-from autocomp.report.table import INTERVAL_NOTE, TRACK_SHORT, Table, r1, scored
+from autocomp.report.table_format import INTERVAL_NOTE, TRACK_SHORT, Table, r1, scored
 
 
 def matched_table(results, labels=None) -> Table | None:

@@ -25,13 +25,13 @@ def stage_status(run: Run) -> list[dict]:
         stage = registry.make_stage(name, run)
         if not stage.parallel:
             continue
-        done = done_records(run.layout.stage_dir(name))
+        done = done_records(run.paths.stage_dir(name))
         items = stage.items()
         ids = {it.id for it in items}
         mine = [r for i, r in done.items() if i in ids]
         out.append({"stage": name, "expected": len(items), "done": len(mine),
                     "passed": sum(bool(r.get("passed", True)) for r in mine)})
-    build = run.layout.stats("build")
+    build = run.paths.stats("build")
     if build.exists():  # done: benchmark items written
         stats = json.loads(build.read_text(encoding="utf-8"))
         out.append({"stage": "build", "expected": None,
@@ -52,7 +52,7 @@ def summarize(run: Run, figures: bool = True, write: bool = True) -> dict:
     rows = funnel(concepts, run.records("captions"), validation)
     agree = agreement(run.records("images"), validation)
     summary = {"stages": stage_status(run), "funnel": rows, "agreement": agree}
-    build = run.layout.stats("build")
+    build = run.paths.stats("build")
     if build.exists():
         summary["validated"] = json.loads(build.read_text(encoding="utf-8"))["validated"]
         from autocomp.bench.ledger import read_ledger
@@ -60,16 +60,16 @@ def summarize(run: Run, figures: bool = True, write: bool = True) -> dict:
         summary["left_out"] = read_ledger(run.dir)
     if not write:
         return summary
-    write_text(run.layout.stats("funnel"), json.dumps(rows, indent=1))
-    write_text(run.layout.stats("agreement"), json.dumps(agree, indent=1))
+    write_text(run.paths.stats("funnel"), json.dumps(rows, indent=1))
+    write_text(run.paths.stats("agreement"), json.dumps(agree, indent=1))
     if figures and validation:
         from autocomp.report.figures import distribution_figure, funnel_figure
 
         vocab_of, colors, order = value_vocabularies(run)
         summary["figures"] = [
-            str(funnel_figure(rows, run.layout.figure("funnel")).relative_to(run.dir)),
+            str(funnel_figure(rows, run.paths.figure("funnel")).relative_to(run.dir)),
             str(distribution_figure(validated_values(concepts, validation, vocab_of),
-                                    run.layout.figure("distribution"), colors, order)
+                                    run.paths.figure("distribution"), colors, order)
                 .relative_to(run.dir))]
     return summary
 
@@ -84,10 +84,10 @@ def saved_summary(run: Run) -> dict:
     150k records: 1.3 GB and 24 s)."""
     from autocomp.bench.ledger import read_ledger
 
-    layout = run.layout
-    files = {k: layout.stats(k) for k in ("funnel", "agreement", "build")}
+    paths = run.paths
+    files = {k: paths.stats(k) for k in ("funnel", "agreement", "build")}
     records = [p for stage in RECORD_STAGES
-               for p in (layout.merged(stage), *layout.parts(stage)) if p.exists()]
+               for p in (paths.merged(stage), *paths.parts(stage)) if p.exists()]
     newest = max((p.stat().st_mtime for p in records), default=0.0)
     if not all(f.exists() and f.stat().st_mtime >= newest for f in files.values()):
         return summarize(run, figures=False, write=False)
@@ -110,7 +110,7 @@ def value_vocabularies(run: Run):
     def vocab_of(task: str, value: str) -> str:
         return tasks[task].vocab_of(value).name if task in tasks else "values"
 
-    from autocomp.concepts.drawn import kind_of
+    from autocomp.concepts.drawable import kind_of
 
     colors = {e.name: kind_of(e).swatch(e.value) for t in tasks.values()
               for _, voc in t.primitive_vocabularies() for e in voc.entries
@@ -134,10 +134,10 @@ def format_summary(summary: dict) -> str:
         if s.get("partial"):
             note = f"  (benchmark items of a partial run: {'; '.join(s['partial'])} done)"
         lines.append(f"  {s['stage']:<11} {exp!s:>8} {s['done']:>6} {passed!s:>6}{note}")
-    lines += ["", "Survival funnel (% of concepts, Auto-Comp Table 3 layout):",
+    lines += ["", "Survival funnel (% of concepts, as Auto-Comp's Table 3):",
               format_funnel(summary["funnel"])]
     if summary.get("validated"):
-        lines += ["", "Validated samples (Table 2 layout):",
+        lines += ["", "Validated samples (as Auto-Comp's Table 2):",
                   f"  {'benchmark':<22} {'minimal':>7} {'contextual':>10} {'paired':>6}"]
         for key, c in summary["validated"].items():
             lines.append(f"  {key:<22} {c['minimal']:>7} {c['contextual']:>10} "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from autocomp.report.categories import BASELINES, model_type
 from autocomp.report.notes import ties_note
-from autocomp.report.table import (
+from autocomp.report.table_format import (
     INTERVAL_NOTE,
     KIND_SHORT,
     Table,

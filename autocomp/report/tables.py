@@ -29,7 +29,8 @@ from autocomp.report.notes import (
     ties_note,
 )
 from autocomp.report.shortcut import matched_table
-from autocomp.report.table import (
+from autocomp.report.table5 import table5
+from autocomp.report.table_format import (
     INTERVAL_NOTE,
     KIND_SHORT,
     TRACK_SHORT,
@@ -39,7 +40,6 @@ from autocomp.report.table import (
     r1,
     scored,
 )
-from autocomp.report.table5 import table5
 
 
 def load_results(folder: Path, skipped: list | None = None) -> list[dict]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from autocomp.eval.intervals import mean_shares
-from autocomp.report.table import INTERVAL_NOTE, Table, ci, scored
+from autocomp.report.table_format import INTERVAL_NOTE, Table, ci, scored
 
 
 def _label(labels, model):

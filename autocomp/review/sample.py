@@ -40,7 +40,7 @@ def load_or_draw(run, mode: str, per_cell: int | None, seed: int | None,
     """The run's sample for `mode` in the review `folder` (default RUN/review): read back
     when drawn before (the options given must match it), else drawn and written. None
     options take the stored (or default) values."""
-    path = sample_path(run.layout.review if folder is None else folder, mode)
+    path = sample_path(run.paths.review if folder is None else folder, mode)
     if path.is_file():
         try:
             sample = json.loads(path.read_text(encoding="utf-8"))

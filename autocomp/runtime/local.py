@@ -13,7 +13,7 @@ already is left alone.
 
 $AUTOCOMP_LOAD_STAGGER (seconds, default 0): each rank of a node starts a stage's first
 batch, where its models load, LOCAL_RANK times that long after the first, so one rank's
-in-flight tensors are in host memory at a time (autocomp/planning/host.py plans both ways).
+in-flight tensors are in host memory at a time (autocomp/planning/host_memory.py plans both ways).
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@ import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from autocomp.core.heap import paused
-from autocomp.core.layout import PART_GLOB, part_name
+from autocomp.core.bulk_gc import paused
 from autocomp.core.own_files import open_own
 from autocomp.core.records import dumps, loads
+from autocomp.core.run_paths import PART_GLOB, part_name
 
 
 def part_path(stage_dir: Path, rank: int) -> Path:

@@ -16,16 +16,16 @@ import logging
 import time
 import uuid
 
+from autocomp.core.bulk_gc import long_lived
 from autocomp.core.errors import (
     AutocompError,
     GpuOutOfMemory,
     disk_full,
     gpu_out_of_memory,
 )
-from autocomp.core.heap import long_lived
-from autocomp.core.layout import RunLayout
 from autocomp.core.locks import fence
 from autocomp.core.records import write_jsonl, write_text
+from autocomp.core.run_paths import RunPaths
 from autocomp.runtime import local, space
 from autocomp.runtime.parts import PartWriter, done_ids, done_records
 from autocomp.runtime.stage import Deferred, ItemStage, Stage, free_memory
@@ -74,9 +74,9 @@ def run_stages(stages: list[Stage], rank: int = 0, world_size: int = 1, share=No
                 fence()
                 stage.run_once()
         return
-    done = {s.name: done_ids(s.layout.stage_dir(s.name)) for s in stages if s.parallel}
+    done = {s.name: done_ids(s.paths.stage_dir(s.name)) for s in stages if s.parallel}
     token = share(uuid.uuid4().hex if rank == 0 else None)
-    peers = Peers(stages[0].layout.root, token, rank, world_size, wait_timeout, stall)
+    peers = Peers(stages[0].paths.root, token, rank, world_size, wait_timeout, stall)
     if rank == 0:  # this launch holds the stage locks: any other launch's files are stale
         peers.clean_others()
     complete = False  # rank 0 leaves last: it holds the launch's locks until every rank
@@ -121,19 +121,19 @@ def check_inputs(stages: list[Stage], chosen) -> None:
     not run on nothing with exit status 0."""
     for stage in stages:
         for before in stage.needs:
-            if before not in chosen and not stage.layout.has_records(before):
+            if before not in chosen and not stage.paths.has_records(before):
                 raise AutocompError(
                     f"stage {stage.name} needs the records of stage {before}, which has not "
                     f"run here: run it first (e.g. --stages {before},{stage.name})",
-                    file=stage.layout.root)
+                    file=stage.paths.root)
 
 
 def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
               progress: bool = True, done=None) -> dict:
     """Process this rank's share of the items not done yet (`done`: the ids done when the
     launch started, the same on every rank); returns this invocation's timing."""
-    layout = stage.layout
-    stage_dir = layout.stage_dir(stage.name)
+    paths = stage.paths
+    stage_dir = paths.stage_dir(stage.name)
     items = stage.items()
     if done is None:
         done = done_ids(stage_dir)
@@ -189,7 +189,7 @@ def run_stage(stage: ItemStage, rank: int = 0, world_size: int = 1,
     timing = {"rank": rank, "world_size": world_size, "items": processed,
               "skipped": sum(it.id in done for it in items),
               "seconds": round(time.perf_counter() - start, 3)}
-    write_text(layout.timing(stage.name, rank), json.dumps(timing, indent=1))
+    write_text(paths.timing(stage.name, rank), json.dumps(timing, indent=1))
     return timing
 
 
@@ -214,22 +214,22 @@ def merge(stage: ItemStage, merged_by: int = 0) -> dict:
     """Write `<stage>/merged.jsonl` (input order), `stats/<stage>.json` (counters only: the
     same config gives the same bytes) and `stats/timing/<stage>.json` (wall-clock, which
     differs from run to run); returns the counters with the timing added."""
-    layout = stage.layout
+    paths = stage.paths
     items = stage.items()
-    done = done_records(layout.stage_dir(stage.name))
+    done = done_records(paths.stage_dir(stage.name))
     records = [done[it.id] for it in items if it.id in done]
     fence()
-    write_jsonl(layout.merged(stage.name), records)
+    write_jsonl(paths.merged(stage.name), records)
     stats = {"stage": stage.name, "expected": len(items), "done": len(records),
              **stage.stats(records)}
-    write_text(layout.stats(stage.name), json.dumps(stats, indent=1))
-    timing = {**_timing(layout, stage.name), "merged_by": merged_by}
-    write_text(layout.timing(stage.name), json.dumps(timing, indent=1))
+    write_text(paths.stats(stage.name), json.dumps(stats, indent=1))
+    timing = {**_timing(paths, stage.name), "merged_by": merged_by}
+    write_text(paths.timing(stage.name), json.dumps(timing, indent=1))
     return {**stats, "timing": timing}
 
 
-def _timing(layout: RunLayout, name: str) -> dict:
-    paths = sorted(layout.rank_timings(name), key=lambda p: p.stat().st_mtime)
+def _timing(paths: RunPaths, name: str) -> dict:
+    paths = sorted(paths.rank_timings(name), key=lambda p: p.stat().st_mtime)
     ranks = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
     if not ranks:
         return {}

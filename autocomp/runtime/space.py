@@ -34,7 +34,7 @@ def check(stage, items_left: int) -> None:
     the `items_left` items' files; nothing to check when nothing is left."""
     if items_left <= 0:
         return
-    folder = stage.layout.stage_dir(stage.name)
+    folder = stage.paths.stage_dir(stage.name)
     folder.mkdir(parents=True, exist_ok=True)
     want_bytes, want_files = need(stage, items_left)
     have_bytes, have_files = free(folder)
@@ -49,7 +49,7 @@ def check(stage, items_left: int) -> None:
 
 def full(stage, items_left: int, why: str = "", before: bool = False) -> DiskFull:
     """The one line of a stage stopped by a full disk, with what the rest needs."""
-    folder = stage.layout.stage_dir(stage.name)
+    folder = stage.paths.stage_dir(stage.name)
     if not why:
         want, files = need(stage, items_left)
         have, _ = free(folder) if folder.exists() else (0.0, None)

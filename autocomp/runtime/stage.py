@@ -19,7 +19,7 @@ import gc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from autocomp.core.layout import RunLayout
+from autocomp.core.run_paths import RunPaths
 
 
 class Deferred:
@@ -53,8 +53,8 @@ class Stage:
         self.device = device
 
     @property
-    def layout(self) -> RunLayout:
-        return self.run.layout
+    def paths(self) -> RunPaths:
+        return self.run.paths
 
     def run_once(self) -> dict:
         """A stage that is not parallel does all its work here; returns its counters."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import random
 
-from autocomp.concepts import drawn
+from autocomp.concepts import drawable
 from autocomp.core.errors import AutocompError
 from autocomp.synth.shapes import SHAPES
 
@@ -97,7 +97,7 @@ def layout(names, relations, geometry: dict, size: int, rng: random.Random,
     kept exactly (a scene's size words) and only placements are retried. A kind with its
     own layout (depth) places every object itself."""
     gap = 0.04 * size
-    kinds = {r[1]: drawn.geometry_kind(geometry[r[1]]) for r in relations}
+    kinds = {r[1]: drawable.geometry_kind(geometry[r[1]]) for r in relations}
     own = next((k for k in kinds.values() if k.own_layout), None)
     if own is not None:
         return own.layout(names, relations, geometry, size, rng, tries)
@@ -134,7 +134,7 @@ def layout(names, relations, geometry: dict, size: int, rng: random.Random,
 def holds(boxes, relation, geometry, kinds=None) -> bool:
     """Whether the drawn boxes show the relation (subject, predicate, object)."""
     s, pred, o = relation
-    kind = (kinds or {}).get(pred) or drawn.geometry_kind(geometry[pred])
+    kind = (kinds or {}).get(pred) or drawable.geometry_kind(geometry[pred])
     return kind.holds(boxes[s], boxes[o], geometry[pred])
 
 

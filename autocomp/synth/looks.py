@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from autocomp.concepts import drawn
+from autocomp.concepts import drawable
 from autocomp.language.grammar import join
 
 GENERATOR_FIELDS = {"color": "the fill color's name", "rgb": "the fill color",
@@ -31,14 +31,14 @@ def plain_look() -> dict:
     """An object with no attribute: every value kind's unmarked look (a palette color,
     unmarked size, plain surface, one copy)."""
     look: dict = {}
-    for kind in drawn.kinds("attributes"):
+    for kind in drawable.kinds("attributes"):
         look.update(kind.look)
     return look
 
 
 def apply_value(look: dict, value: str, entry) -> None:
     """Draw one attribute value into a look, by the kind that draws its entry."""
-    kind = drawn.kind_of(entry)
+    kind = drawable.kind_of(entry)
     if kind is not None:
         kind.draw(look, value, entry.value)
 
@@ -52,9 +52,9 @@ def value_look(value: str, entry) -> dict:
 
 def undrawable(vocab) -> str | None:
     """Why a value of an attribute vocabulary cannot be drawn on its own, or None."""
-    alone = [k for k in drawn.kinds("attributes") if k.alone]
+    alone = [k for k in drawable.kinds("attributes") if k.alone]
     for entry in vocab.entries:
-        kind = drawn.kind_of(entry)
+        kind = drawable.kind_of(entry)
         if kind is None or not kind.alone:
             hint = kind.alone_hint if kind is not None else ""
             return (f"value '{entry.name}' of vocabulary '{vocab.name}' has no "
@@ -82,7 +82,7 @@ def _paint(kind, look, pixels, surface):
 
 
 def _painting() -> list:
-    return sorted((k for k in drawn.kinds("attributes") if k.paints),
+    return sorted((k for k in drawable.kinds("attributes") if k.paints),
                   key=lambda k: k.paint_order)
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from autocomp.concepts import drawn
+from autocomp.concepts import drawable
 from autocomp.concepts.task import Task
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
@@ -189,10 +189,10 @@ class _Drawable:
     def relation(task) -> str | None:
         for entry in task.values.entries:
             if entry.drawn_by is None:
-                keys = ("/".join(k.keys) for k in drawn.kinds("relations"))
+                keys = ("/".join(k.keys) for k in drawable.kinds("relations"))
                 return (f"relation '{entry.name}' of vocabulary '{task.values.name}' has "
                         f"no geometry ({join(keys, 'or')}) to draw")
-        used = {drawn.kind_of(e) for e in task.values.entries}
+        used = {drawable.kind_of(e) for e in task.values.entries}
         own = [k for k in used if k.own_layout]
         if own and len(used) > 1:
             return (f"vocabulary '{task.values.name}' mixes {own[0].noun} relations with "
@@ -215,7 +215,7 @@ class _Draw:
     def attribute(gen, req, shapes, relations, rng) -> GeneratedImage:
         """Colors as the paper's color task; other values (sizes, textures, materials)
         from the objects' looks."""
-        kinds = [drawn.kind_of(e) for e in req.task.values.entries]
+        kinds = [drawable.kind_of(e) for e in req.task.values.entries]
         if not all(k is not None and k.colors for k in kinds):
             return draw_scene(gen, req, shapes, relations, rng, values_first=True)
         colors = [o.attributes[0] for o in req.graph.objects]
@@ -263,7 +263,7 @@ class _Swap:
         for k in order:
             s, pred, o = relations[k]
             boxes = list(scene["boxes"])
-            kind = drawn.geometry_kind(geometry[pred])
+            kind = drawable.geometry_kind(geometry[pred])
             what, traded = kind.traded, kind.trade(boxes[s], boxes[o], names[s], names[o])
             if traded is None:  # a symmetric relation: trading keeps it true
                 continue

@@ -9,12 +9,12 @@ longer read, a painted value with no room: `unshown`), with the readers the pixe
 answerer uses.
 
 Attribute tasks draw their value faults before the layout (`values_first`): a wrong or
-swapped size word changes the boxes, so the layout is made for the sizes drawn.
+swapped size word changes the boxes, so the layout is made for the sizes drawable.
 """
 
 from __future__ import annotations
 
-from autocomp.concepts import drawn
+from autocomp.concepts import drawable
 from autocomp.language.grammar import join
 from autocomp.synth.base import GeneratedImage, ImageRequest
 from autocomp.synth.faults import PALETTE, expected_outcomes, value_faults
@@ -66,7 +66,7 @@ def draw_scene(gen, req: ImageRequest, shapes, relations, rng,
             for value in obj.attributes:
                 vocab = task.vocab_of(value)
                 entry = vocab[value]
-                kind = drawn.kind_of(entry)
+                kind = drawable.kind_of(entry)
                 same = {e.name: e.value for e in vocab.entries if e.drawn_by == entry.drawn_by}
                 if kind is not None and not kind.reads_after_shrink(value, same, box, size):
                     truth["expect"]["attributes"] = False
@@ -80,7 +80,7 @@ def scene_cannot_draw(task) -> str | None:
         problem = undrawable(vocab)
         if problem:
             return problem
-    scenes = [k for k in drawn.kinds("relations") if k.in_scenes]
+    scenes = [k for k in drawable.kinds("relations") if k.in_scenes]
     for entry in task.relations.entries:
         if entry.drawn_by not in {k.name for k in scenes}:
             return (f"relation '{entry.name}' of vocabulary '{task.relations.name}' has no "

@@ -84,7 +84,7 @@ class ImageStage(ItemStage):
         images = self.generator.generate(requests)
         out, writes = [], []
         for it, req, gen in zip(batch, requests, images, strict=True):
-            rel = self.layout.image(it.id)
+            rel = self.paths.image(it.id)
             writes.append(self.writer.save(gen.image, self.run.dir / rel))
             out.append(ImageRecord(
                 it.id, it.data["concept"].id, req.task.name, req.graph.n_objects, req.track,

@@ -137,10 +137,10 @@ def _values(graph: SceneGraph, task, faults: list[dict]) -> list[list[str]]:
 
 
 def _color_index(values: list[str], task) -> int | None:
-    from autocomp.concepts import drawn
+    from autocomp.concepts import drawable
 
     for k, v in enumerate(values):
-        kind = drawn.kind_of(task.vocab_of(v)[v])
+        kind = drawable.kind_of(task.vocab_of(v)[v])
         if kind is not None and kind.colors:
             return k
     return None

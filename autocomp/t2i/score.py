@@ -198,7 +198,7 @@ def _geneval(found, readings, detections, graph, task) -> dict:
     id -> passed, for the probes GenEval checks."""
     from collections import Counter
 
-    from autocomp.concepts import drawn
+    from autocomp.concepts import drawable
     from autocomp.validators.checks import names_only
 
     want = task.object_counts(graph)
@@ -212,7 +212,7 @@ def _geneval(found, readings, detections, graph, task) -> dict:
             continue  # objects: counted above; only colors among the attributes
         if p.kind == "relation":
             rel = graph.relations[int(p.id[1:])]
-            kind = drawn.geometry_kind(geometry.get(rel.predicate) or {})
+            kind = drawable.geometry_kind(geometry.get(rel.predicate) or {})
             if kind is None or kind.name != "spatial":
                 continue
         by_probe[p.id] = names_only(r["answer"], q.expected, q.choices)

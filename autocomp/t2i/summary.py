@@ -15,7 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from autocomp.report.table import INTERVAL_NOTE, Table, ci
+from autocomp.report.table_format import INTERVAL_NOTE, Table, ci
 
 
 def columns() -> dict[str, str]:

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from autocomp.core.backend import Backend
-from autocomp.core.channels import channel_max, channel_min
 from autocomp.core.errors import AutocompError
 from autocomp.core.masks import fill_holes
+from autocomp.core.pixel_minmax import channel_max, channel_min
 from autocomp.synth.shapes import INK_MAX, SHAPES, fill_fraction, silhouette
 from autocomp.validators.base import Detection
 

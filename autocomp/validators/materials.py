@@ -13,8 +13,8 @@ from functools import lru_cache, partial
 
 import numpy as np
 
-from autocomp.core.channels import channel_max
 from autocomp.core.masks import dilate, erode
+from autocomp.core.pixel_minmax import channel_max
 from autocomp.synth.materials import GLASS_ALPHA, GLASS_TINT, MATERIALS, paint_material
 from autocomp.synth.shapes import INK_MAX, SHAPES, pattern_pitch, render
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autocomp.concepts import drawn
+from autocomp.concepts import drawable
 from autocomp.concepts.questions import Question
 from autocomp.core.backend import Backend
 from autocomp.language.grammar import join
@@ -45,7 +45,7 @@ class PixelAnswerer(Backend):
                             "to read (use a VQA answerer)")
                 if not relation and e.drawn_by is None:
                     return (f"value '{e.name}' of vocabulary '{vocab.name}' has no "
-                            f"{join(drawn.value_fields(), 'or')} to read (use a VQA "
+                            f"{join(drawable.value_fields(), 'or')} to read (use a VQA "
                             "answerer)")
         return None
 
@@ -58,7 +58,7 @@ class PixelAnswerer(Backend):
         if q.reads == "presence":  # "Is there a cube?": whether the detector found one
             found = sum(d.label == q.subject for d in detections)
             return {"answer": "yes" if found else "no", "evidence": {"found": found}}
-        kind = None if q.reads in ("relation", "none") else drawn.kind(q.reads)
+        kind = None if q.reads in ("relation", "none") else drawable.kind(q.reads)
         subject = None
         if kind is None or kind.needs_blob:
             subject = _find(detections, q.subject)
@@ -69,7 +69,7 @@ class PixelAnswerer(Backend):
         if q.reads == "none":
             return {"answer": UNKNOWN, "evidence": {
                 "why": "no pixel reading for this attribute (its entries have no "
-                       f"{join(drawn.value_fields(), 'or')}): use a VQA answerer"}}
+                       f"{join(drawable.value_fields(), 'or')}): use a VQA answerer"}}
         other = _find(detections, q.object)
         if other is None:
             return {"answer": UNKNOWN, "evidence": {"why": f"no single '{q.object}' blob"}}
@@ -108,10 +108,10 @@ def read_relation(subject_box, object_box, hints: dict) -> str:
     among them, in the registry's order, reads its own until one names a relation."""
     by_kind: dict = {}
     for name, geo in hints.items():
-        kind = drawn.geometry_kind(geo)
+        kind = drawable.geometry_kind(geo)
         if kind is not None:
             by_kind.setdefault(kind.name, {})[name] = geo
-    for kind in drawn.kinds("relations"):
+    for kind in drawable.kinds("relations"):
         if kind.name in by_kind:
             found = kind.read(subject_box, object_box, by_kind[kind.name])
             if found is not None:

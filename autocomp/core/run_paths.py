@@ -1,4 +1,4 @@
-"""RunLayout: every path of a run directory, in one place.
+"""RunPaths: every path of a run directory, in one place.
 
     config.yaml                          resolved config + provenance
     <stage>/part-<rank>.jsonl            one rank's records of a stage (append-only)
@@ -14,7 +14,7 @@
     cache/negatives/<digest>.<key>.jsonl  a compact benchmark's enumerated negatives
     .locks/<stage>.lock                  held by the process running that stage
 
-The layout is a plain value: it names paths, it reads and writes nothing.
+The run's paths are a plain value: it names paths, it reads and writes nothing.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class BenchFile:
 
 
 @dataclass(frozen=True)
-class RunLayout:
+class RunPaths:
     root: Path
 
     def __init__(self, root) -> None:
