@@ -108,7 +108,7 @@ def _token_holder(path: Path):
     return None
 
 
-def kind() -> str:
+def mechanism() -> str:
     value = os.environ.get("AUTOCOMP_LOCKS", "auto").strip().lower() or "auto"
     if value not in ("auto", "flock", "files"):
         raise AutocompError(f"AUTOCOMP_LOCKS must be auto, flock or files, got {value!r}")
@@ -171,7 +171,7 @@ def _take(path: Path, wait: float):
 
 def _try(path: Path):
     """One attempt: a release function, False (read-only), or the holder."""
-    mode = kind()
+    mode = mechanism()
     if mode != "files":
         fh = _open_lock(path)
         if fh is None:
