@@ -225,7 +225,8 @@ class _Dies:
 
     def __init__(self, inner, limit=None):
         self.inner, self.limit, self.texts = inner, limit, 0
-        self.kind, self.batch_size, self.cache_id = inner.kind, inner.batch_size, inner.cache_id
+        self.scoring, self.batch_size, self.cache_id = (inner.scoring, inner.batch_size,
+                                                      inner.cache_id)
         self.embeds_images, self.scores_items = inner.embeds_images, inner.scores_items
 
     def encode_texts(self, texts):

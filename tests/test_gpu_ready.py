@@ -276,7 +276,7 @@ def test_bf16_autocast_is_cached_apart_and_close_to_fp32(models):
     texts = ["a red cube left of a blue sphere", "a green cone"]
     a, b = fp32.encode_texts(texts), bf16.encode_texts(texts)
     assert not (a == b).all() and abs(a - b).max() < 0.05  # bf16: ~3 significant digits
-    assert load_scorer("reference:oracle", precision="bf16").kind == "item"
+    assert load_scorer("reference:oracle", precision="bf16").scoring == "item"
     with pytest.raises(AutocompError, match="unknown precision"):
         load_scorer(models["open_clip"], precision="int4")
 

@@ -375,11 +375,11 @@ def test_a_fifo_or_a_link_to_dev_zero_named_json_hangs_no_reader(tmp_path, kind)
 
 class Miscounting(ItemScorer):
     """An item scorer that breaks its contract on the last item only (past any first-batch
-    check): `mode` says how."""
+    check): `breaks` says how."""
 
     family = "miscount"
     light = True
-    mode = "short"
+    breaks = "short"
     last = None
 
     def score_items(self, entries):
@@ -389,8 +389,8 @@ class Miscounting(ItemScorer):
             if item["id"] == self.last:
                 scores = {"short": scores[:-1], "long": [*scores, 0.0], "none": None,
                           "a none": [None, *scores[1:]], "text": ["high"] * len(scores),
-                          "items": scores}[self.mode]
-                if self.mode == "items":
+                          "items": scores}[self.breaks]
+                if self.breaks == "items":
                     return out  # the whole batch one item short
             out.append(scores)
         return out
@@ -416,7 +416,7 @@ def test_an_item_scorer_breaking_its_contract_on_any_batch_is_one_line(demo_run,
 
     registered("scorer", "miscount", "test_leaderboard:make_miscounting")
     bench = next(b for b in find_benchmarks(demo_run) if b.name == "shape_color-n2/minimal-swap")
-    Miscounting.mode, Miscounting.last = mode, [it["id"] for it in bench.items()][-1]
+    Miscounting.breaks, Miscounting.last = mode, [it["id"] for it in bench.items()][-1]
     out = tmp_path / "results"
     with pytest.raises(AutocompError) as got:
         api.evaluate(demo_run, ["miscount:x", "blind:length"], out, bench.name)

@@ -150,7 +150,7 @@ def test_spec_errors():
     with pytest.raises(AutocompError, match="names no model"):
         load_scorer("visualgpt:openai:")
     s = load_scorer("vqascore:openai:served")
-    assert (s.backend, s.model, s.mode) == ("openai", "served", "pair")
+    assert (s.backend, s.model, s.scoring) == ("openai", "served", "pair")
     with pytest.raises(AutocompError, match="cannot score a given answer"):
         load_scorer("visualgpt:openai:served").score_pairs([(None, ["a cube"])])
     assert load_scorer("vlm:m@circular").circular

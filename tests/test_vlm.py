@@ -89,7 +89,7 @@ def test_spec_errors():
     with pytest.raises(AutocompError, match="names no model"):
         load_scorer("vlm:openai:")
     s = load_scorer("vlm:openai:served")
-    assert (s.backend, s.model, s.family, s.mode) == ("openai", "served", "vlm", "item")
+    assert (s.backend, s.model, s.family, s.scoring) == ("openai", "served", "vlm", "item")
     assert load_scorer("vlm:/w/qwen").backend == "transformers"
 
 

@@ -1,4 +1,4 @@
-"""The modes of scorer the harness knows (`Scorer.mode`).
+"""The ways a scorer scores, as the harness knows them (`Scorer.scoring`).
 
   dual   encode_images / encode_texts give L2-normalised vectors; the harness scores a pair
          by their dot product (cosine similarity). Embeddings are cached by content.
@@ -20,7 +20,7 @@ import numpy as np
 
 
 class Scorer:
-    mode = "dual"
+    scoring = "dual"
     family = ""
     embeds_images = False  # the harness encodes images and scores pairs by dot product
     scores_items = False  # the harness hands whole items (with truth) to score_items
@@ -75,7 +75,7 @@ class Scorer:
         which never sees the image, is blind."""
         if self.family in ("blind", "reference"):
             return self.family
-        return "blind" if self.mode == "text" else None
+        return "blind" if self.scoring == "text" else None
 
     @property
     def cache_id(self) -> str:
@@ -104,7 +104,7 @@ PRECISIONS = {"fp32": None, "bf16": "bfloat16", "fp16": "float16"}
 
 
 class DualEncoder(Scorer):
-    mode = "dual"
+    scoring = "dual"
     embeds_images = True
     precision = "fp32"  # or bf16 / fp16: the forward passes under torch.autocast
 
@@ -146,7 +146,7 @@ class DualEncoder(Scorer):
 
 
 class TextScorer(Scorer):
-    mode = "text"
+    scoring = "text"
 
     def caption_vectors(self, texts: Sequence[str]) -> np.ndarray:
         return self.score_texts(texts)
@@ -156,7 +156,7 @@ class TextScorer(Scorer):
 
 
 class PairScorer(Scorer):
-    mode = "pair"
+    scoring = "pair"
     scores_pairs = True
     image_side = None
 
@@ -166,7 +166,7 @@ class PairScorer(Scorer):
 
 
 class ItemScorer(Scorer):
-    mode = "item"
+    scoring = "item"
     scores_items = True
     needs_image = False  # True: the harness opens each item's image (PIL RGB) and passes it
 

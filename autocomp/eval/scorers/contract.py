@@ -39,7 +39,7 @@ def scorer_problems(scorer, images, texts) -> list[str]:
                                 f"{norms.min():.3f}-{norms.max():.3f})")
             _same(problems, "encode_texts", t, [scorer.encode_texts([x]) for x in texts])
             _same(problems, "encode_texts called twice", t, [scorer.encode_texts(texts)])
-    elif getattr(scorer, "mode", None) == "text":
+    elif getattr(scorer, "scoring", None) == "text":
         s = _matrix(scorer.score_texts(texts), len(texts), "score_texts", problems)
         if s is not None:
             _same(problems, "score_texts", s, [scorer.score_texts([x]) for x in texts])
@@ -47,7 +47,7 @@ def scorer_problems(scorer, images, texts) -> list[str]:
     elif getattr(scorer, "scores_pairs", False):
         _pair_problems(scorer, images, texts, problems)
     else:
-        problems.append(f"scorer of mode {getattr(scorer, 'mode', None)!r}: its contract "
+        problems.append(f"scorer of scoring {getattr(scorer, 'scoring', None)!r}: its contract "
                         "is item_scorer_problems")
     return problems
 
@@ -131,7 +131,7 @@ def checked_at_load(scorer, family: str, spec: str) -> None:
 
     if not any(getattr(scorer, k, False) for k in ("embeds_images", "texts_only",
                                                    "scores_pairs")) \
-            and getattr(scorer, "mode", None) != "text":
+            and getattr(scorer, "scoring", None) != "text":
         return
     first_use("scorer", family, lambda: scorer_problems(scorer, *probe_inputs()), key=spec,
               about=f"model '{spec}'")

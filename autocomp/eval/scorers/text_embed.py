@@ -22,7 +22,7 @@ from autocomp.eval.scorers.base import Scorer
 
 
 class TextEmbedding(Scorer):
-    mode = "text-embedding"
+    scoring = "text-embedding"
     family = "text"
     texts_only = True  # text-only items only: the harness compares caption vectors
     default_batch_size = 64
