@@ -3,6 +3,7 @@ contract in one line naming it (exit 1: the same command fails alike until the p
 fixed). Each plugin below makes one deliberate mistake."""
 
 import types
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -12,10 +13,13 @@ from autocomp.cli import main
 from autocomp.core import registry
 from autocomp.core.errors import AutocompError
 from autocomp.core.families import FAMILY
+from autocomp.core.fields import flag, text
 from autocomp.core.plugins import PluginError
 from autocomp.eval.scorers.base import ItemScorer
 from autocomp.kinds.base import ValueKind
 from autocomp.t2i.metrics import Metric, Scored, scored_by
+from autocomp.validators.base import CheckResult
+from autocomp.validators.checks import Check
 
 
 class NoRead(ValueKind):  # a value kind that never says how to read its values back
@@ -183,3 +187,50 @@ def test_a_backend_that_declares_no_cost_is_listed_not_priced_as_a_12b_model(reg
     CpuWriter.Writer.gpu_cost = "model"  # says it runs a model: priced from its options
     priced = next(r for r in plan(cfg, gpus=("H100",))["stages"] if r["stage"] == "captions")
     assert priced["estimate"]["H100"][1] > 0
+
+
+@dataclass(frozen=True)
+class _PlainOptions:
+    strict: bool = False  # a plain field: no config could ever set it
+
+
+@dataclass(frozen=True)
+class _DeclaredOptions:
+    strict: bool = flag(False, doc="refuse every image")
+    note: str = text("none", doc="a word for the log")
+
+
+class PlainCheck(Check):
+    name, label, Options = "plain", "Plain", _PlainOptions
+
+    def check(self, s):
+        return CheckResult("plain", True, "fine")
+
+
+class DeclaredCheck(Check):
+    name, label, Options = "declared", "Declared", _DeclaredOptions
+
+    def check(self, s):
+        return CheckResult("declared", not self.options.strict, self.options.note)
+
+
+def test_options_are_declared_with_a_helper_and_read_from_the_config(registered, tmp_path):
+    from autocomp.config import load_config
+
+    registered("check", "plain", "test_plugins:PlainCheck")
+    with pytest.raises(AutocompError) as err:
+        registry.resolve("check", "plain")
+    assert str(err.value) == (
+        "check 'plain' (test_plugins:PlainCheck) declares its option 'strict' as a plain "
+        "dataclass field, which no config can set: declare it with integer, number, choice, "
+        "flag or text (core/fields.py)")
+    registry.unregister("check", "plain")
+    registered("check", "declared", "test_plugins:DeclaredCheck")
+    base = "name: c\nconcepts:\n  - {task: shape_color, n: [2], count: 2}\n"
+    (tmp_path / "c.yaml").write_text(base + "validate:\n  declared: {strict: true, note: hi}\n")
+    got = load_config(tmp_path / "c.yaml").validate.checks["declared"]
+    assert (got.strict, got.note) == (True, "hi")
+    (tmp_path / "d.yaml").write_text(base + "validate:\n  declared: {strict: 'yes'}\n")
+    with pytest.raises(AutocompError, match="field validate.declared.strict: expected true or "
+                                            "false, got 'yes'"):
+        load_config(tmp_path / "d.yaml")

@@ -86,6 +86,11 @@ class FieldReader:
             raise self.error(fld, f"expected one of {', '.join(choices)}", value)
         return value
 
+    def boolean(self, value, fld: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(fld, "expected true or false", value)
+        return value
+
     def number(self, value, fld: str, low: float, high: float) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float) or not (
                 low <= value <= high):
@@ -114,6 +119,30 @@ def number(default: float, low: float, high: float, doc: str = ""):
 def choice(default: str, choices: tuple[str, ...], doc: str = ""):
     return field(default=default, metadata={"doc": doc, "read": lambda r, v, f: r.one_of(
         v, f, choices)})
+
+
+def flag(default: bool, doc: str = ""):
+    return field(default=default, metadata={"doc": doc, "read": lambda r, v, f: r.boolean(
+        v, f)})
+
+
+def text(default: str, doc: str = ""):
+    return field(default=default, metadata={"doc": doc, "read": lambda r, v, f: r.string(
+        v, f)})
+
+
+HELPERS = "integer, number, choice, flag or text"  # what a declared field is made with
+
+
+def undeclared(cls) -> list[str]:
+    """The fields of the options dataclass `cls` not declared with a helper (a plain
+    dataclass field is never read from a config file: its value would silently stay the
+    default)."""
+    import dataclasses
+
+    if not dataclasses.is_dataclass(cls):
+        return []
+    return [f.name for f in fields(cls) if "read" not in f.metadata]
 
 
 def declared(cls) -> list:

@@ -209,6 +209,12 @@ def form_problem(family: str, obj) -> str | None:
                                                          "__required__", False))
         if missing:
             return f"has no method {missing[0]}() of its own"
+        from autocomp.core.fields import HELPERS, undeclared
+
+        plain = undeclared(getattr(obj, "Options", None))
+        if plain:
+            return (f"declares its option '{plain[0]}' as a plain dataclass field, which no "
+                    f"config can set: declare it with {HELPERS} (core/fields.py)")
         if form.factory or not form.arguments:
             return None
     elif base is not None and not form.factory:
