@@ -437,7 +437,8 @@ def test_a_vlm_answerers_soft_answers_are_its_reply_probabilities(run, tmp_path)
     vlm = tiny_gemma_vlm(tmp_path / "vlm")
     answerer = Backend("transformers", {"model": str(vlm), "max_new_tokens": 2})
     summary = compare(run.dir, [_procedural("clean")], tmp_path / "out",
-                      patterns=("shape_color-n2",), tracks=("minimal",), answerer=answerer)
+                      patterns=("shape_color-n2",), tracks=("minimal",), per_group=2,
+                      answerer=answerer)
     rows = [json.loads(ln) for ln in (tmp_path / "out" / "clean" / "scores.jsonl")
             .read_text().splitlines()]
     by_prompt = {p.id: p for p in prompts(run)}

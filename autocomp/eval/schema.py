@@ -10,6 +10,7 @@ A problem is one line naming the file, the field and the value.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -36,17 +37,22 @@ def schema() -> dict:
     return json.loads(SCHEMA.read_text(encoding="utf-8"))
 
 
+@functools.cache
+def _validator():
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema())
+
+
 def field_problems(data) -> list[str]:
     """"field 'x': ..." for each way `data` breaks the results schema (result.schema.json,
     validated with jsonschema), then for every number that is NaN or infinite, and weights
     with neither a digest nor a revision (none: [])."""
-    from jsonschema import Draft202012Validator
-
     if not isinstance(data, dict):
         return [f"expected a JSON object, got {type(data).__name__}"]
     out = [f"field '{where}': expected a finite number, got {value!r:.40}"
            for where, value in _non_finite(data)][:5]
-    errors = sorted(Draft202012Validator(schema()).iter_errors(data),
+    errors = sorted(_validator().iter_errors(data),
                     key=lambda e: [str(x) for x in e.absolute_path])
     out += [_said(e) for e in errors]
     if out:
