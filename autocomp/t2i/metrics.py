@@ -9,7 +9,7 @@ column of Table 16 each, in registration order. A metric is a class with
   score(batch, judge) -> one float (or None: does not apply) per image of the batch
 
 Each image of a batch is a `Scored`: its array, prompt, task, the probes as answered
-(`rows`: answer, right, dsg, geneval, truth), the detections, whether it survived the
+(`rows`: answer, right, dsg, p, geneval, truth), the detections, whether it survived the
 validation cascade and GenEval's checks; `judge` holds the models (`judge.vqa`,
 `judge.clip`: None unless asked for). The metric contract (metric_problems) runs on
 every batch, built-ins included.
@@ -35,7 +35,7 @@ class Scored:
     array: np.ndarray
     prompt: object  # t2i/generate.py Prompt: id, text, graph, task, n, track
     task: object
-    rows: list[dict]  # its probes as answered (t2i/score.py)
+    rows: list[dict]  # its probes as answered (t2i/score.py; `p`: soft answers)
     detections: list
     survived: bool
     checks: list[bool] = field(default_factory=list)  # GenEval's checks
