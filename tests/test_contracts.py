@@ -338,19 +338,18 @@ def test_entry_points_of_group_autocomp_plugins_are_loaded(tmp_path, monkeypatch
 
 # ---- kinds --------------------------------------------------------------------------------
 
-KIND_ENTRIES = {  # each registered kind -> the built-in vocabulary its contract draws
-    "rgb": "colors", "scale": "size_words", "pattern": "textures", "material": "materials",
-    "count": "numbers", "spatial": "relations", "relative_size": "sizes", "depth": "depth"}
 DOCS_KINDS = {"rim": ("rim:Rim", "rims.yaml"), "distance": ("distance:Distance",
                                                              "distance.yaml")}
 
 
 @pytest.mark.parametrize("name", [*names("kind"), *(f"docs:{k}" for k in DOCS_KINDS)])
 def test_kind_contract(name, registered, tmp_path, monkeypatch):
-    """Every registered kind and every kind of docs/extending.md: its values drawn on four
-    shapes on both tracks, told apart and read back by the pixels answerer."""
+    """Every registered kind, on the built-in vocabulary it names as its example (declared
+    beside the kind), and every kind of docs/extending.md: its values drawn on four shapes
+    on both tracks, told apart and read back by the pixels answerer."""
     import yaml
 
+    from autocomp.concepts import drawable
     from autocomp.concepts.vocab import builtin_vocabularies
     from autocomp.contracts import kind_problems
 
@@ -361,8 +360,9 @@ def test_kind_contract(name, registered, tmp_path, monkeypatch):
         registered("kind", name, target)
         path = tmp_path / vocabulary
     else:
-        assert name in KIND_ENTRIES, f"kind '{name}' needs a vocabulary in KIND_ENTRIES"
-        path = builtin_vocabularies()[KIND_ENTRIES[name]]
+        example = drawable.kind(name).example
+        assert example, f"kind '{name}' names no example vocabulary (its class's example)"
+        path = builtin_vocabularies()[example]
     entries = yaml.safe_load(path.read_text())["entries"]
     assert kind_problems(name, entries) == []
 

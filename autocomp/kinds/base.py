@@ -26,6 +26,9 @@ class Kind:
     of: ClassVar[str] = ""  # "attributes" | "relations"
     noun: ClassVar[str] = ""  # the aspect's name when a vocabulary declares none
     question: ClassVar[str] = ""  # ... and its question ({object}; relations: {subject})
+    # the built-in vocabulary its contract draws in the suite (contracts.kind_problems on
+    # every registered kind), declared beside the kind: no central table to edit
+    example: ClassVar[str | None] = None
 
     def parse(self, raw, fail):
         """The entry's value of this kind, checked; `fail(problem)` makes the error."""

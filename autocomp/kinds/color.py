@@ -8,6 +8,7 @@ from autocomp.kinds.base import ValueKind
 
 
 class Color(ValueKind):
+    example = "colors"  # the built-in vocabulary its contract draws
     name, noun, question = "rgb", "color", "What color is the {object}?"
     look = {"color": None, "rgb": None}
     colors = True

@@ -11,6 +11,7 @@ MAX_COUNT = 6
 
 
 class Count(ValueKind):
+    example = "numbers"  # the built-in vocabulary its contract draws
     name, noun, question = "count", "number", "How many {object} are there?"
     look = {"count": 1}
     alone = False

@@ -30,6 +30,7 @@ def depth_sign(subject_box, object_box) -> int:
 
 
 class Depth(GeometryKind):
+    example = "depth"  # the built-in vocabulary its contract draws
     name, noun = "depth", "depth"
     question = "Is the {subject} in front of or behind the {object}?"
     keys = ("depth",)

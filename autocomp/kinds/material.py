@@ -9,6 +9,7 @@ from autocomp.synth.materials import MATERIALS, paint_material
 
 
 class Material(ValueKind):
+    example = "materials"  # the built-in vocabulary its contract draws
     name, noun, question = "material", "material", "What is the {object} made of?"
     look = {"material": None}
     drawn_as, choices = "materials", MATERIALS

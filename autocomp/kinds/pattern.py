@@ -23,6 +23,7 @@ from autocomp.synth.shapes import (
 
 
 class Pattern(ValueKind):
+    example = "textures"  # the built-in vocabulary its contract draws
     name, noun, question = "pattern", "pattern", "What pattern is on the surface of the {object}?"
     look = {"pattern": None}
     drawn_as, choices = "textures", PATTERNS

@@ -14,6 +14,7 @@ SIZE_LARGER = 1.25  # the reader's threshold
 
 
 class RelativeSize(GeometryKind):
+    example = "sizes"  # the built-in vocabulary its contract draws
     name, noun = "relative_size", "relative size"
     question = "Is the {subject} larger or smaller than the {object}?"
     keys = ("size",)

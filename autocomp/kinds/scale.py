@@ -9,6 +9,7 @@ from autocomp.kinds.base import ValueKind
 
 
 class Scale(ValueKind):
+    example = "size_words"  # the built-in vocabulary its contract draws
     name, noun = "scale", "size"
     question = "What size is the {object} compared with the other objects?"
     look = {"scale": 1.0}

@@ -12,6 +12,7 @@ MARGIN = 0.7  # the generator asks for a component above this (the check needs >
 
 
 class Spatial(GeometryKind):
+    example = "relations"  # the built-in vocabulary its contract draws
     name, noun = "spatial", "spatial"
     question = "Where is the {subject} relative to the {object}?"
     keys = ("dx", "dy")
