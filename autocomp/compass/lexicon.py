@@ -66,10 +66,10 @@ class Lexicon:
         self._anc: dict[str, dict[str, int]] = {}
 
     # ---- which synset a value names ----------------------------------------------------
-    def synset(self, kind: str, value: str):
-        key = (kind, value)
+    def synset(self, primitive: str, value: str):
+        key = (primitive, value)
         if key not in self._synset:
-            self._synset[key] = self._find(kind, value)
+            self._synset[key] = self._find(primitive, value)
         return self._synset[key]
 
     def _find(self, ptype: str, value: str):
@@ -98,12 +98,12 @@ class Lexicon:
         return found[0] if found else None
 
     # ---- categories -------------------------------------------------------------------
-    def categories(self, kind: str, value: str) -> frozenset:
-        """Labels; two values of one kind share a category when their labels meet (nouns
-        are compared pairwise instead, see same_category)."""
-        key = (kind, value)
+    def categories(self, primitive: str, value: str) -> frozenset:
+        """Labels; two values of one primitive (O, A or R) share a category when their
+        labels meet (nouns are compared pairwise instead, see same_category)."""
+        key = (primitive, value)
         if key not in self._cats:
-            self._cats[key] = frozenset(self._categories(kind, value))
+            self._cats[key] = frozenset(self._categories(primitive, value))
         return self._cats[key]
 
     def _categories(self, ptype: str, value: str) -> set:
@@ -134,13 +134,13 @@ class Lexicon:
             self._anc[s.name()] = {h.name(): h.max_depth() for h in hyps}
         return self._anc[s.name()]
 
-    def keys(self, kind: str, value: str) -> frozenset:
+    def keys(self, primitive: str, value: str) -> frozenset:
         """Index keys: two values of the same category share one (nouns: a hypernym at
         depth >= NEAR_DEPTH; others: a category label)."""
-        s = self.synset(kind, value)
-        if kind != "A" and s is not None and s.pos() == "n":
+        s = self.synset(primitive, value)
+        if primitive != "A" and s is not None and s.pos() == "n":
             return frozenset(n for n, d in self._ancestors(s).items() if d >= NEAR_DEPTH)
-        return self.categories(kind, value)
+        return self.categories(primitive, value)
 
     def same_category(self, ptype: str, a: str, b: str) -> bool:
         if not self.categories(ptype, a) & self.categories(ptype, b):
@@ -159,33 +159,34 @@ class Lexicon:
         return depth >= NOUN_DEPTH or (depth >= NEAR_DEPTH and
                                        (sa.shortest_path_distance(sb) or 99) <= NEAR_EDGES)
 
-    def synonyms(self, kind: str, a: str, b: str) -> bool:
+    def synonyms(self, primitive: str, a: str, b: str) -> bool:
         """Same synset, or one word is a lemma of the other's synset."""
         if _key(a) == _key(b):
             return True
-        sa, sb = self.synset(kind, a), self.synset(kind, b)
+        sa, sb = self.synset(primitive, a), self.synset(primitive, b)
         if sa is not None and sb is not None and sa == sb:
             return True
         return any(s is not None and _key(w) in {_key(n) for n in s.lemma_names()}
                    for s, w in ((sa, b), (sb, a)))
 
-    def entails(self, kind: str, a: str, b: str) -> bool:
+    def entails(self, primitive: str, a: str, b: str) -> bool:
         """Could a caption naming `a` be true of something that is `b`, or the other way,
         in ANY of their senses: synonyms, a shared sense, one sense a hypernym of the other
         ("guy" is a kind of "man"; girl.n.01 is a young woman, so "a girl" may be the woman
         the image shows; silver is a metal), or an adjective satellite of the other."""
-        if self.synonyms(kind, a, b):
+        if self.synonyms(primitive, a, b):
             return True
-        (names_a, reach_a), (names_b, reach_b) = self._reach(kind, a), self._reach(kind, b)
+        (names_a, reach_a) = self._reach(primitive, a)
+        (names_b, reach_b) = self._reach(primitive, b)
         return bool(names_a & reach_b) or bool(names_b & reach_a)
 
-    def _reach(self, kind: str, value: str) -> tuple[frozenset, frozenset]:
+    def _reach(self, primitive: str, value: str) -> tuple[frozenset, frozenset]:
         """(the names of a value's senses, those names with every hypernym of its noun and
         verb senses and the adjectives its senses are satellites of or have as
         satellites): a sense of one value in the other's reach is an entailment."""
-        key = (kind, value)
+        key = (primitive, value)
         if key not in self._reached:
-            senses = self.senses(kind, value)
+            senses = self.senses(primitive, value)
             names = frozenset(x.name() for x in senses)
             reach = set(names)
             for x in senses:
@@ -195,26 +196,26 @@ class Lexicon:
             self._reached[key] = (names, frozenset(reach))
         return self._reached[key]
 
-    def senses(self, kind: str, value: str) -> list:
+    def senses(self, primitive: str, value: str) -> list:
         """Every WordNet sense of a value's word (its own synset first): objects' nouns,
         attributes' adjectives (satellites too), nouns and verbs, verbal predicates'
         verbs."""
-        key = (kind, value)
+        key = (primitive, value)
         if key not in self._senses:
-            own = self.synset(kind, value)
+            own = self.synset(primitive, value)
             word = value.replace(" ", "_")
-            pos = {"O": ("n",), "A": ("a", "s", "n", "v"), "R": ("v",)}[kind]
-            if kind == "R":
+            pos = {"O": ("n",), "A": ("a", "s", "n", "v"), "R": ("v",)}[primitive]
+            if primitive == "R":
                 form = predicate_form(value)
                 word = form.verb if form.kind in ("finite", "participle", "passive") else None
             found = [x for p in pos for x in self.wn.synsets(word, p)] if word else []
             self._senses[key] = list(dict.fromkeys(x for x in (own, *found) if x is not None))
         return self._senses[key]
 
-    def opposite(self, kind: str, a: str, b: str) -> bool:
+    def opposite(self, primitive: str, a: str, b: str) -> bool:
         """WordNet antonyms (big / small, open / closed), through the head adjective of a
         satellite: a replacement by its antonym contradicts the original."""
-        sa, sb = self.synset(kind, a), self.synset(kind, b)
+        sa, sb = self.synset(primitive, a), self.synset(primitive, b)
         if sa is None or sb is None:
             return False
 
@@ -225,25 +226,25 @@ class Lexicon:
                 for x in lem.antonyms()}
         return bool(mine & {h.name() for h in heads(sb)})
 
-    def candidates(self, kind: str, value: str, vocabulary) -> list[str]:
+    def candidates(self, primitive: str, value: str, vocabulary) -> list[str]:
         """The vocabulary's values of the same category, synonyms left out, sorted."""
-        return _Index(self, kind, vocabulary).candidates(self, kind, value)
+        return _Index(self, primitive, vocabulary).candidates(self, primitive, value)
 
 
 class _Index:
     """Values by index key, so a value is compared only with those sharing a key (a deep
     hypernym or a category label), not with the whole vocabulary."""
 
-    def __init__(self, lexicon: Lexicon, kind: str, vocabulary):
+    def __init__(self, lexicon: Lexicon, primitive: str, vocabulary):
         self.by_key: dict[str, set] = defaultdict(set)
         for v in vocabulary:
-            for k in lexicon.keys(kind, v):
+            for k in lexicon.keys(primitive, v):
                 self.by_key[k].add(v)
 
-    def candidates(self, lexicon: Lexicon, kind: str, value: str) -> list[str]:
-        pool = set().union(*(self.by_key.get(k, ()) for k in lexicon.keys(kind, value)))
-        return sorted(v for v in pool if v != value and lexicon.same_category(kind, value, v)
-                      and not lexicon.synonyms(kind, value, v))
+    def candidates(self, lexicon: Lexicon, primitive: str, value: str) -> list[str]:
+        pool = set().union(*(self.by_key.get(k, ()) for k in lexicon.keys(primitive, value)))
+        return sorted(v for v in pool if v != value and lexicon.same_category(primitive, value, v)
+                      and not lexicon.synonyms(primitive, value, v))
 
 
 class SynsetCandidates:
@@ -258,25 +259,25 @@ class SynsetCandidates:
         self._host_files: dict[str, set] = {}
         self._index: dict[str, _Index] = {}
 
-    def __call__(self, kind: str, value: str) -> list[str]:
-        if kind not in self._index:
-            self._index[kind] = _Index(self.lexicon, kind, self.vocab[kind])
-        return self._index[kind].candidates(self.lexicon, kind, value)
+    def __call__(self, primitive: str, value: str) -> list[str]:
+        if primitive not in self._index:
+            self._index[primitive] = _Index(self.lexicon, primitive, self.vocab[primitive])
+        return self._index[primitive].candidates(self.lexicon, primitive, value)
 
-    def same_meaning(self, kind: str, a: str, b: str) -> bool:
+    def same_meaning(self, primitive: str, a: str, b: str) -> bool:
         """Left out beside what the image shows: synonyms, hypernyms and hyponyms."""
-        return self.lexicon.entails(kind, a, b)
+        return self.lexicon.entails(primitive, a, b)
 
-    def opposite(self, kind: str, a: str, b: str) -> bool:
-        return kind == "A" and self.lexicon.opposite(kind, a, b)
+    def opposite(self, primitive: str, a: str, b: str) -> bool:
+        return primitive == "A" and self.lexicon.opposite(primitive, a, b)
 
     def _file(self, name: str) -> str | None:
         s = self.lexicon.synset("O", name)
         return s.lexname() if s is not None else None
 
-    def plausible(self, kind: str, candidate: str, graph, prim: tuple) -> bool:
+    def plausible(self, primitive: str, candidate: str, graph, prim: tuple) -> bool:
         """An attribute candidate was seen on an object of the same lexicographer file."""
-        if kind != "A" or self.hosts is None:
+        if primitive != "A" or self.hosts is None:
             return True
         if candidate not in self._host_files:
             self._host_files[candidate] = {self._file(h) for h in self.hosts.get(candidate, ())}
