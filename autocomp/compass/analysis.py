@@ -139,10 +139,10 @@ def stars(p: float) -> str:
 def skill_load(compass_dir: Path, model: str, results: Path | None = None) -> dict:
     """level -> negative type -> OLS result (coefficients in points per primitive)."""
     out: dict = defaultdict(dict)
-    for kind in ("O", "A", "R"):
-        for level, fit in count_regression(compass_dir, model, f"skill-{kind}",
+    for primitive in ("O", "A", "R"):
+        for level, fit in count_regression(compass_dir, model, f"skill-{primitive}",
                                            results).items():
-            out[level][kind] = fit
+            out[level][primitive] = fit
     return dict(out)
 
 
@@ -224,8 +224,8 @@ def design_vifs(compass_dir: Path) -> dict[str, list[float]]:
     """level -> VIFs of (n_O, n_A, n_R) over the skill-load items of that level (every
     skill set pooled, as the regressions see them); "all" pools the levels."""
     rows: dict[str, list] = defaultdict(list)
-    for kind in ("O", "A", "R"):
-        path = Path(compass_dir) / f"skill-{kind}.jsonl"
+    for primitive in ("O", "A", "R"):
+        path = Path(compass_dir) / f"skill-{primitive}.jsonl"
         if not path.exists():
             continue
         for item in read_jsonl(path):
@@ -235,13 +235,14 @@ def design_vifs(compass_dir: Path) -> dict[str, list[float]]:
     return {level: vifs(np.array(x)) for level, x in sorted(rows.items()) if x}
 
 
-def skill_cells(compass_dir: Path, model: str, kind: str,
+def skill_cells(compass_dir: Path, model: str, primitive: str,
                 results: Path | None = None) -> dict[tuple, list]:
-    """(level, count of `kind`) -> [(right, image id)] on the skill-`kind` items scored."""
-    correct = _correct(Path(compass_dir), model, f"skill-{kind}", results)
+    """(level, count of `primitive`) -> [(right, image id)] on the skill-`primitive` items
+    scored."""
+    correct = _correct(Path(compass_dir), model, f"skill-{primitive}", results)
     cells: dict[tuple, list] = defaultdict(list)
-    for item in read_jsonl(Path(compass_dir) / f"skill-{kind}.jsonl"):
+    for item in read_jsonl(Path(compass_dir) / f"skill-{primitive}.jsonl"):
         if item["id"] in correct:
-            cells[(item["level"], item["counts"][f"n_{kind}"])].append(
+            cells[(item["level"], item["counts"][f"n_{primitive}"])].append(
                 (correct[item["id"]], str(item["image_id"])))
     return dict(sorted(cells.items()))

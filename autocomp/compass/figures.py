@@ -45,11 +45,12 @@ def integration_points(d: Path, model: str, results: Path | None = None) -> dict
 
 
 def skill_points(d: Path, model: str, results: Path | None = None) -> dict:
-    """(level, kind) -> {count of `kind`: (mean, se, items)} on skill-`kind` items."""
+    """(level, primitive) -> {count of `primitive`: (mean, se, items)} on skill-`primitive`
+    items."""
     out: dict = defaultdict(dict)
-    for kind in "OAR":
-        for (level, x), rows in skill_cells(d, model, kind, results).items():
-            out[(level, kind)][x] = (*mean_se([r[0] for r in rows], [r[1] for r in rows]),
+    for primitive in "OAR":
+        for (level, x), rows in skill_cells(d, model, primitive, results).items():
+            out[(level, primitive)][x] = (*mean_se([r[0] for r in rows], [r[1] for r in rows]),
                                      len(rows))
     return dict(out)
 
@@ -127,11 +128,11 @@ def skill_figure(d: Path, models: list[str], labels: dict, thin: int,
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.1 * rows), squeeze=False)
     fits = {m: {f"skill-{k}": count_regression(d, m, f"skill-{k}", results) for k in "OAR"}
             for m in models}
-    for ax, (level, kind) in zip(axes.flat, panels, strict=False):
-        count = f"n_{kind}"
-        collinear = any(fits[m][f"skill-{kind}"].get(level, {}).get(count, {}).get("collinear")
+    for ax, (level, primitive) in zip(axes.flat, panels, strict=False):
+        count = f"n_{primitive}"
+        collinear = any(fits[m][f"skill-{primitive}"].get(level, {}).get(count, {}).get("collinear")
                         for m in models)
-        ax.set_title(f"{level}: {kind} negatives", fontsize=10)
+        ax.set_title(f"{level}: {primitive} negatives", fontsize=10)
         ax.set_xlabel(count)
         if collinear:
             ax.text(0.5, 0.5, f"{count} is fixed by the\nother counts: not drawn",
@@ -142,7 +143,7 @@ def skill_figure(d: Path, models: list[str], labels: dict, thin: int,
         ax.axhline(100 / (K_SKILL + 1), color="0.6", lw=0.9)
         xs = []
         for m in models:
-            pts = points[m].get((level, kind))
+            pts = points[m].get((level, primitive))
             if pts:
                 _line(ax, pts, thin, marker="o", label=labels.get(m, m))
                 xs += list(pts)

@@ -98,29 +98,29 @@ class LLMCandidates:
         self.writer, self.fallback, self.cache = writer, fallback, {}
         self.asked: dict[tuple[str, str], int] = {}
 
-    def _ask(self, kind: str, value: str, attempt: int) -> list[str]:
-        name, example, answer = EXAMPLES[kind]
+    def _ask(self, primitive: str, value: str, attempt: int) -> list[str]:
+        name, example, answer = EXAMPLES[primitive]
         user = prompt_text("compass_candidates.txt").format(
             kind=name, value=value, example=example, example_answer=answer)
-        seed = int(hashlib.sha256(f"{kind}:{value}:{attempt}".encode()).hexdigest()[:8], 16)
-        text = self.writer.write([CaptionRequest(f"{kind}:{value}", None, None, seed, attempt,
+        seed = int(hashlib.sha256(f"{primitive}:{value}:{attempt}".encode()).hexdigest()[:8], 16)
+        text = self.writer.write([CaptionRequest(f"{primitive}:{value}", None, None, seed, attempt,
                                                  "You propose words.", user)])[0]
-        self.asked[(kind, value)] = attempt + 1
+        self.asked[(primitive, value)] = attempt + 1
         words = [" ".join(w.lower().strip(" .\"'").split())
                  for w in re.split(r"[,\n;]", text or "")]
         return [w for w in dict.fromkeys(words) if w and w != value and len(w) < 40]
 
-    def __call__(self, kind: str, value: str) -> list[str]:
-        key = (kind, value)
+    def __call__(self, primitive: str, value: str) -> list[str]:
+        key = (primitive, value)
         if key not in self.cache:
-            self.cache[key] = self._ask(kind, value, 0) or self.fallback(kind, value)
+            self.cache[key] = self._ask(primitive, value, 0) or self.fallback(primitive, value)
         return self.cache[key]
 
-    def more(self, kind: str, value: str) -> list[str]:
+    def more(self, primitive: str, value: str) -> list[str]:
         """New proposals when none of the cached ones survived (COMPASS re-queries)."""
         out: list[str] = []
-        while not out and self.asked.get((kind, value), 0) <= self.REQUERIES:
-            known = set(self.cache.get((kind, value), []))
-            out = [w for w in self._ask(kind, value, self.asked.get((kind, value), 0))
+        while not out and self.asked.get((primitive, value), 0) <= self.REQUERIES:
+            known = set(self.cache.get((primitive, value), []))
+            out = [w for w in self._ask(primitive, value, self.asked.get((primitive, value), 0))
                    if w not in known]
         return out

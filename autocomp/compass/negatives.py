@@ -84,21 +84,21 @@ class Replacer:
     # .similarities([(a, b), ...]) -> floats (or .similar(a, b)), or None: no filter
     similarity: object = None
     cache: dict = field(default_factory=dict)
-    # (kind, value) -> candidates: SynsetCandidates, an LLM, or None (any other value of
-    # the type: the unfiltered ablation). It may have .same_meaning(kind, a, b) (synonyms
-    # of what the image shows are left out) and .more(kind, value) (asked again when no
-    # candidate survives), .plausible(kind, candidate, graph, prim).
+    # (primitive, value) -> candidates: SynsetCandidates, an LLM, or None (any other value of
+    # the type: the unfiltered ablation). It may have .same_meaning(primitive, a, b) (synonyms
+    # of what the image shows are left out) and .more(primitive, value) (asked again when no
+    # candidate survives), .plausible(primitive, candidate, graph, prim).
     propose: object = None
     # (set, n) -> Counter(tested, rejected): the similarity filter's work
     filter_stats: dict = field(default_factory=dict)
-    # (kind, value) -> its category, where values of a type fall in several (a scene
+    # (primitive, value) -> its category, where values of a type fall in several (a scene
     # task's attribute vocabularies: sizes, textures, colors); a replacement stays inside it
     groups: dict = field(default_factory=dict)
     scope: str = "primitive"  # what the filter compares: filter.SCOPES
     # frozenset({a, b}) of relations that are opposites: such a replacement skips the
     # similarity filter (it contradicts the original, so it cannot paraphrase it)
     opposites: set = field(default_factory=set)
-    # (kind, value) -> Counter((candidate, why)): candidates the per-image filter refused
+    # (primitive, value) -> Counter((candidate, why)): candidates the per-image filter refused
     refused: dict = field(default_factory=dict)
 
     def opposite(self, edit: dict) -> bool:
@@ -120,15 +120,15 @@ class Replacer:
             return False
         return True
 
-    def vocabulary(self, kind: str, value: str) -> list[str]:
-        group = self.groups.get((kind, value))
-        return sorted(v for v in self.vocab[kind] if v != value
-                      and self.groups.get((kind, v)) == group)
+    def vocabulary(self, primitive: str, value: str) -> list[str]:
+        group = self.groups.get((primitive, value))
+        return sorted(v for v in self.vocab[primitive] if v != value
+                      and self.groups.get((primitive, v)) == group)
 
-    def candidates(self, kind: str, value: str) -> list[str]:
-        key = (kind, value)
+    def candidates(self, primitive: str, value: str) -> list[str]:
+        key = (primitive, value)
         if key not in self.cache:
-            self.cache[key] = (self.propose or self.vocabulary)(kind, value)
+            self.cache[key] = (self.propose or self.vocabulary)(primitive, value)
         return self.cache[key]
 
     def _usable(self, graph: SceneGraph, prim: tuple, image: dict[str, set],
@@ -217,10 +217,10 @@ def composed_set(graph: SceneGraph, image: dict[str, set], rep: Replacer,
     return settle([composed_steps(graph, image, rep, rng, caption, render)], rep)[0]
 
 
-def skill_set(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replacer,
+def skill_set(graph: SceneGraph, primitive: str, image: dict[str, set], rep: Replacer,
               rng: random.Random, caption: str | None = None,
               render=template_renderer) -> dict | None:
-    return settle([skill_steps(graph, kind, image, rep, rng, caption, render)], rep)[0]
+    return settle([skill_steps(graph, primitive, image, rep, rng, caption, render)], rep)[0]
 
 
 def composed_steps(graph: SceneGraph, image: dict[str, set], rep: Replacer,
@@ -259,11 +259,11 @@ def composed_steps(graph: SceneGraph, image: dict[str, set], rep: Replacer,
     return {"caption": caption, "negatives": negatives, "decomposed": pairs}
 
 
-def skill_steps(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replacer,
+def skill_steps(graph: SceneGraph, primitive: str, image: dict[str, set], rep: Replacer,
                 rng: random.Random, caption: str | None = None,
                 render=template_renderer) -> Generator:
-    """K = 4 negatives replacing primitives of type `kind` only; None if they cannot be had."""
-    prims = [p for p in primitives(graph) if p[0] == kind]
+    """K = 4 negatives replacing primitives of type `primitive` only; None if they cannot be had."""
+    prims = [p for p in primitives(graph) if p[0] == primitive]
     if not prims:
         return None
     caption = caption or composed(graph)
@@ -282,11 +282,11 @@ def skill_steps(graph: SceneGraph, kind: str, image: dict[str, set], rep: Replac
         neg = render(graph, caption, neg_graph, edit)
         if neg is None or neg == caption or any(x["caption"] == neg for x in negatives):
             continue
-        if rep.filtered(edit, n, f"skill-{kind}") and (yield [Test(
+        if rep.filtered(edit, n, f"skill-{primitive}") and (yield [Test(
                 caption, neg, decomposed(graph, prims[i]), decomposed(neg_graph, prims[i]), n,
-                f"skill-{kind}")])[0]:
+                f"skill-{primitive}")])[0]:
             continue
-        negatives.append({"caption": neg, "edit": edit, "category": kind,
+        negatives.append({"caption": neg, "edit": edit, "category": primitive,
                           "same_meaning": False, "graph": neg_graph.to_dict()})
     if len(negatives) < K_SKILL:
         return None
