@@ -99,31 +99,31 @@ def _attributes(entry: dict, path: Path, i: int) -> str:
     return f"{attrs[0]}_{attrs[1]}"
 
 
-def _vg_items(kind: str, path: Path, root: ImageRoot) -> tuple[list, int]:
+def _vg_items(subset: str, path: Path, root: ImageRoot) -> tuple[list, int]:
     rows, total = [], 0
     for i, entry in enumerate(_read(path)):
         if not isinstance(entry, dict):
             raise AutocompError(f"expected an object, got {type(entry).__name__}", file=path,
                                 entry=i)
         total += 1
-        item_id = f"{kind}-{i}"
+        item_id = f"{subset}-{i}"
         image = root.resolve(_text(entry, "image_path", path, i), item_id, path)
         if image is None:
             continue
-        by = MACRO[kind]["by"]
+        by = MACRO[subset]["by"]
         group = {by: _relation(entry, path, i) if by == "relation"
                  else _attributes(entry, path, i)}
         rows.append({"id": item_id, "task": "aro", "n": 0, "image": image,
                      "crop": _box(entry, path, i, None if root.names_only else image),
                      "positive": normalise_space(_text(entry, "true_caption", path, i)),
                      "negatives": [{"caption": normalise_space(
-                         _text(entry, "false_caption", path, i)), "category": kind,
+                         _text(entry, "false_caption", path, i)), "category": subset,
                          "same_meaning": False}],
                      "breakdown": group})
     return rows, total
 
 
-def _order_entries(kind: str, path: Path, root: ImageRoot) -> tuple[list, int]:
+def _order_entries(subset: str, path: Path, root: ImageRoot) -> tuple[list, int]:
     """(item id, image, raw caption) of every caption; perturbed per seed when read."""
     out, total = [], 0
     for i, entry in enumerate(_read(path)):
@@ -134,14 +134,14 @@ def _order_entries(kind: str, path: Path, root: ImageRoot) -> tuple[list, int]:
             raise AutocompError(f"expected an object with a list of captions, got "
                                 f"{str(entry)[:80]}", file=path, entry=i, field="caption")
         total += len(captions)
-        image = root.resolve(_text(entry, "image", path, i), f"{kind}-{i}", path)
+        image = root.resolve(_text(entry, "image", path, i), f"{subset}-{i}", path)
         if image is None:
             continue
-        out += [(f"{kind}-{i}-{k}", image, c) for k, c in enumerate(captions) if c.strip()]
+        out += [(f"{subset}-{i}-{k}", image, c) for k, c in enumerate(captions) if c.strip()]
     return out, total
 
 
-def _order_items(kind: str, entries: list, seed: int):
+def _order_items(subset: str, entries: list, seed: int):
     from autocomp.language.order import perturbations, pre_caption
 
     for item_id, image, caption in entries:
@@ -155,27 +155,27 @@ def _order_items(kind: str, entries: list, seed: int):
 
 
 def load_aro(source: Path, roots: dict) -> Suite:
-    """`roots`: kind -> the ImageRoot its image names are under."""
+    """`roots`: subset -> the ImageRoot its image names are under."""
     files = aro_files(source)
     if not files:
         raise AutocompError(f"no ARO file here (expected {', '.join(FILES.values())})",
                             file=source)
     benches, info = [], {"items": {}, "missing_images": 0}
-    for kind, path in files.items():
-        root = roots[kind]
-        if kind in MACRO:
-            rows, n = _vg_items(kind, path, root)
-            benches.append(LoadedBenchmark(f"aro/{kind}", "aro", 0, "vg", kind,
-                                           lambda rows=rows: iter(rows), meta=MACRO[kind]))
-            info["items"][f"aro/{kind}"] = len(rows)
+    for subset, path in files.items():
+        root = roots[subset]
+        if subset in MACRO:
+            rows, n = _vg_items(subset, path, root)
+            benches.append(LoadedBenchmark(f"aro/{subset}", "aro", 0, "vg", subset,
+                                           lambda rows=rows: iter(rows), meta=MACRO[subset]))
+            info["items"][f"aro/{subset}"] = len(rows)
         else:
-            entries, n = _order_entries(kind, path, root)
+            entries, n = _order_entries(subset, path, root)
             for seed in ORDER_SEEDS:
-                name = f"aro/{kind}/seed{seed}"
+                name = f"aro/{subset}/seed{seed}"
                 benches.append(LoadedBenchmark(
-                    name, "aro", 0, kind.split("-")[0], kind,
-                    lambda e=entries, k=kind, s=seed: _order_items(k, e, s),
-                    meta={"seed_group": f"aro/{kind}", "seed": seed}))
+                    name, "aro", 0, subset.split("-")[0], subset,
+                    lambda e=entries, k=subset, s=seed: _order_items(k, e, s),
+                    meta={"seed_group": f"aro/{subset}", "seed": seed}))
                 info["items"][name] = len(entries)
         root.check(n, path)
         info["missing_images"] += len(root.missing)
@@ -192,13 +192,13 @@ def open_aro(source, images, columns, skip_missing: bool, text_only=False) -> Su
     source = Path(source)
     base = source.parent if source.is_file() else source
     roots = {}
-    for kind in aro_files(source):
-        folder = None if text_only else images or (base / "images" if kind in MACRO
+    for subset in aro_files(source):
+        folder = None if text_only else images or (base / "images" if subset in MACRO
                                                    else base)
         if folder is not None and not Path(folder).is_dir():
-            raise AutocompError(f"the images of {FILES[kind]} are not here: give --images "
+            raise AutocompError(f"the images of {FILES[subset]} are not here: give --images "
                                 "DIR (the authors' images/ folder for VG-Relation and "
                                 "VG-Attribution, the COCO or Flickr30k image root for the "
                                 "Order sets)", file=folder)
-        roots[kind] = ImageRoot(folder, skip_missing)
+        roots[subset] = ImageRoot(folder, skip_missing)
     return load_aro(source, roots)

@@ -151,22 +151,22 @@ def _syst_items(path: Path, root: ImageRoot, cells: dict, flagged: dict) -> int:
         if image is None:
             continue
         crop = _crop(row, path, i, None if root.names_only else image)
-        for kind in SYST_TYPES:
-            negs = parse_negatives(row[f"valid_hard_negs_{kind}"] or "[]", path, i,
-                                   f"valid_hard_negs_{kind}")
-            name = f"crepe/syst-{kind}-{dataset}"
+        for neg_type in SYST_TYPES:
+            negs = parse_negatives(row[f"valid_hard_negs_{neg_type}"] or "[]", path, i,
+                                   f"valid_hard_negs_{neg_type}")
+            name = f"crepe/syst-{neg_type}-{dataset}"
             if not negs:  # CREPE could not make one: the row is not in that set
-                flagged[f"{name}: rows with no valid {kind} hard negative (left out)"] += 1
+                flagged[f"{name}: rows with no valid {neg_type} hard negative (left out)"] += 1
                 continue
-            item = {"id": f"{item_id}-{kind}", "task": "crepe-syst", "n": 0, "image": image,
+            item = {"id": f"{item_id}-{neg_type}", "task": "crepe-syst", "n": 0, "image": image,
                     "crop": crop, "positive": caption, "concept": item_id,
-                    "negatives": [{"caption": x, "category": kind, "same_meaning": False}
+                    "negatives": [{"caption": x, "category": neg_type, "same_meaning": False}
                                   for x in negs],
                     "breakdown": {"seen": SEEN_LABEL[split]}}
             if caption.lower() in {x.lower() for x in negs}:
                 item["flags"] = ["positive among negatives"]
                 flagged[f"{name}: positive among negatives"] += 1
-            cells[(f"syst-{kind}", dataset)].append(item)
+            cells[(f"syst-{neg_type}", dataset)].append(item)
     return total
 
 
@@ -197,13 +197,13 @@ def load_crepe(source: Path, root: ImageRoot) -> Suite:
     for path in syst:
         total += _syst_items(path, root, syst_cells, flagged)
     for path in files:
-        kind = _type_of(path.relative_to(source) if source.is_dir() else path)
+        neg_type = _type_of(path.relative_to(source) if source.is_dir() else path)
         for i, row in _rows(path):
             total += 1
             caption, image_id = _caption_and_image(row, path, i)
             negs = parse_negatives(row["hard_negs"] or "", path, i)
             n = _complexity_of(row, path, i) if row.get("n") else _complexity(path)
-            item_id = f"{kind}-{path.stem}-{i}"
+            item_id = f"{neg_type}-{path.stem}-{i}"
             image = root.resolve(f"{image_id}.jpg", item_id, path)
             if image is None:
                 continue
@@ -213,28 +213,28 @@ def load_crepe(source: Path, root: ImageRoot) -> Suite:
                 flags.append("positive among negatives")
             elif caption.lower() in {x.lower() for x in negs}:
                 flags.append("positive among negatives up to case")
-            name = f"crepe/{kind}-n{n}"
+            name = f"crepe/{neg_type}-n{n}"
             for f in flags:
                 flagged[f"{name}: {f}"] += 1
             item = {"id": item_id, "task": "crepe", "n": n, "image": image, "crop": crop,
                     "positive": caption,
-                    "negatives": [{"caption": x, "category": kind, "same_meaning": False}
+                    "negatives": [{"caption": x, "category": neg_type, "same_meaning": False}
                                   for x in negs],
                     "counts": {k: row.get(k) for k in ("n_objects", "n_relations",
                                                        "n_attributes",
                                                        "n_connected_components")}}
             if flags:
                 item["flags"] = flags
-            cells[(kind, n)].append(item)
+            cells[(neg_type, n)].append(item)
     root.check(total, source)
-    benches = [LoadedBenchmark(f"crepe/{kind}-n{n}", "crepe", n, "vg", kind,
+    benches = [LoadedBenchmark(f"crepe/{neg_type}-n{n}", "crepe", n, "vg", neg_type,
                                lambda rows=rows: iter(rows))
-               for (kind, n), rows in sorted(cells.items(), key=lambda kv: (
+               for (neg_type, n), rows in sorted(cells.items(), key=lambda kv: (
                    TYPES.index(kv[0][0]), kv[0][1]))]
     sizes = {b.name: len(cells[(b.kind, b.n)]) for b in benches}
-    for (kind, dataset), rows in sorted(syst_cells.items()):
-        name = f"crepe/{kind}-{dataset}"
-        benches.append(LoadedBenchmark(name, "crepe-syst", 0, dataset, kind,
+    for (neg_type, dataset), rows in sorted(syst_cells.items()):
+        name = f"crepe/{neg_type}-{dataset}"
+        benches.append(LoadedBenchmark(name, "crepe-syst", 0, dataset, neg_type,
                                        lambda rows=rows: iter(rows)))
         sizes[name] = len(rows)
     info = {"items": sizes,
