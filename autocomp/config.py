@@ -360,8 +360,8 @@ class _Parser(FieldReader):
                 raise self.error(f"{fld}.task", exc.problem if exc.file is None else str(exc),
                                  None) from None
             known["objects"].update(task.objects.names)
-            for kind, vocab in task.primitive_vocabularies():
-                known["relations" if kind == "R" else "values"].update(vocab.names)
+            for primitive, vocab in task.primitive_vocabularies():
+                known["relations" if primitive == "R" else "values"].update(vocab.names)
             if not task.counts_follow_n:
                 if spec.n:
                     raise self.error(f"{fld}.n", f"scene task '{task.name}' takes no n: its "

@@ -180,13 +180,13 @@ def load_pipeline(cls, model: str, revision: str | None, dtype, device: str | No
     kwargs = {"revision": revision, "dtype": dtype, **absent}
     if device is None:
         return cls.from_pretrained(model, **kwargs)
-    kind = torch.device(device)
+    dev = torch.device(device)
     scope = contextlib.nullcontext()
-    if kind.type == "cuda" and kind.index is not None:
-        torch.cuda.set_device(kind.index)  # this rank's GPU for the process's life
-        scope = torch.cuda.device(kind.index)
+    if dev.type == "cuda" and dev.index is not None:
+        torch.cuda.set_device(dev.index)  # this rank's GPU for the process's life
+        scope = torch.cuda.device(dev.index)
     with scope:
-        return cls.from_pretrained(model, device_map=kind.type, **kwargs)
+        return cls.from_pretrained(model, device_map=dev.type, **kwargs)
 
 
 def quantize_fp8(module, device: str) -> None:

@@ -22,13 +22,13 @@ LIGHT, DARK = 0.4, 0.65
 
 @dataclass(frozen=True)
 class Face:
-    kind: str  # "polygon" | "ellipse"
+    draw_as: str  # "polygon" | "ellipse": the PIL draw method
     points: tuple  # polygon vertices, or the ellipse box (x0, y0, x1, y1)
     tone: str  # "base" | "light" | "dark" | "hole"
 
     def scaled(self, sx: float, sy: float):
-        """The face's coordinates on a sx x sy tile, as PIL's draw.<kind> takes them."""
-        return _SCALE[self.kind](self.points, sx, sy)
+        """The face's coordinates on a sx x sy tile, as PIL's draw.<draw_as> takes them."""
+        return _SCALE[self.draw_as](self.points, sx, sy)
 
 
 _SCALE = {  # polygon vertices; an ellipse's box (x0, y0, x1, y1)
@@ -128,8 +128,8 @@ def render_painted(name: str, width: int, height: int, rgb, outline: int = 2,
     for face in shape.faces:
         fill = (0, 0, 0, 0) if face.tone == "hole" else (*tone(rgb, face.tone), 255)
         xy = face.scaled(sx, sy)
-        getattr(draw, face.kind)(xy, fill=fill, outline=(*INK, 255), width=outline)
-        getattr(codes_draw, face.kind)(xy, fill=TONE_CODE[face.tone])
+        getattr(draw, face.draw_as)(xy, fill=fill, outline=(*INK, 255), width=outline)
+        getattr(codes_draw, face.draw_as)(xy, fill=TONE_CODE[face.tone])
     if not paints:
         return tile, []
     surface = Surface(np.asarray(codes), tuple(rgb), outline, pitch)
