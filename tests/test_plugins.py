@@ -234,3 +234,12 @@ def test_options_are_declared_with_a_helper_and_read_from_the_config(registered,
     with pytest.raises(AutocompError, match="field validate.declared.strict: expected true or "
                                             "false, got 'yes'"):
         load_config(tmp_path / "d.yaml")
+
+
+def test_an_adapter_listing_a_file_twice_breaks_its_contract(tmp_path):
+    from autocomp.contracts import adapter_problems
+
+    (tmp_path / "a.txt").write_text("x")
+    got = {"title": "T", "usage": "u", "files": ["a.txt", "a.txt"]}
+    assert adapter_problems(got, tmp_path) == ["file 'a.txt' is listed twice"]
+    assert adapter_problems({**got, "files": ["a.txt"]}, tmp_path) == []

@@ -107,6 +107,9 @@ def adapter_problems(got, folder: Path) -> list[str]:
     if not isinstance(files, list) or not files:
         return [*problems, "'files' is not a list of the files it wrote"]
     root = folder.resolve()
+    twice = sorted({str(n) for n in files if files.count(n) > 1})
+    if twice:
+        problems.append(f"file {twice[0]!r} is listed twice")
     for name in files:
         path = (folder / str(name)).resolve()
         if not isinstance(name, str) or Path(name).is_absolute() or not \
