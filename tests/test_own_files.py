@@ -1,6 +1,7 @@
-"""Issue 68: no write into a run, export, results, review or cache folder follows a link or
-cuts a file autocomp did not create. Each test plants links (and hard links) where autocomp
-writes and checks that the file they point to is untouched."""
+"""core/own_files.py and the writers that use it: no write into a run, export, results,
+review or cache folder follows a link or cuts a file autocomp did not create (issue 68).
+Each test plants links (and hard links) where autocomp writes and checks that the file
+they point to is untouched."""
 
 from __future__ import annotations
 
