@@ -1,9 +1,10 @@
 """runtime/failures.py (issue 66): each failure class through
-scripts/slurm_autocomp.sbatch with stand-in `srun`, `scontrol` and `accelerate` (tests/slurm_worker.py fails the way each case names, through
-autocomp's own code): a stalled peer is requeued, a GPU out of memory is not (the log names
-the batch to try), a full disk is requeued once and then not, a deterministic crash is
-requeued once and then not, and a worker whose clock is 600 s behind the batch host is
-classified by its launch id (81, not "no worker recorded why")."""
+scripts/slurm_autocomp.sbatch with stand-in `srun`, `scontrol` and `accelerate`
+(tests/slurm_worker.py fails the way each case names, through autocomp's own code): a
+stalled peer is requeued, a GPU out of memory is not (the log names the batch to try), a
+full disk is requeued once and then not, a deterministic crash is requeued once and then
+not, and a worker whose clock is 600 s behind the batch host is classified by its launch
+id (81, not "no worker recorded why")."""
 
 import os
 import subprocess
