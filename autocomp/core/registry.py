@@ -7,10 +7,12 @@ detector, answerer, check (ordered: the validation cascade), scorer, format, kin
 vocabulary's values are drawn and read back: autocomp/kinds/), metric (ordered: what
 `autocomp t2i` scores images with, t2i/metrics.py), adapter (the harness files of an
 export: publish/adapters/). Each family says what an entry must be (`FAMILY_FORMS`: a
-subclass of its base class with its methods, or a callable whose signature accepts the
-family's arguments); an entry that is not is refused when resolved, naming the entry. An
-entry a plugin registered (`plugged`) is also held to its family's behaviour contract
-(autocomp/contracts.py) when it is first used.
+subclass of its base class with its methods and its own of each `required` one, an
+Options dataclass whose every field is declared, or a callable whose signature accepts
+the family's arguments); an entry that is not is refused when resolved, naming the entry.
+An entry a plugin registered (`plugged`) is also held to its family's behaviour contract
+(autocomp/contracts.py) where its output enters results, through core/plugins.py.
+`unregister` forgets every cache that holds an entry.
 
 A plugin outside the package registers itself with `register(family, name, "mod:Class")`
 (an ordered family also takes `before=` or `after=` a registered name) in a module that
