@@ -1,15 +1,24 @@
 """`autocomp report` over several result folders: the models file's order and labels, kept
 with the results at eval time; every table it has results for, the others named; LaTeX
-that compiles as written (booktabs, escaped)."""
+that compiles as written (booktabs, escaped). And one tie rule through every number (issue
+52): under `--ties argmax` or `--ties aware`, Table 5's difference is Ctx minus Min as the
+table prints them, `report --compare` gives each model the accuracy Table 4 gives it, the
+predictions keep every rule's outcome, Holm's family of models leaves the baselines out,
+and Table 6 pools no baselines."""
+
+import json
 
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import built_run
+from conftest import built_run, copy_run
 
 from autocomp.cli import main
+from autocomp.report.categories import table6
 from autocomp.report.gather import folder_names, gather
-from autocomp.report.table_format import Table, latex_escape
+from autocomp.report.paired import compare, compare_table, min_vs_ctx
+from autocomp.report.table5 import table5
+from autocomp.report.table_format import Table, index_results, latex_escape
 
 CONFIG = """name: rep
 concepts:
@@ -152,3 +161,201 @@ def test_latex_report_compiles_to_balanced_tables(two_runs):
     assert "% Not printed: " in out and "Δ" not in out and "±" not in out
     body = [ln for ln in out.splitlines() if ln.endswith(r"\\")]
     assert all("_" not in ln.replace(r"\_", "") for ln in body)
+
+
+# ---- one tie rule through every number ------------------------------------------------------
+
+BENCH = "shape_color-n2/*"
+
+
+@pytest.fixture(scope="module")
+def scored(demo_run, tmp_path_factory):
+    """The demo's shape_color N=2 cells scored under each tie rule (one folder a rule)."""
+    run = copy_run(demo_run, tmp_path_factory.mktemp("ties") / "demo")
+    for rule in ("strict", "argmax", "aware"):
+        got = CliRunner().invoke(main, [
+            "eval", str(run), "--model", "reference:oracle", "--model", "blind:unigram",
+            "--model", "reference:bag-of-concepts", "--ties", rule, "--benchmark", BENCH,
+            "--output", str(run / f"results-{rule}")])
+        assert got.exit_code == 0, got.output
+    return run
+
+
+def _results(run, rule):
+    return gather([run / f"results-{rule}"])[0]
+
+
+@pytest.mark.parametrize("rule", ["strict", "argmax", "aware"])
+def test_table5_difference_is_ctx_minus_min_under_every_rule(scored, rule):
+    results = _results(scored, rule)
+    idx, models = index_results(results)
+    rows = 0
+    for m in models:
+        for kind in ("swap", "confusion"):
+            d = min_vs_ctx(idx, m, "shape_color", 2, kind)
+            acc = {t: idx[(m, "shape_color", 2, t, kind)]["metrics"]["accuracy_paired"]
+                   for t in ("minimal", "contextual")}
+            assert d["delta"] == pytest.approx(acc["contextual"] - acc["minimal"], abs=1e-3)
+            assert d["low"] <= d["delta"] <= d["high"] and d["low"] < d["high"]
+            rows += 1
+    assert rows == 6
+    # the demo's case from the issue: blind:unigram on swap ties every item at the top
+    # (swapped words, same frequencies), so argmax gives it 100 in both tracks
+    unigram = min_vs_ctx(idx, "blind:unigram", "shape_color", 2, "swap")
+    if rule == "argmax":
+        assert (unigram["a"], unigram["b"]) == (pytest.approx(
+            idx[("blind:unigram", "shape_color", 2, "contextual", "swap")]["metrics"]
+            ["accuracy_paired"]), 100.0)
+    printed = table5(results).render("markdown")
+    assert "Ties: " in printed and "follow each result's rule" in printed
+
+
+@pytest.mark.parametrize("rule", ["strict", "argmax", "aware"])
+def test_compare_gives_each_model_its_table4_accuracy(scored, rule):
+    results = _results(scored, rule)
+    cells = {(r["model"], r["benchmark"]): r for r in results}
+    for bench in {r["benchmark"] for r in results}:
+        a, b = cells[("reference:oracle", bench)], cells[("blind:unigram", bench)]
+        d = compare(a, b)
+        assert d["a"] == pytest.approx(a["metrics"]["accuracy"], abs=1e-3)
+        assert d["b"] == pytest.approx(b["metrics"]["accuracy"], abs=1e-3)
+        assert d["delta"] == pytest.approx(d["a"] - d["b"])
+    table = compare_table(results, "reference:oracle", "blind:unigram").render("markdown")
+    assert {"strict": "Ties: strict", "argmax": "Ties: argmax",
+            "aware": "Ties: tie-aware"}[rule] in table
+
+
+def test_predictions_keep_every_rules_outcome(scored):
+    """blind:unigram ties every swap item (a swap keeps the words): strict wrong, argmax
+    right, credit 1/2, in one line of the predictions."""
+    files = list((scored / "results-strict").glob(
+        "blind_unigram*/*minimal-swap*.predictions.jsonl"))
+    assert len(files) == 1
+    lines = [json.loads(x) for x in files[0].read_text().splitlines()]
+    assert lines and all({"correct", "correct_argmax", "tie_credit"} <= set(p) for p in lines)
+    tied = [p for p in lines if p["tie_credit"] == 0.5]
+    assert tied and all(not p["correct"] and p["correct_argmax"] for p in tied)
+
+
+def test_holm_family_of_models_leaves_the_baselines_out(scored):
+    """A model under test (here blind:unigram's results declared a CLIP) keeps its adjusted
+    p whether or not baselines are in the table."""
+    results = _results(scored, "strict")
+    model = [{**r, "model_type": "CLIP"} for r in results if r["model"] == "blind:unigram"]
+    base = [r for r in results if r["model"] != "blind:unigram"]
+
+    def holm_column(table):
+        return [row[-1] for row in table.rows if row[0] == "blind:unigram"]
+
+    alone, beside = table5(model), table5(model + base)
+    assert holm_column(alone) == holm_column(beside) and len(holm_column(alone)) == 2
+    assert "a family of their own" in beside.render("markdown")
+
+
+def test_table6_has_a_row_per_baseline_and_pools_none(scored):
+    results = _results(scored, "strict")
+    (table,) = table6(results)
+    names = [row[0] for row in table.rows]
+    assert "reference (baseline)" not in names and "blind (baseline)" not in names
+    assert {"blind:unigram (baseline)", "reference:bag-of-concepts (baseline)"} <= set(names)
+
+
+def test_confusion_on_its_shortcut_matched_negatives(demo_run, tmp_path):
+    """blind:distinct beats chance on the demo's Confusion (a negative repeating a word has
+    fewer distinct words), and sits at chance, within its interval, on the matched
+    negatives: those keeping the positive's distinct objects and values and not saying
+    what the positive says (N = 2 colour: 2 negatives, chance 33.3% (issue 69: the
+    positive reordered was the third, counted wrong, and capped a word-order-blind
+    perfect model at 50%); position: 1, chance 50%). The report prints both."""
+    from autocomp.negatives.shortcut import shortcut_matched
+    from autocomp.report.shortcut import matched_table
+
+    run = copy_run(demo_run, tmp_path / "demo")
+    got = CliRunner().invoke(main, ["eval", str(run), "--model", "blind:distinct", "--ties",
+                                    "aware", "--benchmark", "*-n2/*-confusion",
+                                    "--output", str(run / "res")])
+    assert got.exit_code == 0, got.output
+    results = gather([run / "res"])[0]
+    assert len(results) == 4
+    for r in results:
+        m = r["metrics"]
+        lo, hi = m["intervals"]["accuracy"]
+        assert lo > m["chance"]  # the shortcut: above chance on every negative
+        assert m["chance_matched"] == pytest.approx(
+            {"shape_color": 100 / 3, "shape_position": 50.0}[r["task"]], abs=1e-3)
+        assert m["matched_items"] == r["n_items"]
+        lo, hi = m["intervals"]["accuracy_matched"]
+        assert lo <= m["chance_matched"] <= hi  # at chance (articles may still differ)
+    table = matched_table(results).render("markdown")
+    assert "| blind:distinct | shape_color | 2 | Min |" in table and "33.3" in table
+    # the rule itself: a permutation of the positive's objects and values is matched, a
+    # negative repeating a value or an object is not
+    from autocomp.concepts.load import load_task
+    from autocomp.core.scene import attribute_graph
+
+    task = load_task("shape_color")
+    graph = attribute_graph(["cube", "sphere"], ["red", "blue"])
+    negs = [{"edit": {"objects": [0, 1], "values": [1, 0]}},
+            {"edit": {"objects": [0, 1], "values": [0, 0]}},
+            {"edit": {"objects": [1, 1], "values": [0, 1]}},
+            {"edit": {"objects": [1, 0], "values": [1, 0]}, "same_meaning": True}]
+    assert shortcut_matched(graph, task, negs).tolist() == [True, False, False, False]
+    # and on every Confusion item of the demo: no matched negative has the positive's
+    # meaning (issue 69: 83 of 83 colour N = 2 items had one)
+    from autocomp.formats.runs import find_benchmarks
+    from autocomp.negatives.shortcut import matched_negatives
+    from autocomp.run import Run
+
+    tasks, checked = Run.open(run).tasks, 0
+    for bench in find_benchmarks(run, ["*/*-confusion"]):
+        for item in bench.items():
+            matched = matched_negatives(item, tasks)
+            same = [n.get("same_meaning", False) for n in item["negatives"]]
+            assert not any(m and s for m, s in zip(matched, same, strict=True)), item["id"]
+            checked += int(matched.sum())
+    assert checked > 0
+
+
+@pytest.mark.parametrize("rule, says", [
+    ("strict", "positive strictly above every negative"),
+    ("aware", "tie-aware: a positive tied with k-1 negatives at the top earns 1/k"),
+    ("argmax", "argmax: a positive tied at the top counts right")])
+def test_table4_and_table9_name_the_rule_in_force(scored, rule, says):
+    """Issue 69: Table 4's title said "positive strictly above every negative" under every
+    rule, and a strict report's Table 9 (tie-aware) had the footnote "Ties: strict"."""
+    from autocomp.report.tables import table4, table9
+
+    results = _results(scored, rule)
+    four = table4(results)
+    assert four.title.startswith(f"Table 4: accuracy (%), {says};")
+    assert any(n.startswith("Ties: " + {"strict": "strict", "aware": "tie-aware",
+                                         "argmax": "argmax"}[rule]) for n in four.notes)
+    nine = table9(results)
+    assert "tie-aware accuracy" in nine.title
+    assert any(n.startswith("Ties: tie-aware: 1/k of an item") for n in nine.notes)
+    assert not any(n.startswith("Ties: strict") for n in nine.notes)
+    mixed = table4(results + [{**r, "ties": "strict" if rule != "strict" else "aware"}
+                              for r in _results(scored, "strict" if rule != "strict"
+                                                else "aware")][:1])
+    assert "cells under different tie rules (footnote)" in mixed.title
+
+
+def test_table5_says_where_newcombe_and_the_exact_test_disagree(monkeypatch):
+    """Issue 69: a Newcombe interval excluding 0 beside an exact McNemar p of 0.0625 (four
+    discordant concepts, all one way) needs a note; agreeing rows get none."""
+    from autocomp.report import paired
+
+    def cell(track):
+        return {"model": "m", "task": "shape_color", "n": 2, "track": track, "kind": "swap",
+                "ties": "strict", "n_items": 10,
+                "metrics": {"accuracy_paired": 50.0, "paired_items": 10}}
+
+    results = [cell("minimal"), cell("contextual")]
+    for d, noted in (({"n": 10, "delta": 40.0, "low": 5.1, "high": 69.0, "p": 0.0625}, True),
+                     ({"n": 10, "delta": 40.0, "low": -5.0, "high": 69.0, "p": 0.125}, False)):
+        monkeypatch.setattr(paired, "min_vs_ctx", lambda *a, d=d: d)
+        notes = table5(results).notes
+        said = [n for n in notes if n.startswith("Δ's interval and p disagree")]
+        assert bool(said) == noted, notes
+        if noted:
+            assert "in 1 row(s) (m shape_color N=2 Swap)" in said[0]
