@@ -319,8 +319,10 @@ def test_compass_vg_build_memory_is_flat_in_the_file_size(tmp_path, monkeypatch,
     warm = _big_vg(tmp_path / "warm", 3)  # modules imported and loaded outside the count
     build_vg(warm, warm, tmp_path / "warm-set", candidates="vocabulary")
     small, large = peak(15), peak(60)
-    # 4x the images, the same memory (before: every raw entry and its copy were held)
-    assert large < 1.5 * small, (small, large)  # before: 16 MB and 78 MB
+    # 4x the images, the same memory (before: every raw entry and its copy were held, 16 MB
+    # then 78 MB); what the process holds already moves the small peak, so the growth is
+    # bounded, not the ratio
+    assert large - small < 2 << 20, (small, large)
     monkeypatch.setenv("AUTOCOMP_PROGRESS_EVERY", "0")
     logged()
     build_vg(tmp_path / "vg15", tmp_path / "vg15", tmp_path / "again",
