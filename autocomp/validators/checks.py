@@ -263,7 +263,7 @@ def registered_name(check) -> str:
                 check.name)
 
 
-def batch_problems(check, results, samples: int) -> list[str]:
+def batch_problems(results, samples: int) -> list[str]:
     """The cheap part of the check contract, on every batch: a CheckResult per sample."""
     if not isinstance(results, list | tuple) or len(results) != samples:
         got = len(results) if hasattr(results, "__len__") else type(results).__name__
@@ -292,7 +292,7 @@ def validate_images(samples: list[Sample], checks: list[Check] | None = None
         first_use("check", name, lambda c=check, f=first: check_problems(c, f))
         with plugin_code("check", name, "checking images"):
             got = check.check_many([samples[i] for i in todo])
-        every_batch("check", name, batch_problems(check, got, len(todo)))
+        every_batch("check", name, batch_problems(got, len(todo)))
         for i, result in zip(todo, got, strict=True):
             results[i].append(result)
         alive = [i for i in alive if not results[i] or results[i][-1].passed]

@@ -47,8 +47,8 @@ def scorer_problems(scorer, images, texts) -> list[str]:
     elif getattr(scorer, "scores_pairs", False):
         _pair_problems(scorer, images, texts, problems)
     else:
-        problems.append(f"scorer of scoring {getattr(scorer, 'scoring', None)!r}: its contract "
-                        "is item_scorer_problems")
+        problems.append(f"a scorer whose scoring is {getattr(scorer, 'scoring', None)!r}: "
+                        "its contract is item_scorer_problems")
     return problems
 
 

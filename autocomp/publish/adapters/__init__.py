@@ -41,6 +41,8 @@ def write_all(folder: Path, manifest: dict, dataset_path: str) -> dict:
     adapter contract. A plugin's adapter writes into a folder of its own beside the
     export; only the files it declares are moved in (what else it wrote there is left out
     and counted), so a refused adapter leaves nothing in the export."""
+    import shutil
+
     from autocomp.core import registry
     from autocomp.core.plugins import every_batch, plugin_code
 
@@ -48,7 +50,7 @@ def write_all(folder: Path, manifest: dict, dataset_path: str) -> dict:
     for name in registry.names("adapter"):
         write = registry.resolve("adapter", name)
         own = registry.plugged("adapter", name)
-        where = _own_folder(folder, name) if own else Path(folder)
+        where = _own_folder(folder) if own else Path(folder)
         try:
             with plugin_code("adapter", name, "writing its harness files"):
                 got = write(where, manifest, dataset_path)
@@ -57,14 +59,12 @@ def write_all(folder: Path, manifest: dict, dataset_path: str) -> dict:
                 _move_declared(name, where, Path(folder), got["files"])
         finally:
             if own:
-                import shutil
-
                 shutil.rmtree(where, ignore_errors=True)
         out[name] = got
     return out
 
 
-def _own_folder(folder: Path, name: str) -> Path:
+def _own_folder(folder: Path) -> Path:
     """A fresh folder beside the export's own temporary folder (a killed export's is
     cleaned with it)."""
     import tempfile
