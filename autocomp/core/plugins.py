@@ -23,6 +23,7 @@ contracts by the suite, on every registered name.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -141,7 +142,16 @@ def _record(family: str, name: str) -> dict:
         except OSError:
             pass
     top = module.split(".")[0]
-    for dist in metadata.packages_distributions().get(top, [])[:1]:
+    for dist in _distributions().get(top, [])[:1]:
         distribution, version = dist, metadata.version(dist)
     return {"family": family, "name": name, "target": target(family, name),
             "distribution": distribution, "version": version, "source_sha256": digest}
+
+
+@functools.cache
+def _distributions() -> dict:
+    """Top-level module -> the installed distributions providing it (a scan of every
+    installed package: once per process, not once per result)."""
+    from importlib import metadata
+
+    return metadata.packages_distributions()
