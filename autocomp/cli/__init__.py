@@ -127,7 +127,7 @@ def _quiet_stdout() -> None:
 
 
 class Explained(click.ClickException):
-    """An error autocomp explains, in one line, with the exit status its kind has
+    """An error autocomp explains, in one line, with the exit status its class has
     (core/errors.py: 1, or 75 retry later, 78 configuration, 80 memory, 81 weights)."""
 
     def __init__(self, message: str, code: int):

@@ -157,13 +157,13 @@ def _failures(models: list[str], failed: dict) -> None:
     if len(models) == 1:
         raise next(iter(failed.values()))
     # the status of the models' own errors when they agree (81: every one lacks weights)
-    kinds = {type(e) for e in failed.values()}
-    kind = kinds.pop() if len(kinds) == 1 else AutocompError
+    classes = {type(e) for e in failed.values()}
+    error = classes.pop() if len(classes) == 1 else AutocompError
     if len(failed) == len(models):
-        raise kind(f"no model could be loaded or scored ({', '.join(failed)}; the reasons "
+        raise error(f"no model could be loaded or scored ({', '.join(failed)}; the reasons "
                    "are above): "
                    "nothing was scored")
-    raise kind(f"{len(failed)} of {len(models)} models could not be loaded or scored "
+    raise error(f"{len(failed)} of {len(models)} models could not be loaded or scored "
                f"({', '.join(failed)}; the reasons are above); the other "
                f"{len(models) - len(failed)} models' results are written")
 

@@ -71,8 +71,8 @@ def card(name: str) -> tuple[float, str]:
 
     if name not in CARDS:
         raise AutocompError(f"unknown GPU '{name}' (known: {', '.join(CARDS)})")
-    mib, kind = CARDS[name]
-    return usable(mib / 1024), kind
+    mib, gpu = CARDS[name]
+    return usable(mib / 1024), gpu
 
 
 def usable(total_gib: float) -> float:

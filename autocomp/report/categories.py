@@ -63,12 +63,12 @@ def _cells(mine: list[dict]) -> tuple[dict[str, list[dict]], set[str]]:
     baselines: set[str] = set()  # keys of per_family that are one baseline scorer
     for r in mine:
         errs = r["metrics"].get("errors_by_category", {})
-        kind = model_type(r)
+        family = model_type(r)
         # a baseline is a row of its own scorer: bag-of-concepts (every swap a tie) and
         # random (no ties) pooled would mean nothing
         if sum(errs.get(c, 0) for c in categories):
-            key = r["model"] if kind in BASELINES else kind
-            if kind in BASELINES:
+            key = r["model"] if family in BASELINES else family
+            if family in BASELINES:
                 baselines.add(key)
             per_family[key].append({"n": r["n"], "counts": [errs.get(c, 0)
                                                             for c in categories]})

@@ -72,8 +72,8 @@ def data_uri(path: Path, root: Path, thumb: int | None = THUMB) -> str | None:
     data = reencoded(path, root, thumb)
     if data is None:
         return None
-    kind = "png" if thumb is None else "jpeg"
-    return f"data:image/{kind};base64," + base64.b64encode(data).decode()
+    fmt = "png" if thumb is None else "jpeg"
+    return f"data:image/{fmt};base64," + base64.b64encode(data).decode()
 
 
 def _figures(figures: list[tuple[Path, Path]]) -> str:

@@ -30,14 +30,14 @@ def vlchecklist_types_table(results, labels=None) -> Table | None:
         return None
     out = []
     for model in sorted(cells):
-        leaves = {(kind, corpus): c for kind, by in cells[model].items()
+        leaves = {(vtype, corpus): c for vtype, by in cells[model].items()
                   for corpus, c in by.items()}
-        for kind in sorted(cells[model]):
-            by_corpus = cells[model][kind]
-            out.append([_label(labels, model), kind,
+        for vtype in sorted(cells[model]):
+            by_corpus = cells[model][vtype]
+            out.append([_label(labels, model), vtype,
                         "; ".join(f"{name} {scored(c)} (n={c['n_items']:,})"
                                   for name, c in sorted(by_corpus.items())),
-                        _mean(leaves, kind),
+                        _mean(leaves, vtype),
                         str(sum(c["n_items"] for c in by_corpus.values()))])
         for heading in _headings(cells[model]):
             under = [k for k in leaves if k[0].startswith(heading + "/")]
@@ -67,14 +67,14 @@ def _headings(types) -> list[str]:
 def _weights(keys: list[tuple[str, str]], top: str) -> list[float]:
     """Each (TYPE, corpus) cell's weight in the unweighted mean of means under `top` (a
     TYPE or a heading): split equally among the children at every level."""
-    kinds = {k[0] for k in keys}
+    types = {k[0] for k in keys}
 
     def share(node: str) -> dict:
-        if node in kinds:
+        if node in types:
             mine = [k for k in keys if k[0] == node]
             return {k: 1.0 / len(mine) for k in mine}
         depth = node.count("/") + 1
-        kids = sorted({"/".join(k.split("/")[:depth + 1]) for k in kinds
+        kids = sorted({"/".join(k.split("/")[:depth + 1]) for k in types
                        if k.startswith(node + "/")})
         return {k: w / len(kids) for kid in kids for k, w in share(kid).items()}
 

@@ -278,11 +278,11 @@ class Handler(BaseHTTPRequestHandler):
         self._send(code, f"{code} {reason}".encode("ascii", "replace")[:200],
                    "text/plain; charset=utf-8")
 
-    def _send(self, code, data: bytes, kind: str):
+    def _send(self, code, data: bytes, content_type: str):
         self.send_response(code)
-        self.send_header("Content-Type", kind)
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Security-Policy",
-                         PAGE_POLICY if kind.startswith("text/html") else OTHER_POLICY)
+                         PAGE_POLICY if content_type.startswith("text/html") else OTHER_POLICY)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")

@@ -103,7 +103,7 @@ class ItemStage(Stage):
         return 1.0
 
     def stratum(self, item: Item) -> str:
-        """A kind of item (e.g. its track) that every rank should get an equal share of."""
+        """A class of items (e.g. their track) that every rank should get an equal share of."""
         return ""
 
     def stats(self, records: list[dict]) -> dict:

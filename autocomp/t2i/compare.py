@@ -43,11 +43,11 @@ def model_of(spec: str) -> Model:
 
     if spec == "run":
         return Model("run", own=True)
-    kind, sep, rest = spec.partition(":")
-    if sep and kind == "folder":
+    prefix, sep, rest = spec.partition(":")
+    if sep and prefix == "folder":
         path = Path(rest)
         return Model(path.name or str(path), folder=path)
-    if sep and kind == "diffusers":
+    if sep and prefix == "diffusers":
         return Model(Path(rest).name or rest, Backend("diffusers", {"model": rest}))
     if not sep and spec in names("generator"):
         return Model(spec, Backend(spec, {}))

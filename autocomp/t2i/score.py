@@ -51,7 +51,7 @@ def check_judges(vqascore, clipscore, file=None) -> None:
         what = wants[field][1]
         if not isinstance(spec, str) or not spec.strip():
             raise AutocompError(f"expected {what}, got {spec!r:.80}", **where)
-        scorer = load_scorer(spec)  # its kind only: no weights are read
+        scorer = load_scorer(spec)  # its scoring only: no weights are read
         if not getattr(scorer, wants[field][0], False) or (
                 field == "clipscore" and getattr(scorer, "scores_items", False)):
             raise AutocompError(f"'{spec}' is not {what}",
