@@ -66,6 +66,67 @@ def scored_cell(tmp_path, model: str, rows: list[dict]) -> dict:
     return cell
 
 
+def all_passed(run) -> None:
+    """Every image counts as validated (stand-in images: this is about the items)."""
+    from autocomp.core.records import write_jsonl
+
+    write_jsonl(run.dir / "validation" / "merged.jsonl", [
+        {"id": r["id"], "concept": r["concept"], "task": r["task"], "n": r["n"],
+         "track": r["track"], "image": r["image"], "passed": True, "failed_at": None,
+         "checks": []} for r in run.records("images")])
+
+
+def shape_color_run(tmp_path, stages=("concepts", "captions", "images", "validation", "build"),
+              concept=None):
+    """A small shape_color run through `stages`; "validation" marks every image validated
+    (stand-in: these tests are about damaged files, not faithfulness)."""
+    from autocomp.config import parse_config
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
+
+    cfg = parse_config({"name": "r", "concepts": [concept or {"task": "shape_color",
+                                                              "n": [2], "count": 3}],
+                        "generate": {"options": {"size": 64}}})
+    run = Run.create(cfg, tmp_path / "run")
+    run_pipeline(run, stages=[s for s in stages if s not in ("validation", "build")],
+                 progress=False)
+    if "validation" in stages:
+        all_passed(run)
+    if "build" in stages:
+        run_pipeline(run, stages=("build",), progress=False)
+    return run
+
+
+def read_only(monkeypatch, folder):
+    """Writes under `folder` fail as on a read-only mount (root writes anywhere here)."""
+    import builtins
+    import errno
+    import os
+
+    real_open, real_os_open = builtins.open, os.open
+    root = str(folder)
+
+    def refuse(path):
+        if os.path.abspath(str(path)).startswith(root):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and any(c in mode for c in "wax+"):
+            refuse(file)
+        return real_open(file, mode, *args, **kwargs)
+
+    def fake_os_open(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            refuse(path)
+        return real_os_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(os, "open", fake_os_open)
+
+
+@pytest.mark.slow
+
+
 def write_result(folder, model: str, bench: str, right: int, items: int,
                  **more) -> Path:
     """A result of `model` on `bench` as eval writes it (every field of the results schema),

@@ -687,11 +687,11 @@ def test_a_bundled_task_reads_nothing_outside_its_tasks_folder(tmp_path):
 
 def test_export_into_a_read_only_folder_is_one_line(small_run, tmp_path, monkeypatch):
     """A traceback (PermissionError / EROFS from the temp folder) before."""
-    from test_reliability import _read_only
+    from conftest import read_only
 
     locked = tmp_path / "locked"
     locked.mkdir()
-    _read_only(monkeypatch, locked)
+    read_only(monkeypatch, locked)
     got = CliRunner().invoke(main, ["export", str(small_run.dir), "--export-format",
                                     "webdataset", "-o", str(locked / "wds")])
     assert got.exit_code == 1 and "cannot write the export here (read-only file system)" in \

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_reliability import _run
+from conftest import shape_color_run
 
 from autocomp.cli import main
 
@@ -19,7 +19,7 @@ def test_status_of_a_partial_run_is_plain(tmp_path):
     import subprocess
     import sys
 
-    run = _run(tmp_path, stages=("concepts", "captions"))
+    run = shape_color_run(tmp_path, stages=("concepts", "captions"))
     (run.dir / "captions" / "merged.jsonl").write_text("{broken\n")  # warns, read from parts
     out = subprocess.run([sys.executable, "-m", "autocomp", "status", str(run.dir)],
                          capture_output=True, text=True)
@@ -34,7 +34,7 @@ def test_status_of_a_partial_run_is_plain(tmp_path):
 def test_disk_full_says_disk_full_and_keeps_the_cache_whole(tmp_path, monkeypatch):
     import os
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     real = os.fsync
     calls = {"n": 0}
 
@@ -58,7 +58,7 @@ def test_disk_full_says_disk_full_and_keeps_the_cache_whole(tmp_path, monkeypatc
 
 
 def test_ctrl_c_says_rerunning_resumes(tmp_path, monkeypatch):
-    run = _run(tmp_path, stages=("concepts",))
+    run = shape_color_run(tmp_path, stages=("concepts",))
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
@@ -74,7 +74,7 @@ def test_items_without_negatives_are_left_out_and_counted(tmp_path, logged):
     from autocomp.eval.cells import evaluate
     from autocomp.formats.runs import find_benchmarks
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     bench = find_benchmarks(run.dir, ["shape_color-n2/minimal-swap"])[0]
     items = list(bench.items())  # the full store: negatives written out
     write_jsonl(bench.path, [dict(items[0], negatives=[]), *items[1:]])
@@ -90,7 +90,7 @@ def test_compass_set_mixed_by_a_killed_rebuild_is_refused(tmp_path):
     from autocomp.compass.sets import check_set
     from autocomp.core.errors import AutocompError
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     out = tmp_path / "set"
     build_run(run.dir, out)
     manifest = check_set(out)
@@ -111,7 +111,7 @@ def test_compass_set_mixed_by_a_killed_rebuild_is_refused(tmp_path):
 
 
 def test_compass_perplexity_hint_names_its_own_option(tmp_path):
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     from autocomp.compass.build import build_run
 
     build_run(run.dir, tmp_path / "set")
@@ -163,7 +163,7 @@ def test_long_commands_print_progress_lines_off_a_terminal(tmp_path):
     build, export and chance print a line at once and progress lines ("... ") as they work:
     no wait for a line is 10 s or more, counted as _lines_in_time says (compass build was
     silent 62 s, audit 26 s, export 22-36 s, eval 24 s before "load")."""
-    run = _run(tmp_path, stages=("concepts", "captions", "images"),
+    run = shape_color_run(tmp_path, stages=("concepts", "captions", "images"),
                concept={"task": "shape_color", "n": [3], "count": 6})
     env = {**os.environ, "AUTOCOMP_PROGRESS_EVERY": "0"}
     waits = {}
@@ -224,7 +224,7 @@ def test_a_second_run_on_a_busy_stage_is_refused_until_the_first_ends(tmp_path):
     from autocomp.core.errors import AutocompError
     from autocomp.pipeline import run_pipeline
 
-    run = _run(tmp_path, stages=("concepts",))
+    run = shape_color_run(tmp_path, stages=("concepts",))
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom autocomp.core.locks import holding\n"
          "with holding({'captions': sys.argv[1]}, 'stage'):\n"
@@ -330,7 +330,7 @@ def test_compass_eval_confines_images_to_the_sets_image_folder(tmp_path):
     from autocomp.compass.build import build_run
     from autocomp.compass.sets import file_digest
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     out = tmp_path / "set"
     build_run(run.dir, out)
     manifest = json.loads((out / "manifest.json").read_text())
@@ -361,7 +361,7 @@ def test_review_on_a_run_it_cannot_write_to_names_the_option(tmp_path, monkeypat
     from autocomp.review.sample import load_or_draw
     from autocomp.run import Run
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     (run.dir / "review").write_text("a file where the review folder goes")
     out = CliRunner().invoke(main, ["review", str(run.dir), "--port", "0"])
     assert out.exit_code == 1 and "Traceback" not in out.output
@@ -427,7 +427,7 @@ def test_a_second_compass_build_into_one_output_refuses_at_once(tmp_path):
     """Two builds into one folder both did the whole work, writing over each other."""
     from autocomp.core.locks import holding
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     out = tmp_path / "set"
     with holding({str(out): out / ".build.lock"}, "compass build", "into this folder"):
         got = CliRunner().invoke(main, ["compass", "build", str(run.dir), "-o", str(out),
@@ -448,7 +448,7 @@ def test_report_json_long_csv_figure_flags_and_where_the_figure_of_a_run_goes(tm
     import csv
     import io
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     runner = CliRunner()
     assert runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle"]
                          ).exit_code == 0
@@ -494,7 +494,7 @@ def test_compass_eval_output_benchmark_and_a_report_of_that_output(tmp_path):
     could only go inside the set."""
     from autocomp.compass.build import build_run
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     build_run(run.dir, tmp_path / "set")
     out = tmp_path / "elsewhere"
     got = CliRunner().invoke(main, ["compass", "eval", str(tmp_path / "set"), "--model",
@@ -516,7 +516,7 @@ def test_compass_eval_output_benchmark_and_a_report_of_that_output(tmp_path):
 
 def test_eval_seed_names_the_random_scorers_seed(tmp_path):
     """eval had no --seed; reference:random's seed was documented nowhere."""
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     for seed in ("3", "4"):
         got = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:random",
                                         "--model", "reference:oracle", "--seed", seed,
@@ -532,7 +532,7 @@ def test_eval_seed_names_the_random_scorers_seed(tmp_path):
 def test_a_model_that_cannot_load_is_said_once(tmp_path):
     """The reason was printed on the fail line and again in the error, which spoke of "the
     other models' results" when there were none."""
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     missing = str(tmp_path / "no-such-model")
     alone = CliRunner().invoke(main, ["eval", str(run.dir), "--model", f"hf:{missing}"])
     assert alone.exit_code == 81  # weights missing
@@ -554,7 +554,7 @@ def test_light_scorers_share_one_reading_of_each_benchmark(tmp_path, monkeypatch
     from autocomp.eval.cells import evaluate
     from autocomp.formats.runs import Benchmark
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     models = ["reference:oracle", "reference:random", "blind:unigram", "blind:length"]
     pattern = ["shape_color-n2/*-confusion"]
     alone = {m: evaluate(run.dir, [m], tmp_path / f"alone-{i}", pattern)

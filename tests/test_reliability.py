@@ -5,32 +5,10 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from conftest import read_only, shape_color_run
 
 from autocomp.cli import main
 from autocomp.core.errors import AutocompError
-
-
-def _run(tmp_path, stages=("concepts", "captions", "images", "validation", "build"),
-         concept=None):
-    """A small shape_color run through `stages`; "validation" marks every image validated
-    (stand-in: these tests are about damaged files, not faithfulness)."""
-    from test_store import _all_passed
-
-    from autocomp.config import parse_config
-    from autocomp.pipeline import run_pipeline
-    from autocomp.run import Run
-
-    cfg = parse_config({"name": "r", "concepts": [concept or {"task": "shape_color",
-                                                              "n": [2], "count": 3}],
-                        "generate": {"options": {"size": 64}}})
-    run = Run.create(cfg, tmp_path / "run")
-    run_pipeline(run, stages=[s for s in stages if s not in ("validation", "build")],
-                 progress=False)
-    if "validation" in stages:
-        _all_passed(run)
-    if "build" in stages:
-        run_pipeline(run, stages=("build",), progress=False)
-    return run
 
 
 def test_object_names_ending_in_a_non_word_character_match(tmp_path):
@@ -90,7 +68,7 @@ def test_damaged_embedding_cache_warns_and_recomputes_only_what_it_lost(tmp_path
         again = EmbeddingCache(tmp_path, "blind:unigram")
     assert again.missing(["a", "b", "c"]) == ["c"]  # the good shard still serves
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     runner = CliRunner()
     ok = runner.invoke(main, ["eval", str(run.dir), "--model", "blind:unigram"])
     assert ok.exit_code == 0, ok.output
@@ -171,7 +149,7 @@ def test_two_runs_with_different_configs_started_at_once_one_is_refused(tmp_path
 
 
 def test_status_writes_nothing(tmp_path):
-    run = _run(tmp_path, ("concepts", "captions", "images", "validation"),
+    run = shape_color_run(tmp_path, ("concepts", "captions", "images", "validation"),
                {"task": "scenes", "count": 4})
 
     def snapshot():
@@ -189,7 +167,7 @@ def test_a_damaged_line_inside_a_part_file_is_skipped_and_redone(tmp_path):
     from autocomp.pipeline import run_pipeline
     from autocomp.runtime.parts import part_files, read_part
 
-    run = _run(tmp_path, ("concepts", "captions"),
+    run = shape_color_run(tmp_path, ("concepts", "captions"),
                {"task": "shape_color", "n": [2], "count": 6})
     (part,) = part_files(run.dir / "captions")
     lines = part.read_text().splitlines(keepends=True)
@@ -220,7 +198,7 @@ def test_eval_item_images_are_confined_and_checked(tmp_path, image, needle):
 
     from tiny_models import tiny_open_clip
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     os.mkfifo(run.dir / "images" / "fifo")
     good = next((run.dir / "images").rglob("*.png")).read_bytes()
     (run.dir / "images" / "truncated.png").write_bytes(good[:len(good) // 2])
@@ -278,7 +256,7 @@ def test_compass_vg_input_types_are_checked_and_counted(tmp_path):
 
 
 def test_damaged_merged_files_are_read_from_the_part_files(tmp_path):
-    run = _run(tmp_path, ("concepts", "captions"),
+    run = shape_color_run(tmp_path, ("concepts", "captions"),
                {"task": "shape_color", "n": [2], "count": 8})
     merged = run.dir / "captions" / "merged.jsonl"
     full = merged.read_text()
@@ -299,7 +277,7 @@ def test_damaged_merged_files_are_read_from_the_part_files(tmp_path):
 
 
 def test_eval_where_results_cannot_be_written_says_which_option(tmp_path):
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     (run.dir / "results").write_text("a file where the results folder goes")
     out = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:oracle"])
     assert out.exit_code != 0 and "pass --output DIR" in out.output, out.output
@@ -363,7 +341,7 @@ def test_hf_scorer_cuts_long_captions_to_the_text_towers_positions(tmp_path):
 
 
 def test_eval_checks_specs_and_device_first_and_redoes_truncated_results(tmp_path):
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     runner = CliRunner()
     out = runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
                                "--model", "nosuchfamily:x"])
@@ -470,7 +448,7 @@ def test_temp_files_of_a_process_killed_minus_9_are_cleaned_by_the_next_command(
     from autocomp.eval.cells import evaluate
     from autocomp.pipeline import run_pipeline
 
-    run = _run(tmp_path)
+    run = shape_color_run(tmp_path)
     out, export = tmp_path / "res", tmp_path / "exported"
     out.mkdir()
     killer = f"""
@@ -520,7 +498,7 @@ def test_build_refuses_a_partial_run_and_eval_redoes_changed_benchmarks(tmp_path
     from autocomp.core.records import read_jsonl, write_jsonl
     from autocomp.eval.cells import result_file
 
-    run = _run(tmp_path, stages=("concepts", "captions", "images", "validation"))
+    run = shape_color_run(tmp_path, stages=("concepts", "captions", "images", "validation"))
     _all_passed(run)
     merged = run.dir / "validation" / "merged.jsonl"
     rows = list(read_jsonl(merged))
@@ -563,34 +541,6 @@ def test_build_refuses_a_partial_run_and_eval_redoes_changed_benchmarks(tmp_path
     assert "skip" in runner.invoke(main, args).output
 
 
-def _read_only(monkeypatch, folder):
-    """Writes under `folder` fail as on a read-only mount (root writes anywhere here)."""
-    import builtins
-    import errno
-    import os
-
-    real_open, real_os_open = builtins.open, os.open
-    root = str(folder)
-
-    def refuse(path):
-        if os.path.abspath(str(path)).startswith(root):
-            raise OSError(errno.EROFS, "Read-only file system", str(path))
-
-    def fake_open(file, mode="r", *args, **kwargs):
-        if isinstance(file, (str, os.PathLike)) and any(c in mode for c in "wax+"):
-            refuse(file)
-        return real_open(file, mode, *args, **kwargs)
-
-    def fake_os_open(path, flags, *args, **kwargs):
-        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
-            refuse(path)
-        return real_os_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "open", fake_open)
-    monkeypatch.setattr(os, "open", fake_os_open)
-
-
-@pytest.mark.slow
 def test_a_read_only_run_is_one_line_and_its_report_still_comes(tmp_path, monkeypatch):
     from click.testing import CliRunner
     from conftest import built_run
@@ -602,7 +552,7 @@ def test_a_read_only_run_is_one_line_and_its_report_still_comes(tmp_path, monkey
     run = built_run(tmp_path, config)
     got = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:random"])
     assert got.exit_code == 0, got.output
-    _read_only(monkeypatch, run.dir)
+    read_only(monkeypatch, run.dir)
     again = CliRunner().invoke(main, ["run", str(tmp_path / "run.yaml"), "--output",
                                       str(run.dir), "--no-progress"])
     assert again.exit_code == 1 and isinstance(again.exception, SystemExit), again.exception
