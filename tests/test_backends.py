@@ -2,16 +2,19 @@
 to tiny random models or a local fake server: loading, seeds, batching, error paths. Their
 quality logic (prompt, cleaning, label matching, counting) is tested as plain functions."""
 
+import json
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from autocomp.captions.chat import clean_caption
 from autocomp.captions.llm import TransformersWriter
 from autocomp.captions.openai_writer import OpenAIWriter
 from autocomp.captions.writers import CaptionRequest, write_with_retries
+from autocomp.cli import main
 from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
 from autocomp.core.errors import AutocompError
@@ -125,7 +128,6 @@ def test_llm_writer_decodes_only_new_tokens_and_reseeds_retries(tiny_backends, c
 
 
 def test_remote_code_and_missing_models_are_one_clear_line(tmp_path):
-    import json
 
     (tmp_path / "config.json").write_text(json.dumps({
         "model_type": "my-custom", "auto_map": {"AutoConfig": "configuration_my.MyConfig",
@@ -240,9 +242,7 @@ def test_help_still_imports_nothing_heavy():
 
 
 def test_dry_run_plan_uses_the_papers_costs_or_measured_ones(tmp_path):
-    from click.testing import CliRunner
 
-    from autocomp.cli import main
 
     out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run"])
     assert out.exit_code == 0, out.output
@@ -308,11 +308,9 @@ def test_every_vllm_backend_without_vllm_is_one_line_naming_its_extra(demo_run, 
                                                                      tmp_path):
     """Issue 68: a bare `from vllm import` ran before the require() check: every vllm
     backend crashed with ModuleNotFoundError (exit 70, which the sbatch requeues)."""
-    from click.testing import CliRunner
     from PIL import Image
 
     from autocomp.captions.vllm_writer import VLLMWriter
-    from autocomp.cli import main
     from autocomp.validators.vqa_vllm import VLLMAnswerer
 
     image = Image.new("RGB", (4, 4))
@@ -337,9 +335,7 @@ def test_a_vllm_config_without_vllm_is_named_by_the_dry_run_and_refused_before_c
     node that has it)."""
     import sys
 
-    from click.testing import CliRunner
 
-    from autocomp.cli import main
 
     monkeypatch.setitem(sys.modules, "vllm", None)
     got = CliRunner().invoke(main, ["run", "configs/autocomp-cp-vllm.yaml", "--dry-run"])
@@ -380,3 +376,16 @@ def test_a_silent_chat_server_is_given_up_after_two_timeouts(fake_openai, monkey
     monkeypatch.setenv(TIMEOUT_ENV, "soon")
     with pytest.raises(AutocompError, match=f"{TIMEOUT_ENV}='soon': a number of seconds"):
         ChatClient("m", base_url=fake_openai.url)
+
+
+def test_api_key_env_that_is_not_a_key_warns():
+    import warnings
+
+    from autocomp.models.chat import ChatClient
+
+    with pytest.warns(UserWarning, match="AWS_SECRET_ACCESS_KEY.*is sent to http://x/v1"):
+        ChatClient("m", "http://x/v1", api_key_env="AWS_SECRET_ACCESS_KEY")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ChatClient("m", "http://x/v1", api_key_env="TOGETHER_API_KEY")
+        ChatClient("m", "http://x/v1", api_key_env="HF_TOKEN")

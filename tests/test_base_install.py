@@ -1,8 +1,8 @@
-"""Issue 68: after README's install (`pip install -e .`, the base dependencies only),
-README's evaluation commands ran into `blind:unigram needs wordfreq: pip install
-'autocomp[eval]'`, an extra that pulls torch. Here each command runs with every package
-that only an extra installs made unimportable (a fresh `pip install -e .` then running
-them was checked by hand: all six exit 0)."""
+"""The base install (issue 68): after README's install (`pip install -e .`, the base
+dependencies only), README's evaluation commands ran into `blind:unigram needs wordfreq: pip
+install 'autocomp[eval]'`, an extra that pulls torch. Here each command runs with every
+package that only an extra installs made unimportable (a fresh `pip install -e .` then
+running them was checked by hand: all six exit 0)."""
 
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+import sys
+
 import pytest
 
 from autocomp.core.scene import SceneGraph, attribute_graph, chain_graph
@@ -63,7 +65,6 @@ def test_inflect_is_used_without_typeguards_instrumentation():
     process): the grammar imports it with the decorator as the identity, restores typeguard
     for everyone else, and the words come out as inflect writes them."""
     import subprocess
-    import sys
 
     code = (
         "import typeguard\n"
@@ -78,3 +79,56 @@ def test_inflect_is_used_without_typeguards_instrumentation():
                          check=True).stdout.split("\n")
     assert out[0] == "cubes an material carry"
     assert out[1] == "False False"
+
+
+def test_the_caption_check_is_not_exponential_in_repeated_words():
+    """Attributes whose words overlap ("big", "big big"): 38 repeated words took 61-79 s
+    (twice as long per word); now well under a second, so 400 words finish in this
+    generous limit only when matching is linear (scripts/bench_check.py times it)."""
+    import subprocess
+
+    code = ("from autocomp.core.scene import Object, Relation, SceneGraph\n"
+            "from autocomp.language.check import check_caption\n"
+            "from autocomp.language.grammar import Noun\n"
+            "g = SceneGraph((Object('cube', ('red', 'big', 'big big')), Object('ball')),"
+            " (Relation(0, 'on', 1),))\n"
+            "noun = lambda n: Noun(n, 'a', n + 's')\n"
+            "for k in (38, 400):\n"
+            "    assert not check_caption('a ' + 'big ' * k + 'x', g, noun).passed\n"
+            "g = SceneGraph((Object('cube', ('red', 'big', 'shiny')), Object('ball')),"
+            " (Relation(0, 'on', 1),))\n"
+            "for c in ('a shiny big red cube on a ball', 'a big green red shiny cube'):\n"
+            "    r = check_caption(c, g, noun)\n"
+            "    print(r.passed, r.failed)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [  # other attributes in any order; no other words
+        "True ()", "False ('red cube', 'big cube', 'shiny cube', 'cube on ball')"]
+
+
+def test_object_names_ending_in_a_non_word_character_match(tmp_path):
+    from autocomp.captions.template import TemplateWriter
+    from autocomp.captions.writers import write_with_retries
+    from autocomp.concepts.load import load_task
+    from autocomp.concepts.sampling import sample_concepts
+    from autocomp.language.check import check_caption
+
+    (tmp_path / "odd.yaml").write_text(
+        "name: odd\nkind: objects\nentries: ['c++', 'star*', '(box)', 'lamp', 'c']\n")
+    (tmp_path / "task.yaml").write_text(
+        "name: oddtask\nkind: attribute\nobjects: odd.yaml\nvalues: colors\nn: [1, 2, 3]\n")
+    task = load_task(str(tmp_path / "task.yaml"))
+    concepts = [c for n in (1, 2, 3) for c in sample_concepts(task, n, 10, seed=0)]
+    for c in concepts:
+        caption = task.minimal_caption(c.graph)
+        assert check_caption(caption, c.graph, task.noun, task.object_forms).passed, caption
+    written = write_with_retries(TemplateWriter(), [(c.id, c.graph, task, c.seed)
+                                                    for c in concepts], 0)
+    assert all(w["caption"] for w in written.values())
+    # "c" does not match inside "c++": the longer name is written there
+    from autocomp.core.scene import attribute_graph
+
+    g = attribute_graph(["c"], ["red"])
+    assert not check_caption("a red c++ on a white background", g, task.noun,
+                             task.object_forms).passed

@@ -45,3 +45,10 @@ def test_chance_text_table_layout():
 def test_percent_rounds_half_up_and_patterns():
     assert percent(1 / 16) == 6.3 and percent(1 / 6) == 16.7 and percent(1 / 108) == 0.9
     assert list(value_patterns(3)) == [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1], [0, 1, 2]]
+
+
+def test_chance_is_printed_the_same_by_eval_and_report():
+    from autocomp.eval.cells import _f
+    from autocomp.report.table_format import r1
+
+    assert _f(6.25) == r1(6.25) == "6.3" and _f(None) == "n/a"

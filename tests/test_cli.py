@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 from click.testing import CliRunner
+from conftest import read_only, shape_color_run
 
 from autocomp.cli import main
 
@@ -113,3 +114,37 @@ def test_missing_weights_exit_81_for_every_scorer_family(demo_run, tmp_path, mon
                                         "shape_color-n2/minimal-swap", "-o", str(tmp_path / "r")])
         assert got.exit_code == 81, (spec, got.output)
         assert f"{tmp_path}/nowhere" in got.output and "Traceback" not in got.output
+
+
+def test_ctrl_c_says_rerunning_resumes(tmp_path, monkeypatch):
+    run = shape_color_run(tmp_path, stages=("concepts",))
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("autocomp.pipeline.run_pipeline", interrupted)
+    out = CliRunner().invoke(main, ["generate", str(run.dir)])
+    assert out.exit_code == 130
+    assert "run the same command again to resume" in out.output
+    assert "Aborted!" not in out.output
+
+
+def test_a_read_only_run_is_one_line_and_its_report_still_comes(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    from conftest import built_run
+
+    from autocomp.cli import main
+
+    config = ("name: ro\nconcepts:\n  - {task: shape_color, n: [2], count: 6}\n"
+              "generate: {options: {size: 64}}\n")
+    run = built_run(tmp_path, config)
+    got = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:random"])
+    assert got.exit_code == 0, got.output
+    read_only(monkeypatch, run.dir)
+    again = CliRunner().invoke(main, ["run", str(tmp_path / "run.yaml"), "--output",
+                                      str(run.dir), "--no-progress"])
+    assert again.exit_code == 1 and isinstance(again.exception, SystemExit), again.exception
+    assert "cannot write to the run folder (Read-only file system)" in again.output
+    page = tmp_path / "page.html"
+    rep = CliRunner().invoke(main, ["report", str(run.dir / "results"), "--html", str(page)])
+    assert rep.exit_code == 0, (rep.output, rep.exception)
+    assert "figure not written: cannot write" in rep.output and page.is_file()

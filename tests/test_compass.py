@@ -1,6 +1,7 @@
 """COMPASS on a Visual Genome-format fixture and on a small synthetic run."""
 
 import json
+import math
 import random
 import re
 from collections import Counter
@@ -405,3 +406,41 @@ def test_vifs_by_hand():
     assert got[0] == pytest.approx(1 / (1 - np.corrcoef(a, c)[0, 1] ** 2), rel=0.05)
     assert vifs(np.column_stack([a, a + 1, b]))[0] == float("inf")  # determined
     assert np.isnan(vifs(np.column_stack([a, np.ones(400), b]))[1])  # constant
+
+
+def test_table3_prints_n_clusters_and_no_star_it_cannot_back():
+    from autocomp.compass.report import coefficient
+
+    few = {"n": 15, "clusters": 8}
+    assert coefficient({"coef": -42.86, "se": 10.0, "p": 0.001}, few) == "-42.86 thin"
+    many = {"n": 300, "clusters": 120}
+    assert coefficient({"coef": -4.0, "se": 1.0, "p": 0.0001}, many) == "-4.00**"
+    assert coefficient({"coef": -0.0, "se": math.nan, "p": math.nan}, many) == "0.00 (SE n/a)"
+    assert coefficient({"coef": 2.2, "se": 1.0, "p": 0.2, "joint": ["n_A"]}, many) == \
+        "+2.20 joint with n_A"
+
+
+def test_captions_that_cannot_say_which_object_are_left_out_and_counted(tmp_path):
+    from autocomp.compass.write import AMBIGUOUS, ambiguous, write_sets
+    from autocomp.core.scene import Object, Relation, SceneGraph
+
+    same = SceneGraph((Object("shirt"), Object("shirt")), (Relation(0, "left of", 1),))
+    fine = SceneGraph((Object("shirt"), Object("hat")), (Relation(0, "left of", 1),))
+    present = {"O": {"shirt", "hat"}, "A": set(), "R": {"left of"}}
+    vocab = {"O": Counter(["shirt", "hat", "cup", "dog", "car"]),
+             "A": Counter(),
+             "R": Counter(["left of", "right of", "above", "under",
+                                                     "behind"])}
+    sources = [("a", "a.jpg", 1, present, [("OR", same)]),
+               ("b", "b.jpg", 2, present, [("OR", fine)])]
+    manifest = write_sets(sources, vocab, tmp_path / "set", 0, None,
+                          {"source": "visual-genome", "image_root": str(tmp_path)},
+                          candidates="vocabulary")
+    assert manifest["counts"]["composed"] == 1
+    assert manifest["dropped"] == {AMBIGUOUS: 1}
+    # alike objects that no relation names, or that their attributes tell apart, read fine
+    assert not ambiguous(SceneGraph((Object("shirt"), Object("shirt")), ()))
+    assert ambiguous(SceneGraph((Object("shirt"), Object("shirt"), Object("hat")),
+                                (Relation(2, "on", 1),)))  # on which shirt?
+    assert not ambiguous(SceneGraph((Object("shirt", ("red",)), Object("shirt", ("blue",))),
+                                    (Relation(0, "left of", 1),)))

@@ -169,3 +169,27 @@ def test_opposites_pass_and_other_relations_are_still_filtered():
     assert not rep.filtered({"type": "R", "from": "left of", "to": "right of"}, 5, "skill-R")
     assert rep.filtered({"type": "R", "from": "left of", "to": "above"}, 5, "skill-R")
     assert rep.filter_report()["skill-R"]["5"]["opposites_kept"] == 1
+
+
+def test_no_compass_replacement_could_be_true_of_the_image():
+    """WordNet: a guy is a kind of man, so "guy" never replaces a primitive of an image
+    that shows a man (woman -> guy); big / small are antonyms (kept by the filter)."""
+    from autocomp.compass.lexicon import Lexicon, SynsetCandidates
+    from autocomp.compass.negatives import Replacer
+    from autocomp.compass.wordnet import load_wordnet
+    from autocomp.core.scene import Object, SceneGraph
+
+    lex = Lexicon(load_wordnet())
+    assert lex.entails("O", "guy", "man") and lex.entails("O", "man", "guy")
+    assert lex.entails("O", "animal", "dog") and not lex.entails("O", "woman", "man")
+    assert lex.opposite("A", "big", "small") and not lex.opposite("A", "big", "red")
+    vocab = {"O": Counter(["man", "woman", "guy", "lady", "girl", "boy", "child"]),
+             "A": Counter(), "R": Counter()}
+    rep = Replacer(vocab, propose=SynsetCandidates(lex, vocab))
+    graph = SceneGraph((Object("woman"), Object("man")), ())
+    seen = {"O": {"woman", "man"}, "A": set(), "R": set()}
+    # in any of their senses (issue 52): guy is a kind of man, lady and girl (girl.n.01: a
+    # young woman) kinds of woman, boy informally a grown man (boy.n.02); child is none of
+    # these, so only it may stand in for the woman
+    assert rep._usable(graph, ("O", 0), seen,
+                       ["guy", "lady", "girl", "boy", "child"]) == ["child"]

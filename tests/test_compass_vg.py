@@ -17,6 +17,7 @@ from autocomp.compass.negatives import Replacer, composed_set, graph_vocab
 from autocomp.compass.render import composed, decomposed
 from autocomp.compass.vg import load_attribute_synsets, load_vg
 from autocomp.compass.wordnet import load_wordnet
+from autocomp.core.errors import AutocompError
 from autocomp.core.scene import Object, Relation, SceneGraph
 
 
@@ -330,3 +331,44 @@ def test_compass_vg_build_memory_is_flat_in_the_file_size(tmp_path, monkeypatch,
     err = "\n".join(logged())
     assert "... compass build: reading scene_graphs.json:" in err
     assert "... compass build: writing the sets:" in err and "of 15 (" in err
+
+
+def test_compass_vg_input_types_are_checked_and_counted(tmp_path):
+    import json
+    from collections import Counter
+
+    from autocomp.compass.vg import load_vg
+
+    vg = tmp_path / "vg"
+    vg.mkdir()
+    images = [
+        {"image_id": 1, "objects": [{"object_id": 10, "names": "sofa", "attributes": "red"},
+                                    {"object_id": 11, "names": ["lamp"]}],
+         "relationships": [{"subject_id": 11, "object_id": 10, "predicate": "near"}]},
+        {"image_id": 2, "objects": 5},
+        {"image_id": 3, "objects": [{"object_id": 1, "names": ["cup"]}], "relationships": 7},
+        {"image_id": 4, "objects": [{"object_id": 1, "names": ["cup"]},
+                                    {"object_id": 2, "names": ["mug"]}],
+         "relationships": [{"subject_id": [1], "object_id": 2, "predicate": "near"},
+                           {"subject_id": 1, "object_id": {"id": 2}, "predicate": "on"}]},
+    ]
+    (vg / "scene_graphs.json").write_text(json.dumps(images))
+    skipped = Counter()
+    got = load_vg(vg, skipped=skipped)
+    assert [img.image_id for img in got] == [1, 3, 4]
+    assert not got[2].graph.relations  # ids that are lists or objects: skipped, counted
+    assert skipped["relation: subject_id or object_id not an integer"] == 2
+    sofa = got[0].graph.objects[0]
+    assert sofa.name == "sofa" and sofa.attributes == ("red",)
+    assert skipped["object names: a string where a list belongs, read as one item"] == 1
+    assert skipped["object attributes: a string where a list belongs, read as one item"] == 1
+    assert skipped["image objects: not a list (int), left out"] == 1
+    assert skipped["image relationships: not a list (int), left out"] == 1
+    assert skipped["image: no usable object"] == 1
+    (vg / "scene_graphs.json").write_text(json.dumps({"image_id": 1, "objects": []}))
+    with pytest.raises(AutocompError, match="expected a JSON list of images at the top level"):
+        load_vg(vg)
+    (vg / "scene_graphs.json").write_text('[{"image_id": 1, "objects": [}]')
+    with pytest.raises(AutocompError, match="not valid JSON") as err:
+        load_vg(vg)
+    assert "\n" not in str(err.value) and "scene_graphs.json" in str(err.value)

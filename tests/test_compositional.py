@@ -1,7 +1,7 @@
-"""Issue 24: items of several images (Winoground's text / image / group scores), the
+"""Items of several images (issue 24) (Winoground's text / image / group scores), the
 Winoground, ColorSwap and ARO readers on hand-written fixtures in their authors' layouts,
-ARO's macro accuracy and seeded word orders, synthetic Winoground from concepts, a
-text-only audit, folders detected as the authors ship them, per-dataset summaries."""
+ARO's macro accuracy and seeded word orders, synthetic Winoground from concepts, a text-only
+audit, folders detected as the authors ship them, per-dataset summaries."""
 
 import json
 import math

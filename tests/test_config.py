@@ -4,8 +4,11 @@ import subprocess
 import sys
 
 import pytest
+import yaml
+from click.testing import CliRunner
 from conftest import assert_file_error
 
+from autocomp.cli import main
 from autocomp.config import load_config, parse_config
 from autocomp.core.errors import AutocompError
 
@@ -123,7 +126,6 @@ validate:
 def test_resume_after_out_of_memory_with_run_only_changes(tmp_path):
     """Batch sizes, processes, offload, tiling, compile and timeouts only decide how the
     run runs: a resume may change them, and the provenance says when and from what."""
-    import yaml
 
     from autocomp.run import Run
 
@@ -158,3 +160,59 @@ def test_resume_after_out_of_memory_with_run_only_changes(tmp_path):
                                      .replace("1024", "512")))
         with pytest.raises(AutocompError, match=r"generate\.options\.(steps|size) differs"):
             Run.create(load_config(a), tmp_path / "run")
+
+
+def test_patterns_drawn_too_small_to_read_are_warned_about(tmp_path):
+    from autocomp.config import load_config
+
+    path = tmp_path / "small.yaml"
+    path.write_text("name: small\nconcepts: [{task: shape_pattern, n: [2], count: 2}]\n"
+                    "generate: {options: {size: 128}}\n")
+    with pytest.warns(UserWarning, match=r"task 'shape_pattern': pattern values drawn at "
+                                         r"128 px are read back unreliably \(at least 256"):
+        load_config(path)
+    path.write_text("name: small\nconcepts: [{task: shape_pattern, n: [2], count: 2}]\n")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_config(path)  # the default 256 px: no warning
+
+
+def test_config_refuses_repeated_specs_and_broken_run_config(tmp_path):
+    from autocomp.config import parse_config
+    from autocomp.run import Run
+
+    with pytest.raises(AutocompError, match=r"concepts\[1\]: repeats concepts\[0\] \(task "
+                                            r"'color' N=2\)"):
+        parse_config({"name": "r", "concepts": [{"task": "color", "n": [1, 2], "count": 2},
+                                                {"task": "color", "n": [2], "count": 5}]})
+    with pytest.raises(AutocompError, match="repeats"):
+        parse_config({"name": "r", "concepts": [{"task": "scenes", "count": 2},
+                                                {"task": "scenes", "count": 5}]})
+    run = Run.create(parse_config({"name": "r", "concepts": [
+        {"task": "shape_color", "n": [2], "count": 2}]}), tmp_path / "run")
+    (run.dir / "config.yaml").write_text("name: [unclosed\n")
+    out = CliRunner().invoke(main, ["status", str(run.dir)])
+    assert out.exit_code != 0 and "config.yaml: not valid YAML" in out.output
+    assert "Traceback" not in out.output
+    out = CliRunner().invoke(main, ["concepts", "--task", "color", "--count", "0", "--out",
+                                    str(tmp_path / "c")])
+    assert out.exit_code == 2 and not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("name", ["../outside", "/tmp/abs", "a/b", ".hidden", "..", "x" * 101,
+                                  "with space"])
+def test_a_config_name_must_be_a_plain_file_name(name, tmp_path):
+    """A name that is a path wrote the run outside runs/."""
+    from autocomp.config import parse_config
+
+    with pytest.raises(AutocompError) as err:
+        parse_config({"name": name, "concepts": [{"task": "shape_color", "n": [2],
+                                                  "count": 2}]})
+    assert "name" in str(err.value) and "plain file name" in str(err.value)
+    path = tmp_path / "my run (2).yaml"
+    path.write_text("concepts: [{task: shape_color, n: [2], count: 2}]\n")
+    from autocomp.config import load_config
+
+    assert load_config(path).name == "my-run-2"  # the file's stem, made safe

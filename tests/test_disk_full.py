@@ -1,5 +1,5 @@
-"""Issue 53's attack: a disk that fills up (a real tmpfs of 200 KiB, where this machine may
-mount one) under `autocomp run`, `t2i` and `export`: each stops with one line saying the
+"""A full disk (issue 53): a disk that fills up (a real tmpfs of 200 KiB, where this machine
+may mount one) under `autocomp run`, `t2i` and `export`: each stops with one line saying the
 disk is full, keeps what it wrote, and the same command after space is freed finishes with
 the same files as a run that never stopped."""
 

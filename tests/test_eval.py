@@ -18,7 +18,7 @@ from autocomp.core.errors import AutocompError
 from autocomp.core.records import read_jsonl, write_jsonl
 from autocomp.eval.cells import evaluate, load_model_set, result_file
 from autocomp.eval.harness import Harness
-from autocomp.eval.metrics import outcome
+from autocomp.eval.metrics import SAME_MEANING, TIED, Tally, error_category, outcome
 from autocomp.eval.scorers import load_scorer
 from autocomp.formats.runs import find_benchmarks
 from autocomp.negatives.generate import make_negatives
@@ -534,3 +534,31 @@ def test_a_served_models_scores_are_keyed_by_its_server_and_recorded(run, fake_o
                                             "http://127.0.0.1:9/v1"):
         evaluate(run.dir, ["blind:choice@openai:m"], tmp_path / "dead",
                  ["shape_color-n2/minimal-swap"], cache_dir=cache)
+
+
+def test_blind_scorers_read_numerals_as_words():
+    """Issue 53: VALSE's counting foils change only a numeral; with numerals dropped the
+    blind scorers saw the caption and its foil as the same words (a forced tie)."""
+    from autocomp.eval.scorers import load_scorer
+
+    texts = ["There are 3 dogs.", "There are 4 dogs.", "There are dogs."]
+    unigram = load_scorer("blind:unigram").score_texts(texts)[:, 0]
+    assert unigram[0] != unigram[1]
+    length = load_scorer("blind:length").score_texts(texts)[:, 0]
+    assert list(length) == [4, 4, 3]
+
+
+def test_same_meaning_and_tied_picks_have_their_own_category():
+    assert error_category({"category": "swapped values", "same_meaning": True}) == SAME_MEANING
+    assert error_category({"category": "swapped values"}) == "swapped values"
+    from autocomp.eval.harness import Harness
+
+    item = {"id": "x", "concept": "c", "n": 2, "positive": "p",
+            "negatives": [{"caption": "n1", "category": "swapped values", "same_meaning": True},
+                          {"caption": "n2", "category": "same value / same object"}]}
+    tally = Tally()
+    got = Harness._judge(None, item, np.array([0.1, 0.9, 0.2]), tally)
+    assert tally.errors == {SAME_MEANING: 1} and got["chosen_same_meaning"]
+    tally = Tally()
+    got = Harness._judge(None, item, np.array([0.5, 0.5, 0.5]), tally)
+    assert tally.errors == {TIED: 1} and got["tied_with"] == 2 and got["chosen"] == "p"

@@ -6,7 +6,10 @@ import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
+from conftest import shape_color_run
 
+from autocomp.cli import main
 from autocomp.core.errors import AutocompError
 
 MEASURE = """
@@ -81,3 +84,34 @@ def test_a_crop_of_a_reduced_image_and_a_decompression_bomb(tmp_path, monkeypatc
     line = str(err.value)
     assert "\n" not in line and "a.png" in line and "item item-7: image refused" in line
     assert "16000000 pixels" in line and "decompression bomb" in line
+
+
+@pytest.mark.parametrize("image, needle", [
+    ("../../etc/passwd", "lies outside"),
+    ("/etc/hostname", "lies outside"),
+    ("/dev/zero", "lies outside"),
+    ("images/fifo", "is not a regular file"),
+    ("images/none.png", "does not exist"),
+    ("images/truncated.png", "image cannot be read"),
+    ("images/text.png", "image cannot be read"),
+])
+def test_eval_item_images_are_confined_and_checked(tmp_path, image, needle):
+    import json
+    import os
+
+    from tiny_models import tiny_open_clip
+
+    run = shape_color_run(tmp_path)
+    os.mkfifo(run.dir / "images" / "fifo")
+    good = next((run.dir / "images").rglob("*.png")).read_bytes()
+    (run.dir / "images" / "truncated.png").write_bytes(good[:len(good) // 2])
+    (run.dir / "images" / "text.png").write_text("not an image")
+    path = next((run.dir / "bench").glob("shape_color-n2/minimal-swap.jsonl"))
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    rows[1]["image"] = image
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = f"open_clip:local-dir:{tiny_open_clip(tmp_path / 'oc')}"
+    out = CliRunner().invoke(main, ["eval", str(run.dir), "--model", spec, "--benchmark",
+                                    "shape_color-n2/minimal-swap"])
+    assert out.exit_code != 0 and needle in out.output, out.output
+    assert f"item {rows[1]['id']}" in out.output and "Traceback" not in out.output

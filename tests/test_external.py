@@ -2,6 +2,8 @@
 
 import json
 import os
+import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -395,7 +397,6 @@ def test_export_parquet_and_webdataset(small_run, tmp_path):
 def test_export_never_leaves_a_partial_output(small_run, tmp_path, monkeypatch):
     """A failed export leaves nothing under its name (written to a temp folder, renamed at
     the end); an output that is a file, or a missing formats extra, is one line."""
-    import sys
 
     from autocomp.bench import export
 
@@ -815,3 +816,47 @@ def test_audit_over_several_formats_selects_across_them_and_names_the_bad_source
     stray.write_text('{"a": 1}\n')
     bad = runner.invoke(main, ["audit", str(sugarcrepe), str(stray), "--images", str(images)])
     assert bad.exit_code == 1 and f"{stray}: the column mapping needs" in bad.output
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("image: f\npositive: p\nnegatives: [n]\nid: [a, b]\n",
+     "field id: expected one column name, got ['a', 'b']"),
+    ("image: f\npositive: {a: 1}\nnegatives: n\n", "field positive: expected one column"),
+    ("image: f\npositive: p\nnegatives: []\n", "field negatives: expected a column name or"),
+    ("image: f\npositive: p\nnegatives: [n, 3]\n", "field negatives: expected a column"),
+])
+def test_a_column_mapping_with_a_list_where_a_name_belongs_is_one_line(tmp_path, text,
+                                                                        needle):
+    from autocomp.core.errors import AutocompError
+    from autocomp.formats.columns import parse_mapping
+
+    path = tmp_path / "map.yaml"
+    path.write_text(text)
+    with pytest.raises(AutocompError, match=f"map.yaml: {re.escape(needle)}"):
+        parse_mapping(str(path))
+
+
+def test_a_column_named_twice_in_a_list_is_refused():
+    from autocomp.core.errors import AutocompError
+    from autocomp.formats.columns import parse_mapping
+
+    with pytest.raises(AutocompError, match="column 'a' is named twice"):
+        parse_mapping("images=a+a,captions=c+d")
+    assert parse_mapping("images=a+b,captions=c+d")["images"] == ["a", "b"]
+
+
+def test_a_truncated_parquet_file_is_one_line(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from autocomp.formats.suite import parquet_rows
+
+    path = tmp_path / "test-00000-of-00001.parquet"
+    pq.write_table(pa.Table.from_pylist([{"id": str(i), "x": i} for i in range(500)]), path)
+    assert len(list(parquet_rows(path))) == 500
+    data = path.read_bytes()
+    for cut in (len(data) // 2, 100):
+        path.write_bytes(data[:cut])
+        with pytest.raises(AutocompError, match="not a readable parquet file") as err:
+            list(parquet_rows(path))
+        assert str(path) in str(err.value)

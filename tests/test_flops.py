@@ -1,8 +1,8 @@
-"""Issue 66: costs.py's FLOP constants are FLOPs (two per multiply-add) of the whole
+"""planning/costs.py's FLOP constants (issue 66) are FLOPs (two per multiply-add) of the whole
 forward pass, attention included, as torch's FlopCounterMode counts them on the
-architectures built from their released configurations (before, GroundingDINO's and
-SAM2's were multiply-adds and the vision tower left attention out). All three are counted on
-the meta device (no memory, no arithmetic)."""
+architectures built from their released configurations (before, GroundingDINO's and SAM2's
+were multiply-adds and the vision tower left attention out). All three are counted on the
+meta device (no memory, no arithmetic)."""
 
 import sys
 from pathlib import Path

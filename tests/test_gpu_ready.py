@@ -9,9 +9,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import built_run
 from tiny_models import tiny_open_clip, tiny_siglip_v1
 
+from autocomp.cli import main
 from autocomp.core.errors import AutocompError
 from autocomp.eval.cells import evaluate
 from autocomp.eval.scorers import load_scorer
@@ -256,9 +258,7 @@ def test_torchscript_archives_are_openais_format(tmp_path):
 
 # -- eval on a GPU node ------------------------------------------------------------------------
 def test_distributed_without_a_launcher_says_so(run, monkeypatch):
-    from click.testing import CliRunner
 
-    from autocomp.cli import main
 
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     result = CliRunner().invoke(main, ["eval", str(run.dir), "--model", "reference:oracle",
@@ -306,9 +306,7 @@ def test_sd35_large_flops_and_the_a100_floor():
 
 
 def test_dry_run_headline_is_the_work_on_the_launchs_gpus_and_the_paper_a_comparison():
-    from click.testing import CliRunner
 
-    from autocomp.cli import main
 
     out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run"])
     assert out.exit_code == 0, out.output
@@ -339,9 +337,7 @@ def test_calibrated_headline_on_16_h100_is_under_860_gpu_hours_with_compile_on()
     """Issue 66: compile on by default for the denoiser: the H100's measured compiled step
     (1.94 s for 16 images under guidance, against 2.89 s eager) gives the run 852.4 GPU-h
     on 2 nodes x 8 H100 where eager gave 1,229.7; a config can turn it off."""
-    from click.testing import CliRunner
 
-    from autocomp.cli import main
 
     measured = str(Path(__file__).parents[1] / "docs" / "measured" / "gpu_check-h100.json")
     out = CliRunner().invoke(main, ["run", "autocomp-cp", "--dry-run", "--gpu", "H100",
@@ -414,9 +410,7 @@ def test_fp8_is_costed_from_its_measured_step_and_pays_only_compiled(tmp_path):
     """The H100's sd35_fp8 part (2026-11-28): compiled fp8 1.67 s a step against compiled
     bf16 1.94 s (the run 852.4 -> 746.0 GPU-h); uncompiled 4.12 s against 2.93 s, so the
     estimate never prices eager fp8 below bf16, and the measured step lies in its range."""
-    from click.testing import CliRunner
 
-    from autocomp.cli import main
     from autocomp.planning import costs
 
     root = Path(__file__).parents[1]
@@ -436,3 +430,14 @@ def test_fp8_is_costed_from_its_measured_step_and_pays_only_compiled(tmp_path):
     eager = costs.seconds("image", {}, "H100")
     fp8_eager = costs.seconds("image", {"fp8": True}, "H100")
     assert fp8_eager[0] == eager[0] and fp8_eager[1] == eager[1] * 1.41
+
+
+def test_hf_scorer_cuts_long_captions_to_the_text_towers_positions(tmp_path):
+    from tiny_models import tiny_hf_clip
+
+    from autocomp.eval.scorers import load_scorer
+
+    scorer = load_scorer(f"hf:{tiny_hf_clip(tmp_path / 'clip')}")
+    long = "a red cube next to a blue sphere " * 20  # ~660 tokens with this vocabulary
+    vecs = scorer.encode_texts([long, "a red cube"])
+    assert vecs.shape[0] == 2 and abs(float((vecs[0] ** 2).sum()) - 1) < 1e-4

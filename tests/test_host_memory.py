@@ -1,10 +1,11 @@
-"""Issue 66: SD3.5 is read straight onto its device, never held whole in host memory
-first. On a GPU node each rank used to load the pipeline to the host and then move it
-(T5-XXL in fp16 asked in bf16: ~10 GiB of anonymous memory a rank, 8 ranks past the
-sbatch's --mem); now every component is loaded with a device map. On the CPU the device is
-host memory, so the bound is the weights once, in the asked dtype: a pipeline whose files
-are fp16 (a T5 encoder of 84 MB, nearly all of it), asked in bf16, grows the process's anonymous
-memory by at most 1.10 x its bf16 weights + 48 MiB (no second copy in either dtype)."""
+"""planning/host_memory.py and the SD3.5 loader (issue 66): SD3.5 is read straight onto its
+device, never held whole in host memory first. On a GPU node each rank used to load the
+pipeline to the host and then move it (T5-XXL in fp16 asked in bf16: ~10 GiB of anonymous
+memory a rank, 8 ranks past the sbatch's --mem); now every component is loaded with a device
+map. On the CPU the device is host memory, so the bound is the weights once, in the asked
+dtype: a pipeline whose files are fp16 (a T5 encoder of 84 MB, nearly all of it), asked in
+bf16, grows the process's anonymous memory by at most 1.10 x its bf16 weights + 48 MiB (no
+second copy in either dtype)."""
 
 import json
 import subprocess

@@ -3,6 +3,7 @@ failures per benchmark filterable by model and category), checked as text and in
 headless Chromium (skipped, saying why, where Debian's chromium is absent)."""
 
 import json
+import os
 import re
 from collections import Counter
 
@@ -211,7 +212,6 @@ def test_nothing_outside_the_run_reaches_the_page(tmp_path):
     an absolute path. Only the run's own decodable images are embedded, and the FIFO does
     not hang the report."""
     import base64
-    import os
     import subprocess
     import sys
 
@@ -255,3 +255,32 @@ def test_nothing_outside_the_run_reaches_the_page(tmp_path):
                      re.S)
     assert blob is not None and json.loads(blob.group(1)) == {}  # no gallery image at all
     assert "image not shown: not a readable image inside the run" in text
+
+
+def test_the_pages_json_block_holds_no_angle_bracket():
+    import json
+
+    from autocomp.report.html import json_block
+
+    images = {"<!--<script>x.png": "data:", "a</script>b.png": "data:"}
+    block = json_block(images)
+    assert "<" not in block and json.loads(block) == images
+
+
+def test_gallery_counts_a_tie_as_a_tie(tmp_path):
+    from autocomp.report.failures import gallery
+
+    rows = [{"id": "a", "correct": False, "tie_credit": 0.5, "chosen": "p"},  # old file
+            {"id": "b", "correct": False, "tie_credit": 0.5, "tied_with": 1, "chosen": "p"},
+            {"id": "c", "correct": False, "tie_credit": 0.0, "tied_with": 0, "chosen": "n"},
+            {"id": "d", "correct": True, "tie_credit": 1.0, "chosen": "p"}]
+    (section,) = gallery([scored_cell(tmp_path, "blind:unigram", rows)], {})
+    c = section.cells[0]
+    assert (c.items, c.failed, c.tied) == (4, 1, 2)
+    # under the result's own rule (issue 52): argmax counts a tie at the top as right (b
+    # records it; a, written before correct_argmax, has it from its tie credit)
+    rows[1]["correct_argmax"] = True
+    for rule, want in (("argmax", (4, 1, 0)), ("aware", (4, 1, 2)), ("strict", (4, 1, 2))):
+        cell = {**scored_cell(tmp_path / rule, "blind:unigram", rows), "ties": rule}
+        c = gallery([cell], {})[0].cells[0]
+        assert (c.items, c.failed, c.tied) == want, rule

@@ -1,17 +1,22 @@
-"""Issue 54: stage locks that name their holder (host, pid, SLURM job), work where flock does
-not (a filesystem answering ENOSYS, as Lustre without flock does), wait a bounded time, and
-are taken over once their holder's heartbeat stops; exit statuses a job script can act on."""
+"""core/locks.py (issue 54): stage locks that name their holder (host, pid, SLURM job), work
+where flock does not (a filesystem answering ENOSYS, as Lustre without flock does), wait a
+bounded time, and are taken over once their holder's heartbeat stops; exit statuses a job
+script can act on."""
 
 import errno
 import json
 import os
 import socket
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
-from conftest import dead_pid
+from click.testing import CliRunner
+from conftest import dead_pid, shape_color_run
 
+from autocomp.cli import main
 from autocomp.core import locks
 from autocomp.core.errors import (
     CONFIG,
@@ -22,6 +27,7 @@ from autocomp.core.errors import (
     MEMORY,
     RETRY_LATER,
     WEIGHTS,
+    AutocompError,
     ConfigError,
     Held,
     MemoryRefused,
@@ -154,8 +160,6 @@ def test_a_killed_launchs_sync_folder_is_cleaned_by_the_next_and_not_compared(tm
     """Issue 54: a killed launch left `.sync/<token>/` forever, and scripts/compare_runs.py
     then reported a difference between two equal runs."""
     import subprocess
-    import sys
-    from pathlib import Path
 
     from autocomp.runtime.sync import Peers
 
@@ -201,8 +205,6 @@ def test_three_processes_one_paused_past_the_stale_time_never_two_writers(tmp_pa
     three unbroken blocks of lines, A's none after its pause."""
     import signal
     import subprocess
-    import sys
-    from pathlib import Path
 
     script = Path(__file__).with_name("lock_writer.py")
     lock, log = tmp_path / ".locks" / "images.lock", tmp_path / "log"
@@ -287,3 +289,82 @@ def test_no_lock_entry_is_followed_through_a_link_or_read_when_not_a_file(tmp_pa
     assert held_by(lock) in (None, "pid ?")
     with holding({"build": lock}, "build", wait=0):
         pass
+
+
+def test_a_second_run_on_a_busy_stage_is_refused_until_the_first_ends(tmp_path):
+    """Two `autocomp run` on one run: the second refuses in one line naming the stage and
+    the other process, instead of doing the same work twice; a killed holder leaves no
+    stale lock."""
+    import subprocess
+
+    from autocomp.core.errors import AutocompError
+    from autocomp.pipeline import run_pipeline
+
+    run = shape_color_run(tmp_path, stages=("concepts",))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom autocomp.core.locks import holding\n"
+         "with holding({'captions': sys.argv[1]}, 'stage'):\n"
+         "    print('held', flush=True); time.sleep(60)", str(run.paths.stage_lock("captions"))],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(AutocompError, match=f"pid {holder.pid}.*'captions'"):
+            run_pipeline(run, stages=("captions", "images"), progress=False)
+        assert not run.paths.parts("captions")  # refused before doing any work
+    finally:
+        holder.kill()
+        holder.wait()
+    run_pipeline(run, stages=("captions",), progress=False)
+    assert run.paths.parts("captions")
+
+
+def test_a_second_compass_build_into_one_output_refuses_at_once(tmp_path):
+    """Two builds into one folder both did the whole work, writing over each other."""
+    from autocomp.core.locks import holding
+
+    run = shape_color_run(tmp_path)
+    out = tmp_path / "set"
+    with holding({str(out): out / ".build.lock"}, "compass build", "into this folder"):
+        got = CliRunner().invoke(main, ["compass", "build", str(run.dir), "-o", str(out),
+                                        "--similarity", "none"])
+    assert got.exit_code == 4 and "is running compass build" in got.output, got.output
+    assert "into this folder; wait for it to finish" in got.output
+    assert not (out / "manifest.json").exists()
+    again = CliRunner().invoke(main, ["compass", "build", str(run.dir), "-o", str(out),
+                                      "--similarity", "none"])
+    assert again.exit_code == 0 and (out / "manifest.json").is_file(), again.output
+
+
+def test_two_runs_with_different_configs_started_at_once_one_is_refused(tmp_path,
+                                                                        monkeypatch):
+    import threading
+    import time
+
+    from autocomp import run as run_mod
+    from autocomp.config import parse_config
+
+    slow_write = run_mod.write_text
+
+    def slow(path, text):  # widen the window between "no config yet" and writing it
+        time.sleep(0.3)
+        slow_write(path, text)
+
+    monkeypatch.setattr(run_mod, "write_text", slow)
+    configs = [parse_config({"name": "r", "seed": s, "concepts": [
+        {"task": "shape_color", "n": [2], "count": 2}]}) for s in (1, 2)]
+    outcome = []
+
+    def start(cfg):
+        try:
+            run_mod.Run.create(cfg, tmp_path / "run")
+            outcome.append("ok")
+        except AutocompError as exc:
+            outcome.append(str(exc))
+
+    threads = [threading.Thread(target=start, args=(c,)) for c in configs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(o == "ok" for o in outcome) == [False, True], outcome
+    assert any("made with another config" in o for o in outcome)

@@ -2,9 +2,12 @@ import math
 from collections import Counter
 
 import pytest
+from click.testing import CliRunner
 
+from autocomp.cli import main
 from autocomp.concepts.load import load_task
 from autocomp.concepts.sampling import sample_concepts
+from autocomp.core.errors import AutocompError
 from autocomp.core.scene import attribute_graph, chain_graph
 from autocomp.language.check import check_caption
 from autocomp.language.minimal import render_minimal
@@ -187,7 +190,6 @@ def test_contextual_of_minimal_caption_equals_minimal_negatives(tasks):
 def test_enumeration_past_the_limit_is_refused_before_it_starts(tasks, monkeypatch):
     """color N=9 confusion is 9^18 negatives: preview, build and chance refuse it in one
     line without enumerating a single arrangement."""
-    from autocomp.core.errors import AutocompError
     from autocomp.preview import preview
 
     def never(*a, **k):
@@ -210,9 +212,7 @@ def test_enumeration_past_the_limit_is_refused_before_it_starts(tasks, monkeypat
 
 
 def test_preview_cli_refuses_in_one_line():
-    from click.testing import CliRunner
 
-    from autocomp.cli import main
 
     result = CliRunner().invoke(main, ["preview", "--task", "color", "--n", "9"])
     assert result.exit_code != 0 and "Traceback" not in result.output
@@ -220,3 +220,16 @@ def test_preview_cli_refuses_in_one_line():
         "Error: task 'color' N=9: swap would enumerate 362,879 negatives per concept, above "
         "the limit of 100,000 (raise it with build.max_negatives, --max-negatives or "
         "AUTOCOMP_MAX_NEGATIVES, or use a smaller N)"]
+
+
+def test_an_enumeration_no_limit_could_allow_is_not_told_to_raise_the_limit():
+    from autocomp.concepts.load import load_task
+    from autocomp.negatives.generate import FEASIBLE, count_problem, expected_count
+
+    task = load_task("color")
+    n = next(k for k in range(2, 12) if expected_count(task, k, "confusion") > FEASIBLE)
+    problem = count_problem(task, n, "confusion")
+    assert "far more than can be enumerated" in problem and "raise it" not in problem
+    small = next(k for k in range(2, 12) if 100_000 < expected_count(task, k, "confusion")
+                 <= FEASIBLE)
+    assert "raise it with build.max_negatives" in count_problem(task, small, "confusion")

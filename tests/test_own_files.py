@@ -9,7 +9,9 @@ import json
 import os
 
 import pytest
+from click.testing import CliRunner
 
+from autocomp.cli import main
 from autocomp.core.errors import AutocompError
 
 OUTSIDE = "someone else's file\n"
@@ -145,10 +147,8 @@ def test_a_huge_predictions_line_is_refused_not_read_or_published(demo_run, tmp_
     """Issue 68: a 400 MB predictions line took 820 MB to read and was copied into the
     leaderboard site. Now `results check` names the line, the site leaves the result out
     (and copies nothing of it), and no reader takes more than LINE_LIMIT of a line."""
-    from click.testing import CliRunner
 
     from autocomp import api
-    from autocomp.cli import main
     from autocomp.core import own_files
     from autocomp.eval.schema import check_file as check
 
@@ -164,3 +164,33 @@ def test_a_huge_predictions_line_is_refused_not_read_or_published(demo_run, tmp_
     got = CliRunner().invoke(main, ["leaderboard", str(out), "-o", str(tmp_path / "site")])
     assert got.exit_code == 1 and "line 1 is over 8,388,608 characters" in got.output
     assert not list((tmp_path / "site").rglob("*.predictions.jsonl"))
+
+
+def test_a_part_file_linked_outside_the_run_is_never_cut_nor_appended_to(tmp_path):
+    """Issue 68: a part file linked to an outside file had its last line cut by the repair
+    and 400 records appended; a dangling link created its target. One line naming the part
+    file; the outside file untouched."""
+    from autocomp.core.errors import AutocompError
+    from autocomp.runtime.parts import PartWriter, part_path, read_part, repair
+
+    stage = tmp_path / "run" / "captions"
+    stage.mkdir(parents=True)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("line one\nhalf a line")
+    part = part_path(stage, 0)
+    part.symlink_to(outside)
+    for call in (lambda: repair(part), lambda: PartWriter(stage, 0),
+                 lambda: list(read_part(part))):
+        with pytest.raises(AutocompError, match="a symbolic link stands where a part file "
+                                                "should be: autocomp writes through no link"):
+            call()
+    assert outside.read_text() == "line one\nhalf a line"
+    part.unlink()
+    part.symlink_to(tmp_path / "made-by-a-link")
+    with pytest.raises(AutocompError):
+        PartWriter(stage, 0)
+    assert not (tmp_path / "made-by-a-link").exists()
+    part.unlink()
+    part.mkdir()
+    with pytest.raises(AutocompError, match="a directory stands where a part file should be"):
+        PartWriter(stage, 0)

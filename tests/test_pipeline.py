@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from conftest import kill_after_records
+from conftest import kill_after_records, shape_color_run
 
 from autocomp.cli import main
 from autocomp.config import load_config
@@ -194,3 +194,88 @@ def test_cli_run_status_and_stage_commands(tmp_path):
     assert "validation" in text and "Validated samples" in text
     missing = runner.invoke(main, ["status", str(tmp_path / "nowhere")])
     assert missing.exit_code != 0 and "not a run directory" in missing.output
+
+
+def test_no_op_stages_are_refused_and_old_temp_files_cleaned(tmp_path):
+    import os
+    import time
+
+    from autocomp.config import parse_config
+    from autocomp.pipeline import run_pipeline
+    from autocomp.run import Run
+
+    cfg_path = tmp_path / "c.yaml"
+    cfg_path.write_text("name: n\nconcepts: [{task: shape_color, n: [2], count: 2}]\n")
+    out = CliRunner().invoke(main, ["run", str(cfg_path), "--out", str(tmp_path / "run"),
+                                    "--stages", "images"])
+    assert out.exit_code != 0
+    assert "stage images needs the records of stage captions" in out.output
+    run = Run.create(parse_config({"name": "n", "concepts": [
+        {"task": "shape_color", "n": [2], "count": 2}]}), tmp_path / "run2")
+    run_pipeline(run, stages=("concepts",), progress=False)
+    out = CliRunner().invoke(main, ["build", str(run.dir)])
+    assert out.exit_code != 0 and "needs the records of stage validation" in out.output
+    old = run.dir / "captions" / ".merged.jsonl.abc.autocomp.tmp"
+    new = run.dir / "captions" / ".part.def.autocomp.tmp"
+    theirs = run.dir / "captions" / ".editor-swap.tmp"  # another program's, however old
+    old.parent.mkdir(exist_ok=True)
+    for p in (old, new, theirs):
+        p.write_text("half")
+    for p in (old, theirs):
+        os.utime(p, (time.time() - 7200, time.time() - 7200))
+    run_pipeline(run, stages=("captions",), progress=False)
+    assert not old.exists() and new.exists()  # a live writer's file is left alone
+    assert theirs.exists()
+
+
+@pytest.mark.slow
+def test_build_refuses_a_partial_run_and_eval_redoes_changed_benchmarks(tmp_path):
+    """Issue 23, major 7: build on a run whose validation is not finished is refused (or
+    marked with --partial); a result carries the fingerprint of the benchmark it scored,
+    and `eval --skip_existing` redoes a cell whose benchmark changed."""
+    from test_store import _all_passed
+
+    from autocomp.core.records import read_jsonl, write_jsonl
+    from autocomp.eval.cells import result_file
+
+    run = shape_color_run(tmp_path, stages=("concepts", "captions", "images", "validation"))
+    _all_passed(run)
+    merged = run.dir / "validation" / "merged.jsonl"
+    rows = list(read_jsonl(merged))
+    write_jsonl(merged, rows[:2])  # validation stopped after 2 of 6 images
+    runner = CliRunner()
+    refused = runner.invoke(main, ["build", str(run.dir)])
+    assert refused.exit_code == 1
+    assert "validation: 2 of 6 done" in refused.output
+    assert "--partial" in refused.output and "Traceback" not in refused.output
+    assert not (run.dir / "bench").exists()
+    partial = runner.invoke(main, ["build", str(run.dir), "--partial"])
+    assert partial.exit_code == 0, partial.output
+    stats = json.loads((run.dir / "stats" / "build.json").read_text())
+    assert stats["partial"] == ["validation: 2 of 6"]
+    assert "benchmark items of a partial run: validation: 2 of 6 done" in runner.invoke(
+        main, ["status", str(run.dir)]).output
+
+    out = tmp_path / "res"
+    args = ["eval", str(run.dir), "--model", "reference:oracle", "--output", str(out),
+            "--benchmark", "shape_color-n2/minimal-swap", "--skip_existing"]
+    first = runner.invoke(main, args)
+    assert first.exit_code == 0, first.output
+    result = result_file(out, "reference:oracle", "shape_color-n2/minimal-swap")
+    assert json.loads(result.read_text())["n_items"] == 1
+    assert "skip   reference:oracle" in runner.invoke(main, args).output  # unchanged
+    write_jsonl(merged, rows)  # the run resumed and finished; rebuilt
+    assert runner.invoke(main, ["build", str(run.dir)]).exit_code == 0
+    assert "partial" not in json.loads((run.dir / "stats" / "build.json").read_text())
+    again = runner.invoke(main, args)
+    assert "redo   reference:oracle shape_color-n2/minimal-swap (the benchmark changed" \
+        in again.output
+    assert json.loads(result.read_text())["n_items"] == 3
+    # a result written before results carried a fingerprint is done again as well
+    data = json.loads(result.read_text())
+    del data["benchmark_fingerprint"]
+    result.write_text(json.dumps(data))
+    old = runner.invoke(main, args)
+    assert "redo   reference:oracle shape_color-n2/minimal-swap (the result does not say" \
+        in old.output
+    assert "skip" in runner.invoke(main, args).output

@@ -2,6 +2,8 @@
 contract in one line naming it (exit 1: the same command fails alike until the plugin is
 fixed). Each plugin below makes one deliberate mistake."""
 
+import subprocess
+import sys
 import types
 from dataclasses import dataclass
 
@@ -243,3 +245,22 @@ def test_an_adapter_listing_a_file_twice_breaks_its_contract(tmp_path):
     got = {"title": "T", "usage": "u", "files": ["a.txt", "a.txt"]}
     assert adapter_problems(got, tmp_path) == ["file 'a.txt' is listed twice"]
     assert adapter_problems({**got, "files": ["a.txt"]}, tmp_path) == []
+
+
+def test_a_plugin_that_raises_at_import_is_one_line_and_the_rest_still_runs(tmp_path):
+    (tmp_path / "broken_plugin.py").write_text("raise RuntimeError('my bug')\n")
+    env = {"PYTHONPATH": str(tmp_path), "AUTOCOMP_PLUGINS": "broken_plugin",
+           "PATH": "/usr/bin:/bin"}
+    got = subprocess.run([sys.executable, "-m", "autocomp", "vocab", "list"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr  # a command that needs no plugin still runs
+    assert "colors" in got.stdout and "Traceback" not in got.stderr
+    warned = [line for line in got.stderr.splitlines() if "broken_plugin" in line]
+    assert len(warned) == 1 and "failed to load (RuntimeError: my bug)" in warned[0]
+    # a lookup that finds nothing says which plugin did not load
+    (tmp_path / "cfg.yaml").write_text("name: r\nconcepts: [{task: shape_color, n: [2], "
+                                       "count: 2}]\ncaptions: {writer: mine}\n")
+    got = subprocess.run([sys.executable, "-m", "autocomp", "run", str(tmp_path / "cfg.yaml"),
+                          "--dry-run"], env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode != 0 and "Traceback" not in got.stderr
+    assert "failed to load (RuntimeError: my bug)" in got.stderr.splitlines()[-1]

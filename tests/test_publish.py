@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from autocomp.cli import main
+from autocomp.core.errors import AutocompError
 
 # every test here builds or scores an export with the harnesses' own code: slow (the inner
 # loop leaves them, README's command runs them)
@@ -523,7 +525,6 @@ def test_vlmevalkit_tsv_reads_as_its_loader_reads_it(exported, env):
     script = exported / "harness" / "vlmevalkit_tsv.py"
     lmu = env / "LMUData"
     for circular in ([], ["--circular"]):
-        import subprocess
 
         subprocess.run([sys.executable, str(script), "--lmudata", str(lmu), "--config",
                         "shape_color-n3-minimal-confusion", "--config",
@@ -686,7 +687,6 @@ def test_a_plugin_adapter_writes_into_the_harness_folder_or_is_refused(exported,
 
     from conftest import docs_examples
 
-    from autocomp.core.errors import AutocompError
     from autocomp.publish.adapters import write_all
 
     docs_examples(tmp_path, monkeypatch)
@@ -734,3 +734,64 @@ def test_only_the_files_an_adapter_declares_enter_the_export(exported, tmp_path,
     assert "adapter 'chatty' wrote 1 file(s) it did not declare, left out of the export: " \
            "harness/extra.txt" in caplog.text
     assert [p.name for p in tmp_path.iterdir() if ".adapter-" in p.name] == []
+
+
+def _function_loader():
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: ("function",
+                                                              loader.construct_scalar(node)))
+    return Loader
+
+
+@pytest.mark.parametrize("config", ["shape_color-n2-minimal-swap",
+                                    "inj\ndataset_path: attacker_repo",
+                                    "x: [1, {y: 2}] # '\"\\"])
+def test_lmms_eval_yaml_holds_exactly_its_keys_whatever_the_names(config):
+    from autocomp.publish.adapters.for_lmms_eval import MODES, _yaml, task_name
+
+    for mode in MODES:
+        doc = yaml.load(_yaml(config, mode, "org/export: evil\n"), Loader=_function_loader())
+        assert set(doc) == {"dataset_path", "dataset_name", "task", "tag", "test_split",
+                            "output_type", "process_docs", "doc_to_visual", "doc_to_text",
+                            "doc_to_target", "process_results", "metric_list",
+                            "generation_kwargs", "metadata"}
+        assert doc["dataset_path"] == "org/export: evil\n" and doc["dataset_name"] == config
+        # a local export is found from utils.py's own place: the folder moves whole
+        local = yaml.load(_yaml(config, mode, "/data/export"), Loader=_function_loader())
+        assert local["dataset_path"] == ("function", "utils.EXPORT_FOLDER")
+        assert doc["task"] == task_name(config, mode)
+        assert doc["process_docs"] == ("function", f"utils.{MODES[mode]}")
+        assert doc["metric_list"][0]["aggregation"] == ("function", "utils.item_accuracy")
+
+
+def test_the_mteb_template_carries_the_citation_as_a_python_string(tmp_path):
+    import ast
+
+    from autocomp.publish.adapters.for_mteb import FILE, write
+    from autocomp.publish.card import CITATION
+
+    write(tmp_path, {"configs": {}}, str(tmp_path))
+    tree = ast.parse((tmp_path / FILE).read_text())
+    value = next(n.value for n in tree.body if isinstance(n, ast.Assign)
+                 and getattr(n.targets[0], "id", "") == "CITATION")
+    assert ast.literal_eval(value) == CITATION
+
+
+def test_integers_that_land_in_json_stay_exact_for_every_reader(tmp_path):
+    out = CliRunner().invoke(main, ["export", str(tmp_path), "-o", str(tmp_path / "x"),
+                                    "--max-negatives", "99999999999999999999"])
+    assert out.exit_code == 2 and "--max-negatives" in out.output
+    assert "9007199254740991" in out.output  # the range, said
+    out = CliRunner().invoke(main, ["preview", "shape_color", "--seed", str(2 ** 60)])
+    assert out.exit_code == 2 and "--seed" in out.output
+
+
+def test_the_card_says_who_wrote_the_contextual_captions_and_cites_with_a_year():
+    from autocomp.publish.card import CITATION, tracks
+
+    assert "template writer (no language model)" in tracks("template")["contextual"]
+    assert "a language model (the transformers writer)" in tracks("transformers")["contextual"]
+    assert "year   = {" in CITATION and "url    = {https://pypi.org/project/autocomp/}" \
+        in CITATION

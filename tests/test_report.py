@@ -11,9 +11,10 @@ import json
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import built_run, copy_run
+from conftest import built_run, copy_run, shape_color_run
 
 from autocomp.cli import main
+from autocomp.eval.intervals import mean_shares
 from autocomp.report.categories import table6
 from autocomp.report.gather import folder_names, gather
 from autocomp.report.paired import compare, compare_table, min_vs_ctx
@@ -359,3 +360,110 @@ def test_table5_says_where_newcombe_and_the_exact_test_disagree(monkeypatch):
         assert bool(said) == noted, notes
         if noted:
             assert "in 1 row(s) (m shape_color N=2 Swap)" in said[0]
+
+
+@pytest.mark.slow
+def test_report_json_long_csv_figure_flags_and_where_the_figure_of_a_run_goes(tmp_path):
+    """CSV was CRLF with each table's own header in one stream; report had no --json;
+    `report` took --figure and `compass report` --figures; report given a run (not its
+    results) wrote min_vs_ctx.png among the run's own figures."""
+    import csv
+    import io
+
+    run = shape_color_run(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(main, ["eval", str(run.dir), "--model", "reference:oracle"]
+                         ).exit_code == 0
+    results = str(run.dir / "results")
+    got = runner.invoke(main, ["report", results, "--no-figures", "--table-format", "csv"])
+    assert got.exit_code == 0 and "\r" not in got.stdout, got.output
+    import pandas as pd
+
+    from autocomp.report.table_format import LONG_COLUMNS
+
+    rows = list(csv.DictReader(io.StringIO(got.stdout)))
+    assert list(rows[0]) == LONG_COLUMNS and len({r["table"] for r in rows}) > 1
+    # a number per row with its own keys and its interval's bounds as numbers (issue 52)
+    cell = next(r for r in rows if r["table"].startswith("Table 4")
+                and r["model"] == "reference:oracle")
+    assert cell["value"] == "100.0" and cell["text"].startswith("100.0 [")
+    low, high = (float(x) for x in cell["text"][7:-1].split(", "))
+    # issue 69: the numbers unrounded, the text as printed
+    assert abs(float(cell["low"]) - low) <= 0.05 and float(cell["high"]) == high == 100.0
+    assert cell["task"] == "shape_color" and cell["n"] in ("1", "2") and float(cell["low"])
+    chance = next(r for r in rows if r["table"].startswith("Table 4")
+                  and r["model"] == "Random Chance" and r["text"] == "6.3")
+    assert chance["value"] == "6.25"  # was the printed 6.3
+    p = [r for r in rows if r["table"].startswith("Table 5") and r["column"].startswith("p")]
+    assert p and all(r["value"] for r in p if r["text"] not in ("-", ""))  # "<0.001" too
+    t5 = [r for r in rows if r["table"].startswith("Table 5") and r["row"] != "-1"]
+    assert t5 and all(r["model"] and r["task"] and r["n"] and r["benchmark"] for r in t5)
+    df = pd.read_csv(io.StringIO(got.stdout))
+    wide = df.pivot(index=["table", "row"], columns="column", values="text")  # unique keys
+    assert len(wide) == len(df[["table", "row"]].drop_duplicates())
+    got = runner.invoke(main, ["report", results, "--no-figure", "--json"])
+    data = json.loads(got.stdout)
+    assert got.exit_code == 0 and data["tables"] and {"title", "header", "rows", "notes"} <= \
+        set(data["tables"][0])
+    got = runner.invoke(main, ["report", str(run.dir)])
+    assert got.exit_code == 0, got.output
+    assert (run.dir / "results" / "figures" / "min_vs_ctx.png").is_file()
+    assert not (run.dir / "figures" / "min_vs_ctx.png").exists()
+
+
+def _cell(model, model_type, n, errors):
+    return {"model": model, "model_type": model_type, "task": "shape_color", "n": n,
+            "track": "minimal", "kind": "confusion", "benchmark": f"b{n}", "n_items": 50,
+            "metrics": {"errors_by_category": errors, "accuracy": 10.0, "chance": 6.25}}
+
+
+def test_table6_total_is_over_encoder_cells_only():
+    from autocomp.report.tables import table6
+
+    same = "same value / same object"
+    cells = [_cell("open_clip:A", "CLIP", 2, {"swapped values": 30, same: 10}),
+             _cell("hf:B", "SigLIP", 2, {"swapped values": 10, same: 30}),
+             _cell("blind:unigram", "blind", 2, {"same value / same object": 80}),
+             _cell("reference:random", "reference", 2, {"swapped values": 5,
+                                                        "same value / same object": 75})]
+    (table,) = table6(cells)
+    rows = {r[0]: r for r in table.rows}
+    assert list(rows) == ["CLIP", "SigLIP", "Total (encoders)", "blind:unigram (baseline)",
+                          "reference:random (baseline)"]  # a row per baseline scorer
+    col = table.header.index("N=2 swapped values")
+    # (75% + 25%) / 2: the baselines' 0% and 6.25% are not in it
+    assert rows["Total (encoders)"][col].startswith("50.0 [")
+    assert rows["Total (encoders)"][1] == "80 (2)"
+    assert any("pools the cells of: CLIP, SigLIP" in n for n in table.notes)
+    shares = mean_shares([[30, 10], [10, 30]])
+    assert [round(m, 6) for m, _ in shares] == [50.0, 50.0]
+
+
+def test_compare_refuses_results_of_different_items_under_one_name(tmp_path):
+    """Issue 53: `report --compare` matched two results by item id even when they scored
+    different items under the same benchmark name (an edited copy: other captions, same
+    ids): its table compared unlike with unlike. Now such a benchmark is left out, counted
+    and named, and with nothing else to compare the error says why."""
+    from PIL import Image
+
+    rows = [{"image": f"{i}.png", "positive": "a red cube on a table",
+             "negatives": ["a cube", "a blue cube on a red table"]} for i in range(6)]
+    for i in range(6):
+        Image.new("RGB", (8, 8), "red").save(tmp_path / f"{i}.png")
+    cols = "image=image,positive=positive,negatives=negatives"
+    runner = CliRunner()
+    for model, caption in (("blind:length", "a red cube on a table"),
+                           ("blind:unigram", "a red cube")):
+        data = tmp_path / "bench.jsonl"
+        data.write_text("".join(json.dumps({**r, "positive": caption}) + "\n" for r in rows))
+        got = runner.invoke(main, ["eval", str(data), "--source-format", "columns",
+                                   "--columns", cols, "--images", str(tmp_path), "--model",
+                                   model, "-o", str(tmp_path / "res"), "--cache",
+                                   str(tmp_path / "cache")])
+        assert got.exit_code == 0, got.output
+    got = runner.invoke(main, ["report", str(tmp_path / "res"), "--no-figure", "--compare",
+                               "blind:length", "blind:unigram"])
+    assert got.exit_code == 1
+    assert "share no benchmark with predictions at hand" in got.output
+    assert "1 benchmark(s) hold different items in the two results (their fingerprints " \
+        "differ: " in got.output

@@ -2,6 +2,7 @@
 will and will not serve), the append-only judgments and the report; then the page itself
 in a real headless Chromium (skipped, saying why, where Debian's chromium is absent)."""
 
+import errno
 import json
 import shutil
 import threading
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import built_run
+from conftest import built_run, shape_color_run
 
 from autocomp.cli import main
 from autocomp.core.errors import AutocompError
@@ -353,7 +354,6 @@ def test_a_full_disk_loses_no_acknowledged_judgment(run, serve, tmp_path):
     assert [r["unit"] for r in judgments.read()] == ["u1", "u3", "u5", "u6", "u7"]
 
     # the page hears why: 507 with the reason, and the answer is not recorded
-    import errno
 
     srv = serve(run, "validate", per_cell=1)
 
@@ -638,3 +638,36 @@ def test_an_image_record_naming_an_svg_with_a_script_is_not_served(run, serve, t
         svg.unlink()
         fake.unlink()
         shutil.rmtree(tmp_path / "unused", ignore_errors=True)
+
+
+def test_review_on_a_run_it_cannot_write_to_names_the_option(tmp_path, monkeypatch):
+    from autocomp.review.sample import load_or_draw
+    from autocomp.run import Run
+
+    run = shape_color_run(tmp_path)
+    (run.dir / "review").write_text("a file where the review folder goes")
+    out = CliRunner().invoke(main, ["review", str(run.dir), "--port", "0"])
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert "cannot write the review folder" in out.output
+    assert "pass --review-dir DIR" in out.output
+    import tempfile
+
+    real = tempfile.TemporaryFile
+    ro_dir = tmp_path / "read-only-mount"  # root writes anywhere: simulate the mount
+    ro_dir.mkdir()
+
+    def refused(*args, dir=None, **kw):
+        if str(dir) == str(ro_dir):
+            raise PermissionError(13, "Permission denied")
+        return real(*args, dir=dir, **kw)
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refused)
+    ro = CliRunner().invoke(main, ["review", str(run.dir), "--review-dir", str(ro_dir)])
+    assert ro.exit_code == 1 and "(permission denied)" in ro.output, ro.output
+    assert "--review-dir" not in ro.output  # the user's own folder: no option to suggest
+    elsewhere = tmp_path / "mine"
+    sample = load_or_draw(Run.open(run.dir), "validate", 2, 0, elsewhere)
+    assert (elsewhere / "validate.sample.json").is_file() and sample["units"]
+    rep = CliRunner().invoke(main, ["review", str(run.dir), "--review-dir", str(elsewhere),
+                                    "--report"])
+    assert rep.exit_code == 1 and "no validate judgments on this run's sample" in rep.output

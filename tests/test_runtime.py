@@ -1,9 +1,15 @@
 """The stage runner: part files, torn tails, sharding, resume, merge."""
 
 
-import pytest
+import sys
 
+import pytest
+from click.testing import CliRunner
+from conftest import shape_color_run
+
+from autocomp.cli import main
 from autocomp.config import parse_config
+from autocomp.core.errors import AutocompError
 from autocomp.core.records import read_jsonl
 from autocomp.run import Run
 from autocomp.runtime.parts import PartWriter, done_records, part_path, read_part, repair
@@ -152,9 +158,7 @@ def test_a_failed_launch_advises_by_the_workers_status(tmp_path, monkeypatch, er
                                                         advice):
     """Issue 68: a status-1 failure of `--processes 2` advised "re-run to resume", which
     fails alike; only the statuses a job may requeue say so."""
-    import sys
 
-    from autocomp.core.errors import AutocompError
     from autocomp.runtime import launch
 
     worker = (f"from autocomp.core.errors import *; from autocomp.runtime.failures import "
@@ -164,3 +168,44 @@ def test_a_failed_launch_advises_by_the_workers_status(tmp_path, monkeypatch, er
     with pytest.raises(AutocompError) as got:
         launch.launch("autocomp.pipeline", [], 2, tmp_path)
     assert got.value.exit_code == code and str(got.value).endswith(advice), str(got.value)
+
+
+def test_a_damaged_line_inside_a_part_file_is_skipped_and_redone(tmp_path):
+    from autocomp.pipeline import run_pipeline
+    from autocomp.runtime.parts import part_files, read_part
+
+    run = shape_color_run(tmp_path, ("concepts", "captions"),
+               {"task": "shape_color", "n": [2], "count": 6})
+    (part,) = part_files(run.dir / "captions")
+    lines = part.read_text().splitlines(keepends=True)
+    lost = lines[2]
+    lines[2] = '{"id": "x", "broken\n'
+    part.write_text("".join(lines))
+    with pytest.warns(UserWarning, match=rf"{part}:3: 1 damaged line\(s\) skipped"):
+        assert len(list(read_part(part))) == len(lines) - 1
+    out = CliRunner().invoke(main, ["status", str(run.dir)])
+    assert out.exit_code == 0, out.output
+    with pytest.warns(UserWarning):
+        run_pipeline(run, stages=("captions",), progress=False)  # the item is done again
+    assert lost in (run.dir / "captions" / "merged.jsonl").read_text()
+
+
+def test_damaged_merged_files_are_read_from_the_part_files(tmp_path):
+    run = shape_color_run(tmp_path, ("concepts", "captions"),
+               {"task": "shape_color", "n": [2], "count": 8})
+    merged = run.dir / "captions" / "merged.jsonl"
+    full = merged.read_text()
+    want = run.records("captions")
+    assert len(want) == 8
+    for damaged in (full.splitlines(keepends=True)[0] * 3,  # shortened
+                    full.replace("}\n", "}\n{not json\n", 1),  # a broken line
+                    ""):
+        merged.write_text(damaged)
+        with pytest.warns(UserWarning, match="read from them instead"):
+            assert run.records("captions") == want
+    merged.unlink()  # not merged yet (a stage running or stopped): read quietly (issue 68:
+    import warnings  # `status` called a stage that never finished "missing, damaged ...")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run.records("captions") == want

@@ -614,6 +614,7 @@ def test_a_killed_t2i_resumes_with_every_image_and_score_once(run, tmp_path):
     assert again["summary"] == whole["summary"]
 
 
+
 from autocomp.t2i.metrics import Metric  # noqa: E402 (beside the plugin metric below)
 
 
@@ -659,3 +660,27 @@ def test_every_metric_keeps_the_metric_contract_and_a_plugins_is_a_column(run, t
     assert res.output.strip().splitlines()[-1] == (
         "Error: metric 'loud' (test_t2i:Loud) breaks the metric contract (autocomp/"
         "contracts.py): score() gave 2.0: a value is a number in [0, 1.0] or None")
+
+
+def test_the_t2i_figure_draws_whole_numbers_of_n_on_one_scale(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from unittest import mock
+
+    from autocomp.t2i import figure
+
+    got = {"mean": 80.0, "interval": [70.0, 90.0]}
+    clip = {"mean": 30.0, "interval": [25.0, 35.0]}
+    summary = {"a": {"by_n": {"2": {"tifa": got, "clipscore": clip},
+                              "3": {"tifa": got, "clipscore": clip}}}}
+    seen = {}
+
+    def keep(fig, stem):
+        seen["axes"] = fig.axes
+        return [stem]
+    with mock.patch.object(figure, "save", keep):
+        figure.by_n_figure(summary, tmp_path / "by-n")
+    for ax in seen["axes"]:
+        assert list(ax.get_xticks()) == [2, 3] and ax.get_ylim() == (0.0, 101.0)
+    assert figure.by_n_figure({"a": {"by_n": {}}}, tmp_path / "none") == []

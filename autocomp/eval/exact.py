@@ -11,7 +11,7 @@ import numpy as np
 
 def mcnemar(only_a: int, only_b: int) -> float:
     """The exact McNemar p: scipy's two-sided binomtest(min, only_a + only_b, 0.5), from the
-    scipy.special functions (equal to 1e-10 relative, checked in tests/test_trust.py), without
+    scipy.special functions (equal to 1e-10 relative, checked in tests/test_intervals.py), without
     importing scipy.stats (~0.8 s in every report). At p = 0.5 the outcomes as likely as the
     one seen or less are the two tails beyond min and max."""
     n, k = only_a + only_b, min(only_a, only_b)

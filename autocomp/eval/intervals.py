@@ -54,7 +54,7 @@ def wilson(successes: float, n: int, level: float = LEVEL) -> tuple[float, float
 def _confint(successes: float, n: int, level: float, method: str):
     """statsmodels' proportion_confint (method beta or wilson), computed from the same
     scipy.special functions its scipy.stats calls end in (bitwise equal, checked in
-    tests/test_trust.py): importing statsmodels.stats costs a process ~1.5 s, and every
+    tests/test_intervals.py): importing statsmodels.stats costs a process ~1.5 s, and every
     eval cell prints an interval."""
     if not n:
         return None
@@ -248,7 +248,7 @@ def resampled_sums(rows, resamples: int = RESAMPLES, seed: int = SEED, rng=None)
 
 def holm(pvalues: list[float]) -> list[float]:
     """Holm-adjusted p-values, in the given order: statsmodels' multipletests(method="holm")
-    step for step (equal, checked in tests/test_trust.py), without its import (~1 s in
+    step for step (equal, checked in tests/test_intervals.py), without its import (~1 s in
     every report)."""
     if not pvalues:
         return []

@@ -1,5 +1,6 @@
-"""Issue 23: hostile SugarCrepe and CREPE files are refused at load, in one line naming the
-file and where, before any model scores anything."""
+"""The peer format readers (formats/sugarcrepe.py, crepe.py, sugarcrepe_pp.py, valse.py,
+vlchecklist.py; issues 23 and 53): a hostile file is refused at load, in one line naming
+the file and where, before any model scores anything."""
 
 import json
 
