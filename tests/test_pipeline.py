@@ -233,13 +233,13 @@ def test_build_refuses_a_partial_run_and_eval_redoes_changed_benchmarks(tmp_path
     """Issue 23, major 7: build on a run whose validation is not finished is refused (or
     marked with --partial); a result carries the fingerprint of the benchmark it scored,
     and `eval --skip_existing` redoes a cell whose benchmark changed."""
-    from test_store import _all_passed
+    from conftest import all_passed
 
     from autocomp.core.records import read_jsonl, write_jsonl
     from autocomp.eval.cells import result_file
 
     run = shape_color_run(tmp_path, stages=("concepts", "captions", "images", "validation"))
-    _all_passed(run)
+    all_passed(run)
     merged = run.dir / "validation" / "merged.jsonl"
     rows = list(read_jsonl(merged))
     write_jsonl(merged, rows[:2])  # validation stopped after 2 of 6 images
