@@ -225,6 +225,18 @@ def tiny_clips(tmp_path_factory) -> list[Path]:
     return [folder / f"oc{s}" / "weights" for s in range(4)]
 
 
+@pytest.fixture(scope="session")
+def tiny_scorers(tmp_path_factory, tiny_clips) -> dict[str, Path]:
+    """Tiny random scorer models, saved once per test run (read-only): an open_clip CLIP
+    (its weights folder), a transformers CLIP and SigLIP, and a causal LM."""
+    from tiny_models import tiny_causal_lm, tiny_hf_clip, tiny_hf_siglip
+
+    builds = {"clip": tiny_hf_clip, "siglip": tiny_hf_siglip, "lm": tiny_causal_lm}
+    folder = shared_folder(tmp_path_factory, "tiny-scorers",
+                           lambda f: [build(f / k) for k, build in builds.items()])
+    return {"open_clip": tiny_clips[0], **{k: folder / k for k in builds}}
+
+
 def shipped_run(tmp_path_factory, name: str) -> Path:
     """`autocomp run configs/NAME.yaml --output runs/NAME`, done once per test run, its
     benchmarks read once (so the cache of their negatives is in every copy); the run

@@ -1,14 +1,16 @@
-"""Every registered plugin of every family passes the same contract: deterministic with a
-seed, a batch equals one-by-one calls, a clear error on bad options."""
+"""Every registered entry of every family passes its family's contract, on the example it
+declares beside it (@contract_example, core/families.py): deterministic with a seed, a
+batch equals one-by-one calls, a clear error on bad options."""
 
 import io
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import docs_examples
 from test_compositional import aro, winoground  # noqa: F401  (fixtures)
-from test_eval import tiny  # noqa: F401  (fixture: tiny open_clip, CLIP, SigLIP, LM)
 from test_external import coco, crepe, released_layout, small_run, sugarcrepe  # noqa: F401
 from test_peers import scpp, valse, vlchecklist  # noqa: F401  (fixtures)
 
@@ -32,51 +34,52 @@ def concepts():
     return out
 
 
+def _fill(example, request):
+    """A contract example with its "{tiny:NAME}" and "{openai}" made real: the suite's tiny
+    random models (tiny_backends, tiny_scorers) and its stand-in chat server."""
+    if isinstance(example, dict):
+        return {k: _fill(v, request) for k, v in example.items()}
+    if isinstance(example, (tuple, list)):
+        return [_fill(v, request) for v in example]
+    if not isinstance(example, str):
+        return example
+    if "{openai}" in example:
+        example = example.replace("{openai}", request.getfixturevalue("fake_openai").url)
+
+    def model(found) -> str:
+        models = {**request.getfixturevalue("tiny_backends"),
+                  **request.getfixturevalue("tiny_scorers")}
+        assert found.group(1) in models, f"the suite has no tiny model '{found.group(1)}'"
+        return str(models[found.group(1)])
+
+    return re.sub(r"\{tiny:([\w-]+)\}", model, example)
+
+
+def _example(family: str, name: str):
+    """What the entry declares beside it to be held to its family's contract on."""
+    example = getattr(resolve(family, name), "contract_example", None)
+    assert example is not None, (f"{family} '{name}' declares no contract example "
+                                 "(@contract_example beside it: core/families.py)")
+    return example
+
+
 @pytest.fixture
-def make(tiny_backends, fake_openai, monkeypatch):
-    """family, name -> a fresh instance wired to a tiny model, the fake server or the vLLM
-    stand-in (tests/fake_vllm.py)."""
+def make(request, monkeypatch):
+    """family, name -> a fresh instance built from the options it declares beside it
+    (@contract_example), wired to the suite's tiny models, its stand-in chat server or the
+    vLLM stand-in (tests/fake_vllm.py)."""
     from fake_vllm import install
 
     install(monkeypatch)
-    t = {k: str(v) for k, v in tiny_backends.items()}
-    table = {
-        ("generator", "procedural"): lambda: resolve("generator", "procedural")(),
-        ("generator", "diffusers"): lambda: resolve("generator", "diffusers")(
-            model=t["sd3"], size=32, steps=2, device="cpu"),
-        ("writer", "template"): lambda: resolve("writer", "template")(),
-        ("writer", "transformers"): lambda: resolve("writer", "transformers")(
-            model=t["gemma_lm"], max_new_tokens=4, device="cpu"),
-        ("writer", "openai"): lambda: resolve("writer", "openai")(
-            model="m", base_url=fake_openai.url),
-        ("writer", "vllm"): lambda: resolve("writer", "vllm")(model=t["gemma_lm"]),
-        ("detector", "color-blobs"): lambda: resolve("detector", "color-blobs")(),
-        ("detector", "grounding-dino+sam2"): lambda: resolve("detector", "grounding-dino+sam2")(
-            detector_model=t["dino"], segmenter_model=t["sam2"], box_threshold=0.0,
-            text_threshold=0.0, device="cpu"),
-        ("answerer", "pixels"): lambda: resolve("answerer", "pixels")(),
-        ("answerer", "transformers"): lambda: resolve("answerer", "transformers")(
-            model=t["gemma_vlm"], max_new_tokens=3, device="cpu"),
-        ("answerer", "openai"): lambda: resolve("answerer", "openai")(
-            model="m", base_url=fake_openai.url),
-        ("answerer", "vllm"): lambda: resolve("answerer", "vllm")(model=t["gemma_vlm"]),
-    }
 
     def build(family, name):
-        return table[(family, name)]()
+        return resolve(family, name)(**_fill(_example(family, name), request))
 
-    build.table = table
     return build
 
 
 BACKEND_FAMILIES = ("generator", "writer", "detector", "answerer")
 SAMPLED_WRITERS = {"transformers", "openai"}  # sampling: deterministic per batch only
-
-
-@pytest.mark.slow
-def test_every_registered_plugin_has_a_contract_instance(make):
-    registered = {(f, n) for f in BACKEND_FAMILIES for n in names(f)}
-    assert registered == set(make.table)
 
 
 def _png(img) -> bytes:
@@ -204,24 +207,15 @@ def test_backends_declare_options_once_in_their_signature(family):
                     cls.check_options({key: value})
 
 
-CONTRACT_TESTS = {  # each family -> the test holding every registered entry to its contract
-    "stage": "test_every_family_resolves_through_the_one_registry",
-    "generator": "test_generator_contract", "writer": "test_writer_contract",
-    "detector": "test_detector_contract", "answerer": "test_answerer_contract",
-    "check": "test_check_contract", "scorer": "test_scorer_contract",
-    "format": "test_format_contract", "kind": "test_kind_contract",
-    "metric": "test_t2i.py::test_every_metric_keeps_the_metric_contract_and_a_plugins_is_a_column",
-    "adapter": "test_publish.py::test_every_registered_adapter_keeps_the_adapter_contract"}
-
-
 def test_every_family_resolves_through_the_one_registry():
     """Stages (ordered, named as registered), scorers, formats: each entry imports."""
+    import importlib
     import inspect
 
+    from autocomp.core.families import FAMILY
     from autocomp.core.registry import FAMILIES
     from autocomp.runtime.stage import Stage
 
-    assert set(FAMILIES) == set(CONTRACT_TESTS)  # a new family needs its contract test
     # the paper's cascade comes first, in its order (a plugin's check may join it)
     assert names("check")[:3] == ("objects", "background", "attributes")
     for name in names("check"):
@@ -244,12 +238,25 @@ def test_every_family_resolves_through_the_one_registry():
             "folder", "manifest", "dataset_path"], name
     for name in names("metric"):
         assert resolve("metric", name)().column
-    from pathlib import Path
+    for family in FAMILIES:  # each family's contract: a function that exists, or the suite's
+        where = FAMILY[family].contract
+        if where.startswith("autocomp."):
+            module, _, attr = where.partition(":")
+            assert callable(getattr(importlib.import_module(module), attr)), where
+        elif where.startswith("tests/"):
+            assert (Path(__file__).parents[1] / where).is_file(), where
 
-    here = Path(__file__).parent
-    for test in CONTRACT_TESTS.values():  # each named contract test exists
-        file, _, func = test.rpartition("::")
-        assert f"def {func}(" in (here / (file or "test_contracts.py")).read_text(), test
+
+EXAMPLED = ("generator", "writer", "detector", "answerer", "scorer", "format")
+
+
+@pytest.mark.parametrize("family", EXAMPLED)
+def test_every_built_in_declares_its_contract_example(family):
+    """Each entry of a family whose contract needs something to run on declares it beside
+    itself (@contract_example); the contract tests below run every registered name on it,
+    so a new built-in needs no table here. Kinds name theirs as their class's `example`."""
+    for name in names(family):
+        _example(family, name)
 
 
 def test_an_unknown_name_lists_the_known_ones():
@@ -493,21 +500,48 @@ def pictures():
 TEXTS = ["a red cube", "a blue sphere to the left of a red cube", "two cones", "a cube"]
 
 
-@pytest.mark.parametrize("which", ["open_clip", "clip", "siglip", "lm", "blind:unigram",
-                                   "blind:distinct", "blind:length", "text:default",
-                                   "docs:fewest"])
-def test_scorer_contract(which, tiny, pictures, tmp_path, monkeypatch):  # noqa: F811
+@pytest.mark.parametrize("name", [*names("scorer"), "docs:fewest"])
+def test_scorer_contract(name, pictures, request, tmp_path, monkeypatch):
+    """Every registered scorer family on the specs it declares beside it
+    (@contract_example), and docs/extending.md's: a scorer of captions (dual, text,
+    text-embedding, pair) on pictures and captions, an item scorer on a small run's items."""
     from autocomp.contracts import scorer_problems
     from autocomp.eval.scorers import load_scorer
 
-    if which == "docs:fewest":
+    if name == "docs:fewest":
         docs_examples(tmp_path, monkeypatch)
         import fewest_words
 
-        scorer = fewest_words.make("words")
+        scorers = [fewest_words.make("words")]
     else:
-        scorer = load_scorer(tiny.get(which, which))  # tiny: test_eval's models
-    assert scorer_problems(scorer, pictures, TEXTS) == []
+        specs = _example("scorer", name)
+        if any(":openai:" in s for s in specs):  # a chat VLM that always names option A
+            server = request.getfixturevalue("fake_openai")
+            server.reply = staticmethod(_first_letter)
+            monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        scorers = [load_scorer(s) for s in _fill(specs, request)]
+    for scorer in scorers:
+        if scorer.scoring == "item":
+            run = request.getfixturevalue("small_run")
+            assert _item_problems(scorer, run, tmp_path) == [], scorer.name
+        else:
+            assert scorer_problems(scorer, pictures, TEXTS) == [], scorer.name
+
+
+def _item_problems(scorer, run, tmp_path) -> list[str]:
+    """The item scorer contract on every item of the run's shape_color and shape_position
+    N=2 benchmarks."""
+    from autocomp.contracts import item_scorer_problems
+    from autocomp.eval.harness import Harness
+    from autocomp.formats.runs import find_benchmarks
+
+    harness = Harness(scorer, run.dir, run.tasks, tmp_path / "cache")
+    try:
+        return [f"{bench.name}: {p}"
+                for bench in find_benchmarks(run.dir, ["shape_color-n2/*", "shape_position-n2/*"])
+                for p in item_scorer_problems(scorer, harness.item_entries(list(bench.items())))]
+    finally:
+        harness.close()
 
 
 def test_the_scorer_contract_rejects_unnormalised_vectors(pictures):
@@ -656,50 +690,38 @@ def test_a_plugin_format_breaking_its_contract_is_refused_before_scoring(registe
     assert not (tmp_path / "out").exists()
 
 
+# ---- formats: the fixtures their openers name beside them (@contract_example) ---------------
+
 @pytest.fixture
-def sources(request, tmp_path, monkeypatch):
-    """format -> (source, images) of a hand-written fixture in that format."""
-    def get(fmt):
-        if fmt == "sugarcrepe":
-            return request.getfixturevalue("sugarcrepe"), request.getfixturevalue("coco")
-        if fmt == "crepe":
-            return request.getfixturevalue("crepe")
-        if fmt in ("vl-checklist", "valse"):
-            return request.getfixturevalue(fmt.replace("-", ""))
-        if fmt == "sugarcrepe++":
-            return request.getfixturevalue("scpp")
-        if fmt in ("winoground", "aro"):
-            return request.getfixturevalue(fmt), None
-        if fmt == "columns":
-            coco = request.getfixturevalue("coco")
-            path = tmp_path / "mine.jsonl"
-            path.write_text(json.dumps({"img": "000000000000.jpg", "cap": "a red square",
-                                        "negs": ["a blue square"]}) + "\n")
-            return path, coco
-        if fmt == "colorswap":
-            return _colorswap(tmp_path), None
-        if fmt == "autocomp-hf":
-            return released_layout(tmp_path), tmp_path / "imgs"
-        run = request.getfixturevalue("small_run")
-        if fmt == "run":
-            return run.dir, None
-        if fmt == "autocomp-export":
-            from autocomp.publish.export import export_benchmarks
-
-            export_benchmarks(run.dir, tmp_path / "export", audit=False)
-            return tmp_path / "export", None
-        docs_examples(tmp_path, monkeypatch)  # docs: tsv
-        from PIL import Image
-
-        for f, c in (("a.png", "red"), ("b.png", "blue")):
-            Image.new("RGB", (32, 32), c).save(tmp_path / f)
-        (tmp_path / "pairs.tsv").write_text("a.png\ta red cube\ta blue cube\n"
-                                            "b.png\ta blue sphere\ta red sphere\n")
-        return tmp_path / "pairs.tsv", None
-    return get
+def sugarcrepe_source(sugarcrepe, coco):  # noqa: F811 (fixtures)
+    return sugarcrepe, coco
 
 
-def _colorswap(tmp_path):
+@pytest.fixture
+def columns_source(coco, tmp_path):  # noqa: F811 (a fixture)
+    from autocomp.formats.columns import parse_mapping
+
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps({"img": "000000000000.jpg", "cap": "a red square",
+                                "negs": ["a blue square"]}) + "\n")
+    return path, coco, parse_mapping("image=img,positive=cap,negatives=negs")
+
+
+@pytest.fixture
+def exported_run(small_run, tmp_path):  # noqa: F811 (a fixture)
+    from autocomp.publish.export import export_benchmarks
+
+    export_benchmarks(small_run.dir, tmp_path / "export", audit=False)
+    return tmp_path / "export"
+
+
+@pytest.fixture
+def hf_release(tmp_path):
+    return released_layout(tmp_path), tmp_path / "imgs"
+
+
+@pytest.fixture
+def colorswap(tmp_path):
     """Two rows in ColorSwap's parquet layout (images embedded)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -720,29 +742,38 @@ def _colorswap(tmp_path):
     return tmp_path / "colorswap"
 
 
-FORMATS = ["run", "autocomp-export", "sugarcrepe", "crepe", "winoground", "aro", "columns",
-           "colorswap", "autocomp-hf", "vl-checklist", "valse", "sugarcrepe++"]
+def _source(made) -> tuple:
+    """(source, images, columns) from what a format's example fixture gives: a run, a path,
+    or (source, images[, columns])."""
+    if hasattr(made, "dir"):
+        return made.dir, None, None
+    if isinstance(made, tuple):
+        return (*made, None)[:3]
+    return made, None, None
 
 
-def test_every_registered_format_has_a_contract_fixture():
-    assert set(FORMATS) == set(names("format"))
-
-
-@pytest.mark.parametrize("fmt", [*FORMATS, "docs:tsv"])
-def test_format_contract(fmt, sources):
+@pytest.mark.parametrize("name", [*names("format"), "docs:tsv"])
+def test_format_contract(name, request, tmp_path, monkeypatch):
+    """Every registered format on the fixture it names beside it (@contract_example: a
+    hand-written file in its authors' layout), and docs/extending.md's."""
     from autocomp.contracts import suite_problems
     from autocomp.formats import open_suite
-    from autocomp.formats.columns import parse_mapping
 
-    source, images = sources(fmt)
-    if fmt == "docs:tsv":
+    if name == "docs:tsv":
+        docs_examples(tmp_path, monkeypatch)
+        from PIL import Image
+
+        for f, c in (("a.png", "red"), ("b.png", "blue")):
+            Image.new("RGB", (32, 32), c).save(tmp_path / f)
+        (tmp_path / "pairs.tsv").write_text("a.png\ta red cube\ta blue cube\n"
+                                            "b.png\ta blue sphere\ta red sphere\n")
         import tsv_format
 
-        suite = tsv_format.open_tsv(source, None, {}, False)
+        suite = tsv_format.open_tsv(tmp_path / "pairs.tsv", None, {}, False)
     else:
-        columns = (parse_mapping("image=img,positive=cap,negatives=negs")
-                   if fmt == "columns" else None)
-        suite = open_suite(source, fmt, images=images, columns=columns)
+        (fixture,) = _example("format", name)
+        source, images, columns = _source(request.getfixturevalue(fixture))
+        suite = open_suite(source, name, images=images, columns=columns)
     assert suite_problems(suite) == []
 
 
@@ -821,44 +852,10 @@ def test_every_config_default_is_declared_once():
     assert dataclasses.asdict(bg) == {"min_fraction": 0.7, "min_gray": 190, "region": "boxes"}
 
 
-SCORER_CONTRACTS = {  # each registered scorer family -> where its contract is run
-    "open_clip": "test_scorer_contract[open_clip]", "hf": "test_scorer_contract[clip]",
-    "blind": "test_scorer_contract[blind:unigram]", "text": "test_scorer_contract[text:default]",
-    "reference": "test_item_scorer_contract[reference:oracle]",
-    "vlm": "test_item_scorer_contract[vlm:openai:m]",
-    "vqascore": "test_likelihood.py::test_likelihood_scorers_meet_the_scorer_contract",
-    "visualgpt": "test_likelihood.py::test_likelihood_scorers_meet_the_scorer_contract"}
-
-
-def test_every_registered_scorer_family_has_its_contract_run():
-    assert set(SCORER_CONTRACTS) == set(names("scorer"))
-
-
 def _first_letter(body):  # a chat VLM that always names option A
     return {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
         {"index": 0, "finish_reason": "stop",
          "message": {"role": "assistant", "content": "The answer is A."}}]}
-
-
-@pytest.mark.parametrize("spec", ["reference:oracle", "reference:bag-of-concepts",
-                                  "reference:random", "reference:random@3", "vlm:openai:m"])
-def test_item_scorer_contract(spec, small_run, tmp_path, request,  # noqa: F811 (a fixture)
-                              monkeypatch):
-    from autocomp.contracts import item_scorer_problems
-    from autocomp.eval.harness import Harness
-    from autocomp.eval.scorers import load_scorer
-    from autocomp.formats.runs import find_benchmarks
-
-    if spec.startswith("vlm:"):
-        server = request.getfixturevalue("fake_openai")
-        server.reply = staticmethod(_first_letter)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    scorer = load_scorer(spec)
-    harness = Harness(scorer, small_run.dir, small_run.tasks, tmp_path / "cache")
-    for bench in find_benchmarks(small_run.dir, ["shape_color-n2/*", "shape_position-n2/*"]):
-        entries = harness.item_entries(list(bench.items()))
-        assert item_scorer_problems(scorer, entries) == [], bench.name
-    harness.close()
 
 
 def test_the_item_scorer_contract_rejects_a_scorer_forgetting_candidates(small_run,  # noqa: F811

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import built_run
-from tiny_models import tiny_causal_lm, tiny_hf_clip, tiny_hf_siglip, tiny_open_clip
+from tiny_models import tiny_open_clip
 
 from autocomp.cli import main
 from autocomp.concepts.load import load_task
@@ -40,12 +40,11 @@ def run(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("tiny")
-    return {"open_clip": f"open_clip:local-dir:{tiny_open_clip(tmp / 'oc')}",
-            "clip": f"hf:{tiny_hf_clip(tmp / 'clip')}",
-            "siglip": f"hf:{tiny_hf_siglip(tmp / 'siglip')}",
-            "lm": f"blind:lm@{tiny_causal_lm(tmp / 'lm')}"}
+def tiny(tiny_scorers):
+    """Specs of the suite's tiny open_clip CLIP, CLIP, SigLIP and causal LM."""
+    return {"open_clip": f"open_clip:local-dir:{tiny_scorers['open_clip']}",
+            "clip": f"hf:{tiny_scorers['clip']}", "siglip": f"hf:{tiny_scorers['siglip']}",
+            "lm": f"blind:lm@{tiny_scorers['lm']}"}
 
 
 def _results(out):

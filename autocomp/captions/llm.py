@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from autocomp.captions.chat import clean_caption, messages
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.core.log import package_logger
 from autocomp.models.devices import OnDevice
 
@@ -28,6 +29,7 @@ log = package_logger(__name__)
 DEFAULT_MODEL = "google/gemma-3-12b-it"
 
 
+@contract_example(model="{tiny:gemma_lm}", max_new_tokens=4, device="cpu")
 class TransformersWriter(OnDevice, Backend):
     extra = "gen"
 

@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from autocomp.captions.chat import clean_caption, messages
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.models.chat import ChatClient
 
 
+@contract_example(model="m", base_url="{openai}")
 class OpenAIWriter(Backend):
     gpu_cost = "served"  # a model in its own server (core/backend.Backend.gpu_cost)
     extra = "openai"

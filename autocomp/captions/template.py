@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from autocomp.captions.writers import CaptionRequest
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.language.grammar import article_for, join
 
 SETTINGS = (
@@ -36,6 +37,7 @@ VERBS = ("sits", "rests", "stands", "lies")
 NEAR = ("beside", "next to", "near", "close to")
 
 
+@contract_example()
 class TemplateWriter(Backend):
     gpu_cost = "none"  # runs on the CPU (core/backend.Backend.gpu_cost)
 

@@ -17,9 +17,11 @@ from autocomp.captions.chat import clean_caption
 from autocomp.captions.llm import DEFAULT_MODEL, chat_texts, row_seed
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.models.vllm_engine import EngineUser
 
 
+@contract_example(model="{tiny:gemma_lm}")
 class VLLMWriter(EngineUser, Backend):
     extra = "vllm"
     run_options = ("device", "gpu_memory_utilization")

@@ -103,6 +103,18 @@ def required(method):
     return method
 
 
+def contract_example(*specs, **options):
+    """Declares, beside a built-in entry, what the suite holds it to its family's contract
+    on (tests/test_contracts.py, for every registered name; an entry without one fails
+    there): the options a backend is built with ("{tiny:NAME}" stands for a tiny random
+    model of the suite, "{openai}" for its stand-in chat server), the specs a scorer is
+    loaded from, or the suite's fixture that writes a file in a format's layout."""
+    def mark(target):
+        target.contract_example = specs or options
+        return target
+    return mark
+
+
 @dataclass(frozen=True)
 class Form:
     """What an entry of a family must be: a subclass of `base` with `methods` (and its own

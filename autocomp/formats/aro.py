@@ -28,6 +28,7 @@ import math
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.formats.images import ImageRoot, crop_problem
 from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space
 
@@ -185,6 +186,7 @@ def load_aro(source: Path, roots: dict) -> Suite:
     return Suite("aro", source, Path(os.path.commonpath(sorted(used))), benches, {}, info)
 
 
+@contract_example("aro")
 def open_aro(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
     """Images under --images, else where the authors put them: images/ beside
     VG-Relation's and VG-Attribution's JSON, the COCO or Flickr30k root (the folder the

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.formats.images import cache_folder, save_image
 from autocomp.formats.suite import LoadedBenchmark, Suite
 
@@ -264,5 +265,6 @@ def _items(members, task, track: str, kind: str, label: str):
                "positive": negs.positive, "negatives": [x.to_dict() for x in negs.negatives]}
 
 
+@contract_example("hf_release")
 def open_autocomp_hf(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
     return load_autocomp_hf(source, images)

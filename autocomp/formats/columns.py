@@ -30,6 +30,7 @@ from pathlib import Path
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.formats.images import ImageCells, ImageRoot
 from autocomp.formats.suite import (
     LoadedBenchmark,
@@ -222,5 +223,6 @@ def _caption(row: dict, column: str, source, i: int) -> str:
     return normalise_space(text)
 
 
+@contract_example("columns_source")
 def open_columns(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
     return load_columns(source, columns, images, skip_missing, text_only)

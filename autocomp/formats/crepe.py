@@ -30,6 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.formats.images import ImageRoot, crop_problem, image_root
 from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space, own_files
 
@@ -242,6 +243,7 @@ def load_crepe(source: Path, root: ImageRoot) -> Suite:
     return Suite("crepe", source, root.root, benches, {}, info)
 
 
+@contract_example("crepe")
 def open_crepe(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
     return load_crepe(source, image_root(images, "crepe", "Visual Genome", skip_missing,
                                          text_only))

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.formats.images import ImageCells, ImageRoot
 from autocomp.formats.suite import (
     LoadedBenchmark,
@@ -216,5 +217,5 @@ def _opener(name: str):
     return open_
 
 
-open_winoground = _opener("winoground")
-open_colorswap = _opener("colorswap")
+open_winoground = contract_example("winoground")(_opener("winoground"))
+open_colorswap = contract_example("colorswap")(_opener("colorswap"))

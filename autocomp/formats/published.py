@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.formats.images import cache_folder, save_image
 from autocomp.formats.suite import LoadedBenchmark, Suite, parquet_rows
 
@@ -102,6 +103,7 @@ def load_published(source, images=None) -> Suite:
     return Suite("autocomp-export", source, folder.resolve(), benches, tasks, info)
 
 
+@contract_example("exported_run")
 def open_published(source, images, columns, skip_missing, text_only: bool = False) -> Suite:
     """The format registry's opener (formats/__init__.py)."""
     return load_published(source, images)

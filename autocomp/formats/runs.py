@@ -10,6 +10,7 @@ from pathlib import Path
 
 from autocomp.bench.store import expand, is_compact
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.core.records import numbered_jsonl
 from autocomp.core.run_paths import RunPaths
 from autocomp.core.scene import SceneGraph
@@ -152,6 +153,7 @@ class Benchmark:
                           cache_key(f"{self.fingerprint()} limit={limit}", task))
 
 
+@contract_example("small_run")
 def open_run(source, images, columns, skip_missing: bool, text_only=False):
     """An autocomp run directory as a Suite (its images lie inside it)."""
     from autocomp.formats.suite import Suite

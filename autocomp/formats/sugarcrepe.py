@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.formats.images import ImageRoot, image_root
 from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space
 
@@ -122,6 +123,7 @@ def load_sugarcrepe(source: Path, root: ImageRoot) -> Suite:
     return Suite("sugarcrepe", source, root.root, benches, {}, info)
 
 
+@contract_example("sugarcrepe_source")
 def open_sugarcrepe(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
     return load_sugarcrepe(source, image_root(images, "sugarcrepe", "COCO val2017",
                                               skip_missing, text_only))

@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.formats.images import ImageRoot, image_root
 from autocomp.formats.suite import LoadedBenchmark, Suite, json_rows, normalise_space, spaced
 
@@ -116,6 +117,7 @@ def load_sugarcrepe_pp(source: Path, root: ImageRoot) -> Suite:
     return Suite("sugarcrepe++", source, root.root, benches, {}, info)
 
 
+@contract_example("scpp")
 def open_sugarcrepe_pp(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
     return load_sugarcrepe_pp(Path(source), image_root(images, "sugarcrepe++",
                                                        "COCO val2017", skip_missing,

@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.formats.images import ImageRoot, image_root
 from autocomp.formats.suite import LoadedBenchmark, Suite, normalise_space, spaced
 
@@ -108,6 +109,7 @@ def load_valse(source: Path, root: ImageRoot) -> Suite:
     return Suite("valse", source, root.root, benches, {}, info)
 
 
+@contract_example("valse")
 def open_valse(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
     return load_valse(Path(source), image_root(images, "valse", "source datasets'",
                                                skip_missing, text_only))

@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.formats.images import ImageRoot, image_root
 from autocomp.formats.suite import (
     LoadedBenchmark,
@@ -145,6 +146,7 @@ def load_vlchecklist(source: Path, root: ImageRoot) -> Suite:
     return Suite("vl-checklist", source, root.root, benches, {}, info)
 
 
+@contract_example("vlchecklist")
 def open_vlchecklist(source, images, columns, skip_missing: bool, text_only=False) -> Suite:
     return load_vlchecklist(Path(source), image_root(images, "vl-checklist",
                                                      "vg/, swig/ and hake/", skip_missing,

@@ -28,12 +28,14 @@ from collections.abc import Sequence
 
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.models.devices import OnDevice
 from autocomp.synth.base import GeneratedImage, ImageRequest
 
 DEFAULT_MODEL = "stabilityai/stable-diffusion-3.5-large"
 
 
+@contract_example(model="{tiny:sd3}", size=32, steps=2, device="cpu")
 class DiffusersGenerator(OnDevice, Backend):
     extra = "gen"
     # PNG bytes per pixel of a photographic 1024 px image (a stated figure, not measured

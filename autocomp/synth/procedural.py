@@ -29,6 +29,7 @@ from autocomp.concepts import drawable
 from autocomp.concepts.task import Task
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.language.grammar import join
 from autocomp.synth import background
 from autocomp.synth.base import GeneratedImage, ImageRequest
@@ -40,6 +41,7 @@ from autocomp.synth.scenes import draw_scene, scene_cannot_draw
 from autocomp.synth.shapes import SHAPES, pattern_pitch
 
 
+@contract_example()
 class ProceduralGenerator(Backend):
     gpu_cost = "none"  # runs on the CPU (core/backend.Backend.gpu_cost)
     # PNG bytes per pixel, measured: configs/demo.yaml at 256 px, 792 images: flat minimal

@@ -16,6 +16,7 @@ import numpy as np
 
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.core.masks import fill_holes
 from autocomp.core.pixel_minmax import channel_max, channel_min
 from autocomp.synth.shapes import INK_MAX, SHAPES, fill_fraction, silhouette
@@ -24,6 +25,7 @@ from autocomp.validators.base import Detection
 WHITE_MIN = 231  # a pixel whose channels are all >= this is white
 
 
+@contract_example()
 class ColorBlobDetector(Backend):
     gpu_cost = "none"  # runs on the CPU (core/backend.Backend.gpu_cost)
 

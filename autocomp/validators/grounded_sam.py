@@ -16,6 +16,7 @@ import numpy as np
 
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.models.devices import OnDevice
 from autocomp.validators.base import Detection
 
@@ -41,6 +42,8 @@ def match_label(label: str, names: Sequence[str]) -> str | None:
     return max(fits, key=lambda n: len(n.split())) if fits else None
 
 
+@contract_example(detector_model="{tiny:dino}", segmenter_model="{tiny:sam2}",
+                  box_threshold=0.0, text_threshold=0.0, device="cpu")
 class GroundedSam2Detector(OnDevice, Backend):
     extra = "gen"
 

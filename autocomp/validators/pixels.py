@@ -24,12 +24,14 @@ import numpy as np
 from autocomp.concepts import drawable
 from autocomp.concepts.questions import Question
 from autocomp.core.backend import Backend
+from autocomp.core.families import contract_example
 from autocomp.language.grammar import join
 from autocomp.validators.base import Detection
 
 UNKNOWN = "unknown"
 
 
+@contract_example()
 class PixelAnswerer(Backend):
     gpu_cost = "none"  # runs on the CPU (core/backend.Backend.gpu_cost)
 

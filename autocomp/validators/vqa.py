@@ -26,6 +26,7 @@ import numpy as np
 from autocomp.concepts.questions import Question
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.models.chat import ChatClient
 from autocomp.models.devices import OnDevice
 from autocomp.models.loading import chat_padding
@@ -108,6 +109,7 @@ class Likely:
         return [[min(p, 1.0) for p in job] for job in out]  # rounding past 1
 
 
+@contract_example(model="{tiny:gemma_vlm}", max_new_tokens=3, device="cpu")
 class TransformersAnswerer(Likely, Asking, OnDevice, Backend):
     """`batch_size`: questions per `generate` call (the validation batch's images share
     it; an image's questions share one encoding of the image, models/encode_once.py)."""
@@ -178,6 +180,7 @@ class TransformersAnswerer(Likely, Asking, OnDevice, Backend):
         return out
 
 
+@contract_example(model="m", base_url="{openai}")
 class OpenAIAnswerer(Asking, Backend):
     gpu_cost = "served"  # a model in its own server (core/backend.Backend.gpu_cost)
     extra = "openai"

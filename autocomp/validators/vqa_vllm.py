@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from autocomp.core.backend import Backend
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.models.vllm_engine import EngineUser
 from autocomp.validators.vqa import DEFAULT_MODEL, Asking, Likely
 
@@ -36,6 +37,7 @@ def image_prompts(proc, pairs: Sequence[tuple], continuations: Sequence[str] | N
     return prompts, counts
 
 
+@contract_example(model="{tiny:gemma_vlm}")
 class VLLMAnswerer(Likely, Asking, EngineUser, Backend):
     extra = "vllm"
     run_options = ("device", "gpu_memory_utilization")

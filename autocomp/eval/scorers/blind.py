@@ -27,6 +27,7 @@ import numpy as np
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.eval.scorers.base import TextScorer
 from autocomp.models.hub import fingerprint
 
@@ -121,6 +122,7 @@ class StridedPerplexity(CausalLM):
         return np.array(out, dtype=np.float32)
 
 
+@contract_example("blind:unigram", "blind:distinct", "blind:length", "blind:lm@{tiny:lm}")
 def make_blind(name, pretrained=None, **kw):
     from autocomp.eval.scorers.choice import MultipleChoice
 

@@ -11,12 +11,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from autocomp.core.families import contract_example
 from autocomp.eval.scorers.base import DualEncoder, normalise
 from autocomp.models.hub import fingerprint
 
 SIGLIP_TEXT_LENGTH = 64
 
 
+@contract_example("hf:{tiny:clip}", "hf:{tiny:siglip}")
 class HFScorer(DualEncoder):
     family = "hf"
 

@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.eval.scorers.base import PairScorer
 from autocomp.eval.scorers.vlm import model_ref
 
@@ -102,6 +103,7 @@ class Likelihood(PairScorer):
                             f"answer; use {self.family}:<transformers id or folder>")
 
 
+@contract_example("vqascore:{tiny:gemma_vlm}")
 class VQAScore(Likelihood):
     family = "vqascore"
     stats_keys = ("pairs", "yes_unlisted")
@@ -134,6 +136,7 @@ class VQAScore(Likelihood):
         return out
 
 
+@contract_example("visualgpt:{tiny:gemma_vlm}")
 class VisualGPTScore(Likelihood):
     family = "visualgpt"
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError, WeightsMissing
+from autocomp.core.families import contract_example
 from autocomp.eval.scorers.base import DualEncoder, normalise
 from autocomp.models.hub import fingerprint
 
@@ -53,6 +54,7 @@ def _check_tag(open_clip, name: str, pretrained: str | None, spec: str) -> None:
                             f"{name} (known tags: {known})")
 
 
+@contract_example("open_clip:local-dir:{tiny:open_clip}")
 class OpenClipScorer(DualEncoder):
     family = "open_clip"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.eval.scorers.base import ItemScorer
 
 
@@ -73,6 +74,8 @@ class Random(ItemScorer):
 REFERENCES = {"oracle": Oracle, "bag-of-concepts": BagOfConcepts, "random": Random}
 
 
+@contract_example("reference:oracle", "reference:bag-of-concepts", "reference:random",
+                  "reference:random@3")
 def make_reference(name, pretrained=None, **kw):
     if name not in REFERENCES:
         raise AutocompError(f"unknown reference scorer '{name}' (known: "

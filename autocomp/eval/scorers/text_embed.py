@@ -18,9 +18,11 @@ import numpy as np
 
 from autocomp.core.backend import require
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.eval.scorers.base import Scorer
 
 
+@contract_example("text:default")
 class TextEmbedding(Scorer):
     scoring = "text-embedding"
     family = "text"

@@ -20,6 +20,7 @@ subsampling (confusion: the positive + 49 negatives), retries and scoring are ch
 from __future__ import annotations
 
 from autocomp.core.errors import AutocompError
+from autocomp.core.families import contract_example
 from autocomp.eval.scorers.choice import ChoiceScorer, letters, parse_letter
 
 PROMPT = ("Which caption describes this image correctly? Exactly one option is right; the "
@@ -44,6 +45,7 @@ def model_ref(family: str, name: str, pretrained: str | None) -> tuple[str, str]
     return backend, model
 
 
+@contract_example("vlm:openai:m")
 class VLMChoice(ChoiceScorer):
     family = "vlm"
     needs_image = True
