@@ -215,7 +215,7 @@ def main(argv=None) -> None:
     local.apply()  # compile caches and threads per rank, before torch reads them
     try:
         worker(args.run_dir, stages, not args.no_progress, args.lock_held_by)
-    except Exception as exc:  # noqa: BLE001 (each kind its exit status, recorded for the job)
+    except Exception as exc:  # noqa: BLE001 (each failure class its exit status, recorded for the job)
         from autocomp.runtime.failures import record
 
         code = record(args.run_dir, exc, int(os.environ.get("RANK", "0") or 0))

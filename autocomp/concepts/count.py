@@ -4,10 +4,10 @@
     kind: count
     objects: shapes        # no pair nouns ("two gloves" would not say how many pairs)
     values: numbers        # an attribute vocabulary whose entries carry `count`
-    n: [1, 2, 3]           # how many kinds of object
+    n: [1, 2, 3]           # how many objects are counted, each with its numeral
 
 A concept is an attribute concept whose attribute is a numeral: the scene graph keeps one
-object per kind, its numeral as its attribute, and `object_counts` says how many of each
+object per noun, its numeral as its attribute, and `object_counts` says how many of each
 the image must show, which the objects check (detected classes and counts, docs/methods.md
 section 3) compares. Swap permutes the numerals over the objects ("three cubes and two
 spheres"), confusion repeats one ("two cubes and two spheres").
@@ -69,5 +69,5 @@ def counted(noun: Noun) -> Noun:
 
 
 def copies(entry) -> int:
-    """How many of the object a numeral asks for (its kind's count)."""
+    """How many of the object a numeral asks for (as its drawable kind counts it)."""
     return drawable.kind_of(entry).copies(entry.value)

@@ -212,7 +212,7 @@ class SceneTask(TaskType):
         return groups
 
     def category(self, graph: SceneGraph, pos, names, values) -> str:
-        """Which kinds of primitive the negative changed ("objects + attributes"); `pos`:
+        """Which primitives the negative changed ("objects + attributes"); `pos`:
         the positive's value slots."""
         n_attr = len(attribute_slots(graph))
         changed = []

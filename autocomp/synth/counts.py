@@ -1,5 +1,5 @@
 """How the procedural generator draws a count concept ("two cubes and three spheres"):
-as many instances of each object as its numeral says, each kind in its own palette color,
+as many instances of each object as its numeral says, each object in its own palette color,
 placed in distinct cells of a grid (so instances never touch and each is its own blob).
 
 Faults: `swap` makes two kinds trade their counts, `wrong_color`/`wrong_value` draws one

@@ -223,7 +223,7 @@ def _readable(path: Path) -> bool:
     try:
         with Image.open(path) as image:
             image.verify()
-    except Exception:  # noqa: BLE001 (PIL raises many kinds for a file that is no image)
+    except Exception:  # noqa: BLE001 (PIL raises many error classes for a file that is no image)
         return False
     return True
 
