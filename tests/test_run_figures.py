@@ -204,3 +204,32 @@ def test_min_vs_ctx_many_models_stay_apart_and_readable():
     looks = {(tuple(p.get_facecolor()), p.get_hatch()) for p in fig.legends[0].get_patches()}
     assert len(looks) == 23  # past ten models: no two alike
     assert not _overlaps(fig)
+
+
+def test_a_figure_drawn_from_the_same_inputs_is_kept_and_any_change_draws_it_again(tmp_path):
+    """`autocomp run` on a done run summarises it again: its figures are kept, not drawn
+    again, when the PNG records the same inputs (figure_key); other rows, a missing PDF or
+    SVG, or a damaged PNG draw all three again."""
+    from autocomp.report.figures import KEY_FIELD, figure_key
+
+    rows = _rows({("shape_color", 2): [100.0, 97.0, 95.0, 90.0, 96.0, 91.0]})
+    png = funnel_figure(rows, tmp_path / "funnel.png")
+    files = [png.with_suffix(f".{f}") for f in ("png", "pdf", "svg")]
+    first = [p.stat().st_ino for p in files]  # every write is a new file (atomic rename)
+    from PIL import Image
+
+    with Image.open(png) as image:
+        assert image.text[KEY_FIELD] == figure_key("funnel", rows)
+    assert funnel_figure(rows, tmp_path / "funnel.png") == png
+    assert [p.stat().st_ino for p in files] == first  # kept: not one byte written
+    files[2].unlink()  # the SVG gone: all three again
+    funnel_figure(rows, tmp_path / "funnel.png")
+    again = [p.stat().st_ino for p in files]
+    assert all(a != b for a, b in zip(again[:2], first[:2], strict=True))
+    other = _rows({("shape_color", 2): [100.0, 97.0, 95.0, 90.0, 96.0, 90.0]})
+    funnel_figure(other, tmp_path / "funnel.png")
+    assert all(p.stat().st_ino != i for p, i in zip(files, again, strict=True))
+    png.write_bytes(b"\x89PNG damaged")
+    funnel_figure(other, tmp_path / "funnel.png")
+    with Image.open(png) as image:
+        assert image.text[KEY_FIELD] == figure_key("funnel", other)
