@@ -6,6 +6,15 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# a pytest-xdist worker per core (pyproject's addopts): each worker, and every process it
+# starts, gets its share of the cores for the math libraries' threads (OpenMP, OpenBLAS,
+# MKL), set before torch or numpy loads them. Unset, 2 workers ran 2 threads each on 2
+# cores, whose OpenMP threads spin while they wait: the inner loop took 132.7 s, not 116.4
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    _share = max(1, (os.cpu_count() or 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT",
+                                                               "1")))
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, str(_share))
 # tests/shims/ first, here and in every subprocess: wandb left out (1.1 s of every
 # process importing open_clip, through timm; tests/shims/wandb.py says why)
 SHIMS = str(Path(__file__).resolve().parent / "shims")
