@@ -53,13 +53,34 @@ class CaptionsConfig:
 
 
 @dataclass(frozen=True)
+class Compared:
+    """A generator the run's own is compared with (generate.compare, docs/generators.md):
+    its label (in image ids, benchmark names and reports) and the generator."""
+
+    label: str
+    backend: Backend
+
+
+@dataclass(frozen=True)
 class GenerateConfig:
     generator: Backend = Backend("procedural")  # YAML: generator, options
     batch_size: int = integer(16, minimum=1, doc="images per generator call")
+    # YAML: compare, a list of {name, generator, options}: more generators, each drawing
+    # every concept from the same seed, validated alike, with benchmarks of the same items
+    compare: tuple[Compared, ...] = ()
 
     def yaml(self) -> dict:
-        return {"generator": self.generator.name, "options": dict(self.generator.options),
-                **dump_section(self)}
+        out = {"generator": self.generator.name, "options": dict(self.generator.options),
+               **dump_section(self)}
+        if self.compare:
+            out["compare"] = [{"name": c.label, "generator": c.backend.name,
+                               "options": dict(c.backend.options)} for c in self.compare]
+        return out
+
+    def generators(self) -> list[tuple[str | None, Backend]]:
+        """(label, generator) of every generator of the run: its own first (label None),
+        then those it is compared with."""
+        return [(None, self.generator), *((c.label, c.backend) for c in self.compare)]
 
 
 @dataclass(frozen=True)
@@ -257,10 +278,31 @@ class _Parser(FieldReader):
                                 "captions")})
 
     def generate(self, data) -> GenerateConfig:
-        return read_section(self, GenerateConfig, data, "generate", ("generator", "options"),
+        return read_section(self, GenerateConfig, data, "generate",
+                            ("generator", "options", "compare"),
                             lambda d: {"generator": self.backend(
                                 "generator", d.get("generator", "procedural"),
-                                d.get("options", {}), "generate")})
+                                d.get("options", {}), "generate"),
+                                "compare": self.compared(d.get("compare"))})
+
+    def compared(self, value) -> tuple[Compared, ...]:
+        """generate.compare: each entry a plain, unique name (it becomes part of image and
+        benchmark names), a registered generator and its options."""
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self.error("generate.compare",
+                             "expected a list of {name, generator, options}", value)
+        out: list[Compared] = []
+        for i, entry in enumerate(value):
+            fld = f"generate.compare[{i}]"
+            entry = self.mapping(entry, fld, {"name", "generator", "options"})
+            label = self.file_name(entry.get("name"), f"{fld}.name")
+            if label in (c.label for c in out):
+                raise self.error(f"{fld}.name", "named twice in generate.compare", label)
+            out.append(Compared(label, self.backend("generator", entry.get("generator"),
+                                                    entry.get("options", {}), fld)))
+        return tuple(out)
 
     def validate(self, data) -> ValidateConfig:
         """Detector, answerer, and a section of options per check that declares some
@@ -346,8 +388,8 @@ class _Parser(FieldReader):
         from autocomp.negatives.generate import count_problem
 
         judges = [(what, backend, resolve(what, backend.name)) for what, backend in
-                  (("generator", cfg.generate.generator), ("detector", cfg.validate.detector),
-                   ("answerer", cfg.validate.answerer))]
+                  (*(("generator", g) for _, g in cfg.generate.generators()),
+                   ("detector", cfg.validate.detector), ("answerer", cfg.validate.answerer))]
         refs = cfg.task_paths()
         filled = []
         warned: set[str] = set()

@@ -102,10 +102,14 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
         concepts = {c.id: c for c in run.read("concepts")}
         captions = {c.id: c for c in run.read("captions")}
         seeds = {r.id: r.seed for r in run.read("images")}
-        passed: dict[str, dict] = defaultdict(dict)  # concept -> track -> validation record
+        # generator label (None: the run's own) -> concept -> track -> validation record
+        passed: dict[str | None, dict] = {label: defaultdict(dict)
+                                           for label, _ in run.config.generate.generators()}
         for v in run.read("validation"):
-            if v.passed:
-                passed[v.concept][v.track] = v
+            if v.passed and v.generator in passed:
+                passed[v.generator][v.concept][v.track] = v
+        compared = {label: by for label, by in passed.items() if label is not None}
+        passed = passed[None]
     made = _Made(run, store, seeds)
     with _Writers(run.paths.root) as out, paused(), \
             Progress("build", len(concepts), "concept") as bar:  # no GC: plain data
@@ -115,6 +119,9 @@ def build(run: Run, store: str | None = None, partial: list[str] | None = None) 
             if tracks and not concept.partner_of:  # a partner: in winoground items only
                 made.positives(concept, captions[cid], tracks)
                 made.items(out, concept, captions[cid], tracks)
+            for label, by in compared.items():  # the same items, on each one's images
+                if by.get(cid) and not concept.partner_of:
+                    made.items(out, concept, captions[cid], by[cid], label)
         if KIND in run.config.build.benchmarks:
             for bench_file, item in winoground_items(concepts, captions, passed, run.tasks,
                                                      made.ledger.drop):
@@ -152,20 +159,21 @@ class _Made:
                                         **{f"{t}_caption": cap.caption(t) for t in TRACKS}})
             self.table[key]["paired"] += 1
 
-    def items(self, out, concept, cap, tracks: dict) -> None:
-        """An item per benchmark kind the task defines at the concept's N and track."""
+    def items(self, out, concept, cap, tracks: dict, generator: str | None = None) -> None:
+        """An item per benchmark kind the task defines at the concept's N and track (on the
+        images of the compared generator `generator`: its own benchmark files)."""
         task, graph, build = self.run.tasks[concept.task], concept.scene, self.run.config.build
         paired = all(t in tracks for t in TRACKS)
         kinds, over = item_kinds(task, graph, build.benchmarks, build.max_negatives)
         for kind in over:
-            self.skipped[f"{task.name} {kind}"] += 1
+            self.skipped[f"{task.name} {kind}"] += generator is None
             for track in tracks:
-                self.ledger.drop(BenchFile(task.name, concept.n, track, kind),
+                self.ledger.drop(BenchFile(task.name, concept.n, track, kind, generator),
                                  ABOVE_MAX_NEGATIVES)
         minimal = task.minimal_caption(graph) if kinds and "minimal" in tracks else None
         for kind, track in product(kinds, tracks):
             row = compact_item(tracks[track], concept, cap, task, track, kind, paired, minimal)
-            out.write(BenchFile(task.name, concept.n, track, kind).relative,
+            out.write(BenchFile(task.name, concept.n, track, kind, generator).relative,
                       expand(row, task, limit=build.max_negatives)
                       if self.store == "full" else row)
 

@@ -43,7 +43,9 @@ def compact_item(v, concept, cap, task, track: str, kind: str, paired: bool,
         positive = minimal if minimal is not None else task.minimal_caption(concept.scene)
     else:
         positive = cap.contextual
-    return {"id": f"{v.id}-{kind}", "concept": concept.id, "task": task.name,
+    # the item's id is its concept's, track's and kind's, whichever generator drew the
+    # image (a compared generator's image id ends "@<label>"): items pair across generators
+    return {"id": f"{v.id.partition('@')[0]}-{kind}", "concept": concept.id, "task": task.name,
             "n": concept.n, "track": track, "kind": kind, "image": v.image,
             "graph": concept.graph, "paired": paired, "positive": positive,
             "regenerate": {"version": VERSION,

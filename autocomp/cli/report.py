@@ -54,11 +54,12 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
     Winoground, ColorSwap, ARO, tables); then the tables left out and why. Several folders
     (two runs, a run and SugarCrepe) share the tables."""
     from autocomp.report.external import EXTERNAL
-    from autocomp.report.gather import gather
+    from autocomp.report.gather import compared_note, gather, own_generator
     from autocomp.report.min_vs_ctx import min_vs_ctx_figure
     from autocomp.report.tables import report_tables
 
     results, labels = gather(list(results_dirs), models_file)
+    results, compared = own_generator(results)
 
     exclude = None
     if exclude_relations:
@@ -70,6 +71,8 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
             raise AutocompError(f"cannot read it ({exc})", file=exclude_relations) from None
         exclude = {line.strip() for line in text.splitlines() if line.strip()}
     tables, skipped = report_tables(results, labels, exclude)
+    if compared:
+        skipped.append(compared_note(compared))
     if compare:
         from autocomp.report.paired import compare_table
 

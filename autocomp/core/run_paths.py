@@ -7,7 +7,8 @@
     stats/timing/<stage>[.rank-<r>].json wall-clock (the only files that vary)
     images/<shard>/<id>.png              both tracks of every concept
     bench/sets/<set>.jsonl               validated images per track; paired concepts
-    bench/<task>-n<N>/<track>-<kind>.jsonl   benchmark items
+    bench/<task>-n<N>/<track>-<kind>.jsonl   benchmark items (-<kind>@<label>: the same
+                                         items on a compared generator's images)
     figures/<name>.png                   the run's figures
     review/                              human validation: samples and judgments
     cache/                               eval's vectors (the default --cache)
@@ -33,16 +34,20 @@ def part_name(rank: int) -> str:
 
 @dataclass(frozen=True)
 class BenchFile:
-    """One benchmark file of a run: bench/<task>-n<N>/<track>-<kind>.jsonl."""
+    """One benchmark file of a run: bench/<task>-n<N>/<track>-<kind>.jsonl, or
+    <track>-<kind>@<label>.jsonl for the same items on a compared generator's images
+    (generate.compare)."""
 
     task: str
     n: int
     track: str
     kind: str
+    generator: str | None = None
 
     @property
     def name(self) -> str:
-        return f"{self.task}-n{self.n}/{self.track}-{self.kind}"
+        at = f"@{self.generator}" if self.generator else ""
+        return f"{self.task}-n{self.n}/{self.track}-{self.kind}{at}"
 
     @property
     def relative(self) -> str:
@@ -50,11 +55,12 @@ class BenchFile:
 
     @classmethod
     def parse(cls, name: str) -> BenchFile:
-        """The file of a benchmark name ("shape_color-n2/minimal-swap")."""
+        """The file of a benchmark name ("shape_color-n2/minimal-swap", "...-swap@sd35")."""
         folder, _, stem = name.partition("/")
         task, _, n = folder.rpartition("-n")
+        stem, _, label = stem.partition("@")
         track, _, kind = stem.partition("-")
-        return cls(task, int(n), track, kind)
+        return cls(task, int(n), track, kind, label or None)
 
 
 @dataclass(frozen=True)
@@ -122,9 +128,10 @@ class RunPaths:
         out = []
         for path in sorted(self.bench.glob("*-n*/*-*.jsonl")):
             task, _, n = path.parent.name.rpartition("-n")
-            track, _, kind = path.stem.partition("-")
+            stem, _, label = path.stem.partition("@")
+            track, _, kind = stem.partition("-")
             if task and n.isdigit():
-                out.append((BenchFile(task, int(n), track, kind), path))
+                out.append((BenchFile(task, int(n), track, kind, label or None), path))
         return out
 
     def figure(self, name: str, suffix: str = ".png") -> Path:

@@ -106,7 +106,8 @@ class CaptionRecord(Record):
 
 @dataclass(frozen=True)
 class _OfImage(Record):
-    id: str  # the image's: "<concept>-<track>"
+    id: str  # the image's: "<concept>-<track>", "<concept>-<track>@<label>" when drawn by a
+    #          compared generator (generate.compare)
     concept: str
     task: str
     n: int
@@ -122,8 +123,10 @@ class ImageRecord(_OfImage):
     faults: list
     truth: dict
     generation: dict | None = None  # what the generator recorded (model, dtype, ...)
+    # the label of the compared generator that drew it (generate.compare); None: the run's own
+    generator: str | None = None
 
-    OPTIONAL = ("generation",)
+    OPTIONAL = ("generation", "generator")
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,9 @@ class ValidationRecord(_OfImage):
     passed: bool
     failed_at: str | None
     checks: list
+    generator: str | None = None  # as its image's
+
+    OPTIONAL = ("generator",)
 
 
 RECORDS = {"concepts": ConceptRecord, "captions": CaptionRecord, "images": ImageRecord,

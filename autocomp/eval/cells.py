@@ -263,6 +263,8 @@ class Session:
                   "precision": getattr(s, "precision", "fp32"),
                   "run": str(suite.source), "autocomp_version": __version__,
                   **provenance(s)}
+        if getattr(bench, "generator", None):  # the same items on another generator's images
+            result["generator"] = bench.generator
         if self.req.labels.get(cell.model):
             result["label"] = self.req.labels[cell.model]
         meta = getattr(bench, "meta", None)

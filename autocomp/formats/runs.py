@@ -55,7 +55,7 @@ class Selection:
 
 @dataclass(frozen=True)
 class Benchmark:
-    name: str  # "<task>-n<N>/<track>-<kind>"
+    name: str  # "<task>-n<N>/<track>-<kind>", "...@<label>" on a compared generator
     task: str
     n: int
     track: str
@@ -71,6 +71,7 @@ class Benchmark:
     selection: Selection | None = field(default=None, compare=False, repr=False)
     # the run whose cache/negatives/ keeps what its compact rows enumerate (None: none)
     run_dir: Path | None = field(default=None, compare=False, repr=False)
+    generator: str | None = None  # the compared generator whose images it holds (label)
 
     def fingerprint(self) -> str:
         """A digest of the stored file (and of what its compact rows are enumerated under),
@@ -183,7 +184,7 @@ def find_benchmarks(run_dir: Path, patterns=(), split: str | None = "test") -> l
     for f, path in paths.benchmark_files():
         b = Benchmark(f.name, f.task, f.n, f.track, f.kind, path, tasks, limit,
                       None if selection is None else replace(selection),
-                      Path(run_dir) if tasks is not None else None)
+                      Path(run_dir) if tasks is not None else None, f.generator)
         if not patterns or any(fnmatch.fnmatch(b.name, p) or fnmatch.fnmatch(b.slug, p)
                                 for p in patterns):
             out.append(b)

@@ -18,7 +18,8 @@ def plan(cfg, concepts: int, images: int) -> dict:
 
     spec = cfg.generate.generator
     generator = resolve("generator", spec.name)
-    png = png_bytes(generator, spec.options)
+    every = cfg.generate.generators()  # `images` counts each generator's (generate.compare)
+    png = sum(png_bytes(resolve("generator", g.name), g.options) for _, g in every) / len(every)
     stated = getattr(generator, "png_bytes_per_pixel", None)
     records = (concepts * 2 + images * 2) * RECORD_BYTES
     bench = images * 4 * 1000.0

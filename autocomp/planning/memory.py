@@ -287,11 +287,12 @@ def stage_rows(cfg, batches: dict | None = None) -> list[dict]:
         opts["batch_size"] = batches.get("captions", opts.get("batch_size", 16))
         rows.append({"stage": "captions", **captions(opts), "batch": opts["batch_size"],
                      "field": "captions.options.batch_size"})
-    g = cfg.generate.generator
-    if local_model("generator", g):
-        batch = batches.get("images", cfg.generate.batch_size)
-        rows.append({"stage": "images", **images(_options("generator", g), batch),
-                     "batch": batch, "field": "generate.batch_size"})
+    for label, g in cfg.generate.generators():  # one held at a time (synth/stage.py)
+        if local_model("generator", g):
+            batch = batches.get("images", cfg.generate.batch_size)
+            rows.append({"stage": "images" + (f" @{label}" if label else ""),
+                         **images(_options("generator", g), batch), "batch": batch,
+                         "field": "generate.batch_size"})
     v = cfg.validate
     detector = _options("detector", v.detector) if local_model("detector", v.detector) \
         else None

@@ -97,12 +97,15 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
     counts = {f"{s.task} N={n}": s.count for s in cfg.concepts for n in s.n}
     concepts = sum(counts.values())
     images = 2 * concepts
+    generators = cfg.generate.generators()  # each draws every image (generate.compare)
+    drawn = images * len(generators)
     stages = [
         ("captions", "writer", cfg.captions.writer, concepts, "caption"),
-        ("images", "generator", cfg.generate.generator, images, "image"),
-        ("validation: objects", "detector", cfg.validate.detector, images, "detect"),
+        *(("images" + (f" @{label}" if label else ""), "generator", g, images, "image")
+          for label, g in generators),
+        ("validation: objects", "detector", cfg.validate.detector, drawn, "detect"),
         ("validation: attributes", "answerer", cfg.validate.answerer,
-         round(images * VQA_SHARE), "vqa"),
+         round(drawn * VQA_SHARE), "vqa"),
     ]
     weights = [(n, s.count) for s in cfg.concepts for n in (s.n or (3,))]
     mean_n = sum(n * c for n, c in weights) / max(sum(c for _, c in weights), 1)
@@ -122,7 +125,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
         if key == "vqa":  # a generate call holds the questions of the batch's survivors
             options["batch_size"] = max(1, min(int(options.get("batch_size", 32)), round(
                 cfg.validate.batch_size * VQA_SHARE * mean_n)))
-        if key == "image":
+        if key == "image" and not image_options:  # the run's own generator's
             image_options = options
         estimate = {}
         for gpu in gpus:
@@ -159,7 +162,7 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
             "memory": {gpu: memory.fit(cfg, memory.card(gpu)[0]) for gpu in gpus},
             "host": host_memory.plan(memory.stage_rows(cfg), per_node, None if cal is None else
                               cal.parts.get("host_memory", {}).get("new_anon_peak_gib")),
-            "disk": disk.plan(cfg, concepts, images),
+            "disk": disk.plan(cfg, concepts, drawn),
             "utilisation": list(costs.UTILISATION),
             "t2i": t2i, "writers": writers, "packages": missing_packages(cfg),
             "settings": {"generator": dict(cfg.generate.generator.options),

@@ -118,14 +118,17 @@ def write_site(folders: list[Path], out: Path, models_file: Path | None = None,
     from autocomp.core.own_files import read_small_json
     from autocomp.core.records import write_text
     from autocomp.eval.cache import folder_name
-    from autocomp.report.gather import folder_names, gather
+    from autocomp.report.gather import compared_note, folder_names, gather, own_generator
     from autocomp.report.leaderboard import board
 
     skipped: list = []
     results, labels = gather(folders, models_file, skipped)
+    results, compared = own_generator(results)
     names = folder_names(folders)
     left = [{"model": "-", "benchmark": "-", "why": f"{_relative(path, folders, names)}: {why}"}
             for path, why in skipped]
+    if compared:  # one board per generator's images: the same items would count twice
+        left.append({"model": "-", "benchmark": "-", "why": compared_note(compared)})
     shown = one_rule(_checked(results, left), ties, left)
     marks, unmarked = _marks(shown, verify, device)
     names, labels = unique_public([r["model"] for r in shown], labels)

@@ -82,6 +82,22 @@ def gather(folders: list[Path], models_file: Path | None = None,
     return [r for _, r in out], labels
 
 
+def own_generator(results: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the results on a run's own generator's images, those on a compared generator's:
+    the same items on other images, generate.compare). A table pooling both would count
+    every item once per generator."""
+    own = [r for r in results if not r.get("generator")]
+    return own, [r for r in results if r.get("generator")]
+
+
+def compared_note(compared: list[dict]) -> str:
+    """What the tables leave out of a run with compared generators, and why."""
+    labels = sorted({r["generator"] for r in compared})
+    return (f"{len(compared)} results on the images of compared generators "
+            f"({', '.join(labels)}; generate.compare): these tables hold the run's own "
+            "generator's, so no item counts twice")
+
+
 def _clashing(per_folder: list[list[dict]]) -> set[str]:
     """Models with a result for the same benchmark in two folders."""
     seen: dict[tuple, set[int]] = defaultdict(set)

@@ -92,6 +92,8 @@ class RunView:
             verdicts = {}
         out = []
         for r in self.run.records("images"):
+            if r.get("generator"):  # a compared generator's (generate.compare)
+                continue
             cap = captions.get(r["concept"], {}).get(r["track"])
             if isinstance(cap, str):
                 out.append({"image": r["image"], "caption": cap, "track": r["track"],

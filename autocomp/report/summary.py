@@ -48,9 +48,13 @@ def summarize(run: Run, figures: bool = True, write: bool = True) -> dict:
     # drawn for their originals' items only
     concepts = [c for c in run.records("concepts") if "partner_of" not in c]
     drawn = {c["id"] for c in concepts}
-    validation = [v for v in run.records("validation") if v.get("concept") in drawn]
+    # the run's own generator's images (a compared generator's: autocomp report's
+    # generators section)
+    validation = [v for v in run.records("validation")
+                  if v.get("concept") in drawn and not v.get("generator")]
     rows = funnel(concepts, run.records("captions"), validation)
-    agree = agreement(run.records("images"), validation)
+    agree = agreement([r for r in run.records("images") if not r.get("generator")],
+                      validation)
     summary = {"stages": stage_status(run), "funnel": rows, "agreement": agree}
     build = run.paths.stats("build")
     if build.exists():

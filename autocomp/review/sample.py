@@ -102,7 +102,8 @@ def draw_validate(run, per_cell: int, seed: int) -> list[dict]:
     captions = {r["id"]: r for r in run.records("captions")}
     by_concept = defaultdict(list)
     for r in run.records("validation"):
-        by_concept[r["concept"]].append(r)
+        if not r.get("generator"):  # the run's own images (not a compared generator's)
+            by_concept[r["concept"]].append(r)
     cells = defaultdict(list)
     for cid in sorted(by_concept):
         c = concepts[cid]

@@ -4,13 +4,14 @@ concept's seed. Images are written with a temp name and a rename, then recorded.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import product
 from pathlib import Path
 
 from autocomp.core.records import TRACKS, atomic_open
 from autocomp.core.registry import instantiate
 from autocomp.core.run_records import ImageRecord
 from autocomp.core.workers import Workers
-from autocomp.runtime.stage import Deferred, Item, ItemStage
+from autocomp.runtime.stage import Deferred, Item, ItemStage, close, free_memory
 from autocomp.synth.base import ImageRequest
 
 
@@ -40,40 +41,53 @@ def png_bytes(generator, options: dict) -> float:
 
 
 class ImageStage(ItemStage):
+    """Every concept's image on each track, drawn by the run's generator and by each it is
+    compared with (generate.compare: image "<concept>-<track>@<label>"), from one seed."""
+
     name = "images"
     needs = ("captions",)
 
     def __init__(self, run, device: str = "cpu", writers: int = 4):
         super().__init__(run, device)
         self.batch_size = run.config.generate.batch_size
-        self._generator = None
+        self._generators: dict = {}
         self.writer = PngWriter(writers)
+
+    def generator_for(self, label: str | None):
+        """The generator labelled `label` (None: the run's own), made on first use. One is
+        held at a time: the one before is dropped and its memory freed first (two
+        diffusion pipelines would not fit one GPU), and the items come generator by
+        generator, so each is made once per rank."""
+        if label not in self._generators:
+            if self._generators:
+                close(*self._generators.values())
+                self._generators = {}
+                free_memory()
+            spec = dict(self.run.config.generate.generators())[label]
+            self._generators[label] = instantiate("generator", spec, self.device)
+        return self._generators[label]
 
     @property
     def generator(self):
-        if self._generator is None:
-            self._generator = instantiate("generator", self.run.config.generate.generator,
-                                          self.device)
-        return self._generator
+        return self.generator_for(None)
 
     def release(self) -> None:
-        self._generator = None
+        self._generators = {}
 
     def items(self) -> list[Item]:
         concepts = {c.id: c for c in self.run.read("concepts")}
-        out = []
-        for cap in self.run.read("captions"):
-            if not cap.passed:
-                continue
-            for track in TRACKS:
-                out.append(Item(f"{cap.id}-{track}", {
-                    "concept": concepts[cap.id], "track": track,
-                    "prompt": cap.caption(track)}))
-        return out
+        labels = [label for label, _ in self.run.config.generate.generators()]
+        passed = [cap for cap in self.run.read("captions") if cap.passed]
+        return [Item(f"{cap.id}-{track}" + (f"@{label}" if label else ""), {
+                    "concept": concepts[cap.id], "track": track, "generator": label,
+                    "prompt": cap.caption(track)})
+                for label, cap, track in product(labels, passed, TRACKS)]
 
     def stratum(self, item: Item) -> str:
-        """Each rank gets an equal share of both tracks (a scene costs more to draw)."""
-        return item.data["track"]
+        """Each rank gets an equal share of both tracks (a scene costs more to draw) and of
+        each generator."""
+        label = item.data["generator"]
+        return item.data["track"] if label is None else f"{item.data['track']}@{label}"
 
     def process(self, batch: Sequence[Item]) -> Deferred:
         requests = []
@@ -81,15 +95,20 @@ class ImageStage(ItemStage):
             c = it.data["concept"]
             requests.append(ImageRequest(it.id, c.scene, self.run.tasks[c.task],
                                          it.data["track"], c.seed, it.data["prompt"]))
-        images = self.generator.generate(requests)
+        images: dict[str, object] = {}
+        for label in dict.fromkeys(it.data["generator"] for it in batch):  # in batch order
+            mine = [req for it, req in zip(batch, requests, strict=True)
+                    if it.data["generator"] == label]
+            images.update(zip((r.id for r in mine), self.generator_for(label).generate(mine),
+                              strict=True))
         out, writes = [], []
-        for it, req, gen in zip(batch, requests, images, strict=True):
-            rel = self.paths.image(it.id)
+        for it, req in zip(batch, requests, strict=True):
+            gen, rel = images[it.id], self.paths.image(it.id)
             writes.append(self.writer.save(gen.image, self.run.dir / rel))
             out.append(ImageRecord(
                 it.id, it.data["concept"].id, req.task.name, req.graph.n_objects, req.track,
                 req.seed, rel, gen.image.width, gen.image.height, gen.faults, gen.truth,
-                gen.meta or None).to_dict())
+                gen.meta or None, it.data["generator"]).to_dict())
         return Deferred(out, writes)
 
     def disk_per_item(self) -> tuple[float, int]:

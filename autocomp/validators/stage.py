@@ -86,7 +86,8 @@ class ValidateStage(ItemStage):
             failed = next((r.name for r in results if not r.passed), None)
             out.append(ValidationRecord(
                 it.id, concept.id, self.run.tasks[concept.task].name, concept.n, img.track,
-                img.image, failed is None, failed, [r.to_dict() for r in results]).to_dict())
+                img.image, failed is None, failed, [r.to_dict() for r in results],
+                img.generator).to_dict())
         return out
 
     def _detect(self, ready: Sequence[Item], arrays: dict) -> list:

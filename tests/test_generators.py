@@ -1,0 +1,136 @@
+"""Several generators in one run (generate.compare): every concept drawn by each from the
+same seed and validated by the same cascade, and benchmarks of the same items (ids,
+captions, negatives) on each generator's images; the run's own tables, funnel and board
+hold its own generator's only, saying what they leave out; the dry-run costs each."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from autocomp.cli import main
+from autocomp.config import parse_config
+from autocomp.core.errors import AutocompError
+
+LARGE = {"name": "large", "generator": "procedural", "options": {"size": 96}}
+CONFIG = {"name": "two", "concepts": [{"task": "shape_color", "n": [2], "count": 6}],
+          "generate": {"options": {"size": 64}, "compare": [LARGE]},
+          "build": {"benchmarks": ["swap", "confusion"]}}
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory):
+    """A run drawn by the procedural generator and by one with largeer outlines."""
+    import yaml
+
+    from autocomp.run import Run
+
+    folder = tmp_path_factory.mktemp("two")
+    (folder / "two.yaml").write_text(yaml.safe_dump(CONFIG))
+    got = CliRunner().invoke(main, ["run", str(folder / "two.yaml"), "--output",
+                                    str(folder / "run"), "--no-progress"])
+    assert got.exit_code == 0, got.output
+    return Run.open(folder / "run")
+
+
+@pytest.mark.parametrize("compare, field, needle", [
+    ({"generator": "procedural"}, "generate.compare[0].name", "expected a non-empty string"),
+    ([LARGE, LARGE], "generate.compare[1].name", "named twice"),
+    ([{**LARGE, "name": "a@b"}], "generate.compare[0].name", "plain file name"),
+    ([{**LARGE, "generator": "paint"}], "generate.compare[0].generator", "unknown generator"),
+    ([{**LARGE, "options": {"sizes": 3}}], "generate.compare[0].options.sizes", "unknown"),
+    ([{**LARGE, "seed": 1}], "generate.compare[0].seed", "unknown field"),
+])
+def test_a_bad_compared_generator_is_one_line_naming_its_field(compare, field, needle):
+    compare = compare if isinstance(compare, list) else [compare]
+    with pytest.raises(AutocompError, match=needle) as got:
+        parse_config({**CONFIG, "generate": {"compare": compare}})
+    assert got.value.field == field and "\n" not in str(got.value)
+
+
+def test_compared_generators_round_trip_through_the_runs_config(two):
+    from autocomp.run import Run
+
+    again = Run.open(two.dir).config.generate
+    assert [(label, g.name, g.options) for label, g in again.generators()] == [
+        (None, "procedural", {"size": 64}), ("large", "procedural", {"size": 96})]
+
+
+def test_each_generator_draws_every_concept_from_one_seed_validated_alike(two):
+    images = list(two.records("images"))
+    own = {r["id"]: r for r in images if "generator" not in r}
+    large = {r["id"]: r for r in images if r.get("generator") == "large"}
+    assert len(own) == len(large) == 2 * 6
+    assert set(large) == {f"{i}@large" for i in own}
+    for i, r in own.items():
+        t = large[f"{i}@large"]
+        assert t["seed"] == r["seed"] and t["concept"] == r["concept"]
+        assert t["image"] != r["image"]
+        assert (two.dir / t["image"]).read_bytes() != (two.dir / r["image"]).read_bytes()
+    checked = {v["id"]: v for v in two.records("validation")}
+    assert set(checked) == set(own) | set(large)
+    assert {v.get("generator") for v in checked.values()} == {None, "large"}
+    status = CliRunner().invoke(main, ["status", str(two.dir)])
+    assert status.exit_code == 0, status.output
+    agreement = json.loads(two.paths.stats("agreement").read_text())
+    assert agreement["objects"]["total"] == 12, agreement  # its own 12 images, not 24
+
+
+def test_benchmarks_hold_the_same_items_on_each_generators_images(two):
+    from autocomp.formats.runs import find_benchmarks
+
+    benches = {b.name: b for b in find_benchmarks(two.dir)}
+    own = [b for b in benches.values() if b.generator is None]
+    assert own and all(f"{b.name}@large" in benches for b in own)
+    for b in own:
+        other = benches[f"{b.name}@large"]
+        assert (other.task, other.n, other.track, other.kind, other.generator) == (
+            b.task, b.n, b.track, b.kind, "large")
+        mine = {i["id"]: i for i in b.items()}
+        theirs = {i["id"]: i for i in other.items()}
+        both = mine.keys() & theirs.keys()
+        assert both, b.name
+        for i in both:
+            a, t = mine[i], theirs[i]
+            assert (a["positive"], a["negatives"], a["concept"]) == (
+                t["positive"], t["negatives"], t["concept"])
+            assert a["image"] != t["image"] and t["image"].endswith("@large.png")
+
+
+def test_results_name_their_generator_and_the_report_keeps_them_apart(two, tmp_path):
+    out = tmp_path / "res"
+    got = CliRunner().invoke(main, ["eval", str(two.dir), "--model", "reference:oracle",
+                                    "--model", "blind:unigram", "--output", str(out)])
+    assert got.exit_code == 0, got.output
+    results = [json.loads(p.read_text()) for p in out.rglob("*.json")
+               if p.name != "models.json" and "benchmark" in p.read_text()[:200]]
+    compared = [r for r in results if r.get("generator")]
+    assert compared and {r["generator"] for r in compared} == {"large"}
+    assert all(r["benchmark"].endswith("@large") for r in compared)
+    check = CliRunner().invoke(main, ["results", "check", str(out)])
+    assert check.exit_code == 0, check.output  # the schema knows the field
+    report = CliRunner().invoke(main, ["report", str(out), "--no-figure"])
+    assert report.exit_code == 0, report.output
+    assert (f"{len(compared)} results on the images of compared generators (large; "
+            "generate.compare): these tables hold the run's own generator's") in report.output
+    import shutil
+
+    alone = tmp_path / "own"  # the same results without the compared generator's
+    shutil.copytree(out, alone)
+    for p in alone.rglob("*@large*"):
+        p.unlink()
+    tables = [CliRunner().invoke(main, ["report", str(folder), "--no-figure", "--json"])
+              for folder in (out, alone)]
+    assert all(t.exit_code == 0 for t in tables)
+    both, mine = (json.loads(t.output)["tables"] for t in tables)
+    assert both == mine  # not one cell moved by the compared generator's results
+
+
+def test_the_dry_run_costs_every_generator(two):
+    from autocomp.planning.plan import plan
+
+    got = plan(parse_config(CONFIG))
+    stages = {r["stage"]: r for r in got["stages"]}
+    assert {"images", "images @large"} <= stages.keys()
+    single = plan(parse_config({**CONFIG, "generate": {"options": {"size": 64}}}))
+    assert got["disk"]["images"] == 2 * single["disk"]["images"]
