@@ -63,8 +63,9 @@ def watched(monkeypatch):
     last = []
 
     def release(stage):
-        held = [getattr(stage, a) for a in ("_writer", "_generator", "_detector",
-                                            "_answerer") if getattr(stage, a, None)]
+        held = [getattr(stage, a) for a in ("_writer", "_detector", "_answerer")
+                if getattr(stage, a, None)]
+        held += list(getattr(stage, "_generators", {}).values())  # the images stage's
         refs[stage.name] = [weakref.ref(m) for b in held for m in _modules(b)]
         last.append(stage.name)
         return original[type(stage)](stage)
