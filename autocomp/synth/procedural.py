@@ -37,8 +37,11 @@ from autocomp.synth.counts import draw_counts
 from autocomp.synth.faults import FAULTS, PALETTE, expected_outcomes, fault_draws
 from autocomp.synth.layout import LayoutError, layout, overlaps
 from autocomp.synth.looks import render_look, undrawable, value_look
+from autocomp.synth.recolor import recolored
 from autocomp.synth.scenes import draw_scene, scene_cannot_draw
 from autocomp.synth.shapes import SHAPES, pattern_pitch
+
+LOOKS = ("flat", "outdoor")
 
 
 @contract_example()
@@ -49,11 +52,17 @@ class ProceduralGenerator(Backend):
     png_bytes_per_pixel = 0.54
 
     def __init__(self, size: int = 256, faults: dict | None = None, outline: int = 2,
-                 stand_ins: bool = False):
+                 stand_ins: bool = False, look: str = "flat", recolor: dict | None = None):
         self.size = size
         self.faults = dict(faults or {})
         self.outline = outline
         self.stand_ins = stand_ins  # draw objects it has no shape for as a stand-in shape
+        # "flat": contextual images in a room; "outdoor": in a landscape (another look of
+        # the same concepts, to compare generators: docs/generators.md)
+        self.look = look
+        # value -> the RGB it is drawn in instead: a generator that cannot draw that value
+        # (recorded as a `recolor` fault, so the truth stays exact)
+        self.recolor = {k: tuple(v) for k, v in (recolor or {}).items()}
 
     @classmethod
     def validate_options(cls, out: dict, *, file=None, field="options") -> None:
@@ -63,6 +72,15 @@ class ProceduralGenerator(Backend):
         if "outline" in out and not 1 <= out["outline"] <= 8:
             raise AutocompError(f"expected an outline width in [1, 8], got {out['outline']}",
                                 file=file, field=f"{field}.outline")
+        if "look" in out and out["look"] not in LOOKS:
+            raise AutocompError(f"expected one of {', '.join(LOOKS)}, got {out['look']!r}",
+                                file=file, field=f"{field}.look")
+        for value, rgb in (out.get("recolor") or {}).items():
+            if not (isinstance(rgb, list) and len(rgb) == 3 and all(
+                    isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255
+                    for c in rgb)):
+                raise AutocompError(f"expected three integers 0-255, got {rgb!r}", file=file,
+                                    field=f"{field}.recolor.{value}")
         faults = out.get("faults", {})
         if "wrong_value" in faults:  # the general name of wrong_color
             if "wrong_color" in faults:
@@ -99,7 +117,8 @@ class ProceduralGenerator(Backend):
         rng = random.Random(f"procedural:{req.seed}")
         shapes = [n if n in SHAPES else stand_in(n) for n in names] if self.stand_ins else names
         try:
-            return task.visit(_Draw, self, req, shapes, relations, rng)
+            got = task.visit(_Draw, self, req, shapes, relations, rng)
+            return recolored(got, req.task, self.recolor) if self.recolor else got
         except LayoutError as exc:  # one line: the task, the concept, what did not fit
             raise AutocompError(f"task {task.name}, concept {req.id}: {exc.problem}") from None
 
@@ -134,7 +153,10 @@ class ProceduralGenerator(Backend):
         object's look, whose painted fields its kinds draw); records in scene["unshown"]
         each object whose painted value has no room to show ({"slot", "why"})."""
         size = self.size
+        if scene["background"] == "room" and self.look == "outdoor":
+            scene["background"] = "outdoor"
         img = (background.room(size, rng) if scene["background"] == "room" else
+               background.outdoor(size, rng) if scene["background"] == "outdoor" else
                background.plain(size, background.GREY if scene["background"] == "grey"
                                 else (255, 255, 255)))
         looks = scene.get("looks") or [{}] * len(shapes)
