@@ -13,8 +13,12 @@ from autocomp.config import parse_config
 from autocomp.core.errors import AutocompError
 
 LARGE = {"name": "large", "generator": "procedural", "options": {"size": 96}}
-CONFIG = {"name": "two", "concepts": [{"task": "shape_color", "n": [2], "count": 6}],
-          "generate": {"options": {"size": 64}, "compare": [LARGE]},
+OUTDOOR = {"name": "outdoor", "generator": "procedural",
+           "options": {"size": 64, "look": "outdoor"}}
+NOBLUE = {"name": "noblue", "generator": "procedural",  # cannot draw blue: grey instead
+          "options": {"size": 64, "recolor": {"blue": [128, 128, 128]}}}
+CONFIG = {"name": "two", "concepts": [{"task": "shape_color", "n": [2], "count": 12}],
+          "generate": {"options": {"size": 64}, "compare": [LARGE, OUTDOOR, NOBLUE]},
           "build": {"benchmarks": ["swap", "confusion"]}}
 
 
@@ -53,14 +57,16 @@ def test_compared_generators_round_trip_through_the_runs_config(two):
 
     again = Run.open(two.dir).config.generate
     assert [(label, g.name, g.options) for label, g in again.generators()] == [
-        (None, "procedural", {"size": 64}), ("large", "procedural", {"size": 96})]
+        (None, "procedural", {"size": 64}), ("large", "procedural", {"size": 96}),
+        ("outdoor", "procedural", {"size": 64, "look": "outdoor"}),
+        ("noblue", "procedural", {"size": 64, "recolor": {"blue": [128, 128, 128]}})]
 
 
 def test_each_generator_draws_every_concept_from_one_seed_validated_alike(two):
     images = list(two.records("images"))
     own = {r["id"]: r for r in images if "generator" not in r}
     large = {r["id"]: r for r in images if r.get("generator") == "large"}
-    assert len(own) == len(large) == 2 * 6
+    assert len(own) == len(large) == 2 * 12
     assert set(large) == {f"{i}@large" for i in own}
     for i, r in own.items():
         t = large[f"{i}@large"]
@@ -68,12 +74,12 @@ def test_each_generator_draws_every_concept_from_one_seed_validated_alike(two):
         assert t["image"] != r["image"]
         assert (two.dir / t["image"]).read_bytes() != (two.dir / r["image"]).read_bytes()
     checked = {v["id"]: v for v in two.records("validation")}
-    assert set(checked) == set(own) | set(large)
-    assert {v.get("generator") for v in checked.values()} == {None, "large"}
+    assert len(checked) == 4 * len(own)
+    assert {v.get("generator") for v in checked.values()} == {None, "large", "outdoor", "noblue"}
     status = CliRunner().invoke(main, ["status", str(two.dir)])
     assert status.exit_code == 0, status.output
     agreement = json.loads(two.paths.stats("agreement").read_text())
-    assert agreement["objects"]["total"] == 12, agreement  # its own 12 images, not 24
+    assert agreement["objects"]["total"] == 24, agreement  # its own 24 images, not 96
 
 
 def test_benchmarks_hold_the_same_items_on_each_generators_images(two):
@@ -105,19 +111,20 @@ def test_results_name_their_generator_and_the_report_keeps_them_apart(two, tmp_p
     results = [json.loads(p.read_text()) for p in out.rglob("*.json")
                if p.name != "models.json" and "benchmark" in p.read_text()[:200]]
     compared = [r for r in results if r.get("generator")]
-    assert compared and {r["generator"] for r in compared} == {"large"}
-    assert all(r["benchmark"].endswith("@large") for r in compared)
+    assert compared and {r["generator"] for r in compared} == {"large", "noblue", "outdoor"}
+    assert all(r["benchmark"].endswith(f"@{r['generator']}") for r in compared)
     check = CliRunner().invoke(main, ["results", "check", str(out)])
     assert check.exit_code == 0, check.output  # the schema knows the field
     report = CliRunner().invoke(main, ["report", str(out), "--no-figure"])
     assert report.exit_code == 0, report.output
-    assert (f"{len(compared)} results on the images of compared generators (large; "
-            "generate.compare): these tables hold the run's own generator's") in report.output
+    assert (f"{len(compared)} results on the images of compared generators (large, noblue, "
+            "outdoor; generate.compare): these tables hold the run's own generator's"
+            ) in report.output
     import shutil
 
     alone = tmp_path / "own"  # the same results without the compared generator's
     shutil.copytree(out, alone)
-    for p in alone.rglob("*@large*"):
+    for p in alone.rglob("*@*"):
         p.unlink()
     tables = [CliRunner().invoke(main, ["report", str(folder), "--no-figure", "--json"])
               for folder in (out, alone)]
@@ -133,4 +140,42 @@ def test_the_dry_run_costs_every_generator(two):
     stages = {r["stage"]: r for r in got["stages"]}
     assert {"images", "images @large"} <= stages.keys()
     single = plan(parse_config({**CONFIG, "generate": {"options": {"size": 64}}}))
-    assert got["disk"]["images"] == 2 * single["disk"]["images"]
+    assert got["disk"]["images"] == 4 * single["disk"]["images"]
+
+
+@pytest.mark.parametrize("options, field, needle", [
+    ({"look": "neon"}, "generate.options.look", "expected one of flat, outdoor"),
+    ({"recolor": {"red": [300, 0, 0]}}, "generate.options.recolor.red", "three integers"),
+])
+def test_a_bad_look_is_one_line_naming_its_field(options, field, needle):
+    with pytest.raises(AutocompError, match=needle) as got:
+        parse_config({**CONFIG, "generate": {"options": options}})
+    assert got.value.field == field
+
+
+def test_a_generator_that_cannot_draw_blue_loses_only_blue_and_the_truth_knows(two):
+    """The noblue look draws blue as grey: the concepts with a blue object fail the
+    attributes check on its images only, each failure a recorded recolor fault (so the
+    validators still agree with the truth)."""
+    images = {r["id"]: r for r in two.records("images")}
+    checked = {v["id"]: v for v in two.records("validation")}
+    graphs = {c["id"]: c["graph"] for c in two.records("concepts")}
+
+    def blue(concept: str) -> bool:
+        return any("blue" in o["attributes"] for o in graphs[concept]["objects"])
+
+    def kept(label) -> set[str]:
+        return {v["concept"] for v in checked.values()
+                if v.get("generator") == label and v["passed"] and v["track"] == "minimal"}
+
+    blues = {c for c in graphs if blue(c)}
+    assert kept(None) & blues and not kept("noblue") & blues  # blue: gone there only
+    assert kept("noblue") == kept(None) - blues
+    assert kept("outdoor") == kept(None)  # another backdrop: the same concepts readable
+    for i, r in images.items():
+        recolor = [f for f in r["faults"] if f["kind"] == "recolor"]
+        assert bool(recolor) == (r.get("generator") == "noblue" and blue(r["concept"]))
+        assert all(f["value"] == "blue" and f["reads_as"] != "blue" for f in recolor)
+        if recolor:
+            assert r["truth"]["expect"]["attributes"] is False
+            assert checked[i]["failed_at"] == "attributes"
