@@ -118,19 +118,33 @@ def test_results_name_their_generator_and_the_report_keeps_them_apart(two, tmp_p
     report = CliRunner().invoke(main, ["report", str(out), "--no-figure"])
     assert report.exit_code == 0, report.output
     assert (f"{len(compared)} results on the images of compared generators (large, noblue, "
-            "outdoor; generate.compare): these tables hold the run's own generator's"
-            ) in report.output
+            "outdoor; generate.compare): in the Generators tables only; the others hold the "
+            "run's own generator's") in report.output
     import shutil
 
     alone = tmp_path / "own"  # the same results without the compared generator's
     shutil.copytree(out, alone)
-    for p in alone.rglob("*@*"):
-        p.unlink()
+    for p in alone.rglob("*.json"):
+        if json.loads(p.read_text()).get("generator"):
+            p.unlink()
+            p.with_suffix(".predictions.jsonl").unlink()
     tables = [CliRunner().invoke(main, ["report", str(folder), "--no-figure", "--json"])
               for folder in (out, alone)]
     assert all(t.exit_code == 0 for t in tables)
     both, mine = (json.loads(t.output)["tables"] for t in tables)
-    assert both == mine  # not one cell moved by the compared generator's results
+    made = [t for t in both if t["title"].startswith("Generators:")]
+    assert [t for t in both if t not in made] == mine  # not one cell moved by them
+    survival, paired = made
+    assert survival["header"][2:] == ["own (procedural)", "large (procedural)",
+                                      "outdoor (procedural)", "noblue (procedural)"]
+    for row in survival["rows"]:  # kept / drawn: no blue concept kept on noblue
+        own, large, outdoor, noblue = (int(c.split("(")[-1].split("/")[0])
+                                       for c in row[2:])
+        assert outdoor == own and noblue < own
+    assert {r[2] for r in paired["rows"]} == {"large", "outdoor", "noblue"}
+    assert len(paired["rows"]) == len(compared)
+    for row in paired["rows"]:  # the oracle and a text-only scorer cannot see the images
+        assert row[6].startswith("0.0 [") and row[4] == row[5], row
 
 
 def test_the_dry_run_costs_every_generator(two):

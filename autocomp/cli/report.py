@@ -72,7 +72,10 @@ def report(results_dirs, table_format, models_file, figure, csv_path, exclude_re
         exclude = {line.strip() for line in text.splitlines() if line.strip()}
     tables, skipped = report_tables(results, labels, exclude)
     if compared:
+        from autocomp.report.generators import generator_tables
+
         skipped.append(compared_note(compared))
+        tables += generator_tables(results, compared, labels, skipped)
     if compare:
         from autocomp.report.paired import compare_table
 

@@ -94,8 +94,8 @@ def compared_note(compared: list[dict]) -> str:
     """What the tables leave out of a run with compared generators, and why."""
     labels = sorted({r["generator"] for r in compared})
     return (f"{len(compared)} results on the images of compared generators "
-            f"({', '.join(labels)}; generate.compare): these tables hold the run's own "
-            "generator's, so no item counts twice")
+            f"({', '.join(labels)}; generate.compare): in the Generators tables only; the "
+            "others hold the run's own generator's, so no item counts twice")
 
 
 def _clashing(per_folder: list[list[dict]]) -> set[str]:
