@@ -344,14 +344,15 @@ def refusals(rows: list[dict], where: str, gib: float) -> list[str]:
 
 
 def format_rows(rows: list[dict], where: str, gib: float) -> list[str]:
+    wide = max([11, *(len(r["stage"]) for r in rows)])  # "images @<label>" too
     lines = [f"GPU memory per process on {where} ({gib:.1f} GiB usable: the card less the "
              f"CUDA context and {HEADROOM:.0%} headroom):",
-             f"  {'stage':<11} {'weights':>8} {'activations':>12} {'peak':>12}  "
+             f"  {'stage':<{wide}} {'weights':>8} {'activations':>12} {'peak':>12}  "
              f"{'batch':>5}  fits  weights from; largest activations"]
     for r in rows:
         acts, peak = r["activations"], r["peak"]
         verdict = "yes" if r["fits"] else "NO"
-        lines.append(f"  {r['stage']:<11} {r['weights']:>8.1f} {acts[0]:>5.1f}-{acts[1]:<6.1f}"
+        lines.append(f"  {r['stage']:<{wide}} {r['weights']:>8.1f} {acts[0]:>5.1f}-{acts[1]:<6.1f}"
                      f" {peak[0]:>5.1f}-{peak[1]:<6.1f}  {r['batch']:>5}  {verdict:<4}  "
                      f"{r['source']}; {r['what']}")
     if not rows:

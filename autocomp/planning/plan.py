@@ -150,7 +150,8 @@ def plan(cfg: RunConfig, cost_file: Path | None = None, processes: int | None = 
     ranges = {gpu: [round(sum(r["estimate"][gpu][i] for r in rows), 1) for i in (0, 1)]
               for gpu in gpus}
     return {"name": cfg.name, "concepts": counts, "total_concepts": concepts,
-            "images": images, "stages": rows, "nodes": nodes, "per_node": per_node,
+            "images": images, "generators": len(generators), "stages": rows,
+            "nodes": nodes, "per_node": per_node,
             "processes": total, "estimate": ranges,
             "paper_hours": round(sum(r["paper_hours"] for r in rows), 1),
             "measured": None if not measured else {
@@ -286,8 +287,10 @@ def _ratio(changed: dict, options: dict) -> float:
 
 
 def format_plan(p: dict) -> str:
+    drawn = p.get("generators", 1)
     lines = [f"Run '{p['name']}': {p['total_concepts']:,} concepts, up to {p['images']:,} "
-             "images (minimal + contextual)"]
+             "images (minimal + contextual)" + (f" per generator, {p['images'] * drawn:,} "
+                                                f"from its {drawn}" if drawn > 1 else "")]
     if p.get("packages"):  # the run refuses before its first stage until they are
         lines += ["Not installed on this machine (install them where the run goes):",
                   *[f"  {line}" for line in p["packages"]]]
