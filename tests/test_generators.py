@@ -134,11 +134,11 @@ def test_results_name_their_generator_and_the_report_keeps_them_apart(two, tmp_p
     both, mine = (json.loads(t.output)["tables"] for t in tables)
     made = [t for t in both if t["title"].startswith("Generators:")]
     assert [t for t in both if t not in made] == mine  # not one cell moved by them
-    survival, paired = made
+    survival, kept, common, paired = made
     assert survival["header"][2:] == ["own (procedural)", "large (procedural)",
-                                      "outdoor (procedural)", "noblue (procedural)"]
+                                      "noblue (procedural)", "outdoor (procedural)"]
     for row in survival["rows"]:  # kept / drawn: no blue concept kept on noblue
-        own, large, outdoor, noblue = (int(c.split("(")[-1].split("/")[0])
+        own, large, noblue, outdoor = (int(c.split("(")[-1].split("/")[0])
                                        for c in row[2:])
         assert outdoor == own and noblue < own
     assert {r[2] for r in paired["rows"]} == {"large", "outdoor", "noblue"}

@@ -3,6 +3,8 @@
 
   survival   per generator, the share of each (task, N)'s concepts whose image on each
              track passed validation (the same cascade for all), with exact intervals
+  kept, common  per model and skill (report/generator_skills.py): accuracy on each one's
+             kept items, and on the items every generator kept with the differences
   paired     per model and benchmark, each compared generator against the run's own on the
              items both kept (the same ids: the same concept, captions and negatives), the
              difference with Newcombe's paired interval and the exact McNemar p, Holm-
@@ -25,10 +27,20 @@ OWN = "own"  # the run's own generator, in the tables' columns
 def generator_tables(own: list[dict], compared: list[dict], labels: dict,
                      skipped: list[str]) -> list[Table]:
     """The survival and paired tables (what cannot be made is added to `skipped`)."""
+    from autocomp.report.generator_skills import common_table, kept_table
+
     out = []
     survival = survival_table(compared, skipped)
     if survival is not None:
         out.append(survival)
+    order = [None, *sorted({r["generator"] for r in compared})]
+    for name, made in (("accuracy on each one's kept items", kept_table),
+                       ("accuracy on the items every generator kept", common_table)):
+        table = made(own + compared, labels, order)
+        if table is None:
+            skipped.append(f"Generators: {name} (no predictions at hand)")
+        else:
+            out.append(table)
     paired = paired_table(own, compared, labels)
     if paired is None:
         skipped.append("Generators: paired accuracy (no result of the run's own generator "
@@ -66,7 +78,7 @@ def survival_table(compared: list[dict], skipped: list[str]) -> Table | None:
     if not counts:
         skipped.append("Generators: survival (the runs hold no validation records)")
         return None
-    order = list(names)
+    order = [None, *sorted(k for k in names if k is not None)]  # as the other tables
     rows = []
     for (task, n, track), by in sorted(counts.items()):
         row = [f"{task} N={n}", track]

@@ -1,0 +1,118 @@
+"""The generators tables pooled per skill (task and N, over tracks and benchmark kinds),
+from the per-item predictions beside each result (docs/generators.md):
+
+  kept       each model's accuracy on each generator's own kept items: a generator that
+             keeps items whose captions are easier to guess shows up in a blind scorer's row
+  common     each model's accuracy on the items every generator kept, and each compared
+             generator minus the run's own, its interval resampling whole concepts (a
+             concept's items on both tracks and every kind move together)
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from autocomp.report.table_format import INTERVAL_NOTE, Table, ci, signed
+
+OWN = "own"
+
+
+def _items(cell: dict) -> dict[str, tuple[str, float]] | None:
+    """Item id -> (concept, outcome under the cell's tie rule), from its predictions."""
+    from autocomp.core.own_files import PREDICTIONS_LIMIT, bounded_lines, open_regular
+    from autocomp.eval.result_files import recorded_outcome
+    from autocomp.report.paired import predictions_file
+
+    path = predictions_file(cell)
+    if path is None:
+        return None
+    rule, out = cell.get("ties") or "strict", {}
+    with open_regular(Path(path), PREDICTIONS_LIMIT) as fh:
+        for line in bounded_lines(fh, path):
+            p = json.loads(line)
+            out[p["id"]] = (str(p.get("concept", p["id"])), recorded_outcome(p, rule))
+    return out
+
+
+def _by_skill(results: list[dict]) -> dict[tuple, dict]:
+    """(model, task, N) -> generator label (None: the run's own) -> item id -> (concept,
+    outcome), pooled over the skill's tracks and kinds."""
+    out: dict[tuple, dict] = defaultdict(lambda: defaultdict(dict))
+    for r in results:
+        if r.get("kind") == "winoground":  # items of two concepts: not pooled here
+            continue
+        got = _items(r)
+        if got is not None:
+            out[(r["model"], r["task"], r["n"])][r.get("generator")].update(got)
+    return out
+
+
+def _accuracy(items: dict, ids) -> str:
+    from autocomp.eval.intervals import proportion
+
+    units: dict[str, list] = defaultdict(lambda: [0, 0.0])
+    for i in ids:
+        concept, outcome = items[i]
+        units[concept][0] += 1
+        units[concept][1] += outcome
+    n = sum(u[0] for u in units.values())
+    if not n:
+        return "-"
+    return ci(100.0 * sum(u[1] for u in units.values()) / n, proportion(dict(units))) \
+        + f" (n={n:,})"
+
+
+def kept_table(results: list[dict], labels: dict, order: list) -> Table | None:
+    """Each model's accuracy on every item of each generator's own benchmarks."""
+    skills = _by_skill(results)
+    rows = []
+    for (model, task, n), by in sorted(skills.items(), key=lambda kv: (str(kv[0][0]),
+                                                                      kv[0][1], kv[0][2])):
+        rows.append([labels.get(model, model), f"{task} N={n}",
+                     *(_accuracy(by[g], by[g]) if g in by else "-" for g in order)])
+    if not rows:
+        return None
+    return Table("Generators: accuracy (%) on each generator's own kept items, per skill; "
+                 + INTERVAL_NOTE,
+                 ["Model", "Skill", *(OWN if g is None else g for g in order)], rows,
+                 ["Each column holds the items its generator's images kept, so the columns "
+                  "differ in items as well as images: compare them only with the survival "
+                  "table beside. A text-only scorer sees no image: its differences here "
+                  "come from which items each generator kept. Intervals resample whole "
+                  "concepts (a concept's items on both tracks and every kind)."])
+
+
+def common_table(results: list[dict], labels: dict, order: list) -> Table | None:
+    """On the items every generator kept: each compared generator minus the run's own."""
+    from autocomp.eval.intervals import paired_clustered
+
+    rows = []
+    skills = _by_skill(results)
+    for (model, task, n), by in sorted(skills.items(), key=lambda kv: (str(kv[0][0]),
+                                                                      kv[0][1], kv[0][2])):
+        if None not in by or any(g not in by for g in order):
+            continue
+        common = sorted(set.intersection(*(set(by[g]) for g in order)))
+        if not common:
+            continue
+        own = [by[None][i][1] for i in common]
+        concepts = [by[None][i][0] for i in common]
+        for g in order[1:]:
+            d = paired_clustered([by[g][i][1] for i in common], own, concepts)
+            rows.append([labels.get(model, model), f"{task} N={n}", g,
+                         f"{len(common):,} ({len(set(concepts)):,})",
+                         _accuracy(by[None], common).split(" (n=")[0],
+                         _accuracy(by[g], common).split(" (n=")[0],
+                         f"{signed(d['delta'])} [{signed(d['low'])}, {signed(d['high'])}]"])
+    if not rows:
+        return None
+    return Table("Generators: accuracy (%) on the items every generator kept, per skill, and "
+                 "compared − own in points; " + INTERVAL_NOTE,
+                 ["Model", "Skill", "Generator", "Items (concepts)", "Own", "Compared",
+                  "Compared − own"], rows,
+                 ["The same items under every generator (one id: the same concept, track, "
+                  "kind, captions and negatives), pooled over the skill's tracks and kinds. "
+                  "Intervals resample whole concepts (scipy's bootstrap, seeded); where "
+                  "every concept is one item, Newcombe's paired interval."])
