@@ -193,3 +193,35 @@ def test_a_generator_that_cannot_draw_blue_loses_only_blue_and_the_truth_knows(t
         if recolor:
             assert r["truth"]["expect"]["attributes"] is False
             assert checked[i]["failed_at"] == "attributes"
+
+
+@pytest.mark.slow
+def test_a_diffusers_pipeline_is_compared_beside_the_embedded_generator(tmp_path,
+                                                                        tiny_backends):
+    """A tiny random SD3 pipeline (the real loading code) draws every concept beside the
+    procedural generator, from the same seeds; its images are validated by the same
+    cascade and recorded with their generator."""
+    import yaml
+    from PIL import Image
+
+    from autocomp.run import Run
+
+    config = {**CONFIG, "concepts": [{"task": "shape_color", "n": [2], "count": 2}],
+              "generate": {"options": {"size": 64}, "compare": [
+                  {"name": "sd3", "generator": "diffusers",
+                   "options": {"model": str(tiny_backends["sd3"]), "size": 32, "steps": 2,
+                               "device": "cpu"}}]}}
+    (tmp_path / "sd3.yaml").write_text(yaml.safe_dump(config))
+    got = CliRunner().invoke(main, ["run", str(tmp_path / "sd3.yaml"), "--output",
+                                    str(tmp_path / "run"), "--no-progress"])
+    assert got.exit_code == 0, got.output
+    run = Run.open(tmp_path / "run")
+    images = list(run.records("images"))
+    drawn = [r for r in images if r.get("generator") == "sd3"]
+    assert len(drawn) == len(images) / 2 == 4
+    own = {r["id"]: r for r in images if not r.get("generator")}
+    for r in drawn:
+        assert r["seed"] == own[r["id"].split("@")[0]]["seed"]
+        assert Image.open(run.dir / r["image"]).size == (32, 32)
+        assert r["generation"]["model"] == str(tiny_backends["sd3"])
+    assert sum(v.get("generator") == "sd3" for v in run.records("validation")) == 4
