@@ -225,3 +225,33 @@ def test_a_diffusers_pipeline_is_compared_beside_the_embedded_generator(tmp_path
         assert Image.open(run.dir / r["image"]).size == (32, 32)
         assert r["generation"]["model"] == str(tiny_backends["sd3"])
     assert sum(v.get("generator") == "sd3" for v in run.records("validation")) == 4
+
+
+@pytest.mark.slow
+def test_models_rank_agreement_between_generators_with_the_agreement_reports_rules(
+        two, tiny_clips, tmp_path):
+    """Three tiny CLIPs (not baselines) on every generator's benchmarks: the Generators
+    section ranks them per skill under the run's own generator and each compared one,
+    with the agreement report's intervals and its few-models mark."""
+    out = tmp_path / "res"
+    models = [f"open_clip:local-dir:{w}" for w in tiny_clips[:3]]
+    args = ["eval", str(two.dir), "--benchmark", "shape_color-n2/minimal-*", "--output",
+            str(out), *(a for m in models for a in ("--model", m))]
+    got = CliRunner().invoke(main, args)
+    assert got.exit_code == 0, got.output
+    report = CliRunner().invoke(main, ["report", str(out), "--no-figure", "--json"])
+    assert report.exit_code == 0, report.output
+    tables = json.loads(report.output)["tables"]
+
+    def table(start: str) -> dict:
+        (got,) = [t for t in tables if t["title"].startswith(start)]
+        return got
+
+    ranks = table("Generators: do the models rank alike")
+    assert [(r[0], r[1], r[2]) for r in ranks["rows"]] == [
+        (f"shape_color N=2: {g}", "shape_color N=2: own", "3*")
+        for g in ("large", "noblue", "outdoor")]
+    assert any("fewer than 5 models" in n for n in ranks["notes"])
+    kept = table("Generators: accuracy (%) on each generator's own kept items")
+    assert kept["header"] == ["Model", "Skill", "own", "large", "noblue", "outdoor"]
+    assert len(kept["rows"]) == 3

@@ -6,6 +6,9 @@ from the per-item predictions beside each result (docs/generators.md):
   common     each model's accuracy on the items every generator kept, and each compared
              generator minus the run's own, its interval resampling whole concepts (a
              concept's items on both tracks and every kind move together)
+  ranks      whether the models rank alike under each generator: the rank agreement of
+             report/ranks.py (tau-b and rho, models and items resampled) between the run's
+             own skill and each compared generator's, each on its own kept items
 """
 
 from __future__ import annotations
@@ -116,3 +119,34 @@ def common_table(results: list[dict], labels: dict, order: list) -> Table | None
                   "kind, captions and negatives), pooled over the skill's tracks and kinds. "
                   "Intervals resample whole concepts (scipy's bootstrap, seeded); where "
                   "every concept is one item, Newcombe's paired interval."])
+
+
+def rank_table(results: list[dict], labels: dict, order: list) -> Table | None:
+    """The models' rank agreement per skill between the run's own generator and each
+    compared one (baselines left out, as `autocomp report --agreement` does)."""
+    from autocomp.report.categories import baseline_of
+    from autocomp.report.ranks import agreement, groups_of, pooled
+    from autocomp.report.ranks_table import agreement_table
+
+    kept = [r for r in results if baseline_of(r) is None and r.get("kind") != "winoground"]
+    groups, left = groups_of(kept)
+    by_bench = {name: g.outcomes for name, g in groups.items()}
+    skills: dict[tuple, dict] = defaultdict(lambda: defaultdict(set))
+    for r in kept:
+        if r["benchmark"] in by_bench:
+            skills[(r["task"], r["n"])][r.get("generator")].add(r["benchmark"])
+    rows = []
+    for (task, n), by in sorted(skills.items()):
+        if None not in by:
+            continue
+        own = pooled(f"{task} N={n}: {OWN}", sorted(by[None]), by_bench)
+        for g in order[1:]:
+            if by.get(g):
+                rows.append(agreement(pooled(f"{task} N={n}: {g}", sorted(by[g]), by_bench),
+                                      own))
+    if not rows:
+        return None
+    table = agreement_table(rows, left, labels)
+    table.title = ("Generators: do the models rank alike on each generator's images? "
+                   "(Kendall tau-b, Spearman rho; each side on its own kept items)")
+    return table

@@ -27,7 +27,7 @@ OWN = "own"  # the run's own generator, in the tables' columns
 def generator_tables(own: list[dict], compared: list[dict], labels: dict,
                      skipped: list[str]) -> list[Table]:
     """The survival and paired tables (what cannot be made is added to `skipped`)."""
-    from autocomp.report.generator_skills import common_table, kept_table
+    from autocomp.report.generator_skills import common_table, kept_table, rank_table
 
     out = []
     survival = survival_table(compared, skipped)
@@ -35,7 +35,9 @@ def generator_tables(own: list[dict], compared: list[dict], labels: dict,
         out.append(survival)
     order = [None, *sorted({r["generator"] for r in compared})]
     for name, made in (("accuracy on each one's kept items", kept_table),
-                       ("accuracy on the items every generator kept", common_table)):
+                       ("accuracy on the items every generator kept", common_table),
+                       ("rank agreement (no model that is not a baseline scored both)",
+                        rank_table)):
         table = made(own + compared, labels, order)
         if table is None:
             skipped.append(f"Generators: {name} (no predictions at hand)")
