@@ -255,3 +255,32 @@ def test_models_rank_agreement_between_generators_with_the_agreement_reports_rul
     kept = table("Generators: accuracy (%) on each generator's own kept items")
     assert kept["header"] == ["Model", "Skill", "own", "large", "noblue", "outdoor"]
     assert len(kept["rows"]) == 3
+
+
+def test_an_export_keeps_each_generators_benchmarks_apart(two, tmp_path):
+    """Exported and read back, each compared generator's benchmark keeps its name and its
+    results their generator (before, all three read back as one name and overwrote each
+    other's results); a manifest naming a generator that is no plain name is one line."""
+    from autocomp.publish.export import export_benchmarks
+
+    export_benchmarks(two.dir, tmp_path / "export", audit=False)
+    manifest = json.loads((tmp_path / "export" / "autocomp_export.json").read_text())
+    labels = {c.get("generator") for c in manifest["configs"].values()}
+    assert labels == {None, "large", "noblue", "outdoor"}
+    out = tmp_path / "res"
+    got = CliRunner().invoke(main, ["eval", str(tmp_path / "export"), "--model",
+                                    "reference:oracle", "--output", str(out)])
+    assert got.exit_code == 0, got.output
+    results = [json.loads(p.read_text()) for p in out.rglob("*.json")
+               if "benchmark_fingerprint" in p.read_text()]
+    assert len(results) == len(manifest["configs"])
+    assert {r.get("generator") for r in results} == labels
+    assert all(r["benchmark"].endswith(f"@{r['generator']}") for r in results
+               if r.get("generator"))
+    name = next(n for n, c in manifest["configs"].items() if c.get("generator"))
+    manifest["configs"][name]["generator"] = "../x"
+    (tmp_path / "export" / "autocomp_export.json").write_text(json.dumps(manifest))
+    bad = CliRunner().invoke(main, ["eval", str(tmp_path / "export"), "--model",
+                                    "reference:oracle", "--output", str(tmp_path / "r2")])
+    assert bad.exit_code != 0 and f"configs.{name}.generator" in bad.output
+    assert "is not a plain name" in bad.output and "Traceback" not in bad.output

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autocomp.core.errors import AutocompError
 from autocomp.core.families import contract_example
+from autocomp.core.fields import check_name
 from autocomp.formats.images import cache_folder, save_image
 from autocomp.formats.suite import LoadedBenchmark, Suite, parquet_rows
 
@@ -93,11 +94,16 @@ def load_published(source, images=None) -> Suite:
     for name, c in sorted(manifest["configs"].items()):
         if c["task"] in known and c["task"] not in tasks:
             tasks[c["task"]] = load_task(c["task"])
-        bench = f"{c['task']}-n{c['n']}/{c['track']}-{c['kind']}"
+        label = c.get("generator")  # the same items on a compared generator's images
+        if label is not None:
+            check_name(label, "generator", file=source / MANIFEST,
+                       field=f"configs.{name}.generator")
+        bench = f"{c['task']}-n{c['n']}/{c['track']}-{c['kind']}" + (f"@{label}" if label
+                                                                     else "")
         benches.append(LoadedBenchmark(
             bench, c["task"], c["n"], c["track"], c["kind"],
             lambda files=c["files"], where=source / "data" / name:
-            _items(source, files, folder, str(where))))
+            _items(source, files, folder, str(where)), {}, label))
     info = {"export": {k: manifest.get(k) for k in ("run", "max_negatives",
                                                     "negatives_seed", "autocomp_version")}}
     return Suite("autocomp-export", source, folder.resolve(), benches, tasks, info)

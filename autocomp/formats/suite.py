@@ -28,6 +28,7 @@ class LoadedBenchmark:
     # how its results aggregate: {"by": breakdown, "min_count": k} for a macro accuracy,
     # {"seed_group": name, "seed": k} for one seed of a randomly perturbed benchmark
     meta: dict = field(default_factory=dict, compare=False, repr=False)
+    generator: str | None = None  # a compared generator's images (generate.compare)
 
     @property
     def slug(self) -> str:
@@ -104,7 +105,8 @@ def only_items(bench, ids) -> LoadedBenchmark:
     """A benchmark (of any format) cut to the items with these ids, in their order."""
     return LoadedBenchmark(bench.name, bench.task, bench.n, bench.track, bench.kind,
                            lambda: (it for it in bench.items() if it["id"] in ids),
-                           getattr(bench, "meta", None) or {})
+                           getattr(bench, "meta", None) or {},
+                           getattr(bench, "generator", None))
 
 
 def own_files(folder: Path, pattern: str) -> list[Path]:

@@ -63,6 +63,8 @@ def write_configs(configs: list, run_dir: Path, folder: Path, max_negatives: int
             "uncompressed_bytes": sum(_uncompressed(p) for p in paths),
             "negatives_shown": shown, "negatives_total": total,
             "chance": round(100 * chance / n, 4) if n else None}
+        if config.bench.generator:  # the same items on a compared generator's images
+            out[config.name]["generator"] = config.bench.generator
     return {"configs": out, "images": {"count": len(images), "bytes": sum(images.values())}}
 
 
