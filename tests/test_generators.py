@@ -196,35 +196,40 @@ def test_a_generator_that_cannot_draw_blue_loses_only_blue_and_the_truth_knows(t
 
 
 @pytest.mark.slow
-def test_a_diffusers_pipeline_is_compared_beside_the_embedded_generator(tmp_path,
+def test_diffusers_pipelines_are_compared_beside_the_embedded_generator(tmp_path,
                                                                         tiny_backends):
-    """A tiny random SD3 pipeline (the real loading code) draws every concept beside the
-    procedural generator, from the same seeds; its images are validated by the same
-    cascade and recorded with their generator."""
+    """Tiny random SD3 and FLUX pipelines (the real loading code: diffusers picks each
+    pipeline class from its folder) draw every concept beside the procedural generator,
+    from the same seeds; their images are validated by the same cascade and recorded with
+    their generator."""
     import yaml
     from PIL import Image
+    from tiny_models import tiny_flux
 
     from autocomp.run import Run
 
+    models = {"sd3": str(tiny_backends["sd3"]), "flux": str(tiny_flux(tmp_path / "flux"))}
     config = {**CONFIG, "concepts": [{"task": "shape_color", "n": [2], "count": 2}],
               "generate": {"options": {"size": 64}, "compare": [
-                  {"name": "sd3", "generator": "diffusers",
-                   "options": {"model": str(tiny_backends["sd3"]), "size": 32, "steps": 2,
-                               "device": "cpu"}}]}}
+                  {"name": name, "generator": "diffusers",
+                   "options": {"model": model, "size": 32, "steps": 2, "device": "cpu"}}
+                  for name, model in models.items()]}}
     (tmp_path / "sd3.yaml").write_text(yaml.safe_dump(config))
     got = CliRunner().invoke(main, ["run", str(tmp_path / "sd3.yaml"), "--output",
                                     str(tmp_path / "run"), "--no-progress"])
     assert got.exit_code == 0, got.output
     run = Run.open(tmp_path / "run")
     images = list(run.records("images"))
-    drawn = [r for r in images if r.get("generator") == "sd3"]
-    assert len(drawn) == len(images) / 2 == 4
     own = {r["id"]: r for r in images if not r.get("generator")}
-    for r in drawn:
-        assert r["seed"] == own[r["id"].split("@")[0]]["seed"]
-        assert Image.open(run.dir / r["image"]).size == (32, 32)
-        assert r["generation"]["model"] == str(tiny_backends["sd3"])
-    assert sum(v.get("generator") == "sd3" for v in run.records("validation")) == 4
+    assert len(own) == 4
+    for name, model in models.items():
+        drawn = [r for r in images if r.get("generator") == name]
+        assert len(drawn) == 4
+        for r in drawn:
+            assert r["seed"] == own[r["id"].split("@")[0]]["seed"]
+            assert Image.open(run.dir / r["image"]).size == (32, 32)
+            assert r["generation"]["model"] == model
+        assert sum(v.get("generator") == name for v in run.records("validation")) == 4
 
 
 @pytest.mark.slow

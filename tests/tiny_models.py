@@ -202,6 +202,51 @@ def tiny_sd3(folder: Path) -> Path:
     return folder
 
 
+
+def tiny_flux(folder: Path) -> Path:
+    """A 1 + 1 block FLUX pipeline (CLIP and a T5 encoder, guidance embedded) for 32 px
+    images: FLUX.1's classes through diffusers' FluxPipeline."""
+    import torch
+    import transformers as T
+    from diffusers import (
+        AutoencoderKL,
+        FlowMatchEulerDiscreteScheduler,
+        FluxPipeline,
+        FluxTransformer2DModel,
+    )
+
+    vocab = _clip_vocab()
+    eos = vocab["<|endoftext|>"]
+    clip_tok = T.CLIPTokenizer(vocab=vocab, merges=[])
+    clip_tok.model_max_length = 77
+    torch.manual_seed(1)
+    clip = T.CLIPTextModel(T.CLIPTextConfig(
+        vocab_size=len(vocab), hidden_size=32, intermediate_size=37, num_hidden_layers=2,
+        num_attention_heads=2, max_position_embeddings=77, projection_dim=32,
+        bos_token_id=eos - 1, eos_token_id=eos, pad_token_id=eos))
+    tk, _ = _byte_bpe(["<pad>", "</s>", "<unk>"], "<unk>")
+    t5_tok = T.PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", eos_token="</s>",
+                                       unk_token="<unk>")
+    t5_tok.model_max_length = 32
+    torch.manual_seed(2)
+    t5 = T.T5EncoderModel(T.T5Config(
+        vocab_size=len(t5_tok), d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=2,
+        pad_token_id=t5_tok.pad_token_id, eos_token_id=t5_tok.eos_token_id))
+    torch.manual_seed(0)
+    transformer = FluxTransformer2DModel(
+        patch_size=1, in_channels=16, num_layers=1, num_single_layers=1, attention_head_dim=8,
+        num_attention_heads=2, joint_attention_dim=32, pooled_projection_dim=32,
+        guidance_embeds=True, axes_dims_rope=(2, 2, 4))
+    vae = AutoencoderKL(in_channels=3, out_channels=3, latent_channels=4,
+                        down_block_types=["DownEncoderBlock2D"] * 2,
+                        up_block_types=["UpDecoderBlock2D"] * 2, block_out_channels=[8, 16],
+                        layers_per_block=1, norm_num_groups=8, sample_size=32,
+                        shift_factor=0.0609, scaling_factor=1.5035)
+    FluxPipeline(scheduler=FlowMatchEulerDiscreteScheduler(), vae=vae, text_encoder=clip,
+                 tokenizer=clip_tok, text_encoder_2=t5, tokenizer_2=t5_tok,
+                 transformer=transformer).save_pretrained(folder)
+    return folder
+
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}<start_of_turn>"
     "{{ 'model' if m['role'] == 'assistant' else 'user' }}\n"
