@@ -64,3 +64,38 @@ def test_grounding_dino_flops_at_the_size_validation_runs_it(monkeypatch):
                                     input_ids=torch.ones(1, 16, dtype=torch.long,
                                                          device="meta")))
     assert flops == pytest.approx(costs.DINO_TINY, rel=0.01)
+
+
+@pytest.mark.slow  # FLUX.1's 12B transformer on the meta device (~3 s)
+def test_flux_transformer_flops_and_parameters_are_the_plans():
+    """FLUX.1-dev's released transformer (19 double- and 38 single-stream blocks, width
+    3,072): one pass at 1024 px with 512 T5 tokens counts what costs.DITS plans for a step
+    (guidance is an input of the distilled model: one pass, where SD3.5 takes two), and its
+    parameters are memory.KNOWN's."""
+    import torch
+    from diffusers import FluxTransformer2DModel
+
+    from autocomp.planning import costs, memory
+
+    def build():
+        return FluxTransformer2DModel(
+            patch_size=1, in_channels=64, num_layers=19, num_single_layers=38,
+            attention_head_dim=128, num_attention_heads=24, joint_attention_dim=4096,
+            pooled_projection_dim=768, guidance_embeds=True, axes_dims_rope=(16, 56, 56))
+
+    image, text = (1024 // 16) ** 2, 512
+    meta = {"device": "meta"}
+    flops = _count(build, call=lambda m: m(
+        hidden_states=torch.empty(1, image, 64, **meta),
+        encoder_hidden_states=torch.empty(1, text, 4096, **meta),
+        pooled_projections=torch.empty(1, 768, **meta), timestep=torch.empty(1, **meta),
+        img_ids=torch.empty(image, 3, **meta), txt_ids=torch.empty(text, 3, **meta),
+        guidance=torch.empty(1, **meta)))
+    dit = costs.dit_of("black-forest-labs/FLUX.1-dev")
+    planned = costs.dit_flops(dit.width, dit.blocks, 1024, 1, 3.5, dit.text_tokens, dit.cfg)
+    assert flops == pytest.approx(planned, rel=0.001)  # 74.38 against 74.36 TFLOP
+    with torch.device("meta"):
+        params = sum(p.numel() for p in build().parameters())
+    assert params == pytest.approx(memory.KNOWN["flux.1"]["transformer"], rel=0.001)
+    sd35 = costs.dit_of("stabilityai/stable-diffusion-3.5-large")
+    assert (sd35.cfg, dit.cfg) == (True, False)

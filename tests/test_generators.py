@@ -155,6 +155,20 @@ def test_the_dry_run_costs_every_generator(two):
     assert {"images", "images @large"} <= stages.keys()
     single = plan(parse_config({**CONFIG, "generate": {"options": {"size": 64}}}))
     assert got["disk"]["images"] == 4 * single["disk"]["images"]
+    flux = {"name": "flux", "generator": "diffusers",  # a distilled model: one pass a step
+            "options": {"model": "black-forest-labs/FLUX.1-dev", "guidance": 3.5}}
+    both = plan(parse_config({**CONFIG, "generate": {
+        "generator": "diffusers", "options": {"model": "stabilityai/stable-diffusion-3.5-large"},
+        "compare": [flux]}}), gpus=("H100",))
+    assert {"images", "images @flux"} <= {r["stage"] for r in both["stages"]}
+    from autocomp.planning.costs import seconds
+
+    sd35 = seconds("image", {"model": "stabilityai/stable-diffusion-3.5-large"}, "H100")
+    fl = seconds("image", flux["options"], "H100")
+    # FLUX.1 at 1024 px, 28 steps, one pass: 2.082 PFLOP; SD3.5-large, two passes: 1.744
+    assert fl[0] / sd35[0] == pytest.approx(2.0821 / 1.7440, rel=0.001)
+    memory = {r["stage"]: r for r in both["memory"]["H100"]}
+    assert memory["images @flux"]["weights"] == pytest.approx(16.87e9 * 2 / 2 ** 30, rel=0.01)
 
 
 @pytest.mark.parametrize("options, field, needle", [

@@ -156,9 +156,9 @@ class Calibration:
         key = step_key(options, steps_measured)
         steps = int(options.get("steps", 28))
         size, guidance = int(options.get("size", 1024)), float(options.get("guidance", 4.5))
-        width, blocks = costs.DITS["stable-diffusion-3.5-large"]
-        scale = (costs.dit_flops(width, blocks, size, 1, guidance)
-                 / costs.dit_flops(width, blocks, MEASURED_SIZE, 1, MEASURED_GUIDANCE))
+        dit = costs.DITS["stable-diffusion-3.5-large"]  # only it is measured (see above)
+        scale = (costs.dit_flops(dit.width, dit.blocks, size, 1, guidance)
+                 / costs.dit_flops(dit.width, dit.blocks, MEASURED_SIZE, 1, MEASURED_GUIDANCE))
         step = self._get("sd35_fp8" if key.startswith("step_s_fp8") else "sd35_transformer",
                          key)
         denoise = step / batch * steps * scale

@@ -11,10 +11,13 @@ image) runs on writer threads beside the GPU and is not on its clock.
 SD3.5's MMDiT at S px and T steps: (S/16)^2 image tokens and 333 text tokens (77 CLIP +
 256 T5) through L joint blocks of width h; per block and token 12 h^2 weights of its stream
 (attention 4 h^2, MLP 8 h^2) and attention over all tokens; two passes per step under
-classifier-free guidance. SD3.5-large (h = 2432, L = 38), 1024 px, 28 steps: 1.75 PFLOP.
+classifier-free guidance. SD3.5-large (h = 2432, L = 38), 1024 px, 28 steps: 1.74 PFLOP.
+FLUX.1 (h = 3072, 19 + 38 blocks, 512 T5 tokens, one pass a step): 2.08 PFLOP.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 # bf16 dense peak FLOP/s and memory bandwidth (bytes/s), SXM parts
 GPUS = {"A100": (312e12, 2.0e12), "H100": (989e12, 3.35e12), "H200": (989e12, 4.8e12),
@@ -38,9 +41,35 @@ FP8_COMPILED_RATIO = 0.86  # 1.67 / 1.94: far from the 2x of the fp8 peak
 BANDWIDTH_SHARE = 0.7
 DECODE_PNG = 0.055  # s per 1024 px image read + decoded by the validation stage
 TEXT_TOKENS = 77 + 256
-# diffusion transformers by hub id: (width, joint blocks)
-DITS = {"stable-diffusion-3.5-large": (2432, 38), "stable-diffusion-3.5-medium": (1536, 24),
-        "stable-diffusion-3-medium": (1536, 24)}
+
+
+@dataclass(frozen=True)
+class Dit:
+    """A diffusion transformer as its cost counts it: its width, its blocks (each applies
+    12 h^2 weights to every token), its text tokens, and whether a step takes two passes
+    under classifier-free guidance."""
+
+    width: int
+    blocks: int
+    text_tokens: int = TEXT_TOKENS
+    cfg: bool = True
+
+
+# diffusion transformers by hub id (the longest name found in the model's wins). FLUX.1's
+# 19 double-stream blocks (each token through its stream's attention 4 h^2 and MLP 8 h^2)
+# and 38 single-stream blocks (a fused 7 h^2 in, 5 h^2 out) each apply 12 h^2 a token;
+# 512 T5 tokens (FLUX.1-dev's max_sequence_length); its guidance is an input of a
+# guidance-distilled model, so one pass a step. 74.36 TFLOP a step at 1024 px, where
+# FlopCounterMode counts 74.38 on the released architecture (tests/test_flops.py)
+DITS = {"stable-diffusion-3.5-large": Dit(2432, 38), "stable-diffusion-3.5-medium": Dit(1536, 24),
+        "stable-diffusion-3-medium": Dit(1536, 24),
+        "FLUX.1": Dit(3072, 19 + 38, text_tokens=512, cfg=False)}
+
+
+def dit_of(model: str) -> Dit:
+    """The transformer of a diffusers model id or folder (SD3.5-large when unknown)."""
+    hits = [k for k in DITS if k.lower() in str(model).lower()]
+    return DITS[max(hits, key=len)] if hits else DITS["stable-diffusion-3.5-large"]
 # FLOPs (2 a multiply-add), counted by torch.utils.flop_counter.FlopCounterMode on the
 # architectures built from their released configurations (tests/test_flops.py; before issue
 # 66 the first two were multiply-adds and the third left out attention, each about half):
@@ -76,15 +105,16 @@ VLLM_STEP_OVERHEAD = 0.004
 KV_BYTES_12B = 48 * 2 * 8 * 256 * 2  # per token: layers x (K, V) x KV heads x width x bf16
 
 
-def dit_flops(width: int, blocks: int, size: int, steps: int, guidance: float) -> float:
-    return sum(dit_parts(width, blocks, size, steps, guidance))
+def dit_flops(width: int, blocks: int, size: int, steps: int, guidance: float,
+              text_tokens: int = TEXT_TOKENS, cfg: bool = True) -> float:
+    return sum(dit_parts(width, blocks, size, steps, guidance, text_tokens, cfg))
 
 
-def dit_parts(width: int, blocks: int, size: int, steps: int,
-              guidance: float) -> tuple[float, float]:
+def dit_parts(width: int, blocks: int, size: int, steps: int, guidance: float,
+              text_tokens: int = TEXT_TOKENS, cfg: bool = True) -> tuple[float, float]:
     """(linear-layer FLOPs, attention FLOPs) of one image: fp8 speeds up only the first."""
-    tokens = (size // 16) ** 2 + TEXT_TOKENS
-    passes = steps * (2 if guidance > 1 else 1)
+    tokens = (size // 16) ** 2 + text_tokens
+    passes = steps * (2 if cfg and guidance > 1 else 1)
     return (2 * 12 * width ** 2 * blocks * tokens * passes,
             4 * tokens ** 2 * width * blocks * passes)
 
@@ -110,12 +140,11 @@ def seconds(unit: str, options: dict, gpu: str, mean_n: float = 2.0,
         return bytes_read / (bandwidth * BANDWIDTH_SHARE)
 
     if unit == "image":
-        model = str(options.get("model", "stable-diffusion-3.5-large"))
-        width, blocks = next((v for k, v in DITS.items() if k in model), DITS[
-            "stable-diffusion-3.5-large"])
-        linear, attention = dit_parts(width, blocks, int(options.get("size", 1024)),
+        dit = dit_of(str(options.get("model", "stable-diffusion-3.5-large")))
+        linear, attention = dit_parts(dit.width, dit.blocks, int(options.get("size", 1024)),
                                       int(options.get("steps", 28)),
-                                      float(options.get("guidance", 4.5)))
+                                      float(options.get("guidance", 4.5)), dit.text_tokens,
+                                      dit.cfg)
         speedup = COMPILE_SPEEDUP if options.get("compile") else 1.0
         if options.get("fp8"):
             if gpu not in FP8:

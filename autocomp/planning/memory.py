@@ -38,6 +38,10 @@ SD3_ENCODERS = {"text_encoder": 0.124e9, "text_encoder_2": 0.695e9, "text_encode
 KNOWN = {  # parameters per component, from the model cards (used when no weights are here)
     "stable-diffusion-3.5-large": {"transformer": 8.06e9, **SD3_ENCODERS},
     "stable-diffusion-3.5-medium": {"transformer": 2.47e9, **SD3_ENCODERS},
+    # FLUX.1-dev / -schnell: 11.90e9 counted on the released transformer's architecture
+    # (tests/test_flops.py); CLIP-L and T5-XXL's encoder as SD3's first and third
+    "flux.1": {"transformer": 11.90e9, "text_encoder": 0.124e9, "text_encoder_2": 4.762e9,
+               "vae": 0.084e9},
     "gemma-3-27b": {"model": 27.43e9}, "gemma-3-12b": {"model": 12.19e9},
     "gemma-3-4b": {"model": 4.30e9},
     "grounding-dino-tiny": {"model": 0.172e9}, "grounding-dino-base": {"model": 0.233e9},
@@ -163,7 +167,7 @@ def _weights(parts: dict[str, float], dtype: str, skip=(), fp8: tuple = ()) -> f
 
 def images(options: dict, batch: int) -> dict:
     """SD3.5 through diffusers at `batch` images per call."""
-    from autocomp.planning.costs import DITS, TEXT_TOKENS
+    from autocomp.planning.costs import dit_of
 
     model = str(options.get("model", "stabilityai/stable-diffusion-3.5-large"))
     parts, source = params(model)
@@ -174,15 +178,14 @@ def images(options: dict, batch: int) -> dict:
     if options.get("cpu_offload"):  # model offload: one component on the GPU at a time
         weights = max((_weights({k: v}, dtype, fp8=fp8) for k, v in parts.items()
                        if k not in skip), default=0.0)
-    cfg = _config(model, "transformer")
+    cfg, dit = _config(model, "transformer"), dit_of(model)
     if cfg.get("num_layers"):
         width = cfg["num_attention_heads"] * cfg["attention_head_dim"]
     else:
-        width = next((v for k, v in DITS.items() if k in model),
-                     DITS["stable-diffusion-3.5-large"])[0]
+        width = dit.width
     size = int(options.get("size", 1024))
-    tokens = (size // 16) ** 2 + TEXT_TOKENS
-    passes = 2 if float(options.get("guidance", 4.5)) > 1 else 1
+    tokens = (size // 16) ** 2 + dit.text_tokens
+    passes = 2 if dit.cfg and float(options.get("guidance", 4.5)) > 1 else 1
     per = _bytes(dtype)
     denoise = [passes * batch * tokens * width * per * k / GIB for k in BLOCK_WIDTHS]
     channels = _config(model, "vae").get("block_out_channels") or VAE_CHANNELS

@@ -7,7 +7,7 @@ stage fits the GPU's memory.
   measured fixed cost per forward pass of a chat model (costs.FORWARD_OVERHEAD), and the
   CPU work that sits on the GPU's clock. The paper's own figures (Auto-Comp Table 18, 16 x
   A100) follow as a labelled comparison only: their 4.9 s per image is faster than an A100
-  can run SD3.5-large at 1024 px, 28 steps, with guidance (1.75 PFLOP per image: 5.6 s at
+  can run SD3.5-large at 1024 px, 28 steps, with guidance (1.74 PFLOP per image: 5.6 s at
   100% of bf16 peak). `--cost FILE` replaces the estimate with what
   scripts/bench_generate.py measured on your hardware.
 - Throughput levers (run-only options) with their FLOP and memory effect.
@@ -332,7 +332,7 @@ def format_plan(p: dict) -> str:
                      "autocomp/planning/costs.py).")
     lines.append(f"Paper, for comparison only (Auto-Comp Table 18, 16 x A100): "
                  f"{p['paper_hours']:,} GPU-hours; its 4.9 s per image is above the A100's "
-                 "bf16 peak for SD3.5-large at 1024 px, 28 steps, guidance 4.5 (1.75 PFLOP: "
+                 "bf16 peak for SD3.5-large at 1024 px, 28 steps, guidance 4.5 (1.74 PFLOP: "
                  "5.6 s at 100%).")
     t2i = p.get("t2i")
     if t2i and any(high for _, high in t2i["seconds_per_image"].values()):
