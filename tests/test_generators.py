@@ -4,6 +4,7 @@ captions, negatives) on each generator's images; the run's own tables, funnel an
 hold its own generator's only, saying what they leave out; the dry-run costs each."""
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -303,3 +304,36 @@ def test_an_export_keeps_each_generators_benchmarks_apart(two, tmp_path):
                                     "reference:oracle", "--output", str(tmp_path / "r2")])
     assert bad.exit_code != 0 and f"configs.{name}.generator" in bad.output
     assert "is not a plain name" in bad.output and "Traceback" not in bad.output
+
+
+@pytest.mark.slow
+def test_the_demo_concepts_drawn_by_two_looks_give_paired_benchmarks(tmp_path):
+    """configs/demo.yaml (its tasks, N, faults and writer; 8 concepts per task and N
+    rather than 100) with the outdoor look compared: every benchmark file has its outdoor
+    twin, and every item both kept has the same id, captions and negatives on both."""
+    import yaml
+
+    from autocomp.formats.runs import find_benchmarks
+
+    config = yaml.safe_load((Path(__file__).parents[1] / "configs" / "demo.yaml").read_text())
+    config["concepts"] = [{**c, "count": 8} for c in config["concepts"]]
+    look = dict(config["generate"]["options"], look="outdoor")
+    config["generate"]["compare"] = [{"name": "outdoor", "generator": "procedural",
+                                      "options": look}]
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump(config))
+    got = CliRunner().invoke(main, ["run", str(tmp_path / "demo.yaml"), "--output",
+                                    str(tmp_path / "run"), "--no-progress"])
+    assert got.exit_code == 0, got.output
+    benches = {b.name: b for b in find_benchmarks(tmp_path / "run")}
+    own = sorted(n for n, b in benches.items() if b.generator is None)
+    assert len(own) == 16 and sorted(n for n in benches if "@" in n) == [
+        f"{n}@outdoor" for n in own]
+    paired = 0
+    for name in own:
+        mine = {i["id"]: i for i in benches[name].items()}
+        theirs = {i["id"]: i for i in benches[f"{name}@outdoor"].items()}
+        for i in mine.keys() & theirs.keys():
+            paired += 1
+            assert ((mine[i]["positive"], mine[i]["negatives"]) ==
+                    (theirs[i]["positive"], theirs[i]["negatives"]))
+    assert paired >= 0.7 * sum(1 for n in own for _ in benches[n].items())
