@@ -337,3 +337,34 @@ def test_the_demo_concepts_drawn_by_two_looks_give_paired_benchmarks(tmp_path):
             assert ((mine[i]["positive"], mine[i]["negatives"]) ==
                     (theirs[i]["positive"], theirs[i]["negatives"]))
     assert paired >= 0.7 * sum(1 for n in own for _ in benches[n].items())
+
+
+def test_the_board_holds_the_run_own_generator_and_a_strangers_label_is_left_out(two,
+                                                                                 tmp_path):
+    """`autocomp leaderboard` says what it leaves off (the compared generators' results,
+    which hold the same items); a result file whose `generator` is no plain name is left
+    out of every table with its reason, not shown under a name it invented."""
+    import shutil
+
+    from autocomp.report.tables import load_results
+
+    out = tmp_path / "res"
+    got = CliRunner().invoke(main, ["eval", str(two.dir), "--model", "reference:oracle",
+                                    "--benchmark", "shape_color-n2/minimal-swap*",
+                                    "--output", str(out)])
+    assert got.exit_code == 0, got.output
+    board = CliRunner().invoke(main, ["leaderboard", str(out), "-o", str(tmp_path / "site")])
+    assert board.exit_code == 0, board.output
+    assert ("3 results on the images of compared generators (large, noblue, outdoor; "
+            "generate.compare): left off the board, which holds the run's own generator's"
+            ) in board.output
+    shown = json.loads((tmp_path / "site" / "leaderboard.json").read_text())
+    assert [s["all_benchmarks"]["of"] for s in shown["sections"]] == [1]  # its own file
+    hostile = tmp_path / "hostile"
+    shutil.copytree(out, hostile)
+    path = next(p for p in hostile.rglob("*.json")
+                if json.loads(p.read_text()).get("generator") == "large")
+    path.write_text(json.dumps({**json.loads(path.read_text()), "generator": "../../x"}))
+    skipped: list = []
+    cells = load_results(hostile, skipped)
+    assert len(cells) == 3 and (path, "its field 'generator' is not a plain name") in skipped

@@ -89,6 +89,7 @@ def read_cells(folder: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
     file for one (model, benchmark): eval/result_files.misnamed and one_per_cell). Each
     cell carries `_path`, the file it was read from: its predictions are the ones beside
     it, never found again by the spec it claims."""
+    from autocomp.core.fields import SAFE_NAME
     from autocomp.core.own_files import read_small_json
     from autocomp.core.run_paths import RunPaths
     from autocomp.eval.result_files import READER_KEYS, misnamed, one_per_cell
@@ -111,7 +112,10 @@ def read_cells(folder: Path) -> tuple[list[dict], list[tuple[Path, str]]]:
             skipped.append((path, "cannot be read (not valid JSON)"))
             continue
         if isinstance(data, dict) and {"benchmark", "model", "metrics"} <= set(data):
-            why = misnamed(path, data)
+            label = data.get("generator")  # a compared generator's: a plain name, or none
+            why = misnamed(path, data) or (
+                None if label is None or isinstance(label, str) and SAFE_NAME.fullmatch(label)
+                else "its field 'generator' is not a plain name")
             if why:
                 skipped.append((path, why))
             else:

@@ -127,8 +127,8 @@ def write_site(folders: list[Path], out: Path, models_file: Path | None = None,
     names = folder_names(folders)
     left = [{"model": "-", "benchmark": "-", "why": f"{_relative(path, folders, names)}: {why}"}
             for path, why in skipped]
-    if compared:  # one board per generator's images: the same items would count twice
-        left.append({"model": "-", "benchmark": "-", "why": compared_note(compared)})
+    if compared:  # the run's own generator's only: the same items would count twice
+        left.append({"model": "-", "benchmark": "-", "why": compared_note(compared, True)})
     shown = one_rule(_checked(results, left), ties, left)
     marks, unmarked = _marks(shown, verify, device)
     names, labels = unique_public([r["model"] for r in shown], labels)

@@ -90,12 +90,14 @@ def own_generator(results: list[dict]) -> tuple[list[dict], list[dict]]:
     return own, [r for r in results if r.get("generator")]
 
 
-def compared_note(compared: list[dict]) -> str:
-    """What the tables leave out of a run with compared generators, and why."""
+def compared_note(compared: list[dict], board: bool = False) -> str:
+    """What the tables (or the leaderboard) leave out of a run with compared generators,
+    and why."""
     labels = sorted({r["generator"] for r in compared})
+    where = ("left off the board, which holds the run's own generator's" if board else
+             "in the Generators tables only; the others hold the run's own generator's")
     return (f"{len(compared)} results on the images of compared generators "
-            f"({', '.join(labels)}; generate.compare): in the Generators tables only; the "
-            "others hold the run's own generator's, so no item counts twice")
+            f"({', '.join(labels)}; generate.compare): {where}, so no item counts twice")
 
 
 def _clashing(per_folder: list[list[dict]]) -> set[str]:
