@@ -368,3 +368,14 @@ def test_the_board_holds_the_run_own_generator_and_a_strangers_label_is_left_out
     skipped: list = []
     cells = load_results(hostile, skipped)
     assert len(cells) == 3 and (path, "its field 'generator' is not a plain name") in skipped
+    gone = next(p for p in out.rglob("*.json") if json.loads(p.read_text()).get(
+        "generator") == "outdoor").with_suffix(".predictions.jsonl")
+    gone.unlink()  # a compared result without its predictions: counted where it is missed
+    report = json.loads(CliRunner().invoke(main, ["report", str(out), "--no-figure",
+                                                  "--json"]).output)
+    tables = {t["title"].split(",")[0]: t for t in report["tables"]}
+    kept = tables["Generators: accuracy (%) on each generator's own kept items"]
+    assert ("Left out (1): reference:oracle on shape_color-n2/minimal-swap@outdoor (no "
+            "predictions beside it)") in kept["notes"]
+    assert ("Generators: accuracy on the items every generator kept (no model has "
+            "predictions on every generator's benchmarks of a skill)") in report["not_printed"]

@@ -13,46 +13,35 @@ from the per-item predictions beside each result (docs/generators.md):
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from pathlib import Path
 
 from autocomp.report.table_format import INTERVAL_NOTE, Table, ci, signed
 
 OWN = "own"
 
 
-def _items(cell: dict) -> dict[str, tuple[str, float]] | None:
-    """Item id -> (concept, outcome under the cell's tie rule), from its predictions."""
-    from autocomp.core.own_files import PREDICTIONS_LIMIT, bounded_lines, open_regular
-    from autocomp.eval.result_files import recorded_outcome
-    from autocomp.report.paired import predictions_file
+def by_skill(results: list[dict]) -> tuple[dict[tuple, dict], list[str]]:
+    """((model, task, N) -> generator label (None: the run's own) -> item id -> (concept,
+    outcome), pooled over the skill's tracks and kinds; the results left out and why)."""
+    from autocomp.report.paired import outcomes
 
-    path = predictions_file(cell)
-    if path is None:
-        return None
-    rule, out = cell.get("ties") or "strict", {}
-    with open_regular(Path(path), PREDICTIONS_LIMIT) as fh:
-        for line in bounded_lines(fh, path):
-            p = json.loads(line)
-            out[p["id"]] = (str(p.get("concept", p["id"])), recorded_outcome(p, rule))
-    return out
-
-
-def _by_skill(results: list[dict]) -> dict[tuple, dict]:
-    """(model, task, N) -> generator label (None: the run's own) -> item id -> (concept,
-    outcome), pooled over the skill's tracks and kinds."""
     out: dict[tuple, dict] = defaultdict(lambda: defaultdict(dict))
+    left = []
     for r in results:
         if r.get("kind") == "winoground":  # items of two concepts: not pooled here
+            left.append(f"{r['model']} on {r['benchmark']} (Winoground items pair two "
+                        "concepts)")
             continue
-        got = _items(r)
-        if got is not None:
-            out[(r["model"], r["task"], r["n"])][r.get("generator")].update(got)
-    return out
+        got = outcomes(r, by="item")
+        if got is None:
+            left.append(f"{r['model']} on {r['benchmark']} (no predictions beside it)")
+            continue
+        out[(r["model"], r["task"], r["n"])][r.get("generator")].update(got)
+    return out, left
 
 
-def _accuracy(items: dict, ids) -> str:
+def _accuracy(items: dict, ids) -> tuple[str, int]:
+    """(the accuracy of `ids` with its concept-resampled interval, the items)."""
     from autocomp.eval.intervals import proportion
 
     units: dict[str, list] = defaultdict(lambda: [0, 0.0])
@@ -62,19 +51,31 @@ def _accuracy(items: dict, ids) -> str:
         units[concept][1] += outcome
     n = sum(u[0] for u in units.values())
     if not n:
-        return "-"
-    return ci(100.0 * sum(u[1] for u in units.values()) / n, proportion(dict(units))) \
-        + f" (n={n:,})"
+        return "-", 0
+    return ci(100.0 * sum(u[1] for u in units.values()) / n, proportion(dict(units))), n
 
 
-def kept_table(results: list[dict], labels: dict, order: list) -> Table | None:
-    """Each model's accuracy on every item of each generator's own benchmarks."""
-    skills = _by_skill(results)
-    rows = []
-    for (model, task, n), by in sorted(skills.items(), key=lambda kv: (str(kv[0][0]),
-                                                                      kv[0][1], kv[0][2])):
-        rows.append([labels.get(model, model), f"{task} N={n}",
-                     *(_accuracy(by[g], by[g]) if g in by else "-" for g in order)])
+def _left_note(left: list[str]) -> list[str]:
+    return [f"Left out ({len(left)}): " + "; ".join(left)] if left else []
+
+
+def _ordered(skills: dict):
+    return sorted(skills.items(), key=lambda kv: (str(kv[0][0]), kv[0][1], kv[0][2]))
+
+
+def kept_table(pooled: tuple[dict, list], labels: dict, order: list) -> Table | None:
+    """Each model's accuracy on every item of each generator's own benchmarks (`pooled`:
+    by_skill's)."""
+    skills, left = pooled
+
+    def cell(items: dict | None) -> str:
+        if items is None:
+            return "-"
+        text, n = _accuracy(items, items)
+        return f"{text} (n={n:,})"
+
+    rows = [[labels.get(model, model), f"{task} N={n}", *(cell(by.get(g)) for g in order)]
+            for (model, task, n), by in _ordered(skills)]
     if not rows:
         return None
     return Table("Generators: accuracy (%) on each generator's own kept items, per skill; "
@@ -84,21 +85,23 @@ def kept_table(results: list[dict], labels: dict, order: list) -> Table | None:
                   "differ in items as well as images: compare them only with the survival "
                   "table beside. A text-only scorer sees no image: its differences here "
                   "come from which items each generator kept. Intervals resample whole "
-                  "concepts (a concept's items on both tracks and every kind)."])
+                  "concepts (a concept's items on both tracks and every kind).",
+                  *_left_note(left)])
 
 
-def common_table(results: list[dict], labels: dict, order: list) -> Table | None:
+def common_table(pooled: tuple[dict, list], labels: dict, order: list) -> Table | None:
     """On the items every generator kept: each compared generator minus the run's own."""
     from autocomp.eval.intervals import paired_clustered
 
-    rows = []
-    skills = _by_skill(results)
-    for (model, task, n), by in sorted(skills.items(), key=lambda kv: (str(kv[0][0]),
-                                                                      kv[0][1], kv[0][2])):
-        if None not in by or any(g not in by for g in order):
-            continue
-        common = sorted(set.intersection(*(set(by[g]) for g in order)))
+    skills, left = pooled
+    rows, left = [], list(left)
+    for (model, task, n), by in _ordered(skills):
+        missing = [OWN if g is None else g for g in order if g not in by]
+        common = [] if missing else sorted(set.intersection(*(set(by[g]) for g in order)))
         if not common:
+            left.append(f"{model} {task} N={n} (" + (f"no results on {', '.join(missing)}"
+                                                      if missing else "no item kept by "
+                                                      "every generator") + ")")
             continue
         own = [by[None][i][1] for i in common]
         concepts = [by[None][i][0] for i in common]
@@ -106,8 +109,7 @@ def common_table(results: list[dict], labels: dict, order: list) -> Table | None
             d = paired_clustered([by[g][i][1] for i in common], own, concepts)
             rows.append([labels.get(model, model), f"{task} N={n}", g,
                          f"{len(common):,} ({len(set(concepts)):,})",
-                         _accuracy(by[None], common).split(" (n=")[0],
-                         _accuracy(by[g], common).split(" (n=")[0],
+                         _accuracy(by[None], common)[0], _accuracy(by[g], common)[0],
                          f"{signed(d['delta'])} [{signed(d['low'])}, {signed(d['high'])}]"])
     if not rows:
         return None
@@ -118,7 +120,8 @@ def common_table(results: list[dict], labels: dict, order: list) -> Table | None
                  ["The same items under every generator (one id: the same concept, track, "
                   "kind, captions and negatives), pooled over the skill's tracks and kinds. "
                   "Intervals resample whole concepts (scipy's bootstrap, seeded); where "
-                  "every concept is one item, Newcombe's paired interval."])
+                  "every concept is one item, Newcombe's paired interval.",
+                  *_left_note(left)])
 
 
 def rank_table(results: list[dict], labels: dict, order: list) -> Table | None:

@@ -27,20 +27,24 @@ OWN = "own"  # the run's own generator, in the tables' columns
 def generator_tables(own: list[dict], compared: list[dict], labels: dict,
                      skipped: list[str]) -> list[Table]:
     """The survival and paired tables (what cannot be made is added to `skipped`)."""
-    from autocomp.report.generator_skills import common_table, kept_table, rank_table
+    from autocomp.report.generator_skills import by_skill, common_table, kept_table, rank_table
 
     out = []
     survival = survival_table(compared, skipped)
     if survival is not None:
         out.append(survival)
     order = [None, *sorted({r["generator"] for r in compared})]
-    for name, made in (("accuracy on each one's kept items", kept_table),
-                       ("accuracy on the items every generator kept", common_table),
-                       ("rank agreement (no model that is not a baseline scored both)",
-                        rank_table)):
-        table = made(own + compared, labels, order)
+    pooled = by_skill(own + compared)  # each predictions file read once (report/paired.py)
+    for name, made, given in (
+            ("accuracy on each one's kept items (no predictions at hand)", kept_table,
+             pooled),
+            ("accuracy on the items every generator kept (no model has predictions on "
+             "every generator's benchmarks of a skill)", common_table, pooled),
+            ("rank agreement (no model that is not a baseline scored both)", rank_table,
+             own + compared)):
+        table = made(given, labels, order)
         if table is None:
-            skipped.append(f"Generators: {name} (no predictions at hand)")
+            skipped.append(f"Generators: {name}")
         else:
             out.append(table)
     paired = paired_table(own, compared, labels)

@@ -41,24 +41,29 @@ def _read(path: Path, mtime: float, rule: str) -> tuple[dict, dict]:
     under the tie rule its result was scored with."""
     from autocomp.core.own_files import PREDICTIONS_LIMIT, bounded_lines, open_regular
 
-    by_id, by_concept = {}, {}
+    by_id, by_concept, concept_of = {}, {}, {}
     with open_regular(path, PREDICTIONS_LIMIT) as fh:
         for line in bounded_lines(fh, path):
             p = json.loads(line)
             by_id[p["id"]] = outcome(p, rule)
+            concept_of[p["id"]] = str(p.get("concept", p["id"]))
             if p.get("paired") and p.get("concept") is not None:
                 by_concept[p["concept"]] = by_id[p["id"]]
-    return by_id, by_concept
+    return by_id, by_concept, concept_of
 
 
 def outcomes(cell: dict | None, by: str = "id") -> dict | None:
     """Item id (or, with by="concept", the concept of each paired item) -> its outcome
-    under the cell's tie rule (1.0 / 0.0; a tie credit under --ties aware); None where the
-    cell's predictions are not at hand."""
+    under the cell's tie rule (1.0 / 0.0; a tie credit under --ties aware); with
+    by="item", item id -> (its concept, its outcome); None where the cell's predictions
+    are not at hand."""
     path = predictions_file(cell) if cell else None
     if path is None:
         return None
-    by_id, by_concept = _read(path, path.stat().st_mtime, cell.get("ties") or "strict")
+    by_id, by_concept, concept_of = _read(path, path.stat().st_mtime,
+                                          cell.get("ties") or "strict")
+    if by == "item":
+        return {i: (concept_of[i], o) for i, o in by_id.items()}
     return by_concept if by == "concept" else by_id
 
 
